@@ -1,0 +1,451 @@
+/*
+** toolhost/plugin.h: the one header a toolhost plugin includes.
+**
+** It declares the tool descriptor a plugin hands to the host, the typed
+** function description the host turns into a JSON Schema and a libffi call,
+** and the call context through which a running tool talks to the host.
+**
+** A plugin is a shared object NAME.so that exports
+**
+**     const th_tool *register_NAME_tool(th_server *server);
+**
+** The host dlopen()s the file, calls that function once, checks the ABI
+** version in the returned descriptor before reading anything else, validates
+** the descriptor against the registry rules and serves the tool as NAME.
+**
+** Compatibility rules (read these before changing this file):
+**   - TH_ABI_VERSION changes only when an existing field changes meaning or
+**     place. Plugins built against another ABI version are refused.
+**   - Structs passed between plugin and host are append-only. Each carries
+**     its size as the plugin saw it (struct_size), so a host can load a
+**     plugin built against an older header: fields past struct_size read as
+**     zero. A plugin built against a newer header than the host is refused.
+**   - Functions are only ever added, never changed.
+*/
+#ifndef TOOLHOST_PLUGIN_H
+#define TOOLHOST_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+** The ABI version this header describes. Every descriptor carries it in its
+** first field; the host compares it before it reads anything else.
+*/
+#define TH_ABI_VERSION 1
+
+/* Marks the entry point so it stays visible under -fvisibility=hidden. */
+#if defined(__GNUC__)
+#define TH_EXPORT __attribute__((visibility("default")))
+#define TH_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define TH_EXPORT
+#define TH_PRINTF(fmt, args)
+#endif
+
+/*
+** Result codes. Every host function that can fail returns one. The codes
+** that describe a refused registration keep the meaning of the exception
+** classes in the registry specification the host implements:
+**
+**   TH_ERR_TYPE       the object is not a tool at all (NULL descriptor,
+**                     unreadable struct): the spec's TypeError.
+**   TH_ERR_ATTRIBUTE  a required field (name, description, input_schema)
+**                     is missing: the spec's AttributeError/TypeError.
+**   TH_ERR_VALUE      a field is present but breaks a rule (bad name,
+**                     duplicate, description length, bad schema, no
+**                     handler): the spec's ValueError.
+**   TH_ERR_RUNTIME    the registry is in the wrong state (already serving,
+**                     shutting down): the spec's RuntimeError.
+*/
+typedef enum th_rc {
+    TH_OK = 0,
+    TH_ERR_TYPE = 1,
+    TH_ERR_ATTRIBUTE = 2,
+    TH_ERR_VALUE = 3,
+    TH_ERR_RUNTIME = 4,
+    TH_ERR_ABI = 5,       /* descriptor built against another ABI */
+    TH_ERR_NOMEM = 6,     /* allocation failed */
+    TH_ERR_MISUSE = 7,    /* a NULL or invalid argument to a th_ function */
+    TH_ERR_CANCELLED = 8, /* the client cancelled the call */
+    TH_ERR_TOOL = 9,      /* a handler's own failure (see th_handler) */
+    TH_ERR_IO = 10        /* the host could not deliver a message */
+} th_rc;
+
+/*
+** An opaque handle on the host, valid only during the register_NAME_tool()
+** call it is passed to. Use it to register further tools (th_server_add_tool)
+** and to read why a registration was refused (th_server_errmsg).
+*/
+typedef struct th_server th_server;
+
+/*
+** An opaque handle on one tool call, valid from the moment the handler is
+** entered until it returns. It is the only way a running tool talks to the
+** host: it collects the result (content blocks, structured content, the
+** error flag) and carries progress, logging and cancellation.
+**
+** Thread rules: the th_call_* functions may be called from the handler's
+** thread, or from threads the handler starts and joins before returning, but
+** not from two threads at once, except th_call_cancelled(), which any thread
+** may call at any time during the call.
+*/
+typedef struct th_call th_call;
+
+/*
+** A tool handler.
+**
+** ARGS is the call's "arguments" object, already validated against the
+** tool's input schema. It is borrowed: valid until the handler returns; take
+** json_object_get() on anything you keep. It is never NULL (an absent
+** "arguments" is passed as an empty object).
+**
+** USER_DATA is the descriptor's user_data.
+**
+** Return TH_OK when the tool ran, even if it reported a tool-level failure
+** with th_call_error() (that becomes a result with isError: true). Any other
+** return value also becomes isError: true; if the handler did not call
+** th_call_error(), the host writes a message naming the tool and the code.
+** A handler must never call exit(), longjmp out, or keep CALL after
+** returning.
+*/
+typedef th_rc (*th_handler)(th_call *call, json_object *args, void *user_data);
+
+/* ---------------------------------------------------------------------
+** Typed functions: an ordinary C function as a tool.
+**
+** Instead of a handler and a hand-written input schema, a descriptor may
+** point at a th_function: the C function, its parameters' C types, names and
+** descriptions. The host generates the input schema (and an output schema for
+** the return value), checks and converts each call's arguments, and calls the
+** function through libffi.
+** ------------------------------------------------------------------- */
+
+/*
+** The C types a typed function may take and return, with the JSON Schema each
+** becomes and the C type the function must declare:
+**
+**   TH_T_BOOL     boolean                          bool
+**   TH_T_INT8..   integer, min/max = type's range   int8_t .. int64_t
+**   TH_T_UINT8..  integer, min/max = type's range   uint8_t .. uint64_t
+**   TH_T_INT      integer, INT_MIN..INT_MAX          int
+**   TH_T_LONG     integer, LONG_MIN..LONG_MAX        long
+**   TH_T_FLOAT    number                           float
+**   TH_T_DOUBLE   number                           double
+**   TH_T_STRING   string (enum when enum_values)   const char *
+**   TH_T_JSON     object                           json_object *
+**   TH_T_VOID     (return type only) no result     void
+**
+** Arrays: OR an element type (not TH_T_JSON, TH_T_VOID) with TH_T_ARRAY. The
+** schema becomes {"type":"array","items":<element>}; the C parameter is a
+** `const th_array *`, whose items point at `count` elements of the element's
+** C type. Arrays are parameters only.
+*/
+typedef enum th_type {
+    TH_T_VOID = 0,
+    TH_T_BOOL,
+    TH_T_INT8,
+    TH_T_INT16,
+    TH_T_INT32,
+    TH_T_INT64,
+    TH_T_UINT8,
+    TH_T_UINT16,
+    TH_T_UINT32,
+    TH_T_UINT64,
+    TH_T_INT,
+    TH_T_LONG,
+    TH_T_FLOAT,
+    TH_T_DOUBLE,
+    TH_T_STRING,
+    TH_T_JSON,
+    TH_T_ARRAY = 0x100
+} th_type;
+
+/*
+** An array argument. Owned by the host; valid until the function returns.
+** ITEMS points at COUNT elements of the element type's C type (for strings,
+** COUNT `const char *`).
+*/
+typedef struct th_array {
+    size_t count;
+    const void *items;
+} th_array;
+
+/*
+** One parameter of a typed function, in the order the C function takes them.
+**
+** name          required; must match ^[a-z][a-z0-9_]*$ and be unique.
+** type          one of th_type.
+** description   optional; copied into the schema.
+** optional      false: listed in "required". true: may be omitted, and then
+**               the function receives default_json converted to the C type,
+**               or zero/NULL when default_json is NULL.
+** default_json  JSON text of the default (e.g. "10", "\"metric\"", "false");
+**               becomes the schema's "default". Only with optional.
+** enum_values   for TH_T_STRING only: a NULL-terminated list of the allowed
+**               values; the schema gets "enum" and calls are checked.
+*/
+typedef struct th_param {
+    const char *name;
+    th_type type;
+    const char *description;
+    bool optional;
+    const char *default_json;
+    const char *const *enum_values;
+} th_param;
+
+/* th_function.flags */
+#define TH_FN_WANTS_CALL 0x1u   /* the C function's first argument is th_call * */
+#define TH_FN_FREE_RESULT 0x2u  /* TH_T_STRING result was malloc()ed; host free()s it */
+
+/*
+** A C function described for the host.
+**
+** fn        the function, cast to void (*)(void). Its real prototype must be
+**           RESULT fn([th_call *,] PARAM1, PARAM2, ...), matching the types
+**           below exactly: the host calls it through libffi and cannot check.
+** result    the return type. The value becomes a text block (its JSON text,
+**           or the string itself) and structuredContent {"result": value}.
+**           A TH_T_STRING result is copied before the host returns; it is
+**           freed with free() only with TH_FN_FREE_RESULT. A NULL string is
+**           JSON null. A TH_T_JSON result is owned by the host afterwards.
+** flags     TH_FN_* bits.
+** n_params  number of entries in params (at least 0, at most 64).
+** params    the parameters, borrowed for the lifetime of the plugin.
+** result_description  optional; goes into the output schema.
+**
+** A function that wants to report a failure sets TH_FN_WANTS_CALL and calls
+** th_call_error() on its call argument; its return value is then ignored.
+*/
+typedef struct th_function {
+    void (*fn)(void);
+    th_type result;
+    unsigned flags;
+    size_t n_params;
+    const th_param *params;
+    const char *result_description;
+} th_function;
+
+/* ---------------------------------------------------------------------
+** The tool descriptor.
+** ------------------------------------------------------------------- */
+
+/*
+** What a plugin hands the host. The host copies every string and parses
+** every JSON text during registration, so the descriptor may live anywhere
+** (static storage, or the stack of register_NAME_tool). The handler,
+** user_data and function must stay valid while the plugin is loaded.
+**
+** abi_version   TH_ABI_VERSION: read first, before anything else.
+** struct_size   sizeof(th_tool) as the plugin saw it.
+** name          required. ^[a-z][a-z0-9_]*$, 1-50 characters; for the
+**               descriptor returned by register_NAME_tool, equal to NAME.
+** title         optional human-readable name for display.
+** description   required. 10-500 characters of UTF-8.
+** input_schema  JSON text of the arguments' schema: an object with
+**               "type": "object" and "properties", valid JSON Schema 2020-12.
+**               Required unless function is set (then it must be NULL: the
+**               host generates it).
+** output_schema optional JSON text, the schema of structuredContent.
+** annotations   optional JSON text of the MCP ToolAnnotations object
+**               (readOnlyHint, destructiveHint, idempotentHint,
+**               openWorldHint, title).
+** handler       the function the host calls; required unless function is set.
+** user_data     passed to the handler untouched.
+** destroy       optional; called with user_data when the host lets go of a
+**               registered tool (at exit). Not called for a refused
+**               descriptor: user_data then still belongs to the plugin.
+** function      a typed function instead of handler and input_schema.
+*/
+typedef struct th_tool {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema;
+    const char *output_schema;
+    const char *annotations;
+    th_handler handler;
+    void *user_data;
+    void (*destroy)(void *user_data);
+    const th_function *function;
+    /* ABI 1 ends here. Append new fields below; never reorder. */
+} th_tool;
+
+/*
+** Start a designated initialiser with this so the version and size are
+** always right:  static const th_tool t = { TH_TOOL_INIT, .name = "x", ... };
+*/
+#define TH_TOOL_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_tool)
+
+/*
+** The entry point's type. A plugin NAME.so must export a function with this
+** type named register_NAME_tool. It is called once, on the host's main
+** thread, before the host serves any request. Return the descriptor of the
+** tool named NAME, or NULL to decline (the plugin is then refused). While it
+** runs it may register further tools with th_server_add_tool().
+*/
+typedef const th_tool *(*th_register_fn)(th_server *server);
+
+/*
+** Declare and begin the entry point of plugin NAME, so the symbol is spelled
+** right, exported, and has a prototype:
+**
+**     TH_REGISTER(echo)
+**     {
+**         (void)server;
+**         return &echo_tool;
+**     }
+**
+** expands to `const th_tool *register_echo_tool(th_server *server)`.
+*/
+#define TH_REGISTER(NAME)                                                  \
+    TH_EXPORT const th_tool *register_##NAME##_tool(th_server *server);    \
+    TH_EXPORT const th_tool *register_##NAME##_tool(th_server *server)
+
+/* ---------------------------------------------------------------------
+** The server handle (registration time only).
+** ------------------------------------------------------------------- */
+
+/*
+** Register one more tool from inside register_NAME_tool(). The descriptor is
+** validated with the same rules as the one the entry point returns, and
+** copied; it need not outlive the call.
+**
+** Returns TH_OK, or the code of the rule it broke; th_server_errmsg() then
+** says which. A refused tool changes nothing, and is reported by the host on
+** stderr with the plugin file; the plugin may go on registering others.
+*/
+th_rc th_server_add_tool(th_server *server, const th_tool *tool);
+
+/*
+** The message of the last refused th_server_add_tool() on SERVER, or "" when
+** the last call succeeded. The string belongs to the host and is valid until
+** the next th_server_add_tool() call or the end of register_NAME_tool().
+*/
+const char *th_server_errmsg(const th_server *server);
+
+/* ---------------------------------------------------------------------
+** The call context: building a result.
+**
+** A result is a list of content blocks, optional structured content, and an
+** error flag. Functions append in call order. Strings are copied. Each
+** returns TH_OK, TH_ERR_MISUSE for a NULL required argument, or
+** TH_ERR_NOMEM.
+** ------------------------------------------------------------------- */
+
+/* Append a text block {"type":"text","text":TEXT}. TEXT must be UTF-8. */
+th_rc th_call_text(th_call *call, const char *text);
+
+/* Like th_call_text, with printf formatting. */
+th_rc th_call_textf(th_call *call, const char *fmt, ...) TH_PRINTF(2, 3);
+
+/*
+** Append an image block {"type":"image","data":BASE64,"mimeType":MIME}.
+** BASE64 is the already-encoded data.
+*/
+th_rc th_call_image(th_call *call, const char *mime_type, const char *base64);
+
+/* Append an audio block {"type":"audio","data":BASE64,"mimeType":MIME}. */
+th_rc th_call_audio(th_call *call, const char *mime_type, const char *base64);
+
+/*
+** Append a resource link {"type":"resource_link","uri":URI,"name":NAME,...}.
+** DESCRIPTION and MIME_TYPE may be NULL.
+*/
+th_rc th_call_resource_link(th_call *call, const char *uri, const char *name,
+                            const char *description, const char *mime_type);
+
+/*
+** Append an embedded text resource
+** {"type":"resource","resource":{"uri":URI,"mimeType":MIME,"text":TEXT}}.
+** MIME_TYPE may be NULL.
+*/
+th_rc th_call_resource_text(th_call *call, const char *uri, const char *mime_type,
+                            const char *text);
+
+/* Append an embedded binary resource (BASE64 "blob" instead of "text"). */
+th_rc th_call_resource_blob(th_call *call, const char *uri, const char *mime_type,
+                            const char *base64);
+
+/*
+** Append any content block as a json-c object, for fields the helpers above
+** do not cover (annotations, _meta). Takes ownership of BLOCK, also on
+** failure. The block must be an object with a string "type".
+*/
+th_rc th_call_content(th_call *call, json_object *block);
+
+/*
+** Set the result's structuredContent. Takes ownership of VALUE, also on
+** failure; a second call replaces the first. When the tool declares an
+** output schema, VALUE should match it. If the result has no content blocks
+** when the handler returns, the host adds VALUE's JSON text as a text block,
+** as the specification recommends for older clients.
+*/
+th_rc th_call_structured(th_call *call, json_object *value);
+
+/*
+** Mark the result as a tool error (isError: true) and append a text block
+** with the formatted message, so that the model can read what went wrong.
+** Use it for failures the caller can correct; the handler should then return
+** TH_OK.
+*/
+th_rc th_call_error(th_call *call, const char *fmt, ...) TH_PRINTF(2, 3);
+
+/* ---------------------------------------------------------------------
+** The call context: progress, logging, cancellation.
+** ------------------------------------------------------------------- */
+
+/*
+** Report progress. When the client's request carried a progressToken, the
+** host sends notifications/progress with PROGRESS, TOTAL (omitted when
+** negative) and MESSAGE (may be NULL); otherwise it does nothing. PROGRESS
+** should increase from call to call. Returns TH_OK even when nothing was
+** sent, TH_ERR_CANCELLED once the call is cancelled.
+*/
+th_rc th_call_progress(th_call *call, double progress, double total, const char *message);
+
+/* Log levels, RFC 5424 order, as MCP's logging/setLevel names them. */
+typedef enum th_log_level {
+    TH_LOG_DEBUG = 0,
+    TH_LOG_INFO,
+    TH_LOG_NOTICE,
+    TH_LOG_WARNING,
+    TH_LOG_ERROR,
+    TH_LOG_CRITICAL,
+    TH_LOG_ALERT,
+    TH_LOG_EMERGENCY
+} th_log_level;
+
+/*
+** Log a message about this call. At or above the level the client asked for
+** it is sent as notifications/message (logger: the tool's name); otherwise
+** it goes to the host's stderr. Never write to stdout: the host keeps stdout
+** for protocol messages and points fd 1 at stderr.
+*/
+th_rc th_call_log(th_call *call, th_log_level level, const char *fmt, ...) TH_PRINTF(3, 4);
+
+/*
+** True once the client has cancelled this call (or the host is shutting
+** down). A long-running handler should poll it and return early; whatever it
+** returns afterwards is discarded. Any thread may call it.
+*/
+bool th_call_cancelled(const th_call *call);
+
+/* The name of the tool being called. Valid for the duration of the call. */
+const char *th_call_tool_name(const th_call *call);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOOLHOST_PLUGIN_H */

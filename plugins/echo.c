@@ -1,0 +1,34 @@
+/*
+** echo.c: the smallest useful tool, and the model for a handler plugin:
+** returns one text block with exactly the "text" argument.
+*/
+#include <toolhost/plugin.h>
+
+static th_rc echo(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    json_object *text;
+    /* The input schema was validated before this runs, but a handler that
+     * checks what it dereferences survives a host without validation. */
+    if (!json_object_object_get_ex(args, "text", &text) || !json_object_is_type(text, json_type_string))
+        return th_call_error(call, "argument 'text' must be a string");
+    return th_call_text(call, json_object_get_string(text));
+}
+
+static const th_tool echo_tool = {
+    TH_TOOL_INIT,
+    .name = "echo",
+    .title = "Echo",
+    .description = "Return the given text unchanged, as one text block.",
+    .input_schema = "{\"type\":\"object\","
+                    "\"properties\":{\"text\":{\"type\":\"string\",\"description\":\"Text to echo back\"}},"
+                    "\"required\":[\"text\"],\"additionalProperties\":false}",
+    .annotations = "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}",
+    .handler = echo,
+};
+
+TH_REGISTER(echo)
+{
+    (void)server;
+    return &echo_tool;
+}

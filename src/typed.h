@@ -1,0 +1,35 @@
+/*
+** typed.h: plain C functions as tools. From a th_function description this
+** generates the input and output schemas, prepares a libffi CIF once, and at
+** call time converts JSON arguments to C values and calls the function.
+*/
+#ifndef TH_TYPED_H
+#define TH_TYPED_H
+
+#include <json-c/json.h>
+
+#include "toolhost/plugin.h"
+#include "util.h"
+
+typedef struct th_typed th_typed;
+
+/*
+** Check FN and build its schemas. On success returns TH_OK and sets *OUT
+** (free with th_typed_free), *INPUT_SCHEMA and *OUTPUT_SCHEMA (new json-c
+** references owned by the caller; *OUTPUT_SCHEMA is NULL for a void
+** function). On failure returns TH_ERR_VALUE (or TH_ERR_NOMEM) with ERR
+** naming the parameter and the rule, and sets nothing.
+*/
+th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **input_schema,
+                       json_object **output_schema, th_err *err);
+
+/*
+** Convert ARGS (a JSON object, borrowed) and call the function. The result,
+** or an isError result naming the parameter, what was expected and what was
+** given, is written to CALL. The function is never called with bad input.
+*/
+th_rc th_typed_invoke(const th_typed *typed, th_call *call, json_object *args);
+
+void th_typed_free(th_typed *typed);
+
+#endif
