@@ -1,0 +1,1 @@
+# tests/interop.mk: the interop tests (included by tests/Makefile.am).

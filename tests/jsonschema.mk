@@ -1,0 +1,1 @@
+# tests/jsonschema.mk: the jsonschema tests (included by tests/Makefile.am).

@@ -1,0 +1,1 @@
+# tests/loader.mk: the loader tests (included by tests/Makefile.am).

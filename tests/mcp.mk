@@ -1,0 +1,1 @@
+# tests/mcp.mk: the mcp tests (included by tests/Makefile.am).

@@ -1,0 +1,1 @@
+# tests/registry.mk: the registry tests (included by tests/Makefile.am).

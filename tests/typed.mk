@@ -1,0 +1,1 @@
+# tests/typed.mk: the typed tests (included by tests/Makefile.am).
