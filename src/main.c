@@ -1,21 +1,279 @@
 /*
-** main.c: command-line options, plugin loading, then serving.
+** main.c: the toolhost command: options, protecting stdout, loading the
+** plugins, then serving MCP over stdio until end of input or a signal.
 */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "log.h"
+#include "mcp.h"
+#include "transport_stdio.h"
+#include "util.h"
+
+#ifndef TH_PLUGINDIR
+#define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
+#endif
+
+static const char usage_text[] =
+    "Usage: toolhost [OPTION]...\n"
+    "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
+    "per line on stdin/stdout; logs on stderr). Speaks MCP 2024-11-05 through\n"
+    "2025-11-25 (initialize handshake) and 2026-07-28 (per-request _meta).\n"
+    "\n"
+    "Plugins:\n"
+    "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
+    "                               default " TH_PLUGINDIR ")\n"
+    "      --strict                 exit with status 1 if any plugin, tool or\n"
+    "                               directory is refused\n"
+    "      --follow-symlinks        load NAME.so files that are symbolic links\n"
+    "\n"
+    "Protocol:\n"
+    "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
+    "      --max-message-bytes=N    refuse longer messages (default 4194304)\n"
+    "      --max-concurrent-calls=N tool calls running at once (default 64)\n"
+    "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
+    "      --instructions=TEXT      the instructions sent to clients\n"
+    "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
+    "                               before they are cancelled (default 5000)\n"
+    "\n"
+    "Diagnostics:\n"
+    "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
+    "                               (default info)\n"
+    "  -q, --quiet                  same as --log-level=warning\n"
+    "  -h, --help                   show this help and exit\n"
+    "  -V, --version                show the version and exit\n"
+    "\n"
+    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error or\n"
+    "a refusal under --strict; 2 on a usage error.\n";
+
+enum {
+    OPT_STRICT = 256,
+    OPT_FOLLOW,
+    OPT_PAGE,
+    OPT_MAXMSG,
+    OPT_MAXCALLS,
+    OPT_TTL,
+    OPT_INSTR,
+    OPT_GRACE,
+    OPT_LOGLEVEL,
+};
+
+static const struct option long_opts[] = {
+    {"plugin-dir", required_argument, NULL, 'd'},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"follow-symlinks", no_argument, NULL, OPT_FOLLOW},
+    {"page-size", required_argument, NULL, OPT_PAGE},
+    {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
+    {"max-concurrent-calls", required_argument, NULL, OPT_MAXCALLS},
+    {"list-ttl-ms", required_argument, NULL, OPT_TTL},
+    {"instructions", required_argument, NULL, OPT_INSTR},
+    {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
+    {"log-level", required_argument, NULL, OPT_LOGLEVEL},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse a non-negative decimal number no larger than MAX. */
+static bool parse_size(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v > max) {
+        fprintf(stderr, "toolhost: --%s: '%s' is not a number from 0 to %llu\n", opt, s, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/*
+** Keep the real stdout for the protocol and point fd 1 at stderr, so that a
+** plugin's printf() lands in the log instead of corrupting the stream.
+*/
+static int claim_stdout(void)
+{
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return -1;
+    fflush(stdout);
+    if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
 
 int main(int argc, char **argv)
 {
-    th_registry *reg = th_registry_new();
+    const char **dirs = NULL;
+    size_t ndirs = 0;
+    bool strict = false;
+    th_load_opts load_opts = {0};
+    th_mcp_config cfg;
+    th_stdio_opts sopts = {.max_message_bytes = 4u << 20, .grace_ms = 5000};
+    unsigned long long v;
+    int status = 1, proto_fd = -1, stop_fd = -1, c;
+    th_registry *reg = NULL;
+    th_mcp *mcp = NULL;
+
+    th_mcp_config_default(&cfg);
+    dirs = calloc((size_t)argc, sizeof *dirs);
+    if (!dirs) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return 1;
+    }
+
+    while ((c = getopt_long(argc, argv, "d:qhV", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            dirs[ndirs++] = optarg;
+            break;
+        case OPT_STRICT:
+            strict = true;
+            break;
+        case OPT_FOLLOW:
+            load_opts.follow_symlinks = true;
+            break;
+        case OPT_PAGE:
+            if (!parse_size("page-size", optarg, 1000000, &v))
+                goto usage;
+            cfg.page_size = (size_t)v;
+            break;
+        case OPT_MAXMSG:
+            if (!parse_size("max-message-bytes", optarg, 1ull << 32, &v) || v < 64) {
+                fprintf(stderr, "toolhost: --max-message-bytes must be at least 64\n");
+                goto usage;
+            }
+            sopts.max_message_bytes = (size_t)v;
+            break;
+        case OPT_MAXCALLS:
+            if (!parse_size("max-concurrent-calls", optarg, 4096, &v) || v == 0) {
+                fprintf(stderr, "toolhost: --max-concurrent-calls must be from 1 to 4096\n");
+                goto usage;
+            }
+            cfg.max_threads = (size_t)v;
+            break;
+        case OPT_TTL:
+            if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))
+                goto usage;
+            cfg.list_ttl_ms = (long long)v;
+            break;
+        case OPT_INSTR:
+            cfg.instructions = optarg;
+            break;
+        case OPT_GRACE:
+            if (!parse_size("shutdown-grace-ms", optarg, 86400000, &v))
+                goto usage;
+            sopts.grace_ms = (long long)v;
+            break;
+        case OPT_LOGLEVEL: {
+            int level = th_log_level_parse(optarg);
+            if (level < 0) {
+                fprintf(stderr, "toolhost: --log-level: unknown level '%s'\n", optarg);
+                goto usage;
+            }
+            th_log_set_threshold((th_log_level)level);
+            break;
+        }
+        case 'q':
+            th_log_set_threshold(TH_LOG_WARNING);
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            free(dirs);
+            return 0;
+        case 'V':
+            printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
+                   TH_MCP_MODERN_VERSION);
+            free(dirs);
+            return 0;
+        default:
+            goto usage;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
+        goto usage;
+    }
+    if (ndirs == 0)
+        dirs[ndirs++] = TH_PLUGINDIR;
+
+    /* Before any plugin code runs: protect stdout, ignore SIGPIPE (a closed
+     * pipe is an EPIPE error, not death), and turn SIGTERM/SIGINT into a
+     * readable fd so the shutdown sequence runs on the main thread. The mask
+     * is inherited by every thread started later. */
+    if ((proto_fd = claim_stdout()) < 0) {
+        fprintf(stderr, "toolhost: cannot set up stdout: %s\n", strerror(errno));
+        goto cleanup;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t stop_sigs;
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGTERM);
+    sigaddset(&stop_sigs, SIGINT);
+    if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) != 0 ||
+        (stop_fd = signalfd(-1, &stop_sigs, SFD_CLOEXEC)) < 0) {
+        fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
+        goto cleanup;
+    }
+
+    reg = th_registry_new();
+    if (!reg) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        goto cleanup;
+    }
     th_load_stats stats = {0};
-    for (int i = 1; i < argc; i++)
-        th_loader_load_dir(reg, argv[i], NULL, &stats);
-    th_log(TH_LOG_INFO, "loaded %zu tools from %zu plugins, %zu plugins refused", stats.tools_loaded,
-           stats.plugins_loaded, stats.plugins_refused);
+    for (size_t i = 0; i < ndirs; i++)
+        th_loader_load_dir(reg, dirs[i], &load_opts, &stats);
+    th_log(TH_LOG_INFO, "loaded %zu tool%s from %zu plugin%s; %zu plugin%s refused, %zu tool%s refused",
+           stats.tools_loaded, stats.tools_loaded == 1 ? "" : "s", stats.plugins_loaded,
+           stats.plugins_loaded == 1 ? "" : "s", stats.plugins_refused, stats.plugins_refused == 1 ? "" : "s",
+           stats.tools_refused, stats.tools_refused == 1 ? "" : "s");
+    if (strict && th_load_stats_refusals(&stats) > 0) {
+        th_log(TH_LOG_ERROR, "--strict: %zu refusal%s; exiting", th_load_stats_refusals(&stats),
+               th_load_stats_refusals(&stats) == 1 ? "" : "s");
+        goto cleanup;
+    }
+    th_registry_start(reg);
+
+    mcp = th_mcp_new(reg, &cfg);
+    if (!mcp) {
+        th_log(TH_LOG_CRITICAL, "out of memory");
+        goto cleanup;
+    }
+    status = th_stdio_serve(mcp, STDIN_FILENO, proto_fd, stop_fd, &sopts);
+    if (!th_mcp_free(mcp, th_now_ms() + 100)) {
+        /* Threads still run plugin code: leave the registry and its handles
+         * alone and let process exit end them. */
+        reg = NULL;
+    }
+    mcp = NULL;
+
+cleanup:
     th_registry_unref(reg);
-    return 0;
+    if (stop_fd >= 0)
+        close(stop_fd);
+    if (proto_fd >= 0)
+        close(proto_fd);
+    free(dirs);
+    return status;
+
+usage:
+    fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+    free(dirs);
+    return 2;
 }

@@ -1,0 +1,36 @@
+/*
+** workpool.h: the threads tool calls run on. Threads are started on demand up
+** to a maximum and then kept, so a slow call never waits for another and a
+** burst of fast calls does not pay for thread creation each time.
+*/
+#ifndef TH_WORKPOOL_H
+#define TH_WORKPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "toolhost/plugin.h"
+
+typedef struct th_pool th_pool;
+
+/* A pool of at most MAX_THREADS threads (none started yet). */
+th_pool *th_pool_new(size_t max_threads);
+
+/*
+** Run FN(ARG) on a pool thread: an idle one, a new one if all are busy and
+** the maximum is not reached, else the first to become free. Returns
+** TH_ERR_NOMEM, or TH_ERR_RUNTIME after th_pool_shutdown began; FN is then
+** not run.
+*/
+th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg);
+
+/*
+** Stop accepting work, let queued and running jobs finish, and join the
+** threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and
+** frees the pool when every thread was joined; returns false and leaves the
+** pool allocated (its threads still running) when the deadline passed, since
+** freeing memory a running thread uses would be worse than leaking it.
+*/
+bool th_pool_shutdown(th_pool *pool, long long deadline_ms);
+
+#endif
