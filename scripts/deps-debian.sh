@@ -1,0 +1,25 @@
+#!/bin/sh
+# scripts/deps-debian.sh: install what toolhost needs to build (and, with
+# --test, to run every test) on Debian 12 or later, as root. Safe to re-run.
+set -eu
+pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev check"
+if [ "${1:-}" = "--test" ]; then
+    # nodejs/npm drive the official SDK clients (tests/interop); valgrind
+    # checks the host for leaks.
+    pkgs="$pkgs valgrind"
+    command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
+fi
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "deps-debian.sh: missing packages:$missing (run as root, or apt-get install them)" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $missing
+fi

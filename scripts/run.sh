@@ -1,0 +1,10 @@
+#!/bin/sh
+# scripts/run.sh: build toolhost and its bundled plugins in the source tree,
+# then serve them over stdio. Extra arguments go to toolhost.
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/deps-debian.sh
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure
+make -j"$(nproc)" >&2
+exec ./src/toolhost --plugin-dir plugins/.libs "$@"

@@ -1,0 +1,39 @@
+#!/bin/sh
+# scripts/test.sh: every test, as CI runs them. Installs what is missing
+# (Debian, as root), builds with -Werror, runs `make check` (unit,
+# integration and SDK interop tests), then the unit and integration tests
+# again under AddressSanitizer/UBSan in a separate copy of the tree (the
+# SDK clients then drive the sanitized binary).
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+jobs=$(nproc)
+
+sh scripts/deps-debian.sh --test
+[ -x configure ] || autoreconf -fi
+./configure --enable-werror -q
+make -j"$jobs"
+npm ci --prefix tests/interop --no-audit --no-fund
+if ! make -j"$jobs" check; then
+    find . -name 'test-suite.log' -exec cat {} +
+    exit 1
+fi
+
+# Sanitizers: a copy of the tracked tree, since this one is configured.
+asan="$top/_build-asan"
+rm -rf "$asan"
+mkdir -p "$asan"
+git ls-files -co --exclude-standard | tar -cf - -T - | (cd "$asan" && tar -xf -)
+cd "$asan"
+autoreconf -fi >/dev/null 2>&1
+./configure --enable-werror -q \
+    CFLAGS="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+    LDFLAGS="-fsanitize=address,undefined"
+make -j"$jobs"
+ln -s "$top/tests/interop/node_modules" tests/interop/node_modules
+export ASAN_OPTIONS=detect_leaks=1
+if ! make -j"$jobs" check; then
+    find . -name 'test-suite.log' -exec cat {} +
+    exit 1
+fi
+echo "scripts/test.sh: all tests passed (normal and sanitizer builds)"
