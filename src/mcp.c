@@ -36,6 +36,9 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 
 #define CURSOR_PREFIX "th1:"
 #define INFLIGHT_BUCKETS 256
+/* Calls one session may have in flight before its reader waits: a client
+ * that floods tools/call gets backpressure instead of unbounded memory. */
+#define MAX_INFLIGHT 4096
 
 struct th_mcp {
     th_registry *reg;
@@ -53,6 +56,7 @@ struct th_mcp_session {
 
     pthread_mutex_t lock;     /* everything below */
     pthread_cond_t idle;      /* inflight dropped to zero */
+    pthread_cond_t slot;      /* inflight dropped below MAX_INFLIGHT */
     bool initialized;         /* legacy initialize received */
     int legacy_version;       /* index into versions[] */
     th_log_level legacy_log_level;
@@ -141,6 +145,7 @@ static void session_unref(th_mcp_session *s)
         return;
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
+    pthread_cond_destroy(&s->slot);
     pthread_mutex_destroy(&s->send_lock);
     free(s);
 }
@@ -385,7 +390,9 @@ static void unlink_job(th_mcp_session *s, job *j)
             break;
         }
     }
-    if (--s->ninflight == 0)
+    if (s->ninflight-- == MAX_INFLIGHT)
+        pthread_cond_signal(&s->slot);
+    if (s->ninflight == 0)
         pthread_cond_broadcast(&s->idle);
 }
 
@@ -428,18 +435,22 @@ static void run_job(void *p)
 
     pthread_mutex_lock(&s->lock);
     bool cancelled = j->cancelled;
-    unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
-    if (!cancelled && result) {
+    if (cancelled) {
+        json_object_put(result);
+    } else if (result) {
         request r = {.s = s, .modern = j->modern};
         finish_result(&r, result);
         send_msg(s, th_rpc_result(j->id, result));
-    } else if (!result) {
-        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
     } else {
-        json_object_put(result);
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
     }
+    /* Only now is the call over: a drain that waits for in-flight calls
+     * must also wait for their responses to be written. */
+    pthread_mutex_lock(&s->lock);
+    unlink_job(s, j);
+    pthread_mutex_unlock(&s->lock);
     job_free(j);
 }
 
@@ -502,6 +513,8 @@ static void m_tools_call(request *r)
     j->modern = r->modern;
 
     pthread_mutex_lock(&s->lock);
+    while (s->ninflight >= MAX_INFLIGHT)
+        pthread_cond_wait(&s->slot, &s->lock);
     if (find_job(s, j->key)) {
         pthread_mutex_unlock(&s->lock);
         th_call_free(j->call);
@@ -726,6 +739,7 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     s->legacy_log_level = TH_LOG_DEBUG; /* until setLevel: everything */
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
+    pthread_cond_init(&s->slot, NULL);
     pthread_mutex_init(&s->send_lock, NULL);
     return s;
 }
