@@ -124,7 +124,15 @@ th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts
     if (!S_ISREG(st.st_mode))
         return refuse(stats, path, "not a regular file%s%s", "", "");
 
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* dlopen() searches the library path for a name without a slash; the
+     * file lstat() just checked is in the working directory. */
+    char here[sizeof name + 8];
+    const char *file = path;
+    if (!strchr(path, '/')) {
+        snprintf(here, sizeof here, "./%s", path);
+        file = here;
+    }
+    void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!handle)
         return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
                       dlerror(), "");
@@ -212,7 +220,8 @@ th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *
         }
         n++;
     }
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1) /* qsort's base must not be NULL, even for 0 elements */
+        qsort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(dir) + strlen(names[i]) + 2;
         char *path = malloc(len);

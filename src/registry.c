@@ -130,31 +130,38 @@ static bool name_char_ok(char c, bool first)
     return !first && ((c >= '0' && c <= '9') || c == '_');
 }
 
-/* Parse JSON text; on failure write a message naming FIELD. */
-static json_object *parse_json(const char *text, const char *field, th_err *err)
+/*
+** Parse JSON text strictly (RFC 8259: no trailing commas, leading zeros or
+** invalid UTF-8, which json-c accepts by default) into *OUT, a new reference
+** (NULL for the JSON literal null). On failure write a message naming FIELD.
+*/
+static th_rc parse_json(const char *text, const char *field, json_object **out, th_err *err)
 {
+    *out = NULL;
     json_tokener *tok = json_tokener_new();
-    if (!tok) {
-        th_err_set(err, TH_ERR_NOMEM, "out of memory parsing %s", field);
-        return NULL;
-    }
-    size_t len = strlen(text);
-    json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+    if (!tok)
+        return th_err_set(err, TH_ERR_NOMEM, "out of memory parsing %s", field);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    /* -1: up to the terminating NUL, which also ends a top-level literal or
+     * number (with the bare length json-c waits for more input). */
+    json_object *obj = json_tokener_parse_ex(tok, text, -1);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    th_rc rc = TH_OK;
     if (jerr == json_tokener_continue)
         jerr = json_tokener_error_parse_eof;
-    if (jerr != json_tokener_success || (size_t)json_tokener_get_parse_end(tok) != len) {
-        if (jerr == json_tokener_success)
-            th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: trailing characters at offset %zu",
-                       field, json_tokener_get_parse_end(tok));
-        else
-            th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: %s at offset %zu", field,
-                       json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
-        json_object_put(obj);
-        obj = NULL;
-    }
+    if (jerr != json_tokener_success)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: %s at offset %zu", field,
+                        json_tokener_error_desc(jerr), end);
+    else if (end != strlen(text))
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: trailing characters at offset %zu",
+                        field, end);
     json_tokener_free(tok);
-    return obj;
+    if (rc != TH_OK)
+        json_object_put(obj);
+    else
+        *out = obj;
+    return rc;
 }
 
 static const char *json_type_word(json_object *o)
@@ -183,7 +190,20 @@ static void checked_free(checked *c)
 }
 
 /*
-** The registry rules, in the specification's order: state, required
+** The specification's first step: a registry that serves (or is shutting
+** down) refuses every descriptor, before anything in it is read.
+*/
+static th_rc check_state(const th_registry *reg, th_err *err)
+{
+    if (reg->shutting_down)
+        return th_err_set(err, TH_ERR_RUNTIME, "Server is shutting down, registration not allowed");
+    if (reg->started)
+        return th_err_set(err, TH_ERR_RUNTIME, "Cannot register tools after server has started");
+    return TH_OK;
+}
+
+/*
+** The registry rules after the state, in the specification's order: required
 ** attributes, name, duplicate, description, input schema, execute. T has been
 ** normalised. On success fills OUT (which the caller owns).
 */
@@ -191,11 +211,6 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
 {
     th_rc rc;
     memset(out, 0, sizeof *out);
-
-    if (reg->shutting_down)
-        return th_err_set(err, TH_ERR_RUNTIME, "Server is shutting down, registration not allowed");
-    if (reg->started)
-        return th_err_set(err, TH_ERR_RUNTIME, "Cannot register tools after server has started");
 
     if (!t->name || !t->description)
         return th_err_set(err, TH_ERR_ATTRIBUTE,
@@ -208,13 +223,18 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
     size_t name_bytes = strlen(t->name);
     if (!th_utf8_valid(t->name, name_bytes))
         return th_err_set(err, TH_ERR_VALUE, "Tool name must be string, got bytes that are not UTF-8");
-    size_t name_len = th_utf8_length(t->name);
-    if (name_len < 1 || name_len > TH_NAME_MAX)
-        return th_err_set(err, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got %zu", name_len);
+    /* Pattern before length, as the specification orders them; only the
+     * empty name, which the pattern would also refuse, gets the length
+     * message, with seed 001's wording for it. */
+    if (name_bytes == 0)
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
     for (size_t i = 0; i < name_bytes; i++)
         if (!name_char_ok(t->name[i], i == 0))
             return th_err_set(err, TH_ERR_VALUE,
                               "Tool name '%s' invalid (must be lowercase, alphanumeric, underscores)", t->name);
+    if (name_bytes > TH_NAME_MAX) /* all ASCII now: bytes are characters */
+        return th_err_set(err, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got %zu", name_bytes);
 
     if (th_registry_get(reg, t->name))
         return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", t->name);
@@ -243,9 +263,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
         if (rc != TH_OK)
             return rc;
     } else {
-        out->input_schema = parse_json(t->input_schema, "input_schema", err);
-        if (!out->input_schema)
-            return err ? err->code : TH_ERR_VALUE;
+        rc = parse_json(t->input_schema, "input_schema", &out->input_schema, err);
+        if (rc != TH_OK)
+            return rc;
         if (!json_object_is_type(out->input_schema, json_type_object)) {
             rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must be dict (a JSON object), got %s",
                             json_type_word(out->input_schema));
@@ -267,11 +287,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
             goto fail;
         }
         if (t->output_schema) {
-            out->output_schema = parse_json(t->output_schema, "output_schema", err);
-            if (!out->output_schema) {
-                rc = err ? err->code : TH_ERR_VALUE;
+            rc = parse_json(t->output_schema, "output_schema", &out->output_schema, err);
+            if (rc != TH_OK)
                 goto fail;
-            }
             if (!json_object_is_type(out->output_schema, json_type_object)) {
                 rc = th_err_set(err, TH_ERR_VALUE, "Tool output_schema must be dict (a JSON object), got %s",
                                 json_type_word(out->output_schema));
@@ -296,11 +314,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
     }
 
     if (t->annotations) {
-        out->annotations = parse_json(t->annotations, "annotations", err);
-        if (!out->annotations) {
-            rc = err ? err->code : TH_ERR_VALUE;
+        rc = parse_json(t->annotations, "annotations", &out->annotations, err);
+        if (rc != TH_OK)
             goto fail;
-        }
         if (!json_object_is_type(out->annotations, json_type_object)) {
             rc = th_err_set(err, TH_ERR_VALUE, "Tool annotations must be dict (a JSON object), got %s",
                             json_type_word(out->annotations));
@@ -343,7 +359,9 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
 {
     th_tool t;
     checked c;
-    th_rc rc = th_tool_normalize(tool, &t, err);
+    th_rc rc = check_state(reg, err);
+    if (rc == TH_OK)
+        rc = th_tool_normalize(tool, &t, err);
     if (rc != TH_OK)
         return rc;
     rc = check_tool(reg, &t, &c, err);
@@ -414,7 +432,8 @@ bool th_registry_validate(const th_registry *reg, const th_tool *tool)
 {
     th_tool t;
     checked c;
-    if (th_tool_normalize(tool, &t, NULL) != TH_OK || check_tool(reg, &t, &c, NULL) != TH_OK)
+    if (check_state(reg, NULL) != TH_OK || th_tool_normalize(tool, &t, NULL) != TH_OK ||
+        check_tool(reg, &t, &c, NULL) != TH_OK)
         return false;
     checked_free(&c);
     return true;

@@ -1,1 +1,28 @@
-# tests/loader.mk: the loader tests (included by tests/Makefile.am).
+# tests/loader.mk: the loader tests (included by tests/Makefile.am) and the
+# plugins they load. Each plugin is a libtool module, so make check leaves it
+# at tests/plugins/.libs/NAME.so, where test_loader copies it from.
+check_PROGRAMS += test_loader
+TESTS += test_loader
+test_loader_SOURCES = test_loader.c
+
+check_LTLIBRARIES += plugins/good.la plugins/noentry.la plugins/nulldesc.la \
+	plugins/addMemory.la plugins/mismatch.la plugins/dup_a.la plugins/dup_b.la \
+	plugins/abi.la plugins/three.la
+plugins_good_la_SOURCES = plugins/good.c
+plugins_good_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_noentry_la_SOURCES = plugins/noentry.c
+plugins_noentry_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_nulldesc_la_SOURCES = plugins/nulldesc.c
+plugins_nulldesc_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_addMemory_la_SOURCES = plugins/addMemory.c
+plugins_addMemory_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_mismatch_la_SOURCES = plugins/mismatch.c
+plugins_mismatch_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_dup_a_la_SOURCES = plugins/dup_a.c
+plugins_dup_a_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_dup_b_la_SOURCES = plugins/dup_b.c
+plugins_dup_b_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_abi_la_SOURCES = plugins/abi.c
+plugins_abi_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_three_la_SOURCES = plugins/three.c
+plugins_three_la_LDFLAGS = $(TEST_MODULE_FLAGS)

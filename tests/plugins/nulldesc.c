@@ -1,0 +1,11 @@
+/*
+** nulldesc.c: test plugin nulldesc.so, whose entry point declines by
+** returning NULL.
+*/
+#include <toolhost/plugin.h>
+
+TH_REGISTER(nulldesc)
+{
+    (void)server;
+    return NULL;
+}

@@ -1,0 +1,569 @@
+/*
+** test_loader.c: the plugin loader against real shared objects. Each test
+** builds its plugin directory at run time in a fresh temporary directory,
+** from the test plugins make check leaves in tests/plugins/.libs, and checks
+** the load statistics, the registry and every logged line.
+*/
+#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, symlink */
+#include "config.h"
+
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "callctx.h"
+#include "loader.h"
+#include "log.h"
+
+#define PLUGIN_BUILDDIR TEST_BUILDDIR "/plugins/.libs"
+
+/* --- log capture ------------------------------------------------------- */
+
+#define MAX_LINES 64
+static char lines[MAX_LINES][2048];
+static th_log_level levels[MAX_LINES];
+static int nlines;
+
+static void capture(th_log_level level, const char *line, void *ctx)
+{
+    (void)ctx;
+    if (nlines < MAX_LINES) {
+        snprintf(lines[nlines], sizeof lines[nlines], "%s", line);
+        levels[nlines] = level;
+    }
+    nlines++;
+}
+
+/*
+** The index of the first line at or after FROM that contains every one of
+** the NULL-terminated strings, or -1.
+*/
+static int find_line_from(int from, const char *first, ...)
+{
+    for (int i = from; i < nlines && i < MAX_LINES; i++) {
+        va_list ap;
+        va_start(ap, first);
+        bool all = true;
+        for (const char *s = first; s; s = va_arg(ap, const char *))
+            if (!strstr(lines[i], s)) {
+                all = false;
+                break;
+            }
+        va_end(ap);
+        if (all)
+            return i;
+    }
+    return -1;
+}
+
+#define find_line(...) find_line_from(0, __VA_ARGS__, (const char *)NULL)
+
+/* Fails the test, printing everything logged, unless a line has them all. */
+#define assert_logged(...)                                                         \
+    do {                                                                           \
+        if (find_line(__VA_ARGS__) < 0)                                            \
+            ck_abort_msg("no log line with all of: %s\n%s", #__VA_ARGS__, dump()); \
+    } while (0)
+
+static const char *dump(void)
+{
+    static char buf[MAX_LINES * 256];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < nlines && i < MAX_LINES && len < sizeof buf; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "  [%s] %.200s\n", th_log_level_name(levels[i]),
+                                lines[i]);
+    return buf;
+}
+
+static int count_level(th_log_level level)
+{
+    int n = 0;
+    for (int i = 0; i < nlines && i < MAX_LINES; i++)
+        n += levels[i] == level;
+    return n;
+}
+
+/* --- temporary directories --------------------------------------------- */
+
+static char root[PATH_MAX / 2]; /* one per test case, removed by the parent */
+static char tmpdir[PATH_MAX / 2 + 16]; /* one per test, inside root */
+static th_registry *reg;
+static th_load_stats stats;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void make_root(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(root, sizeof root, "%s/th-loader-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_msg(mkdtemp(root) != NULL, "mkdtemp %s: %s", root, strerror(errno));
+}
+
+static void remove_root(void)
+{
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/t-XXXXXX", root);
+    ck_assert_msg(mkdtemp(tmpdir) != NULL, "mkdtemp %s: %s", tmpdir, strerror(errno));
+    nlines = 0;
+    th_log_set_threshold(TH_LOG_INFO);
+    th_log_set_sink(capture, NULL);
+    reg = th_registry_new();
+    ck_assert_ptr_nonnull(reg);
+    memset(&stats, 0, sizeof stats);
+}
+
+static void teardown(void)
+{
+    th_registry_unref(reg);
+    reg = NULL;
+    th_log_set_sink(NULL, NULL);
+}
+
+/* A path under this test's directory; PART may name subdirectories. */
+static const char *tpath(const char *part)
+{
+    static char bufs[4][PATH_MAX];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, PATH_MAX, "%s/%s", tmpdir, part);
+    return b;
+}
+
+static void make_dir(const char *part)
+{
+    ck_assert_msg(mkdir(tpath(part), 0700) == 0, "mkdir %s: %s", part, strerror(errno));
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_msg(fd >= 0, "create %s: %s", path, strerror(errno));
+    ck_assert_msg(write(fd, data, len) == (ssize_t)len, "write %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+/* Copy the built plugin NAME.so to PART (relative to the test directory). */
+static void copy_plugin(const char *name, const char *part)
+{
+    char src[PATH_MAX];
+    snprintf(src, sizeof src, "%s/%s.so", PLUGIN_BUILDDIR, name);
+    FILE *in = fopen(src, "rb");
+    ck_assert_msg(in != NULL, "test plugin %s: %s (make check builds it)", src, strerror(errno));
+    static char data[4 << 20];
+    size_t len = fread(data, 1, sizeof data, in);
+    ck_assert_msg(feof(in) && !ferror(in), "reading %s", src);
+    fclose(in);
+    write_file(tpath(part), data, len);
+}
+
+static void write_text(const char *part, const char *text)
+{
+    write_file(tpath(part), text, strlen(text));
+}
+
+static th_rc load(const char *part)
+{
+    return th_loader_load_dir(reg, tpath(part), NULL, &stats);
+}
+
+static void assert_stats(size_t tools_loaded, size_t tools_refused, size_t plugins_loaded,
+                         size_t plugins_refused, size_t dirs_refused)
+{
+    ck_assert_msg(stats.tools_loaded == tools_loaded && stats.tools_refused == tools_refused &&
+                      stats.plugins_loaded == plugins_loaded && stats.plugins_refused == plugins_refused &&
+                      stats.dirs_refused == dirs_refused,
+                  "stats: tools %zu loaded %zu refused, plugins %zu loaded %zu refused, dirs %zu refused "
+                  "(want %zu %zu %zu %zu %zu)\n%s",
+                  stats.tools_loaded, stats.tools_refused, stats.plugins_loaded, stats.plugins_refused,
+                  stats.dirs_refused, tools_loaded, tools_refused, plugins_loaded, plugins_refused, dirs_refused,
+                  dump());
+}
+
+/* The registered names in registration order, comma-separated. */
+static const char *names(void)
+{
+    static char buf[1024];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < th_registry_count(reg); i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? "," : "", th_registry_at(reg, i)->name);
+    return buf;
+}
+
+/* Call tool NAME's handler with {"text": TEXT}; return its first text. */
+static char *call_tool(const char *name, const char *text)
+{
+    const th_entry *e = th_registry_get(reg, name);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(e->handler);
+    th_call *call = th_call_new(name, NULL);
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "text", json_object_new_string(text));
+    th_rc rc = e->handler(call, args, e->user_data);
+    json_object *result = th_call_finish(call, rc);
+    json_object *content, *first, *out;
+    ck_assert(json_object_object_get_ex(result, "content", &content));
+    first = json_object_array_get_idx(content, 0);
+    ck_assert(json_object_object_get_ex(first, "text", &out));
+    char *s = strdup(json_object_get_string(out));
+    json_object_put(result);
+    json_object_put(args);
+    th_call_free(call);
+    return s;
+}
+
+/* --- tests ------------------------------------------------------------- */
+
+START_TEST(test_good_plugin)
+{
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(1, 0, 1, 0, 0);
+    ck_assert_str_eq(names(), "good");
+    const th_entry *e = th_registry_get(reg, "good");
+    ck_assert_str_eq(e->origin, tpath("p/good.so"));
+    ck_assert_str_eq(e->title, "Good");
+    ck_assert_str_eq(e->description, "A well-formed test tool that echoes its text argument.");
+    assert_logged("tool_registered tool_name=good total_tools=1", tpath("p/good.so"));
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 0);
+    /* The plugin stays mapped and resolves th_* against this program. */
+    char *out = call_tool("good", "hello");
+    ck_assert_str_eq(out, "good says: hello");
+    free(out);
+}
+END_TEST
+
+START_TEST(test_missing_entry_point)
+{
+    make_dir("p");
+    copy_plugin("noentry", "p/noentry.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/noentry.so"), "refused", "no entry point", "[register_noentry_tool]");
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+START_TEST(test_entry_point_returns_null)
+{
+    make_dir("p");
+    copy_plugin("nulldesc", "p/nulldesc.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/nulldesc.so"), "tool 'nulldesc'",
+                  "register_nulldesc_tool() returned NULL instead of a tool descriptor", "[TH_ERR_TYPE]");
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+START_TEST(test_wrong_name)
+{
+    make_dir("p");
+    copy_plugin("addMemory", "p/addMemory.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/addMemory.so"), "tool 'addMemory'",
+                  "Tool name 'addMemory' invalid (must be lowercase, alphanumeric, underscores)", "[TH_ERR_VALUE]");
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+START_TEST(test_name_mismatch)
+{
+    make_dir("p");
+    copy_plugin("mismatch", "p/mismatch.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_ptr_null(th_registry_get(reg, "other_tool"));
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/mismatch.so"), "tool name 'other_tool' does not match the plugin file",
+                  "register_mismatch_tool() must return the tool named 'mismatch'", "[TH_ERR_VALUE]");
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+/* dup_a.so registers dup_b as an extra tool; dup_b.so, loaded after it in
+ * sorted order, is refused and dup_a's dup_b stays. */
+START_TEST(test_duplicate_across_plugins)
+{
+    make_dir("p");
+    copy_plugin("dup_b", "p/dup_b.so");
+    copy_plugin("dup_a", "p/dup_a.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(2, 0, 1, 1, 0);
+    ck_assert_str_eq(names(), "dup_b,dup_a");
+    const th_entry *e = th_registry_get(reg, "dup_b");
+    ck_assert_str_eq(e->origin, tpath("p/dup_a.so"));
+    ck_assert_str_eq(e->description, "Tool dup_b, registered first by dup_a.so.");
+    assert_logged(tpath("p/dup_b.so"), "refused", "tool 'dup_b'", "Tool 'dup_b' already registered",
+                  "[TH_ERR_VALUE]");
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+    char *out = call_tool("dup_b", "x");
+    ck_assert_str_eq(out, "dup_b from dup_a");
+    free(out);
+}
+END_TEST
+
+/* The same plugin in two directories: the second copy is refused. */
+START_TEST(test_duplicate_same_plugin_two_dirs)
+{
+    make_dir("one");
+    make_dir("two");
+    copy_plugin("good", "one/good.so");
+    copy_plugin("good", "two/good.so");
+    ck_assert_int_eq(load("one"), TH_OK);
+    ck_assert_int_eq(load("two"), TH_OK);
+    assert_stats(1, 0, 1, 1, 0);
+    ck_assert_str_eq(names(), "good");
+    ck_assert_str_eq(th_registry_get(reg, "good")->origin, tpath("one/good.so"));
+    assert_logged(tpath("two/good.so"), "tool 'good'", "Tool 'good' already registered");
+    /* The refused copy was closed; the first one still runs. */
+    char *out = call_tool("good", "still here");
+    ck_assert_str_eq(out, "good says: still here");
+    free(out);
+}
+END_TEST
+
+START_TEST(test_abi_mismatch)
+{
+    make_dir("p");
+    copy_plugin("abi", "p/abi.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    char versions[128];
+    snprintf(versions, sizeof versions, "Host ABI version is %d, plugin ABI version is %d", TH_ABI_VERSION,
+             TH_ABI_VERSION + 1);
+    assert_logged(tpath("p/abi.so"), "tool 'abi'", versions, "[TH_ERR_ABI]");
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+START_TEST(test_three_tools_second_invalid)
+{
+    make_dir("p");
+    copy_plugin("three", "p/three.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    /* "three" registered means the plugin saw TH_OK, then TH_ERR_VALUE with
+     * the registry's message, from th_server_add_tool()/th_server_errmsg(). */
+    assert_stats(2, 1, 1, 0, 0);
+    ck_assert_str_eq(names(), "three_a,three");
+    ck_assert_ptr_null(th_registry_get(reg, "three_b"));
+    ck_assert_str_eq(th_registry_get(reg, "three_a")->origin, tpath("p/three.so"));
+    assert_logged(tpath("p/three.so"), "tool 'three_b' refused", "Tool description too short (min 10 chars)",
+                  "[TH_ERR_VALUE]");
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+    assert_logged("tool_registered tool_name=three_a total_tools=1");
+    assert_logged("tool_registered tool_name=three total_tools=2");
+    char *out = call_tool("three_a", "x");
+    ck_assert_str_eq(out, "three_a's user data");
+    free(out);
+}
+END_TEST
+
+START_TEST(test_non_so_files_ignored)
+{
+    make_dir("p");
+    make_dir("p/sub");
+    copy_plugin("good", "p/good.so.1");
+    copy_plugin("good", "p/good.so.bak");
+    copy_plugin("good", "p/good.SO");
+    copy_plugin("good", "p/sub/good.so"); /* not recursive */
+    write_text("p/README.txt", "not a plugin\n");
+    write_text("p/libgood.a", "!<arch>\n");
+    write_text("p/so", "");
+    write_text("p/.so", "");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 0, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_msg(nlines == 0, "logged:\n%s", dump());
+}
+END_TEST
+
+START_TEST(test_empty_directory)
+{
+    make_dir("p");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 0, 0);
+    ck_assert_uint_eq(th_load_stats_refusals(&stats), 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_msg(nlines == 0, "logged:\n%s", dump());
+}
+END_TEST
+
+START_TEST(test_directory_does_not_exist)
+{
+    ck_assert_int_eq(load("missing"), TH_ERR_IO);
+    assert_stats(0, 0, 0, 0, 1);
+    ck_assert_uint_eq(th_load_stats_refusals(&stats), 1);
+    assert_logged(tpath("missing"), "cannot open", strerror(ENOENT));
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+    /* A file is not a directory either. */
+    write_text("file", "x");
+    ck_assert_int_eq(load("file"), TH_ERR_IO);
+    assert_logged(tpath("file"), "cannot open", strerror(ENOTDIR));
+    ck_assert_uint_eq(stats.dirs_refused, 2);
+}
+END_TEST
+
+START_TEST(test_symlink_refused_unless_follow_symlinks)
+{
+    make_dir("store");
+    make_dir("p");
+    copy_plugin("good", "store/good.so");
+    ck_assert_int_eq(symlink(tpath("store/good.so"), tpath("p/good.so")), 0);
+
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/good.so"), "refused", "symbolic link");
+
+    th_load_opts follow = {.follow_symlinks = true};
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &follow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 1, 0);
+    ck_assert_str_eq(names(), "good");
+
+    /* A dangling link is refused even when links are followed. */
+    make_dir("q");
+    ck_assert_int_eq(symlink(tpath("store/gone.so"), tpath("q/gone.so")), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("q"), &follow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 2, 0);
+    assert_logged(tpath("q/gone.so"), "dangling symbolic link");
+}
+END_TEST
+
+START_TEST(test_not_a_shared_object)
+{
+    make_dir("p");
+    write_text("p/x.so", "this is a text file, not an ELF shared object\n");
+    /* What dlopen() says about this file, to find it in the log. */
+    ck_assert_ptr_null(dlopen(tpath("p/x.so"), RTLD_NOW | RTLD_LOCAL));
+    char why[1024];
+    snprintf(why, sizeof why, "%s", dlerror());
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    assert_logged(tpath("p/x.so"), "refused", "cannot load shared object", why);
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
+/* A NAME that cannot be spelled in a C identifier has no entry point to
+ * look up; a name without ".so" is not a plugin file. */
+START_TEST(test_name_not_an_identifier)
+{
+    make_dir("p");
+    write_text("p/bad-name.so", "x");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    assert_logged(tpath("p/bad-name.so"), "'bad-name' cannot be part of the entry point's name",
+                  "register_bad-name_tool");
+    ck_assert(th_loader_load_file(reg, tpath("p/notes.txt"), NULL, &stats) != TH_OK);
+    assert_logged(tpath("p/notes.txt"), "file name must be NAME.so");
+}
+END_TEST
+
+/* Files are loaded in strcmp order whatever order the directory lists them;
+ * they are created here in reverse. */
+START_TEST(test_sorted_deterministic_order)
+{
+    make_dir("p");
+    copy_plugin("three", "p/three.so");
+    copy_plugin("nulldesc", "p/nulldesc.so");
+    copy_plugin("good", "p/good.so");
+    copy_plugin("dup_a", "p/dup_a.so");
+    copy_plugin("abi", "p/abi.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(5, 1, 3, 2, 0);
+    ck_assert_str_eq(names(), "dup_b,dup_a,good,three_a,three");
+    int abi = find_line(tpath("p/abi.so"));
+    int dup_a = find_line("tool_name=dup_a ");
+    int good = find_line("tool_name=good ");
+    int nulldesc = find_line(tpath("p/nulldesc.so"));
+    int three = find_line("tool_name=three ");
+    ck_assert_msg(abi >= 0 && abi < dup_a && dup_a < good && good < nulldesc && nulldesc < three, "order:\n%s",
+                  dump());
+}
+END_TEST
+
+/* A plugin path without a slash is a file in the working directory, not a
+ * name for dlopen() to search the library path for. */
+START_TEST(test_load_file_relative_path)
+{
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    ck_assert_int_eq(chdir(tpath("p")), 0);
+    ck_assert_int_eq(th_loader_load_file(reg, "good.so", NULL, &stats), TH_OK);
+    assert_stats(1, 0, 1, 0, 0);
+    char *out = call_tool("good", "relative");
+    ck_assert_str_eq(out, "good says: relative");
+    free(out);
+}
+END_TEST
+
+static Suite *loader_suite(void)
+{
+    Suite *s = suite_create("loader");
+    TCase *tc = tcase_create("plugins");
+    tcase_add_unchecked_fixture(tc, make_root, remove_root);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_good_plugin);
+    tcase_add_test(tc, test_missing_entry_point);
+    tcase_add_test(tc, test_entry_point_returns_null);
+    tcase_add_test(tc, test_wrong_name);
+    tcase_add_test(tc, test_name_mismatch);
+    tcase_add_test(tc, test_duplicate_across_plugins);
+    tcase_add_test(tc, test_duplicate_same_plugin_two_dirs);
+    tcase_add_test(tc, test_abi_mismatch);
+    tcase_add_test(tc, test_three_tools_second_invalid);
+    tcase_add_test(tc, test_non_so_files_ignored);
+    tcase_add_test(tc, test_empty_directory);
+    tcase_add_test(tc, test_directory_does_not_exist);
+    tcase_add_test(tc, test_symlink_refused_unless_follow_symlinks);
+    tcase_add_test(tc, test_not_a_shared_object);
+    tcase_add_test(tc, test_name_not_an_identifier);
+    tcase_add_test(tc, test_sorted_deterministic_order);
+    tcase_add_test(tc, test_load_file_relative_path);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* Under -fsanitize=undefined, make every finding fail the test it occurs in
+ * instead of printing a line nobody reads. Unused in other builds. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(loader_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,516 @@
+/*
+** test_registry.c: seed 001's 16 ToolRegistry unit tests, named after them,
+** against the C registry (register, register_all, get_tool, list_tools,
+** validate_tool), plus the registry rules the seeds leave to C: strict JSON,
+** ABI checks, ownership of user_data, the hash table under growth.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "registry.h"
+
+#define EMPTY_SCHEMA "{\"type\":\"object\",\"properties\":{}}"
+
+static th_rc handler_one(th_call *call, json_object *args, void *user_data)
+{
+    (void)call;
+    (void)args;
+    (void)user_data;
+    return TH_OK;
+}
+
+static th_rc handler_two(th_call *call, json_object *args, void *user_data)
+{
+    (void)call;
+    (void)args;
+    (void)user_data;
+    return TH_ERR_TOOL;
+}
+
+static th_tool make_tool(const char *name, const char *description)
+{
+    th_tool t = {
+        TH_TOOL_INIT,
+        .name = name,
+        .description = description,
+        .input_schema = EMPTY_SCHEMA,
+        .handler = handler_one,
+    };
+    return t;
+}
+
+static int logged_lines;
+
+static void count_lines(th_log_level level, const char *line, void *ctx)
+{
+    (void)level;
+    (void)line;
+    (void)ctx;
+    logged_lines++;
+}
+
+static th_registry *reg;
+
+static void setup(void)
+{
+    logged_lines = 0;
+    th_log_set_threshold(TH_LOG_DEBUG);
+    th_log_set_sink(count_lines, NULL);
+    reg = th_registry_new();
+    ck_assert_ptr_nonnull(reg);
+}
+
+static void teardown(void)
+{
+    th_registry_unref(reg);
+    reg = NULL;
+    th_log_set_sink(NULL, NULL);
+}
+
+static th_rc add(const th_tool *t, th_err *err)
+{
+    return th_registry_add(reg, t, NULL, err);
+}
+
+/* The names in registration order, comma-separated (list_tools()). */
+static const char *list_tools(void)
+{
+    static char buf[4096];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < th_registry_count(reg); i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? "," : "", th_registry_at(reg, i)->name);
+    return buf;
+}
+
+/* --- happy path -------------------------------------------------------- */
+
+START_TEST(test_init_creates_empty_registry)
+{
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_str_eq(list_tools(), "");
+    ck_assert_ptr_null(th_registry_at(reg, 0));
+    ck_assert_ptr_null(th_registry_get(reg, "anything"));
+    ck_assert_ptr_null(th_registry_get(reg, ""));
+    ck_assert(!th_registry_started(reg));
+    /* Each registry has its own storage. */
+    th_registry *other = th_registry_new();
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    ck_assert_int_eq(th_registry_add(other, &t, NULL, NULL), TH_OK);
+    ck_assert_ptr_null(th_registry_get(reg, "add_memory"));
+    th_registry_unref(other);
+}
+END_TEST
+
+START_TEST(test_register_single_tool_success)
+{
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    const th_entry *e = th_registry_get(reg, "add_memory");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_str_eq(e->name, "add_memory");
+    ck_assert_str_eq(list_tools(), "add_memory");
+}
+END_TEST
+
+START_TEST(test_register_all_multiple_tools_success)
+{
+    th_tool a = make_tool("add_memory", "Add a memory to the graph");
+    th_tool b = make_tool("search_memory", "Search the memory graph");
+    th_tool c = make_tool("get_stats", "Statistics about the graph");
+    const th_tool *tools[] = {&a, &b, &c};
+    size_t n_added = 99;
+    th_err err;
+    ck_assert_int_eq(th_registry_add_all(reg, tools, 3, NULL, &n_added, &err), TH_OK);
+    ck_assert_uint_eq(n_added, 3);
+    ck_assert_str_eq(list_tools(), "add_memory,search_memory,get_stats");
+    for (size_t i = 0; i < 3; i++) {
+        const th_entry *e = th_registry_get(reg, tools[i]->name);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_str_eq(e->description, tools[i]->description);
+    }
+}
+END_TEST
+
+START_TEST(test_get_tool_returns_correct_tool)
+{
+    static int data1, data2;
+    th_tool t1 = make_tool("tool1", "The first test tool");
+    th_tool t2 = make_tool("tool2", "The second test tool");
+    t1.user_data = &data1;
+    t2.user_data = &data2;
+    t2.handler = handler_two;
+    ck_assert_int_eq(add(&t1, NULL), TH_OK);
+    ck_assert_int_eq(add(&t2, NULL), TH_OK);
+    const th_entry *e1 = th_registry_get(reg, "tool1");
+    const th_entry *e2 = th_registry_get(reg, "tool2");
+    ck_assert_ptr_nonnull(e1);
+    ck_assert_ptr_nonnull(e2);
+    ck_assert_ptr_ne(e1, e2);
+    ck_assert_str_eq(e1->description, "The first test tool");
+    ck_assert_ptr_eq(e1->user_data, &data1);
+    ck_assert(e1->handler == handler_one);
+    ck_assert_ptr_eq(e2->user_data, &data2);
+    ck_assert(e2->handler == handler_two);
+}
+END_TEST
+
+START_TEST(test_list_tools_returns_all_names)
+{
+    th_tool a = make_tool("add_memory", "Add a memory to the graph");
+    th_tool b = make_tool("search_memory", "Search the memory graph");
+    th_tool c = make_tool("get_stats", "Statistics about the graph");
+    ck_assert_int_eq(add(&c, NULL), TH_OK);
+    ck_assert_int_eq(add(&a, NULL), TH_OK);
+    ck_assert_int_eq(add(&b, NULL), TH_OK);
+    ck_assert_uint_eq(th_registry_count(reg), 3);
+    /* Registration order, not name order. */
+    ck_assert_str_eq(list_tools(), "get_stats,add_memory,search_memory");
+    ck_assert_ptr_null(th_registry_at(reg, 3));
+}
+END_TEST
+
+/* --- error tests ------------------------------------------------------- */
+
+START_TEST(test_register_duplicate_name_raises_ValueError)
+{
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+    ck_assert_int_eq(err.code, TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "Tool 'add_memory' already registered");
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+}
+END_TEST
+
+START_TEST(test_register_empty_name_raises_ValueError)
+{
+    th_tool t = make_tool("", "Add a memory to the graph");
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+    ck_assert_int_eq(err.code, TH_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "Tool name cannot be empty") != NULL, "message: %s", err.msg);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+START_TEST(test_register_invalid_protocol_raises_TypeError)
+{
+    th_err err;
+    ck_assert_int_eq(add(NULL, &err), TH_ERR_TYPE);
+    ck_assert_int_eq(err.code, TH_ERR_TYPE);
+    ck_assert_msg(strncmp(err.msg, "Tool must implement MCPTool protocol", 36) == 0, "message: %s", err.msg);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+START_TEST(test_register_missing_attribute_raises_AttributeError)
+{
+    th_tool t = make_tool("test", NULL);
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_ERR_ATTRIBUTE);
+    ck_assert_int_eq(err.code, TH_ERR_ATTRIBUTE);
+    ck_assert_str_eq(err.msg, "Tool missing required attribute: description "
+                              "(Tool must have 'name' and 'description' attributes)");
+    ck_assert_ptr_null(th_registry_get(reg, "test"));
+}
+END_TEST
+
+START_TEST(test_register_all_partial_failure_registers_valid_tools)
+{
+    th_tool valid = make_tool("add_memory", "Add a memory to the graph");
+    th_tool after = make_tool("get_stats", "Statistics about the graph");
+    const th_tool *tools[] = {&valid, NULL, &after};
+    size_t n_added = 99;
+    th_err err;
+    ck_assert_int_eq(th_registry_add_all(reg, tools, 3, NULL, &n_added, &err), TH_ERR_TYPE);
+    ck_assert_uint_eq(n_added, 1);
+    ck_assert_str_eq(list_tools(), "add_memory");
+    ck_assert_ptr_null(th_registry_get(reg, "get_stats"));
+
+    /* The same tool twice in one list: the first stays. */
+    th_tool dup = make_tool("search_memory", "Search the memory graph");
+    const th_tool *twice[] = {&dup, &dup};
+    ck_assert_int_eq(th_registry_add_all(reg, twice, 2, NULL, &n_added, &err), TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "Tool 'search_memory' already registered");
+    ck_assert_uint_eq(n_added, 1);
+    ck_assert_str_eq(list_tools(), "add_memory,search_memory");
+}
+END_TEST
+
+/* --- edge cases -------------------------------------------------------- */
+
+START_TEST(test_get_tool_unknown_name_returns_None)
+{
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    ck_assert_int_eq(add(&t, NULL), TH_OK);
+    ck_assert_ptr_null(th_registry_get(reg, "nonexistent"));
+    ck_assert_ptr_null(th_registry_get(reg, "add_memor"));
+    ck_assert_ptr_null(th_registry_get(reg, "add_memory_"));
+    ck_assert_ptr_null(th_registry_get(reg, ""));
+    ck_assert_ptr_null(th_registry_get(reg, NULL));
+}
+END_TEST
+
+START_TEST(test_get_tool_case_sensitive)
+{
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    ck_assert_int_eq(add(&t, NULL), TH_OK);
+    ck_assert_ptr_nonnull(th_registry_get(reg, "add_memory"));
+    ck_assert_ptr_null(th_registry_get(reg, "Add_Memory"));
+    ck_assert_ptr_null(th_registry_get(reg, "ADD_MEMORY"));
+}
+END_TEST
+
+START_TEST(test_list_tools_empty_registry)
+{
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_str_eq(list_tools(), "");
+    ck_assert_ptr_null(th_registry_at(reg, 0));
+}
+END_TEST
+
+START_TEST(test_register_all_empty_list)
+{
+    size_t n_added = 99;
+    th_err err;
+    ck_assert_int_eq(th_registry_add_all(reg, NULL, 0, NULL, &n_added, &err), TH_OK);
+    ck_assert_uint_eq(n_added, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_int_eq(logged_lines, 0);
+}
+END_TEST
+
+START_TEST(test_validate_tool_valid_returns_True)
+{
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    ck_assert(th_registry_validate(reg, &t));
+    /* No side effects: nothing registered, nothing logged. */
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_ptr_null(th_registry_get(reg, "add_memory"));
+    ck_assert_int_eq(logged_lines, 0);
+    ck_assert_int_eq(add(&t, NULL), TH_OK);
+}
+END_TEST
+
+START_TEST(test_validate_tool_invalid_returns_False)
+{
+    th_tool registered = make_tool("add_memory", "Add a memory to the graph");
+    ck_assert_int_eq(add(&registered, NULL), TH_OK);
+    int lines = logged_lines;
+
+    th_tool no_name = make_tool(NULL, "Bad tool without a name");
+    th_tool no_execute = make_tool("bad", "Bad tool without execute");
+    no_execute.handler = NULL;
+    th_tool empty_schema = make_tool("bad", "Bad tool with an empty schema");
+    empty_schema.input_schema = "{}";
+    th_tool bad_abi = make_tool("bad", "Bad tool from another ABI");
+    bad_abi.abi_version = TH_ABI_VERSION + 1;
+
+    ck_assert(!th_registry_validate(reg, NULL));
+    ck_assert(!th_registry_validate(reg, &no_name));
+    ck_assert(!th_registry_validate(reg, &no_execute));
+    ck_assert(!th_registry_validate(reg, &empty_schema));
+    ck_assert(!th_registry_validate(reg, &bad_abi));
+    ck_assert(!th_registry_validate(reg, &registered)); /* duplicate */
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+    ck_assert_int_eq(logged_lines, lines);
+}
+END_TEST
+
+/* --- beyond the seeds -------------------------------------------------- */
+
+/* "Valid JSON" means RFC 8259, not json-c's lenient default. */
+START_TEST(test_input_schema_must_be_strict_json)
+{
+    static const char *const lenient[] = {
+        "{\"type\":\"object\",\"properties\":{},}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"enum\":[1,2,]}}}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":01}}}",
+        "{\"type\":\"object\",\"properties\":{\"s\":{\"description\":\"\xff\"}}}",
+    };
+    for (size_t i = 0; i < sizeof lenient / sizeof *lenient; i++) {
+        th_tool t = make_tool("strict", "Schema that is not strict JSON");
+        t.input_schema = lenient[i];
+        th_err err;
+        ck_assert_msg(add(&t, &err) == TH_ERR_VALUE, "accepted %s", lenient[i]);
+        ck_assert_msg(strncmp(err.msg, "Tool input_schema is not valid JSON: ", 37) == 0, "message: %s", err.msg);
+    }
+    /* Whitespace around the object is JSON. */
+    th_tool ok = make_tool("strict", "Schema with surrounding whitespace");
+    ok.input_schema = "\n  " EMPTY_SCHEMA "\n";
+    ck_assert_int_eq(add(&ok, NULL), TH_OK);
+}
+END_TEST
+
+START_TEST(test_optional_fields_parsed_and_checked)
+{
+    th_tool t = make_tool("with_extras", "Tool with every optional field");
+    t.title = "With extras";
+    t.output_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    t.annotations = "{\"readOnlyHint\":true}";
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    const th_entry *e = th_registry_get(reg, "with_extras");
+    ck_assert_str_eq(e->title, "With extras");
+    ck_assert(json_object_is_type(e->output_schema, json_type_object));
+    json_object *hint;
+    ck_assert(json_object_object_get_ex(e->annotations, "readOnlyHint", &hint));
+    ck_assert(json_object_get_boolean(hint));
+
+    th_tool bad = make_tool("bad_extras", "Tool with broken optional fields");
+    bad.annotations = "[true]";
+    ck_assert_int_eq(add(&bad, &err), TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "Tool annotations must be dict (a JSON object), got array");
+    bad.annotations = NULL;
+    bad.output_schema = "{\"type\":";
+    ck_assert_int_eq(add(&bad, &err), TH_ERR_VALUE);
+    ck_assert_msg(strncmp(err.msg, "Tool output_schema is not valid JSON: ", 38) == 0, "message: %s", err.msg);
+    bad.output_schema = NULL;
+    bad.title = "caf\xc3";
+    ck_assert_int_eq(add(&bad, &err), TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "Tool title must be string (valid UTF-8)");
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+}
+END_TEST
+
+START_TEST(test_abi_checked_first)
+{
+    th_tool t = make_tool("future", "Tool from a newer header");
+    t.abi_version = TH_ABI_VERSION + 1;
+    t.name = NULL; /* not read: the ABI is checked before anything else */
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_ERR_ABI);
+    char want[128];
+    snprintf(want, sizeof want, "Host ABI version is %d, plugin ABI version is %d.", TH_ABI_VERSION,
+             TH_ABI_VERSION + 1);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "message: %s", err.msg);
+
+    th_tool big = make_tool("bigger", "Descriptor larger than the host's");
+    big.struct_size = sizeof(th_tool) + 8;
+    ck_assert_int_eq(add(&big, &err), TH_ERR_ABI);
+    ck_assert_msg(strstr(err.msg, "built against a newer toolhost") != NULL, "message: %s", err.msg);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+START_TEST(test_register_after_shutdown)
+{
+    th_registry_shutdown(reg);
+    th_tool t = make_tool("add_memory", "Add a memory to the graph");
+    th_err err;
+    ck_assert_int_eq(add(&t, &err), TH_ERR_RUNTIME);
+    ck_assert_str_eq(err.msg, "Server is shutting down, registration not allowed");
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+static int destroyed;
+
+static void count_destroy(void *user_data)
+{
+    ck_assert_ptr_eq(user_data, &destroyed);
+    destroyed++;
+}
+
+/* destroy runs once per registered tool when the last reference goes, and
+ * never for a refused descriptor (its user_data stays the plugin's). */
+START_TEST(test_destroy_only_for_registered_tools)
+{
+    destroyed = 0;
+    th_tool t = make_tool("owned", "Tool whose user_data the host owns");
+    t.user_data = &destroyed;
+    t.destroy = count_destroy;
+    ck_assert_int_eq(add(&t, NULL), TH_OK);
+    ck_assert_int_eq(add(&t, NULL), TH_ERR_VALUE);
+    th_tool bad = t;
+    bad.name = "refused";
+    bad.description = "short";
+    ck_assert_int_eq(add(&bad, NULL), TH_ERR_VALUE);
+    th_registry_ref(reg);
+    th_registry_unref(reg);
+    ck_assert_int_eq(destroyed, 0);
+    th_registry_unref(reg);
+    reg = th_registry_new(); /* for teardown */
+    ck_assert_int_eq(destroyed, 1);
+}
+END_TEST
+
+/* Enough tools to grow the hash table several times; lookups stay exact. */
+START_TEST(test_many_tools_lookup)
+{
+    char names[300][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(names[i], sizeof names[i], "t%03d", i);
+        th_tool t = make_tool(names[i], "One of many test tools");
+        ck_assert_int_eq(add(&t, NULL), TH_OK);
+    }
+    ck_assert_uint_eq(th_registry_count(reg), 300);
+    for (int i = 0; i < 300; i++) {
+        ck_assert_str_eq(th_registry_get(reg, names[i])->name, names[i]);
+        ck_assert_ptr_eq(th_registry_at(reg, (size_t)i), th_registry_get(reg, names[i]));
+    }
+    ck_assert_ptr_null(th_registry_get(reg, "t300"));
+    ck_assert_ptr_null(th_registry_get(reg, "t00"));
+    ck_assert_int_eq(logged_lines, 300);
+}
+END_TEST
+
+static Suite *registry_suite(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("seed001");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_init_creates_empty_registry);
+    tcase_add_test(tc, test_register_single_tool_success);
+    tcase_add_test(tc, test_register_all_multiple_tools_success);
+    tcase_add_test(tc, test_get_tool_returns_correct_tool);
+    tcase_add_test(tc, test_list_tools_returns_all_names);
+    tcase_add_test(tc, test_register_duplicate_name_raises_ValueError);
+    tcase_add_test(tc, test_register_empty_name_raises_ValueError);
+    tcase_add_test(tc, test_register_invalid_protocol_raises_TypeError);
+    tcase_add_test(tc, test_register_missing_attribute_raises_AttributeError);
+    tcase_add_test(tc, test_register_all_partial_failure_registers_valid_tools);
+    tcase_add_test(tc, test_get_tool_unknown_name_returns_None);
+    tcase_add_test(tc, test_get_tool_case_sensitive);
+    tcase_add_test(tc, test_list_tools_empty_registry);
+    tcase_add_test(tc, test_register_all_empty_list);
+    tcase_add_test(tc, test_validate_tool_valid_returns_True);
+    tcase_add_test(tc, test_validate_tool_invalid_returns_False);
+    suite_add_tcase(s, tc);
+
+    TCase *extra = tcase_create("c_rules");
+    tcase_add_checked_fixture(extra, setup, teardown);
+    tcase_add_test(extra, test_input_schema_must_be_strict_json);
+    tcase_add_test(extra, test_optional_fields_parsed_and_checked);
+    tcase_add_test(extra, test_abi_checked_first);
+    tcase_add_test(extra, test_register_after_shutdown);
+    tcase_add_test(extra, test_destroy_only_for_registered_tools);
+    tcase_add_test(extra, test_many_tools_lookup);
+    suite_add_tcase(s, extra);
+    return s;
+}
+
+/* Under -fsanitize=undefined, make every finding fail the test it occurs in
+ * instead of printing a line nobody reads. Unused in other builds. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(registry_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
