@@ -172,6 +172,11 @@ th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts
     } else {
         th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", path, name, err.msg, th_rc_name(rc));
         stats->plugins_refused++;
+        /* The plugin never learns that its returned descriptor was refused,
+         * so user_data is released here (only once the ABI check passed:
+         * before that, no field can be trusted). */
+        if (desc && rc != TH_ERR_ABI && t.destroy)
+            t.destroy(t.user_data);
     }
 
     /* Handles stay open while any of their tools is registered. */

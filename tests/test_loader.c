@@ -279,6 +279,22 @@ START_TEST(test_entry_point_returns_null)
 }
 END_TEST
 
+/* A refused returned descriptor's user_data is released through destroy. */
+START_TEST(test_refused_descriptor_destroyed)
+{
+    unsetenv("TH_TEST_REFUSED_DESTROYED");
+    make_dir("p");
+    copy_plugin("refused", "p/refused.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    assert_logged(tpath("p/refused.so"), "tool 'refused'", "Tool description too short (min 10 chars)",
+                  "[TH_ERR_VALUE]");
+    const char *mark = getenv("TH_TEST_REFUSED_DESTROYED");
+    ck_assert_ptr_nonnull(mark);
+    ck_assert_str_eq(mark, "yes");
+}
+END_TEST
+
 START_TEST(test_wrong_name)
 {
     make_dir("p");
@@ -533,6 +549,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_good_plugin);
     tcase_add_test(tc, test_missing_entry_point);
     tcase_add_test(tc, test_entry_point_returns_null);
+    tcase_add_test(tc, test_refused_descriptor_destroyed);
     tcase_add_test(tc, test_wrong_name);
     tcase_add_test(tc, test_name_mismatch);
     tcase_add_test(tc, test_duplicate_across_plugins);
