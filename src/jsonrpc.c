@@ -38,6 +38,12 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     json_object *msg = json_tokener_parse_ex(tok, text, (int)len);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
     size_t end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue && end == len) {
+        /* A top-level number or literal ends only at a delimiter: give the
+         * tokener one, so "5" is a (non-object) value, not a truncation. */
+        msg = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok);
+    }
     /* Trailing white space is harmless; anything else is a second value. */
     while (jerr == json_tokener_success && end < len && strchr(" \t\r", text[end]))
         end++;
