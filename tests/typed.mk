@@ -1,1 +1,10 @@
-# tests/typed.mk: the typed tests (included by tests/Makefile.am).
+# tests/typed.mk: the typed-function tests (included by tests/Makefile.am):
+# generated schemas and registration refusals, argument conversion and
+# errors, the calling convention with many mixed parameters, and the bundled
+# typed plugins (add, text) loaded from plugins/.libs.
+check_PROGRAMS += test_typed_schema test_typed_call test_typed_abi test_typed_plugins
+TESTS += test_typed_schema test_typed_call test_typed_abi test_typed_plugins
+test_typed_schema_SOURCES = test_typed_schema.c typed/helpers.h
+test_typed_call_SOURCES = test_typed_call.c typed/helpers.h
+test_typed_abi_SOURCES = test_typed_abi.c typed/helpers.h
+test_typed_plugins_SOURCES = test_typed_plugins.c typed/helpers.h

@@ -190,8 +190,14 @@ typedef struct th_array {
 **               or zero/NULL when default_json is NULL.
 ** default_json  JSON text of the default (e.g. "10", "\"metric\"", "false");
 **               becomes the schema's "default". Only with optional.
-** enum_values   for TH_T_STRING only: a NULL-terminated list of the allowed
+** enum_values   for TH_T_STRING (or an array of strings, where it applies to
+**               each item) only: a NULL-terminated list of the allowed
 **               values; the schema gets "enum" and calls are checked.
+**
+** Argument lifetimes: strings, arrays and json_object arguments are owned by
+** the host and valid until the function returns. An absent optional array
+** without a default is a NULL `const th_array *`. A TH_T_JSON default is a
+** fresh copy on every call, so a function may change it.
 */
 typedef struct th_param {
     const char *name;
@@ -200,6 +206,10 @@ typedef struct th_param {
     bool optional;
     const char *default_json;
     const char *const *enum_values;
+    /* Room to grow: params are laid out in arrays, so th_param cannot carry
+     * a size of its own. Leave zero (designated initialisers do); a later
+     * ABI 1 header may give these slots meanings where zero means absent. */
+    const void *reserved[4];
 } th_param;
 
 /* th_function.flags */
@@ -213,7 +223,9 @@ typedef struct th_param {
 **           RESULT fn([th_call *,] PARAM1, PARAM2, ...), matching the types
 **           below exactly: the host calls it through libffi and cannot check.
 ** result    the return type. The value becomes a text block (its JSON text,
-**           or the string itself) and structuredContent {"result": value}.
+**           or the string itself) and structuredContent {"result": value};
+**           TH_T_VOID gives an empty content list. String and JSON results
+**           may be NULL, so their output schema also allows null.
 **           A TH_T_STRING result is copied before the host returns; it is
 **           freed with free() only with TH_FN_FREE_RESULT. A NULL string is
 **           JSON null. A TH_T_JSON result is owned by the host afterwards.
@@ -232,6 +244,8 @@ typedef struct th_function {
     size_t n_params;
     const th_param *params;
     const char *result_description;
+    /* Room to grow, as in th_param: leave zero. */
+    const void *reserved[4];
 } th_function;
 
 /* ---------------------------------------------------------------------
