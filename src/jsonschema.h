@@ -33,4 +33,27 @@ void th_schema_free(th_schema *schema);
 */
 size_t th_schema_validate(const th_schema *schema, json_object *instance, char **messages);
 
+/*
+** Where th_schema_compile_ex() finds documents that a $ref names by an
+** absolute URI (fragment removed) that no loaded document defines. Returns a
+** new reference the compiler takes over, or NULL: the $ref then fails to
+** resolve. Called only during compilation, on the compiling thread.
+*/
+typedef json_object *(*th_schema_resolver)(const char *uri, void *data);
+
+/* th_schema_compile() with a RESOLVER (may be NULL) for remote documents;
+** the test suite serves its http://localhost:1234/ files through it. */
+th_schema *th_schema_compile_ex(json_object *schema, th_schema_resolver resolver, void *data, char *err,
+                                size_t errlen);
+
+/* Limits that protect the host from hostile schemas and arguments. */
+enum {
+    TH_SCHEMA_MAX_NESTING = 64,     /* subschemas inside subschemas, at compile */
+    TH_SCHEMA_MAX_NODES = 10000,    /* subschemas in one compiled schema */
+    TH_SCHEMA_MAX_FANOUT = 1000,    /* entries of one allOf/anyOf/oneOf/prefixItems */
+    TH_SCHEMA_MAX_EVAL_DEPTH = 200, /* nested subschema evaluations per validation */
+    TH_SCHEMA_MAX_REF_DEPTH = 100,  /* nested $ref / $dynamicRef follows per validation */
+    TH_SCHEMA_MAX_MESSAGES = 20,    /* message lines before "... and N more" */
+};
+
 #endif
