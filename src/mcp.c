@@ -412,6 +412,42 @@ static void notify_hook(void *ctx, json_object *notification)
     send_msg(ctx, notification);
 }
 
+/*
+** A tool that declares an output schema promises structuredContent matching
+** it (clients validate it and fail the call otherwise). A successful result
+** that breaks the promise becomes a tool error naming what is wrong, so the
+** fault is reported as the plugin's rather than surfacing in the client.
+*/
+static json_object *check_output(const th_entry *e, json_object *result)
+{
+    json_object *is_error, *sc;
+    if (!e->output_validator || !result ||
+        (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)))
+        return result;
+    char *violations = NULL;
+    th_buf msg = {0};
+    if (!json_object_object_get_ex(result, "structuredContent", &sc))
+        th_buf_printf(&msg, "Tool '%s' declares an outputSchema but returned no structuredContent", e->name);
+    else if (th_schema_validate(e->output_validator, sc, &violations) > 0)
+        th_buf_printf(&msg, "Tool '%s' returned structuredContent that does not match its outputSchema:\n%s",
+                      e->name, violations ? violations : "");
+    free(violations);
+    if (!msg.data)
+        return result;
+    th_log(TH_LOG_ERROR, "%s", msg.data);
+    json_object_put(result);
+    result = json_object_new_object();
+    json_object *content = json_object_new_array();
+    json_object *text = json_object_new_object();
+    json_object_object_add(text, "type", json_object_new_string("text"));
+    json_object_object_add(text, "text", json_object_new_string(msg.data));
+    json_object_array_add(content, text);
+    json_object_object_add(result, "content", content);
+    json_object_object_add(result, "isError", json_object_new_boolean(1));
+    free(msg.data);
+    return result;
+}
+
 /* Runs on a pool thread: validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
@@ -430,7 +466,7 @@ static void run_job(void *p)
     } else {
         th_rc rc = e->typed ? th_typed_invoke(e->typed, j->call, j->args)
                             : e->handler(j->call, j->args, e->user_data);
-        result = th_call_finish(j->call, rc);
+        result = check_output(e, th_call_finish(j->call, rc));
     }
 
     pthread_mutex_lock(&s->lock);
@@ -755,20 +791,8 @@ size_t th_mcp_session_inflight(th_mcp_session *s)
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
 {
     pthread_mutex_lock(&s->lock);
-    while (s->ninflight > 0) {
-        long long left = deadline_ms - th_now_ms();
-        if (left <= 0)
-            break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += left / 1000;
-        ts.tv_nsec += (left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&s->idle, &s->lock, &ts);
-    }
+    while (s->ninflight > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
+        ;
     bool drained = s->ninflight == 0;
     pthread_mutex_unlock(&s->lock);
     return drained;

@@ -103,6 +103,7 @@ static void entry_free(th_entry *e)
     json_object_put(e->output_schema);
     json_object_put(e->annotations);
     th_schema_free(e->validator);
+    th_schema_free(e->output_validator);
     th_typed_free(e->typed);
     free((char *)e->origin);
     free(e);
@@ -175,7 +176,7 @@ static const char *json_type_word(json_object *o)
 */
 typedef struct checked {
     json_object *input_schema, *output_schema, *annotations;
-    th_schema *validator;
+    th_schema *validator, *output_validator;
     th_typed *typed;
 } checked;
 
@@ -185,6 +186,7 @@ static void checked_free(checked *c)
     json_object_put(c->output_schema);
     json_object_put(c->annotations);
     th_schema_free(c->validator);
+    th_schema_free(c->output_validator);
     th_typed_free(c->typed);
     memset(c, 0, sizeof *c);
 }
@@ -305,12 +307,11 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
         goto fail;
     }
     if (out->output_schema) {
-        th_schema *os = th_schema_compile(out->output_schema, msg, sizeof msg);
-        if (!os) {
+        out->output_validator = th_schema_compile(out->output_schema, msg, sizeof msg);
+        if (!out->output_validator) {
             rc = th_err_set(err, TH_ERR_VALUE, "Tool output_schema is not a valid JSON Schema: %s", msg);
             goto fail;
         }
-        th_schema_free(os);
     }
 
     if (t->annotations) {
@@ -396,6 +397,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->output_schema = c.output_schema;
     e->annotations = c.annotations;
     e->validator = c.validator;
+    e->output_validator = c.output_validator;
     e->typed = c.typed;
     e->handler = t.handler;
     e->user_data = t.user_data;

@@ -35,6 +35,7 @@ typedef struct th_entry {
     json_object *output_schema; /* NULL when not given */
     json_object *annotations;   /* NULL when not given */
     th_schema *validator;       /* input_schema compiled */
+    th_schema *output_validator; /* output_schema compiled, or NULL */
     th_handler handler;         /* NULL for typed tools */
     th_typed *typed;            /* NULL for handler tools */
     void *user_data;

@@ -147,3 +147,21 @@ long long th_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+bool th_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, long long deadline_ms)
+{
+    long long left = deadline_ms - th_now_ms();
+    if (left <= 0)
+        return false;
+    /* Condition variables wait on the realtime clock by default. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += left / 1000;
+    ts.tv_nsec += (left % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cond, lock, &ts);
+    return true;
+}

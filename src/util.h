@@ -5,6 +5,7 @@
 #ifndef TH_UTIL_H
 #define TH_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -45,5 +46,12 @@ bool th_buf_printf(th_buf *b, const char *fmt, ...) TH_PRINTF(2, 3);
 
 /* Monotonic clock in milliseconds. */
 long long th_now_ms(void);
+
+/*
+** pthread_cond_timedwait until DEADLINE_MS (th_now_ms clock). Returns false
+** once the deadline has passed (without waiting), true after a wakeup, which
+** may be spurious: callers re-check their condition in a loop.
+*/
+bool th_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, long long deadline_ms);
 
 #endif

@@ -128,20 +128,10 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
     }
     pthread_cond_broadcast(&pool->work);
     while (pool->nexited < pool->nthreads) {
-        long long left = deadline_ms - th_now_ms();
-        if (left <= 0) {
+        if (!th_cond_wait_until(&pool->finished, &pool->lock, deadline_ms)) {
             pthread_mutex_unlock(&pool->lock);
             return false;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += left / 1000;
-        ts.tv_nsec += (left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&pool->finished, &pool->lock, &ts);
     }
     pthread_mutex_unlock(&pool->lock);
     for (size_t i = 0; i < pool->nthreads; i++)
