@@ -12,7 +12,14 @@ static th_rc echo(th_call *call, json_object *args, void *user_data)
      * checks what it dereferences survives a host without validation. */
     if (!json_object_object_get_ex(args, "text", &text) || !json_object_is_type(text, json_type_string))
         return th_call_error(call, "argument 'text' must be a string");
-    return th_call_text(call, json_object_get_string(text));
+    /* The block reuses the argument's string object, so text with an
+     * embedded NUL (legal in JSON) comes back whole. */
+    json_object *block = json_object_new_object();
+    if (!block)
+        return TH_ERR_NOMEM;
+    json_object_object_add(block, "type", json_object_new_string("text"));
+    json_object_object_add(block, "text", json_object_get(text));
+    return th_call_content(call, block);
 }
 
 static const th_tool echo_tool = {

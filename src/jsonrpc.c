@@ -47,7 +47,9 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     /* Trailing white space is harmless; anything else is a second value. */
     while (jerr == json_tokener_success && end < len && strchr(" \t\r", text[end]))
         end++;
-    if (jerr != json_tokener_success || end != len || !msg) {
+    /* json-c represents the JSON literal null as NULL: a valid value, which
+     * the object check below refuses. */
+    if (jerr != json_tokener_success || end != len) {
         char m[160];
         if (jerr == json_tokener_success || jerr == json_tokener_continue)
             snprintf(m, sizeof m, "Parse error: %s at offset %zu",
