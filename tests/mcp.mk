@@ -1,1 +1,27 @@
-# tests/mcp.mk: the mcp tests (included by tests/Makefile.am).
+# tests/mcp.mk: the mcp tests (included by tests/Makefile.am): unit tests of
+# the JSON-RPC layer, and integration tests that drive the real src/toolhost
+# over pipes (both MCP eras) with the test plugins in mcpplugins/, which make
+# check leaves at mcpplugins/.libs/NAME.so.
+MCP_HARNESS = mcp_harness.c mcp_harness.h
+check_PROGRAMS += test_jsonrpc test_mcp_stdio test_mcp_legacy test_mcp_modern test_mcp_calls
+TESTS += test_jsonrpc test_mcp_stdio test_mcp_legacy test_mcp_modern test_mcp_calls
+test_jsonrpc_SOURCES = test_jsonrpc.c
+test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
+test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)
+test_mcp_modern_SOURCES = test_mcp_modern.c $(MCP_HARNESS)
+test_mcp_calls_SOURCES = test_mcp_calls.c $(MCP_HARNESS)
+
+check_LTLIBRARIES += mcpplugins/slow.la mcpplugins/progress.la mcpplugins/logger.la \
+	mcpplugins/printer.la mcpplugins/failer.la mcpplugins/rich.la
+mcpplugins_slow_la_SOURCES = mcpplugins/slow.c
+mcpplugins_slow_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+mcpplugins_progress_la_SOURCES = mcpplugins/progress.c
+mcpplugins_progress_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+mcpplugins_logger_la_SOURCES = mcpplugins/logger.c
+mcpplugins_logger_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+mcpplugins_printer_la_SOURCES = mcpplugins/printer.c
+mcpplugins_printer_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+mcpplugins_failer_la_SOURCES = mcpplugins/failer.c
+mcpplugins_failer_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+mcpplugins_rich_la_SOURCES = mcpplugins/rich.c
+mcpplugins_rich_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -1,0 +1,84 @@
+/*
+** slow.c: test plugin slow.so for the MCP integration tests. It sleeps in
+** small steps for "ms" milliseconds, polling th_call_cancelled() (unless
+** "ignore_cancel"), and says on stderr when it saw a cancellation.
+*/
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <toolhost/plugin.h>
+
+/* Calls running now, and the most ever seen at once (proves overlap). */
+static atomic_int running;
+static atomic_int peak;
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static th_rc slow(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    json_object *v;
+    long long ms = 0;
+    bool ignore = false, progress = false;
+    const char *tag = "-";
+    if (json_object_object_get_ex(args, "ms", &v))
+        ms = json_object_get_int64(v);
+    if (json_object_object_get_ex(args, "ignore_cancel", &v))
+        ignore = json_object_get_boolean(v);
+    if (json_object_object_get_ex(args, "progress", &v))
+        progress = json_object_get_boolean(v);
+    if (json_object_object_get_ex(args, "tag", &v))
+        tag = json_object_get_string(v);
+
+    int now = atomic_fetch_add(&running, 1) + 1;
+    int seen = atomic_load(&peak);
+    while (now > seen && !atomic_compare_exchange_weak(&peak, &seen, now))
+        ;
+
+    long long start = now_ms(), waited = 0;
+    bool cancelled = false;
+    int step = 0;
+    while ((waited = now_ms() - start) < ms) {
+        if (!ignore && th_call_cancelled(call)) {
+            cancelled = true;
+            break;
+        }
+        /* Progress every 50 ms, to show none is sent once cancelled. */
+        if (progress && step % 5 == 0)
+            th_call_progress(call, (double)waited, (double)ms, NULL);
+        step++;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (th_call_cancelled(call))
+        cancelled = true;
+    atomic_fetch_sub(&running, 1);
+    if (cancelled) /* after cancellation this must reach stderr, not the client */
+        th_call_log(call, TH_LOG_WARNING, "slow[%s]: saw cancellation after %lld ms", tag, waited);
+    return th_call_textf(call, "slow[%s]: slept %lld ms, peak %d", tag, waited, atomic_load(&peak));
+}
+
+static const th_tool slow_tool = {
+    TH_TOOL_INIT,
+    .name = "slow",
+    .description = "Sleep for ms milliseconds in small steps, honouring cancellation.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{"
+                    "\"ms\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"ignore_cancel\":{\"type\":\"boolean\"},"
+                    "\"progress\":{\"type\":\"boolean\"},"
+                    "\"tag\":{\"type\":\"string\"}},"
+                    "\"required\":[\"ms\"]}",
+    .handler = slow,
+};
+
+TH_REGISTER(slow)
+{
+    (void)server;
+    return &slow_tool;
+}

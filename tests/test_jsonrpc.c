@@ -1,0 +1,360 @@
+/*
+** test_jsonrpc.c: unit tests of the JSON-RPC layer (src/jsonrpc.c): how
+** every kind of line is classified and which error code it earns, and the
+** exact shape of the messages the builders produce.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrpc.h"
+
+static th_rpc_msg msg;
+
+static void parse(const char *text)
+{
+    th_rpc_parse(text, strlen(text), &msg);
+}
+
+static void teardown(void)
+{
+    th_rpc_msg_clear(&msg);
+}
+
+/* The id as JSON text, "none" when the parser kept none. */
+static const char *id_text(void)
+{
+    return msg.id ? json_object_to_json_string_ext(msg.id, JSON_C_TO_STRING_PLAIN) : "none";
+}
+
+#define ASSERT_INVALID(code_)                                                                                          \
+    do {                                                                                                               \
+        ck_assert_int_eq(msg.kind, TH_RPC_INVALID);                                                                    \
+        ck_assert_int_eq(msg.error_code, (code_));                                                                     \
+        ck_assert_msg(msg.error_message[0] != '\0', "an error needs a message");                                      \
+    } while (0)
+
+/* ---- classification ---------------------------------------------------- */
+
+START_TEST(request_with_int_id)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"cursor\":\"x\"}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(msg.method, "tools/list");
+    ck_assert_str_eq(id_text(), "7");
+    ck_assert_ptr_nonnull(msg.params);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(msg.params, "cursor")), "x");
+}
+END_TEST
+
+START_TEST(request_with_string_id_no_params)
+{
+    parse("{\"method\":\"ping\",\"id\":\"a b\",\"jsonrpc\":\"2.0\"}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(msg.method, "ping");
+    ck_assert_str_eq(id_text(), "\"a b\"");
+    ck_assert_ptr_null(msg.params);
+}
+END_TEST
+
+START_TEST(notification)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    ck_assert_int_eq(msg.kind, TH_RPC_NOTIFICATION);
+    ck_assert_str_eq(msg.method, "notifications/initialized");
+    ck_assert_ptr_null(msg.id);
+}
+END_TEST
+
+START_TEST(responses_are_recognised)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_RESPONSE);
+    th_rpc_msg_clear(&msg);
+    parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-1,\"message\":\"x\"}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_RESPONSE);
+}
+END_TEST
+
+START_TEST(surrounding_white_space_is_fine)
+{
+    parse("  {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \t\r");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+}
+END_TEST
+
+/* ---- -32700 ------------------------------------------------------------- */
+
+static const char *const unparseable[] = {
+    "{",
+    "{\"jsonrpc\":\"2.0\",",
+    "not json",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} {}", /* two values */
+    "{'jsonrpc':'2.0'}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",}",
+    "",
+};
+
+START_TEST(unparseable_is_parse_error)
+{
+    parse(unparseable[_i]);
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+    ck_assert_ptr_null(msg.id);
+    ck_assert_ptr_null(msg.msg);
+    ck_assert(!msg.silent);
+}
+END_TEST
+
+START_TEST(invalid_utf8_is_parse_error)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}");
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+    th_rpc_msg_clear(&msg);
+    /* A truncated multi-byte sequence. */
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xe2\x82\"}}");
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+}
+END_TEST
+
+START_TEST(embedded_length_is_respected)
+{
+    /* LEN, not the NUL, ends the message: the valid prefix is one request. */
+    const char text[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}garbage";
+    th_rpc_parse(text, strlen(text) - strlen("garbage"), &msg);
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+}
+END_TEST
+
+/* ---- -32600 ------------------------------------------------------------- */
+
+/* Valid JSON that is not a request object. Top-level scalars must not be
+ * mistaken for unfinished input: "5" is complete JSON. */
+static const char *const not_objects[] = {"[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+                                          "\"ping\"", "5", "true", "null", "-1.5e3"};
+
+START_TEST(non_object_is_invalid_request)
+{
+    parse(not_objects[_i]);
+    ck_assert_msg(msg.kind == TH_RPC_INVALID && msg.error_code == TH_RPC_INVALID_REQUEST,
+                  "%s: want -32600, got kind %d code %d (%s)", not_objects[_i], msg.kind, msg.error_code,
+                  msg.error_message);
+    ck_assert_ptr_null(msg.id);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    const char *id; /* the id the error goes to, "none" for null */
+} bad_requests[] = {
+    {"{\"id\":1,\"method\":\"ping\"}", "1"},                                 /* no jsonrpc */
+    {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", "1"},             /* wrong version */
+    {"{\"jsonrpc\":2.0,\"id\":1,\"method\":\"ping\"}", "1"},                 /* not a string */
+    {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", "none"},       /* null id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", "none"},        /* fractional id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}", "none"},  /* object id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", "none"},        /* array id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", "none"},       /* boolean id */
+    {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":5}", "2"},                    /* method not a string */
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"q\"}", "\"q\""},                         /* neither method nor result */
+    {"{}", "none"},
+};
+
+START_TEST(structurally_wrong_is_invalid_request)
+{
+    parse(bad_requests[_i].text);
+    ASSERT_INVALID(TH_RPC_INVALID_REQUEST);
+    ck_assert_msg(strcmp(id_text(), bad_requests[_i].id) == 0, "%s: want id %s, got %s", bad_requests[_i].text,
+                  bad_requests[_i].id, id_text());
+    ck_assert(!msg.silent);
+}
+END_TEST
+
+/* ---- -32602 ------------------------------------------------------------- */
+
+START_TEST(params_not_object_is_invalid_params)
+{
+    static const char *const params[] = {"[1,2]", "5", "\"x\"", "null", "true"};
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        char text[160];
+        snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":%s}", params[i]);
+        parse(text);
+        ck_assert_msg(msg.kind == TH_RPC_INVALID && msg.error_code == TH_RPC_INVALID_PARAMS, "%s", text);
+        ck_assert_str_eq(id_text(), "9");
+        ck_assert(!msg.silent);
+        th_rpc_msg_clear(&msg);
+    }
+}
+END_TEST
+
+START_TEST(notification_with_bad_params_is_silent)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":[1]}");
+    ck_assert_int_eq(msg.kind, TH_RPC_INVALID);
+    ck_assert(msg.silent);
+}
+END_TEST
+
+/* ---- builders ------------------------------------------------------------ */
+
+static const char *plain(json_object *o)
+{
+    size_t len;
+    return th_rpc_serialize(o, &len);
+}
+
+START_TEST(result_envelope)
+{
+    json_object *id = json_object_new_string("x/1");
+    json_object *res = json_object_new_object();
+    json_object_object_add(res, "k", json_object_new_string("a/b"));
+    json_object *m = th_rpc_result(id, res);
+    ck_assert_ptr_nonnull(m);
+    size_t len;
+    const char *s = th_rpc_serialize(m, &len);
+    /* Compact, no escaped slashes, no newline (framing is the transport's). */
+    ck_assert_str_eq(s, "{\"jsonrpc\":\"2.0\",\"id\":\"x/1\",\"result\":{\"k\":\"a/b\"}}");
+    ck_assert_uint_eq(len, strlen(s));
+    json_object_put(m);
+    /* The id was borrowed: still ours. */
+    ck_assert_str_eq(json_object_get_string(id), "x/1");
+    json_object_put(id);
+}
+END_TEST
+
+START_TEST(result_with_null_id)
+{
+    json_object *m = th_rpc_result(NULL, json_object_new_object());
+    ck_assert_str_eq(plain(m), "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}");
+    json_object_put(m);
+}
+END_TEST
+
+START_TEST(error_envelope)
+{
+    json_object *id = json_object_new_int(42);
+    json_object *m = th_rpc_error(id, TH_RPC_METHOD_NOT_FOUND, "Method not found: x", NULL);
+    ck_assert_str_eq(plain(m),
+                     "{\"jsonrpc\":\"2.0\",\"id\":42,\"error\":{\"code\":-32601,\"message\":\"Method not found: x\"}}");
+    json_object_put(m);
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "requested", json_object_new_string("1900-01-01"));
+    m = th_rpc_error(NULL, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+    ck_assert_str_eq(plain(m), "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32022,\"message\":"
+                               "\"Unsupported protocol version\",\"data\":{\"requested\":\"1900-01-01\"}}}");
+    json_object_put(m);
+    json_object_put(id);
+}
+END_TEST
+
+START_TEST(notification_envelope)
+{
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "progress", json_object_new_int(1));
+    json_object *m = th_rpc_notification("notifications/progress", p);
+    ck_assert_str_eq(plain(m),
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}");
+    json_object_put(m);
+    m = th_rpc_notification("notifications/x", NULL);
+    ck_assert_str_eq(plain(m), "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}");
+    json_object_put(m);
+}
+END_TEST
+
+START_TEST(serialised_text_has_no_raw_newline)
+{
+    /* One message per line: a newline inside a string must be escaped. */
+    json_object *m = th_rpc_result(NULL, json_object_new_string("a\nb\r\u2028c"));
+    const char *s = plain(m);
+    ck_assert_ptr_null(strchr(s, '\n'));
+    ck_assert_ptr_null(strchr(s, '\r'));
+    json_object_put(m);
+}
+END_TEST
+
+START_TEST(parsed_request_round_trips)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    json_object *m = th_rpc_result(msg.id, json_object_new_object());
+    ck_assert_str_eq(plain(m), "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"result\":{}}");
+    json_object_put(m);
+}
+END_TEST
+
+/* ---- id keys ------------------------------------------------------------- */
+
+START_TEST(id_keys_distinguish_types)
+{
+    char a[64], b[64];
+    json_object *n = json_object_new_int(12), *s = json_object_new_string("12");
+    ck_assert(th_rpc_id_key(n, a, sizeof a));
+    ck_assert(th_rpc_id_key(s, b, sizeof b));
+    ck_assert_str_ne(a, b);
+    json_object *n2 = json_object_new_int64(12);
+    char c[64];
+    ck_assert(th_rpc_id_key(n2, c, sizeof c));
+    ck_assert_str_eq(a, c);
+    json_object_put(n);
+    json_object_put(s);
+    json_object_put(n2);
+}
+END_TEST
+
+START_TEST(id_key_refuses_other_types_and_overflow)
+{
+    char buf[8];
+    json_object *d = json_object_new_double(1.5);
+    ck_assert(!th_rpc_id_key(d, buf, sizeof buf));
+    ck_assert(!th_rpc_id_key(NULL, buf, sizeof buf));
+    json_object *longs = json_object_new_string("much-too-long-for-eight");
+    ck_assert(!th_rpc_id_key(longs, buf, sizeof buf));
+    json_object_put(d);
+    json_object_put(longs);
+}
+END_TEST
+
+static Suite *jsonrpc_suite(void)
+{
+    Suite *s = suite_create("jsonrpc");
+    TCase *tc = tcase_create("parse");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, request_with_int_id);
+    tcase_add_test(tc, request_with_string_id_no_params);
+    tcase_add_test(tc, notification);
+    tcase_add_test(tc, responses_are_recognised);
+    tcase_add_test(tc, surrounding_white_space_is_fine);
+    tcase_add_loop_test(tc, unparseable_is_parse_error, 0, (int)(sizeof unparseable / sizeof unparseable[0]));
+    tcase_add_test(tc, invalid_utf8_is_parse_error);
+    tcase_add_test(tc, embedded_length_is_respected);
+    tcase_add_loop_test(tc, non_object_is_invalid_request, 0, (int)(sizeof not_objects / sizeof not_objects[0]));
+    tcase_add_loop_test(tc, structurally_wrong_is_invalid_request, 0,
+                        (int)(sizeof bad_requests / sizeof bad_requests[0]));
+    tcase_add_test(tc, params_not_object_is_invalid_params);
+    tcase_add_test(tc, notification_with_bad_params_is_silent);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("build");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, result_envelope);
+    tcase_add_test(tc, result_with_null_id);
+    tcase_add_test(tc, error_envelope);
+    tcase_add_test(tc, notification_envelope);
+    tcase_add_test(tc, serialised_text_has_no_raw_newline);
+    tcase_add_test(tc, parsed_request_round_trips);
+    tcase_add_test(tc, id_keys_distinguish_types);
+    tcase_add_test(tc, id_key_refuses_other_types_and_overflow);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(jsonrpc_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,759 @@
+/*
+** test_mcp_calls.c: integration tests of tools/list and tools/call against
+** the real toolhost: order and pagination, echo's exact text, argument and
+** tool errors, every content kind, structured content, progress, calls
+** running concurrently, and cancellation.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+
+static void finish(mh_proc *p)
+{
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+
+/* The era a test runs in: _i of a loop test. Legacy sessions initialize. */
+enum { LEGACY, MODERN };
+
+static mh_proc *start_era(int era, const char *opt, const char *val)
+{
+    mh_proc *p = opt ? mh_start(opt, val, NULL) : mh_start(NULL);
+    if (era == LEGACY)
+        mh_initialize(p, "2025-11-25");
+    return p;
+}
+
+/* ",\"_meta\":{...}" for the era, with EXTRA members (e.g. a progressToken). */
+static const char *meta(int era, const char *extra)
+{
+    static char buf[512];
+    if (era == MODERN)
+        snprintf(buf, sizeof buf, ",\"_meta\":{" MH_MODERN_META_FIELDS "%s%s}", *extra ? "," : "", extra);
+    else if (*extra)
+        snprintf(buf, sizeof buf, ",\"_meta\":{%s}", extra);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+/* Send tools/call NAME with ARGS_JSON (NULL: no "arguments") and EXTRA meta. */
+static void send_call(mh_proc *p, int era, const char *id, const char *name, const char *args_json,
+                      const char *extra_meta)
+{
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"%s%s%s}}", id,
+            name, args_json ? ",\"arguments\":" : "", args_json ? args_json : "", meta(era, extra_meta));
+}
+
+/* Request ids are never reused within a session (the specification forbids
+ * it); each test runs in its own process, so a counter suffices. */
+static int last_id = 1000;
+
+static json_object *call(mh_proc *p, int era, const char *name, const char *args_json)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d", ++last_id);
+    send_call(p, era, id, name, args_json, "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, id);
+    return o;
+}
+
+static json_object *list_page(mh_proc *p, int era, const char *cursor_json)
+{
+    char cursor[256] = "";
+    if (cursor_json)
+        snprintf(cursor, sizeof cursor, "\"cursor\":%s%s", cursor_json, era == MODERN ? "," : "");
+    const char *m = meta(era, "");
+    char id[16];
+    snprintf(id, sizeof id, "%d", ++last_id);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/list\",\"params\":{%s%s}}", id, cursor,
+            *m ? m + 1 : "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, id);
+    return o;
+}
+
+/* ---- tools/list --------------------------------------------------------------- */
+
+START_TEST(tools_are_listed_in_registration_order)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = list_page(p, _i, NULL);
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_ABSENT(o, "result nextCursor");
+    ck_assert_uint_eq(mh_len(o, "result tools"), mh_tool_count);
+    for (size_t i = 0; i < mh_tool_count; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "result tools %zu name", i);
+        MH_ASSERT_STR(o, path, mh_tool_order[i]);
+        json_object *t = mh_at(o, "result tools");
+        t = json_object_array_get_idx(t, i);
+        ck_assert_msg(mh_str(t, "description") && strlen(mh_str(t, "description")) >= 10, "%s", mh_json(t));
+        MH_ASSERT_STR(t, "inputSchema type", "object");
+    }
+    /* The tool's own description and schema, unchanged. */
+    json_object *echo = json_object_array_get_idx(mh_at(o, "result tools"), mh_tool_count - 1);
+    MH_ASSERT_STR(echo, "description", "Return the given text unchanged, as one text block.");
+    MH_ASSERT_JSON_EQ(mh_at(echo, "inputSchema"),
+                      "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\","
+                      "\"description\":\"Text to echo back\"}},\"required\":[\"text\"],"
+                      "\"additionalProperties\":false}");
+    MH_ASSERT_JSON_EQ(mh_at(echo, "annotations"),
+                      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(tools_list_is_the_same_every_time)
+{
+    char *first = NULL;
+    for (int run = 0; run < 2; run++) {
+        mh_proc *p = start_era(MODERN, NULL, NULL);
+        for (int again = 0; again < 2; again++) {
+            json_object *o = list_page(p, MODERN, NULL);
+            const char *tools = mh_json(mh_at(o, "result tools"));
+            if (!first)
+                first = strdup(tools);
+            else
+                ck_assert_str_eq(tools, first);
+            json_object_put(o);
+        }
+        finish(p);
+    }
+    free(first);
+}
+END_TEST
+
+/* Follow nextCursor from the first page; return every name in order. */
+static json_object *all_pages(mh_proc *p, int era, size_t page_size, size_t *pages)
+{
+    json_object *names = json_object_new_array();
+    char *cursor = NULL;
+    *pages = 0;
+    for (;;) {
+        ck_assert_msg(*pages <= mh_tool_count, "the cursor chain does not end");
+        json_object *o = list_page(p, era, cursor);
+        free(cursor);
+        cursor = NULL;
+        MH_ASSERT_RESULT(o);
+        (*pages)++;
+        size_t n = mh_len(o, "result tools");
+        ck_assert_msg(n >= 1 && n <= page_size, "page of %zu tools with page size %zu: %s", n, page_size,
+                      mh_json(o));
+        for (size_t i = 0; i < n; i++) {
+            char path[64];
+            snprintf(path, sizeof path, "result tools %zu name", i);
+            json_object_array_add(names, json_object_new_string(mh_str(o, path)));
+        }
+        if (era == MODERN) {
+            MH_ASSERT_STR(o, "result resultType", "complete");
+            MH_ASSERT_HAS(o, "result ttlMs");
+        }
+        if (!mh_has(o, "result nextCursor")) {
+            json_object_put(o);
+            break;
+        }
+        const char *next = mh_str(o, "result nextCursor");
+        ck_assert_msg(next != NULL, "nextCursor must be a string: %s", mh_json(o));
+        ck_assert_msg(n == page_size, "a short page before the last: %s", mh_json(o));
+        json_object *nj = json_object_new_string(next);
+        cursor = strdup(mh_json(nj));
+        json_object_put(nj);
+        json_object_put(o);
+    }
+    return names;
+}
+
+static void assert_names_in_order(json_object *names)
+{
+    ck_assert_msg(json_object_array_length(names) == mh_tool_count, "pages hold %s", mh_json(names));
+    for (size_t i = 0; i < mh_tool_count; i++)
+        ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(names, i)), mh_tool_order[i]);
+}
+
+START_TEST(pagination_covers_every_tool_once)
+{
+    mh_proc *p = start_era(_i, "--page-size", "2");
+    size_t pages;
+    json_object *names = all_pages(p, _i, 2, &pages);
+    assert_names_in_order(names);
+    ck_assert_uint_eq(pages, (mh_tool_count + 1) / 2);
+    json_object_put(names);
+    /* The chain can be walked again: cursors are not single-use. */
+    names = all_pages(p, _i, 2, &pages);
+    assert_names_in_order(names);
+    json_object_put(names);
+    finish(p);
+}
+END_TEST
+
+START_TEST(pagination_with_an_exact_multiple)
+{
+    /* 9 tools in pages of 3: the third page is full and still the last. */
+    mh_proc *p = start_era(MODERN, "--page-size", "3");
+    size_t pages;
+    json_object *names = all_pages(p, MODERN, 3, &pages);
+    assert_names_in_order(names);
+    ck_assert_uint_eq(pages, 3);
+    json_object_put(names);
+    finish(p);
+}
+END_TEST
+
+START_TEST(bad_cursor_is_invalid_params)
+{
+    static const char *const cursors[] = {"\"bogus\"", "\"\"", "\"th1:99999\"", "\"th1:-1\"", "\"th1:2x\"",
+                                          "5", "{}", "[]", "true"};
+    mh_proc *p = start_era(_i, "--page-size", "2");
+    for (size_t i = 0; i < sizeof cursors / sizeof cursors[0]; i++) {
+        json_object *o = list_page(p, _i, cursors[i]);
+        ck_assert_msg(mh_has(o, "error"), "cursor %s accepted: %s", cursors[i], mh_json(o));
+        MH_ASSERT_ERROR(o, -32602);
+        json_object_put(o);
+    }
+    json_object *o = list_page(p, _i, NULL);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+/* ---- tools/call: echo ------------------------------------------------------------ */
+
+/* JSON string literals and the text each must come back as. */
+static const char *const echo_texts[] = {
+    "\"hello\"",
+    "\"\"",
+    "\"h\\u00e9llo w\\u00f6rld \\u2713 \\u65e5\\u672c\\u8a9e \\ud83d\\ude00\"",
+    "\"h\xc3\xa9llo raw UTF-8 \xe2\x9c\x93 \xf0\x9f\x98\x80\"",
+    "\"quote \\\" backslash \\\\ slash / \\/ newline \\n cr \\r tab \\t ctrl \\u0001 \\u001f del \\u007f\"",
+    "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\\n{}\"",
+    "\"line\\u2028separator and \\u2029 paragraph\"",
+};
+
+START_TEST(echo_returns_exactly_the_text)
+{
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    for (size_t i = 0; i < sizeof echo_texts / sizeof echo_texts[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "{\"text\":%s}", echo_texts[i]);
+        json_object *o = call(p, MODERN, "echo", args);
+        json_object *want = mh_parse(echo_texts[i]);
+        ck_assert_ptr_nonnull(want);
+        ck_assert_uint_eq(mh_len(o, "result content"), 1);
+        MH_ASSERT_STR(o, "result content 0 type", "text");
+        ck_assert_msg(json_object_equal(mh_at(o, "result content 0 text"), want), "sent %s, got %s",
+                      echo_texts[i], mh_json(o));
+        ck_assert_msg(!json_object_get_boolean(mh_at(o, "result isError")), "%s", mh_json(o));
+        json_object_put(want);
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(echo_keeps_an_embedded_nul)
+{
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    json_object *o = call(p, MODERN, "echo", "{\"text\":\"before\\u0000after\"}");
+    json_object *text = mh_at(o, "result content 0 text");
+    ck_assert_msg(json_object_is_type(text, json_type_string) && json_object_get_string_len(text) == 12 &&
+                      memcmp(json_object_get_string(text), "before\0after", 12) == 0,
+                  "sent \"before\\u0000after\", got %s", mh_json(o));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(echo_in_every_legacy_version)
+{
+    static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, versions[_i]);
+    json_object *o = call(p, LEGACY, "echo", "{\"text\":\"legacy\"}");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{\"content\":[{\"type\":\"text\",\"text\":\"legacy\"}]}");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(echo_with_a_large_text)
+{
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    size_t n = 1000000;
+    char *args = malloc(n + 32);
+    ck_assert(args != NULL);
+    strcpy(args, "{\"text\":\"");
+    size_t h = strlen(args);
+    for (size_t i = 0; i < n; i++)
+        args[h + i] = (char)('a' + i % 26);
+    strcpy(args + h + n, "\"}");
+    json_object *o = call(p, MODERN, "echo", args);
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strlen(text) == n && memcmp(text, args + h, n) == 0, "a 1 MB text did not come back");
+    json_object_put(o);
+    free(args);
+    finish(p);
+}
+END_TEST
+
+/* ---- tools/call: arguments and errors ------------------------------------------------ */
+
+START_TEST(absent_arguments_are_an_empty_object)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    /* logger needs nothing: it runs. */
+    send_call(p, _i, "1", "logger", NULL, "");
+    json_object *o = mh_await(p, "1", NULL);
+    MH_ASSERT_STR(o, "result content 0 text", "logged 8 lines");
+    json_object_put(o);
+    /* echo needs "text": {} fails its schema, as a tool error the model can read. */
+    o = call(p, _i, "echo", NULL);
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_TRUE(o, "result isError");
+    const char *msg = mh_str(o, "result content 0 text");
+    ck_assert_msg(msg && strstr(msg, "text"), "the error does not name the missing argument: %s", mh_json(o));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(arguments_that_are_not_an_object_are_invalid_params)
+{
+    static const char *const bad[] = {"[]", "[{\"text\":\"x\"}]", "\"text\"", "5", "true"};
+    mh_proc *p = start_era(_i, NULL, NULL);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object *o = call(p, _i, "echo", bad[i]);
+        ck_assert_msg(mh_has(o, "error"), "arguments %s: %s", bad[i], mh_json(o));
+        MH_ASSERT_ERROR(o, -32602);
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(arguments_failing_the_schema_are_a_tool_error)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    static const char *const bad[] = {"{\"text\":5}", "{\"text\":\"x\",\"extra\":1}", "{\"text\":null}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object *o = call(p, _i, "echo", bad[i]);
+        MH_ASSERT_RESULT(o);
+        MH_ASSERT_TRUE(o, "result isError");
+        ck_assert_msg(mh_str(o, "result content 0 text") != NULL, "%s", mh_json(o));
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(unknown_tool_is_invalid_params)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = call(p, _i, "nonexistent", "{}");
+    MH_ASSERT_ERROR(o, -32602);
+    MH_ASSERT_STR(o, "error message", "Unknown tool: nonexistent");
+    json_object_put(o);
+    /* Names are case-sensitive. */
+    o = call(p, _i, "Echo", "{\"text\":\"x\"}");
+    MH_ASSERT_ERROR(o, -32602);
+    MH_ASSERT_STR(o, "error message", "Unknown tool: Echo");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(missing_or_bad_tool_name_is_invalid_params)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    static const char *const members[] = {"", "\"name\":5", "\"name\":null", "\"arguments\":{}",
+                                          "\"name\":[\"echo\"]"};
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        const char *sep = *members[i] && _i == MODERN ? "," : "";
+        json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{%s%s%s}}",
+                                members[i], sep, _i == MODERN ? MH_MODERN_META : "");
+        MH_ASSERT_ID(o, "3");
+        MH_ASSERT_ERROR(o, -32602);
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(handler_error_is_a_result_with_its_message)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = call(p, _i, "failer", "{\"reason\":\"the widget is broken\"}");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_TRUE(o, "result isError");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result content"),
+                      "[{\"type\":\"text\",\"text\":\"failer could not comply: the widget is broken\"}]");
+    json_object_put(o);
+    /* th_call_error() and a failing return: one message, not two. */
+    o = call(p, _i, "failer", "{\"reason\":\"twice\",\"also_fail\":true}");
+    MH_ASSERT_TRUE(o, "result isError");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result content"),
+                      "[{\"type\":\"text\",\"text\":\"failer could not comply: twice\"}]");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(handler_failure_without_a_message_names_the_tool)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = call(p, _i, "failer_bare", "{}");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_TRUE(o, "result isError");
+    ck_assert_uint_eq(mh_len(o, "result content"), 1);
+    MH_ASSERT_STR(o, "result content 0 type", "text");
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strstr(text, "failer_bare"), "the message does not name the tool: %s", mh_json(o));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+/* ---- tools/call: content ---------------------------------------------------------------- */
+
+START_TEST(rich_content_blocks_come_back_exactly)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = call(p, _i, "rich", "{}");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_ABSENT(o, "result isError");
+    MH_ASSERT_ABSENT(o, "result structuredContent");
+    MH_ASSERT_JSON_EQ(
+        mh_at(o, "result content"),
+        "[{\"type\":\"text\",\"text\":\"rich text\"},"
+        "{\"type\":\"image\",\"data\":\"iVBORw0KGgo=\",\"mimeType\":\"image/png\"},"
+        "{\"type\":\"audio\",\"data\":\"UklGRg==\",\"mimeType\":\"audio/wav\"},"
+        "{\"type\":\"resource_link\",\"uri\":\"file:///tmp/rich.txt\",\"name\":\"rich.txt\","
+        "\"description\":\"A linked file\",\"mimeType\":\"text/plain\"},"
+        "{\"type\":\"resource_link\",\"uri\":\"https://example.com/x\",\"name\":\"x\"},"
+        "{\"type\":\"resource\",\"resource\":{\"uri\":\"test://rich/text\",\"mimeType\":\"text/plain\","
+        "\"text\":\"embedded text\"}},"
+        "{\"type\":\"resource\",\"resource\":{\"uri\":\"test://rich/blob\",\"blob\":\"AAEC\"}},"
+        "{\"type\":\"text\",\"text\":\"annotated\",\"annotations\":{\"audience\":[\"user\"],\"priority\":0.5}}]");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(structured_content_is_also_sent_as_text)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *o = call(p, _i, "rich_structured", NULL);
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_ABSENT(o, "result isError");
+    const char *want = "{\"temperature\":22.5,\"conditions\":\"sunny\",\"tags\":[\"a/b\",\"\\\"q\\\"\"]}";
+    MH_ASSERT_JSON_EQ(mh_at(o, "result structuredContent"), want);
+    ck_assert_uint_eq(mh_len(o, "result content"), 1);
+    MH_ASSERT_STR(o, "result content 0 type", "text");
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_ptr_nonnull(text);
+    json_object *parsed = mh_parse(text);
+    ck_assert_msg(parsed != NULL, "the text is not JSON: %s", text);
+    MH_ASSERT_JSON_EQ(parsed, want);
+    json_object_put(parsed);
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+/* ---- progress ---------------------------------------------------------------------------- */
+
+/* Call progress with TOKEN_JSON (NULL: none); return the notifications. */
+static json_object *progress_call(mh_proc *p, int era, const char *token_json, const char *args)
+{
+    char extra[128] = "";
+    if (token_json)
+        snprintf(extra, sizeof extra, "\"progressToken\":%s", token_json);
+    send_call(p, era, "\"pc\"", "progress", args, extra);
+    json_object *notes = json_object_new_array();
+    json_object *o = mh_await(p, "\"pc\"", notes);
+    MH_ASSERT_RESULT(o);
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strncmp(text, "progress: ", 10) == 0, "%s", mh_json(o));
+    json_object_put(o);
+    return notes;
+}
+
+static void assert_progress(json_object *notes, const char *token_json, int steps, bool total, bool message)
+{
+    ck_assert_msg(json_object_array_length(notes) == (size_t)steps, "want %d progress notifications, got %s",
+                  steps, mh_json(notes));
+    json_object *token = mh_parse(token_json);
+    double last = -1;
+    for (int i = 0; i < steps; i++) {
+        json_object *n = json_object_array_get_idx(notes, (size_t)i);
+        MH_ASSERT_STR(n, "method", "notifications/progress");
+        ck_assert_msg(json_object_equal(mh_at(n, "params progressToken"), token), "token %s in %s", token_json,
+                      mh_json(n));
+        json_object *pr = mh_at(n, "params progress");
+        ck_assert_msg(json_object_is_type(pr, json_type_double) || json_object_is_type(pr, json_type_int),
+                      "%s", mh_json(n));
+        double v = json_object_get_double(pr);
+        ck_assert_msg(v > last, "progress does not increase: %s", mh_json(notes));
+        last = v;
+        if (total)
+            ck_assert_msg(json_object_get_double(mh_at(n, "params total")) == steps, "%s", mh_json(n));
+        else
+            MH_ASSERT_ABSENT(n, "params total");
+        if (message) {
+            char want[64];
+            snprintf(want, sizeof want, "step %d of %d", i + 1, steps);
+            MH_ASSERT_STR(n, "params message", want);
+        } else {
+            MH_ASSERT_ABSENT(n, "params message");
+        }
+    }
+    json_object_put(token);
+}
+
+START_TEST(progress_with_a_string_token)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *notes = progress_call(p, _i, "\"tok-1\"", "{\"steps\":3}");
+    assert_progress(notes, "\"tok-1\"", 3, true, true);
+    json_object_put(notes);
+    finish(p);
+}
+END_TEST
+
+START_TEST(progress_with_an_integer_token)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *notes = progress_call(p, _i, "42", "{\"steps\":5,\"with_total\":false,\"with_message\":false}");
+    assert_progress(notes, "42", 5, false, false);
+    json_object_put(notes);
+    finish(p);
+}
+END_TEST
+
+START_TEST(no_progress_without_a_token)
+{
+    mh_proc *p = start_era(_i, NULL, NULL);
+    json_object *notes = progress_call(p, _i, NULL, "{\"steps\":4}");
+    ck_assert_msg(json_object_array_length(notes) == 0, "progress sent without a token: %s", mh_json(notes));
+    json_object_put(notes);
+    finish(p);
+}
+END_TEST
+
+/* ---- concurrency ---------------------------------------------------------------------------- */
+
+START_TEST(a_slow_call_does_not_delay_other_requests)
+{
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    send_call(p, LEGACY, "1", "slow", "{\"ms\":3000,\"tag\":\"bg\"}", "");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    send_call(p, LEGACY, "4", "echo", "{\"text\":\"quick\"}", "");
+    send_call(p, MODERN, "5", "echo", "{\"text\":\"quick too\"}", "");
+    bool seen[6] = {false};
+    for (int n = 0; n < 5; n++) {
+        json_object *o = mh_next(p);
+        int id = (int)json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= 5 && !seen[id], "unexpected %s", mh_json(o));
+        MH_ASSERT_RESULT(o);
+        if (id == 1) {
+            for (int k = 2; k <= 5; k++)
+                ck_assert_msg(seen[k], "the slow call answered before request %d", k);
+            const char *text = mh_str(o, "result content 0 text");
+            ck_assert_msg(text && strstr(text, "slow[bg]: slept"), "%s", mh_json(o));
+        }
+        seen[id] = true;
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(slow_calls_run_at_the_same_time)
+{
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    long long t0 = mh_now_ms();
+    for (int i = 1; i <= 4; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        send_call(p, MODERN, id, "slow", "{\"ms\":1000}", "");
+    }
+    int peak = 0;
+    for (int i = 0; i < 4; i++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_RESULT(o);
+        const char *text = mh_str(o, "result content 0 text");
+        const char *pk = text ? strstr(text, "peak ") : NULL;
+        ck_assert_msg(pk != NULL, "%s", mh_json(o));
+        int v = atoi(pk + 5);
+        peak = v > peak ? v : peak;
+        json_object_put(o);
+    }
+    long long took = mh_now_ms() - t0;
+    ck_assert_msg(took < 3000, "4 calls of 1 s took %lld ms: they did not overlap", took);
+    ck_assert_msg(peak == 4, "at most %d of 4 calls ran at once", peak);
+    finish(p);
+}
+END_TEST
+
+/* ---- cancellation ---------------------------------------------------------------------------- */
+
+/* Start a slow call with progress, wait until it runs (first progress),
+ * cancel it, wait until the handler saw it, and check nothing more comes
+ * for it: the next message answers the request sent after. */
+static void cancel_in_flight(int era, const char *id_json)
+{
+    mh_proc *p = start_era(era, NULL, NULL);
+    send_call(p, era, id_json, "slow", "{\"ms\":20000,\"progress\":true,\"tag\":\"victim\"}",
+              "\"progressToken\":\"pt\"");
+    json_object *o = mh_next(p);
+    MH_ASSERT_STR(o, "method", "notifications/progress");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%s,"
+               "\"reason\":\"test\"}}",
+            id_json);
+    /* Progress sent before the cancellation was read may still be in the pipe. */
+    ck_assert_msg(mh_stderr_wait(p, "slow[victim]: saw cancellation", MH_TIMEOUT_MS),
+                  "the handler never saw the cancellation");
+    usleep(300 * 1000); /* let a (wrong) response reach the pipe */
+    for (;;) {
+        o = mh_read(p, 0);
+        if (!o)
+            break;
+        ck_assert_msg(!mh_has(o, "id"), "a response was sent for the cancelled call: %s", mh_json(o));
+        MH_ASSERT_STR(o, "method", "notifications/progress");
+        json_object_put(o);
+    }
+    if (era == LEGACY) {
+        mh_ping_is_next(p, 77);
+    } else {
+        o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+        MH_ASSERT_ID(o, "77");
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    o = call(p, era, "echo", "{\"text\":\"after\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "after");
+    json_object_put(o);
+    finish(p);
+}
+
+START_TEST(cancelled_call_sends_nothing_more)
+{
+    cancel_in_flight(_i, "7");
+}
+END_TEST
+
+START_TEST(cancelled_call_with_a_string_id)
+{
+    cancel_in_flight(_i, "\"call-7\"");
+}
+END_TEST
+
+START_TEST(cancelling_with_the_wrong_id_type_changes_nothing)
+{
+    /* 8 and "8" are different requests. */
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    send_call(p, LEGACY, "8", "slow", "{\"ms\":800,\"tag\":\"kept\"}", "");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"8\"}}");
+    json_object *o = mh_await(p, "8", NULL);
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strstr(text, "slow[kept]: slept"), "%s", mh_json(o));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(cancelling_a_finished_call_is_harmless)
+{
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    json_object *o = call(p, LEGACY, "echo", "{\"text\":\"done\"}");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}",
+            last_id);
+    mh_ping_is_next(p, 2);
+    finish(p);
+}
+END_TEST
+
+static Suite *calls_suite(void)
+{
+    Suite *s = suite_create("mcp_calls");
+    TCase *tc = tcase_create("list");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, tools_are_listed_in_registration_order, LEGACY, MODERN + 1);
+    tcase_add_test(tc, tools_list_is_the_same_every_time);
+    tcase_add_loop_test(tc, pagination_covers_every_tool_once, LEGACY, MODERN + 1);
+    tcase_add_test(tc, pagination_with_an_exact_multiple);
+    tcase_add_loop_test(tc, bad_cursor_is_invalid_params, LEGACY, MODERN + 1);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("echo");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, echo_returns_exactly_the_text);
+    tcase_add_test(tc, echo_keeps_an_embedded_nul);
+    tcase_add_loop_test(tc, echo_in_every_legacy_version, 0, 4);
+    tcase_add_test(tc, echo_with_a_large_text);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("errors");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, absent_arguments_are_an_empty_object, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, arguments_that_are_not_an_object_are_invalid_params, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, arguments_failing_the_schema_are_a_tool_error, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, unknown_tool_is_invalid_params, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, missing_or_bad_tool_name_is_invalid_params, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, handler_error_is_a_result_with_its_message, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, handler_failure_without_a_message_names_the_tool, LEGACY, MODERN + 1);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("content");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, rich_content_blocks_come_back_exactly, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, structured_content_is_also_sent_as_text, LEGACY, MODERN + 1);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("progress");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, progress_with_a_string_token, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, progress_with_an_integer_token, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, no_progress_without_a_token, LEGACY, MODERN + 1);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("concurrency");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_slow_call_does_not_delay_other_requests);
+    tcase_add_test(tc, slow_calls_run_at_the_same_time);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("cancellation");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, cancelled_call_sends_nothing_more, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, cancelled_call_with_a_string_id, LEGACY, MODERN + 1);
+    tcase_add_test(tc, cancelling_with_the_wrong_id_type_changes_nothing);
+    tcase_add_test(tc, cancelling_a_finished_call_is_harmless);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    mh_global_setup();
+    SRunner *sr = srunner_create(calls_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    mh_global_teardown();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,396 @@
+/*
+** test_mcp_legacy.c: integration tests of the legacy era (2024-11-05 to
+** 2025-11-25) against the real toolhost: the initialize handshake and
+** version negotiation, requests before initialize, ping, logging/setLevel
+** with notifications/message, and tools/list fields per negotiated version.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_harness.h"
+
+static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+
+static void finish(mh_proc *p)
+{
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+
+static json_object *initialize(mh_proc *p, const char *version)
+{
+    return mh_rpc(p,
+                  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                  "\"protocolVersion\":\"%s\",\"capabilities\":{},"
+                  "\"clientInfo\":{\"name\":\"legacy-test\",\"version\":\"0.0.1\"}}}",
+                  version);
+}
+
+/* The entry for NAME in a tools/list response, or NULL. */
+static json_object *find_tool(json_object *list, const char *name)
+{
+    json_object *tools = mh_at(list, "result tools");
+    for (size_t i = 0; i < json_object_array_length(tools); i++) {
+        json_object *t = json_object_array_get_idx(tools, i);
+        const char *n = mh_str(t, "name");
+        if (n && strcmp(n, name) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* ---- initialize ------------------------------------------------------------ */
+
+START_TEST(initialize_echoes_a_supported_version)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = initialize(p, legacy_versions[_i]);
+    MH_ASSERT_ID(o, "1");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_STR(o, "result protocolVersion", legacy_versions[_i]);
+    MH_ASSERT_STR(o, "result serverInfo name", "toolhost");
+    ck_assert_msg(mh_str(o, "result serverInfo version") && *mh_str(o, "result serverInfo version"), "%s",
+                  mh_json(o));
+    ck_assert_msg(json_object_is_type(mh_at(o, "result capabilities tools"), json_type_object), "%s", mh_json(o));
+    ck_assert_msg(mh_str(o, "result instructions") && *mh_str(o, "result instructions"), "%s", mh_json(o));
+    MH_ASSERT_ABSENT(o, "result resultType");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    mh_ping_is_next(p, 2);
+    finish(p);
+}
+END_TEST
+
+START_TEST(initialize_with_an_unknown_version_gets_the_latest_legacy_one)
+{
+    static const char *const asked[] = {"1999-01-01", "2026-07-28", "2025-11-26", "not a date"};
+    for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+        mh_proc *p = mh_start(NULL);
+        json_object *o = initialize(p, asked[i]);
+        MH_ASSERT_RESULT(o);
+        MH_ASSERT_STR(o, "result protocolVersion", "2025-11-25");
+        json_object_put(o);
+        finish(p);
+    }
+}
+END_TEST
+
+START_TEST(initialize_without_a_version_is_invalid_params)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                               "\"capabilities\":{}}}");
+    MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+                  "\"protocolVersion\":20251125,\"capabilities\":{}}}");
+    MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
+    /* A failed initialize leaves the session uninitialised. */
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    MH_ASSERT_ERROR(o, -32600);
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(second_initialize_is_an_error)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = initialize(p, "2025-06-18");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+                  "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+                  "\"clientInfo\":{\"name\":\"x\",\"version\":\"1\"}}}");
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_ERROR(o, -32600);
+    json_object_put(o);
+    /* The first negotiation stands: 2025-06-18 lists titles, 2024-11-05 would not. */
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    MH_ASSERT_STR(find_tool(o, "echo"), "title", "Echo");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(requests_before_initialize_are_refused_except_ping)
+{
+    static const char *const early[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+        "\"arguments\":{\"text\":\"x\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"progressToken\":1}}}",
+    };
+    mh_proc *p = mh_start(NULL);
+    for (size_t i = 0; i < sizeof early / sizeof early[0]; i++) {
+        json_object *o = mh_rpc(p, "%s", early[i]);
+        MH_ASSERT_ID(o, "10");
+        MH_ASSERT_ERROR(o, -32600);
+        json_object_put(o);
+    }
+    mh_ping_is_next(p, 11);
+    json_object *o = initialize(p, "2025-11-25");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "%s", early[0]);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(ping_returns_an_empty_result)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+    MH_ASSERT_ID(o, "\"p\"");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{}");
+    json_object_put(o);
+    mh_initialize(p, "2025-03-26");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"ping\",\"params\":{}}");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{}");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+/* ---- logging ----------------------------------------------------------------- */
+
+static const char *const levels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+
+/* Call the logger tool tagged TAG; return the notifications/message seen
+ * before its response (a new array), checking each one's shape. */
+static json_object *call_logger(mh_proc *p, int id, const char *tag)
+{
+    char idtext[16];
+    snprintf(idtext, sizeof idtext, "%d", id);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"logger\","
+               "\"arguments\":{\"tag\":\"%s\"}}}",
+            id, tag);
+    json_object *notes = json_object_new_array();
+    json_object *o = mh_await(p, idtext, notes);
+    MH_ASSERT_STR(o, "result content 0 text", "logged 8 lines");
+    json_object_put(o);
+    for (size_t i = 0; i < json_object_array_length(notes); i++)
+        MH_ASSERT_STR(json_object_array_get_idx(notes, i), "method", "notifications/message");
+    return notes;
+}
+
+/* NOTES holds exactly the lines of levels FROM..emergency, in order. */
+static void assert_levels_from(json_object *notes, int from, const char *tag)
+{
+    ck_assert_msg(json_object_array_length(notes) == (size_t)(8 - from), "want %d log notifications, got %s",
+                  8 - from, mh_json(notes));
+    for (int l = from; l < 8; l++) {
+        json_object *n = json_object_array_get_idx(notes, (size_t)(l - from));
+        char data[64];
+        snprintf(data, sizeof data, "logger[%s] %s", tag, levels[l]);
+        MH_ASSERT_STR(n, "params level", levels[l]);
+        MH_ASSERT_STR(n, "params logger", "logger");
+        MH_ASSERT_STR(n, "params data", data);
+    }
+}
+
+START_TEST(set_level_filters_tool_logs)
+{
+    mh_proc *p = mh_start("--log-level", "debug", NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\","
+                               "\"params\":{\"level\":\"warning\"}}");
+    MH_ASSERT_ID(o, "1");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{}");
+    json_object_put(o);
+
+    json_object *notes = call_logger(p, 2, "w");
+    assert_levels_from(notes, 3, "w");
+    json_object_put(notes);
+    /* Below the level: on stderr, not lost. At or above: not on stderr. */
+    for (int l = 0; l < 3; l++) {
+        char line[64];
+        snprintf(line, sizeof line, "logger[w] %s", levels[l]);
+        ck_assert_msg(mh_stderr_wait(p, line, 2000), "'%s' is neither on stdout nor on stderr", line);
+    }
+    char *err = mh_stderr(p);
+    for (int l = 3; l < 8; l++) {
+        char line[64];
+        snprintf(line, sizeof line, "logger[w] %s", levels[l]);
+        ck_assert_msg(strstr(err, line) == NULL, "'%s' went to the client and to stderr", line);
+    }
+    free(err);
+
+    /* The level can change; emergency lets only emergency through. */
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\","
+                  "\"params\":{\"level\":\"emergency\"}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    notes = call_logger(p, 4, "e");
+    assert_levels_from(notes, 7, "e");
+    json_object_put(notes);
+
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\","
+                  "\"params\":{\"level\":\"debug\"}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    notes = call_logger(p, 6, "d");
+    assert_levels_from(notes, 0, "d");
+    json_object_put(notes);
+    finish(p);
+}
+END_TEST
+
+START_TEST(set_level_with_a_bad_level_is_invalid_params)
+{
+    static const char *const params[] = {"{\"level\":\"loud\"}", "{\"level\":\"WARNING\"}", "{\"level\":3}",
+                                         "{}"};
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        json_object *o =
+            mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"logging/setLevel\",\"params\":%s}", params[i]);
+        MH_ASSERT_ID(o, "7");
+        MH_ASSERT_ERROR(o, -32602);
+        json_object_put(o);
+    }
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"logging/setLevel\"}");
+    MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
+    mh_ping_is_next(p, 9);
+    finish(p);
+}
+END_TEST
+
+/* ---- tools/list per version ------------------------------------------------------ */
+
+START_TEST(tools_list_fields_follow_the_negotiated_version)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = initialize(p, legacy_versions[_i]);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_ABSENT(o, "result resultType");
+    MH_ASSERT_ABSENT(o, "result ttlMs");
+    MH_ASSERT_ABSENT(o, "result cacheScope");
+    MH_ASSERT_ABSENT(o, "result nextCursor");
+    ck_assert_uint_eq(mh_len(o, "result tools"), mh_tool_count);
+
+    json_object *rs = find_tool(o, "rich_structured");
+    ck_assert_ptr_nonnull(rs);
+    MH_ASSERT_STR(rs, "description", "Return structured content only.");
+    ck_assert(json_object_is_type(mh_at(rs, "inputSchema"), json_type_object));
+    bool annotations = _i >= 1; /* 2025-03-26 */
+    bool titled = _i >= 2;      /* 2025-06-18: title and outputSchema */
+    if (annotations)
+        MH_ASSERT_JSON_EQ(mh_at(rs, "annotations"), "{\"readOnlyHint\":true,\"openWorldHint\":false}");
+    else
+        MH_ASSERT_ABSENT(rs, "annotations");
+    if (titled) {
+        MH_ASSERT_STR(rs, "title", "Rich structured");
+        MH_ASSERT_STR(rs, "outputSchema type", "object");
+        MH_ASSERT_HAS(rs, "outputSchema properties temperature");
+    } else {
+        MH_ASSERT_ABSENT(rs, "title");
+        MH_ASSERT_ABSENT(rs, "outputSchema");
+    }
+    /* echo has a title and annotations, but no output schema. */
+    json_object *echo = find_tool(o, "echo");
+    ck_assert_ptr_nonnull(echo);
+    MH_ASSERT_ABSENT(echo, "outputSchema");
+    if (titled)
+        MH_ASSERT_STR(echo, "title", "Echo");
+    else
+        MH_ASSERT_ABSENT(echo, "title");
+    /* A tool with neither has neither, in any version. */
+    json_object *slow = find_tool(o, "slow");
+    ck_assert_ptr_nonnull(slow);
+    MH_ASSERT_ABSENT(slow, "title");
+    MH_ASSERT_ABSENT(slow, "annotations");
+    MH_ASSERT_ABSENT(slow, "outputSchema");
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+START_TEST(legacy_results_carry_no_modern_fields)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    static const char *const reqs[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+        "\"arguments\":{\"text\":\"x\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"failer\"}}",
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        json_object *o = mh_rpc(p, reqs[i], (int)i + 1);
+        MH_ASSERT_RESULT(o);
+        MH_ASSERT_ABSENT(o, "result resultType");
+        MH_ASSERT_ABSENT(o, "result _meta");
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
+START_TEST(discover_without_modern_meta_is_an_error)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"server/discover\"}");
+    MH_ASSERT_ID(o, "4");
+    ck_assert_msg(mh_has(o, "error"), "server/discover served without _meta: %s", mh_json(o));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
+static Suite *legacy_suite(void)
+{
+    Suite *s = suite_create("mcp_legacy");
+    TCase *tc = tcase_create("initialize");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, initialize_echoes_a_supported_version, 0, 4);
+    tcase_add_test(tc, initialize_with_an_unknown_version_gets_the_latest_legacy_one);
+    tcase_add_test(tc, initialize_without_a_version_is_invalid_params);
+    tcase_add_test(tc, second_initialize_is_an_error);
+    tcase_add_test(tc, requests_before_initialize_are_refused_except_ping);
+    tcase_add_test(tc, ping_returns_an_empty_result);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("logging");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, set_level_filters_tool_logs);
+    tcase_add_test(tc, set_level_with_a_bad_level_is_invalid_params);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("tools");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, tools_list_fields_follow_the_negotiated_version, 0, 4);
+    tcase_add_test(tc, legacy_results_carry_no_modern_fields);
+    tcase_add_test(tc, discover_without_modern_meta_is_an_error);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    mh_global_setup();
+    SRunner *sr = srunner_create(legacy_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    mh_global_teardown();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
