@@ -382,6 +382,7 @@ static job *find_job(th_mcp_session *s, const char *key)
     return NULL;
 }
 
+/* Forget J's id: from now on the client may reuse it. Under s->lock. */
 static void unlink_job(th_mcp_session *s, job *j)
 {
     for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
@@ -390,6 +391,11 @@ static void unlink_job(th_mcp_session *s, job *j)
             break;
         }
     }
+}
+
+/* J's response is out (or dropped): it no longer counts. Under s->lock. */
+static void job_done(th_mcp_session *s)
+{
     if (s->ninflight-- == MAX_INFLIGHT)
         pthread_cond_signal(&s->slot);
     if (s->ninflight == 0)
@@ -469,8 +475,11 @@ static void run_job(void *p)
         result = check_output(e, th_call_finish(j->call, rc));
     }
 
+    /* The id is released before the response goes out: a client may reuse
+     * it as soon as it reads the response. */
     pthread_mutex_lock(&s->lock);
     bool cancelled = j->cancelled;
+    unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
     if (cancelled) {
@@ -485,7 +494,7 @@ static void run_job(void *p)
     /* Only now is the call over: a drain that waits for in-flight calls
      * must also wait for their responses to be written. */
     pthread_mutex_lock(&s->lock);
-    unlink_job(s, j);
+    job_done(s);
     pthread_mutex_unlock(&s->lock);
     job_free(j);
 }
@@ -571,6 +580,7 @@ static void m_tools_call(request *r)
     if (th_pool_submit(s->mcp->pool, run_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
+        job_done(s);
         pthread_mutex_unlock(&s->lock);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         job_free(j);

@@ -5,3 +5,16 @@ check_PROGRAMS += test_jsonschema_suite test_jsonschema
 test_jsonschema_suite_SOURCES = test_jsonschema_suite.c
 test_jsonschema_SOURCES = test_jsonschema.c
 EXTRA_DIST += jsonschema-suite
+
+# Validation through the host: tools/call against test plugins with
+# demanding input schemas and a broken output schema.
+TESTS += test_mcp_validation
+check_PROGRAMS += test_mcp_validation
+test_mcp_validation_SOURCES = test_mcp_validation.c mcp_harness.c mcp_harness.h
+check_LTLIBRARIES += schemaplugins/demanding.la schemaplugins/badoutput.la schemaplugins/badregex.la
+schemaplugins_demanding_la_SOURCES = schemaplugins/demanding.c
+schemaplugins_demanding_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+schemaplugins_badoutput_la_SOURCES = schemaplugins/badoutput.c
+schemaplugins_badoutput_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+schemaplugins_badregex_la_SOURCES = schemaplugins/badregex.c
+schemaplugins_badregex_la_LDFLAGS = $(TEST_MODULE_FLAGS)
