@@ -585,7 +585,7 @@ START_TEST(slow_calls_run_at_the_same_time)
     mh_proc *p = start_era(MODERN, NULL, NULL);
     long long t0 = mh_now_ms();
     for (int i = 1; i <= 4; i++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "%d", i);
         send_call(p, MODERN, id, "slow", "{\"ms\":1000}", "");
     }
