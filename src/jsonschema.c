@@ -39,7 +39,13 @@ static const struct {
     { "number", T_NUM | T_INT }, { "string", T_STR },   { "integer", T_INT },
 };
 
-enum nkind { N_TRUE, N_FALSE, N_OBJ };
+/*
+** N_META stands for the official 2020-12 meta-schema: an instance is valid
+** against it exactly when this compiler accepts it as a schema, so the
+** document itself need not be shipped.
+*/
+enum nkind { N_TRUE, N_FALSE, N_OBJ, N_META };
+#define META_SCHEMA_URI "https://json-schema.org/draft/2020-12/schema"
 
 typedef struct node node;
 
@@ -1177,6 +1183,24 @@ static bool k_ref(cctx *c, const info *in, node *n, json_object *v, const char *
     if (!json_object_is_type(v, json_type_string))
         return cfail(c, in->ptr, kw, "must be a string (a URI reference)");
     const char *dyn = NULL;
+    if (!strcmp(kw, "$ref")) {
+        char *u = uri_resolve(in->base, json_object_get_string(v));
+        if (!u)
+            return oom(c);
+        size_t ul = strlen(u);
+        bool meta = (!strcmp(u, META_SCHEMA_URI) || (ul && u[ul - 1] == '#' && ul - 1 == strlen(META_SCHEMA_URI) &&
+                                                       !strncmp(u, META_SCHEMA_URI, ul - 1))) &&
+                    !find_resource(c, META_SCHEMA_URI);
+        free(u);
+        if (meta) {
+            node *m = salloc(c, sizeof *m);
+            if (!m)
+                return false;
+            m->kind = N_META;
+            n->ref = m;
+            return true;
+        }
+    }
     info *t = resolve_ref(c, in, kw, json_object_get_string(v), &dyn);
     if (!t)
         return false;
@@ -1987,6 +2011,16 @@ static bool v_node(vctx *c, const node *n, json_object *inst, const ipath *p, an
     if (n->kind == N_FALSE) {
         report(c, p, "false schema", p && p->key ? "property not allowed" : "no value is allowed here");
         return false;
+    }
+    if (n->kind == N_META) {
+        char msg[256];
+        th_schema *sub = th_schema_compile(inst, msg, sizeof msg);
+        if (!sub) {
+            report(c, p, "$ref", "is not a valid JSON Schema: %s", msg);
+            return false;
+        }
+        th_schema_free(sub);
+        return true;
     }
     if (c->depth >= TH_SCHEMA_MAX_EVAL_DEPTH) {
         c->limit_hit = true;

@@ -72,6 +72,19 @@ static void violations(const char *schema, const char *instance, size_t count, c
     th_schema_free(s);
 }
 
+/* The official meta-schema URI is built in: valid means "compiles". */
+START_TEST(builtin_meta_schema)
+{
+    const char *meta = "{\"$ref\":\"https://json-schema.org/draft/2020-12/schema\"}";
+    violations(meta, "{\"type\":\"integer\",\"minLength\":1}", 0, "");
+    violations(meta, "{\"properties\":{\"a\":{\"type\":1}}}", 1,
+               "(root): is not a valid JSON Schema: /properties/a/type: must be a type name or an array of type names ($ref)");
+    violations("{\"type\":\"object\",\"properties\":{\"schema\":{\"$ref\":"
+               "\"https://json-schema.org/draft/2020-12/schema#\"}}}",
+               "{\"schema\":{\"minLength\":-1}}", 1, "/schema: is not a valid JSON Schema: /minLength: must be a non-negative integer ($ref)");
+}
+END_TEST
+
 START_TEST(refuses_wrong_keyword_types)
 {
     refused("{\"type\":\"object\",\"properties\":{\"n\":{\"minimum\":\"3\"}}}", "/properties/n/minimum: must be a number");
@@ -388,6 +401,7 @@ static Suite *jsonschema_suite(void)
     Suite *s = suite_create("jsonschema");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, builtin_meta_schema);
     tcase_add_test(tc, refuses_wrong_keyword_types);
     tcase_add_test(tc, refuses_unresolvable_refs_and_bad_regexes);
     tcase_add_test(tc, accepts_refs_ids_and_unknown_keywords);
