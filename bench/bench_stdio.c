@@ -1,0 +1,168 @@
+/*
+** bench_stdio.c: toolhost's stdio throughput against the pipe's floor. The
+** same request bytes are pushed through `cat` (a child that only copies
+** stdin to stdout: what the pipes alone cost) and through toolhost serving
+** echo, pipelined, and the two times are reported with their ratio.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TOP_BUILDDIR
+#define TOP_BUILDDIR "."
+#endif
+
+typedef struct feed {
+    int fd;
+    const char *data;
+    size_t len;
+} feed;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *writer(void *p)
+{
+    feed *f = p;
+    size_t off = 0;
+    while (off < f->len) {
+        ssize_t n = write(f->fd, f->data + off, f->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+/*
+** Run ARGV with DATA on its stdin; read its stdout to the end, counting
+** bytes and lines. Returns the wall time, or a negative value on failure.
+*/
+static double run(char *const argv[], const char *data, size_t len, size_t *out_bytes, size_t *out_lines)
+{
+    int in[2], out[2];
+    if (pipe(in) || pipe(out))
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    double t0 = now_s();
+    feed f = {.fd = in[1], .data = data, .len = len};
+    pthread_t th;
+    pthread_create(&th, NULL, writer, &f);
+    static char buf[1 << 16];
+    size_t bytes = 0, lines = 0;
+    for (;;) {
+        ssize_t n = read(out[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        bytes += (size_t)n;
+        for (ssize_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+    }
+    double t = now_s() - t0;
+    pthread_join(th, NULL);
+    close(out[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    *out_bytes = bytes;
+    *out_lines = lines;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
+}
+
+/* N modern (2026-07-28) echo calls, each echoing TEXT_LEN characters. */
+static char *requests(size_t n, size_t text_len, size_t *len)
+{
+    char *text = malloc(text_len + 1);
+    for (size_t i = 0; i < text_len; i++)
+        text[i] = (char)('a' + i % 26);
+    text[text_len] = '\0';
+    size_t cap = n * (text_len + 256), off = 0;
+    char *buf = malloc(cap);
+    for (size_t i = 0; i < n; i++)
+        off += (size_t)snprintf(buf + off, cap - off,
+                                "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                                "\"arguments\":{\"text\":\"%s\"},\"_meta\":{"
+                                "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                                "\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+                                i, text);
+    free(text);
+    *len = off;
+    return buf;
+}
+
+/* Best of REPS runs: the least disturbed by the rest of the machine. */
+static double best(char *const argv[], const char *data, size_t len, int reps, size_t *bytes, size_t *lines)
+{
+    double b = -1;
+    for (int r = 0; r < reps; r++) {
+        double t = run(argv, data, len, bytes, lines);
+        if (t < 0)
+            return -1;
+        if (b < 0 || t < b)
+            b = t;
+    }
+    return b;
+}
+
+int main(void)
+{
+    static const struct {
+        size_t calls, text_len;
+    } cases[] = {{50000, 8}, {20000, 1024}, {2000, 65536}};
+    char *cat_argv[] = {"/bin/cat", NULL};
+    char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", "--plugin-dir", TOP_BUILDDIR "/plugins/.libs", NULL};
+
+    signal(SIGPIPE, SIG_IGN);
+    printf("pipelined echo calls through toolhost vs the same bytes through cat (best of 3)\n");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t len, bytes, lines;
+        char *data = requests(cases[c].calls, cases[c].text_len, &len);
+        double floor_t = best(cat_argv, data, len, 3, &bytes, &lines);
+        double th_t = best(th_argv, data, len, 3, &bytes, &lines);
+        if (floor_t < 0 || th_t < 0 || lines != cases[c].calls) {
+            fprintf(stderr, "bench_stdio: run failed (%zu of %zu responses)\n", lines, cases[c].calls);
+            free(data);
+            return 1;
+        }
+        printf("%6zu calls, %5zu-byte text: toolhost %8.1f ms (%8.0f calls/s, %6.1f MB/s in)  "
+               "cat %7.1f ms  ratio %6.1fx\n",
+               cases[c].calls, cases[c].text_len, th_t * 1e3, (double)cases[c].calls / th_t,
+               (double)len / th_t / 1e6, floor_t * 1e3, th_t / floor_t);
+        free(data);
+    }
+    return 0;
+}
