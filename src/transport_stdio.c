@@ -60,6 +60,16 @@ static void write_msg(void *ctx, json_object *msg)
     json_object_put(msg);
 }
 
+/* Lines of nothing but white space carry no message: skip them like empty
+ * ones rather than answer a parse error nobody asked for. */
+static bool blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+            return false;
+    return true;
+}
+
 static void shutdown_session(th_mcp_session *s, long long grace_ms)
 {
     long long deadline = th_now_ms() + grace_ms;
@@ -130,8 +140,15 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
             break;
         }
         if (n == 0) {
-            if (len > 0 && !discarding) /* a last line without newline */
+            /* A last line without a newline is still a message. */
+            if (discarding || len > max) {
+                char m[160];
+                snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes",
+                         discarded + len, max);
+                th_mcp_session_reject(s, TH_RPC_INVALID_REQUEST, m);
+            } else if (!blank(buf, len)) {
                 th_mcp_session_handle(s, buf, len);
+            }
             break;
         }
 
@@ -159,7 +176,7 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
                     snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes",
                              line_len, max);
                     th_mcp_session_reject(s, TH_RPC_INVALID_REQUEST, m);
-                } else if (line_len > 0) {
+                } else if (!blank(buf + start, line_len)) {
                     th_mcp_session_handle(s, buf + start, line_len);
                 }
             }
