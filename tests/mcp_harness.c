@@ -3,7 +3,7 @@
 ** pipes and its stderr in a temporary file, for the MCP integration tests.
 ** Every line read from stdout is checked to be one JSON-RPC message.
 */
-/* pipe2, mkostemp */
+/* pipe2, mkostemp, vasprintf */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -193,21 +193,25 @@ void mh_send_raw(mh_proc *p, const void *data, size_t len)
     }
 }
 
+/* Format one line, add the newline, send it whole. */
+static void vsend(mh_proc *p, const char *fmt, va_list ap)
+{
+    char *line = NULL;
+    int n = vasprintf(&line, fmt, ap);
+    ck_assert_msg(n >= 0 && line, "out of memory formatting a line");
+    char *nl = realloc(line, (size_t)n + 1);
+    ck_assert(nl != NULL);
+    nl[n] = '\n';
+    mh_send_raw(p, nl, (size_t)n + 1);
+    free(nl);
+}
+
 void mh_send(mh_proc *p, const char *fmt, ...)
 {
-    va_list ap, ap2;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    vsend(p, fmt, ap);
     va_end(ap);
-    ck_assert(n >= 0);
-    char *line = malloc((size_t)n + 2);
-    ck_assert(line != NULL);
-    vsnprintf(line, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    line[n] = '\n';
-    mh_send_raw(p, line, (size_t)n + 1);
-    free(line);
 }
 
 void mh_close_stdin(mh_proc *p)
@@ -320,17 +324,10 @@ json_object *mh_next(mh_proc *p)
 
 json_object *mh_rpc(mh_proc *p, const char *fmt, ...)
 {
-    va_list ap, ap2;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    vsend(p, fmt, ap);
     va_end(ap);
-    char *line = malloc((size_t)n + 1);
-    ck_assert(line != NULL);
-    vsnprintf(line, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    mh_send(p, "%s", line);
-    free(line);
     return mh_next(p);
 }
 

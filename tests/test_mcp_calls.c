@@ -687,6 +687,23 @@ START_TEST(cancelling_a_finished_call_is_harmless)
 }
 END_TEST
 
+START_TEST(modern_ids_may_be_reused_once_answered)
+{
+    /* 2026-07-28 forbids only reusing the id of a request still awaiting
+     * its response: once answered, the same id is a new request. */
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    for (int i = 0; i < 2000; i++) {
+        send_call(p, MODERN, "5", "echo", "{\"text\":\"again\"}", "");
+        json_object *o = mh_next(p);
+        MH_ASSERT_ID(o, "5");
+        ck_assert_msg(mh_has(o, "result"), "call %d with id 5, sent after the previous one was answered: %s", i,
+                      mh_json(o));
+        json_object_put(o);
+    }
+    finish(p);
+}
+END_TEST
+
 static Suite *calls_suite(void)
 {
     Suite *s = suite_create("mcp_calls");
@@ -735,6 +752,7 @@ static Suite *calls_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_slow_call_does_not_delay_other_requests);
     tcase_add_test(tc, slow_calls_run_at_the_same_time);
+    tcase_add_test(tc, modern_ids_may_be_reused_once_answered);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("cancellation");

@@ -83,6 +83,17 @@ START_TEST(blank_lines_are_ignored)
 }
 END_TEST
 
+START_TEST(white_space_only_lines_are_blank)
+{
+    /* A line of spaces or tabs holds no message: nothing to answer. */
+    mh_proc *p = mh_start(NULL);
+    const char lines[] = "   \n\t\n \t \r\n";
+    mh_send_raw(p, lines, sizeof lines - 1);
+    mh_ping_is_next(p, 5);
+    finish(p);
+}
+END_TEST
+
 START_TEST(last_line_without_newline_at_eof)
 {
     mh_proc *p = mh_start(NULL);
@@ -172,6 +183,25 @@ START_TEST(huge_message_spanning_many_reads_is_refused_once)
     MH_ASSERT_RESULT(o);
     json_object_put(o);
     finish(p);
+}
+END_TEST
+
+START_TEST(oversized_last_line_without_newline_is_refused)
+{
+    mh_proc *p = mh_start("--max-message-bytes", "1024", NULL);
+    mh_ping_is_next(p, 14);
+    char *line = padded_ping(15, 5000);
+    mh_send_raw(p, line, strlen(line));
+    free(line);
+    mh_close_stdin(p);
+    json_object *o = mh_read(p, MH_TIMEOUT_MS);
+    ck_assert_msg(o != NULL, "a 5000-byte last line (no newline) over a 1024-byte limit got no answer");
+    MH_ASSERT_ERROR(o, -32600);
+    MH_ASSERT_ID(o, "null");
+    json_object_put(o);
+    ck_assert(mh_wait_eof(p, MH_TIMEOUT_MS));
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
 }
 END_TEST
 
@@ -563,10 +593,12 @@ static Suite *stdio_suite(void)
     tcase_add_test(tc, message_split_across_writes);
     tcase_add_test(tc, crlf_is_tolerated);
     tcase_add_test(tc, blank_lines_are_ignored);
+    tcase_add_test(tc, white_space_only_lines_are_blank);
     tcase_add_test(tc, last_line_without_newline_at_eof);
     tcase_add_test(tc, message_at_the_limit_is_accepted);
     tcase_add_test(tc, oversized_message_is_refused_and_host_stays_up);
     tcase_add_test(tc, huge_message_spanning_many_reads_is_refused_once);
+    tcase_add_test(tc, oversized_last_line_without_newline_is_refused);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");
