@@ -1,7 +1,11 @@
 /*
-** workpool.c: a grow-on-demand thread pool with one FIFO queue. Threads
-** block on a condition variable while idle; shutdown drains the queue and
-** joins with a deadline, so a handler that never returns cannot hang exit.
+** workpool.c: the thread pool tool calls run on, with one FIFO queue. A
+** core of threads (one per CPU) starts on demand; beyond it a supervisor adds
+** a thread only when jobs wait and no thread has taken one for
+** GROW_AFTER_MS: the threads are stuck in slow calls. So a slow call never
+** holds up another for long, while a flood of fast calls (a long queue that
+** moves) does not pay for dozens of contending threads. Shutdown
+** drains the queue and joins with a deadline.
 */
 #include "config.h"
 
@@ -9,23 +13,32 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "workpool.h"
 
+/* How long a queued job may wait for a busy pool before a thread is added. */
+#define GROW_AFTER_MS 2
+
 typedef struct job {
     void (*fn)(void *);
     void *arg;
+    long long queued_ms;
     struct job *next;
 } job;
 
 struct th_pool {
     pthread_mutex_t lock;
     pthread_cond_t work;     /* a job was queued, or shutdown */
+    pthread_cond_t backlog;  /* for the supervisor: jobs wait, no thread free */
     pthread_cond_t finished; /* a thread exited */
     job *head, *tail;
-    size_t max_threads, nthreads, nidle, nexited;
+    size_t max_threads, core_threads, nthreads, nidle, nexited;
+    long long last_take_ms;  /* when a thread last took a job */
     bool stopping;
+    bool supervising;        /* the supervisor thread runs */
+    pthread_t supervisor;
     pthread_t *threads;
 };
 
@@ -45,6 +58,7 @@ static void *worker(void *p)
         pool->head = j->next;
         if (!pool->head)
             pool->tail = NULL;
+        pool->last_take_ms = th_now_ms();
         pthread_mutex_unlock(&pool->lock);
         j->fn(j->arg);
         free(j);
@@ -56,12 +70,46 @@ static void *worker(void *p)
     return NULL;
 }
 
+/* Start one more worker. Under pool->lock. */
+static void spawn(th_pool *pool)
+{
+    if (pool->nthreads < pool->max_threads &&
+        pthread_create(&pool->threads[pool->nthreads], NULL, worker, pool) == 0)
+        pool->nthreads++;
+    /* On failure the job waits for a running thread; if there is none it
+     * still runs at shutdown's drain, never silently dropped. */
+}
+
+static void *supervise(void *p)
+{
+    th_pool *pool = p;
+    pthread_mutex_lock(&pool->lock);
+    while (!pool->stopping) {
+        if (!pool->head || pool->nthreads >= pool->max_threads) {
+            pthread_cond_wait(&pool->backlog, &pool->lock);
+            continue;
+        }
+        long long since = pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
+        long long due = since + GROW_AFTER_MS;
+        if (th_now_ms() >= due && pool->nidle == 0)
+            spawn(pool);
+        else
+            th_cond_wait_until(&pool->backlog, &pool->lock, due > th_now_ms() ? due : th_now_ms() + 1);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
 th_pool *th_pool_new(size_t max_threads)
 {
     th_pool *pool = calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->max_threads = max_threads ? max_threads : 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pool->core_threads = ncpu > 1 ? (size_t)ncpu : 1;
+    if (pool->core_threads > pool->max_threads)
+        pool->core_threads = pool->max_threads;
     pool->threads = calloc(pool->max_threads, sizeof *pool->threads);
     if (!pool->threads) {
         free(pool);
@@ -69,6 +117,7 @@ th_pool *th_pool_new(size_t max_threads)
     }
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->work, NULL);
+    pthread_cond_init(&pool->backlog, NULL);
     pthread_cond_init(&pool->finished, NULL);
     return pool;
 }
@@ -80,6 +129,7 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
         return TH_ERR_NOMEM;
     j->fn = fn;
     j->arg = arg;
+    j->queued_ms = th_now_ms();
     j->next = NULL;
 
     pthread_mutex_lock(&pool->lock);
@@ -93,18 +143,16 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
     else
         pool->head = j;
     pool->tail = j;
-    /* Count queued jobs against idle threads: start one more thread when the
-     * queue is longer than the number of threads waiting for it. */
-    size_t queued = 0;
-    for (job *q = pool->head; q && queued <= pool->nidle; q = q->next)
-        queued++;
-    if (queued > pool->nidle && pool->nthreads < pool->max_threads) {
-        if (pthread_create(&pool->threads[pool->nthreads], NULL, worker, pool) == 0)
-            pool->nthreads++;
-        /* On failure the job waits for a running thread; if there is none
-         * it still runs at shutdown's drain, never silently dropped. */
+    if (pool->nidle > 0) {
+        pthread_cond_signal(&pool->work);
+    } else if (pool->nthreads < pool->core_threads) {
+        spawn(pool);
+    } else if (pool->nthreads < pool->max_threads) {
+        if (!pool->supervising &&
+            pthread_create(&pool->supervisor, NULL, supervise, pool) == 0)
+            pool->supervising = true;
+        pthread_cond_signal(&pool->backlog);
     }
-    pthread_cond_signal(&pool->work);
     pthread_mutex_unlock(&pool->lock);
     return TH_OK;
 }
@@ -127,6 +175,7 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
         pool->head = pool->tail = NULL;
     }
     pthread_cond_broadcast(&pool->work);
+    pthread_cond_broadcast(&pool->backlog);
     while (pool->nexited < pool->nthreads) {
         if (!th_cond_wait_until(&pool->finished, &pool->lock, deadline_ms)) {
             pthread_mutex_unlock(&pool->lock);
@@ -134,10 +183,13 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
         }
     }
     pthread_mutex_unlock(&pool->lock);
+    if (pool->supervising)
+        pthread_join(pool->supervisor, NULL);
     for (size_t i = 0; i < pool->nthreads; i++)
         pthread_join(pool->threads[i], NULL);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->work);
+    pthread_cond_destroy(&pool->backlog);
     pthread_cond_destroy(&pool->finished);
     free(pool->threads);
     free(pool);
