@@ -35,7 +35,7 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 #define META_SERVER "io.modelcontextprotocol/serverInfo"
 
 #define CURSOR_PREFIX "th1:"
-#define INFLIGHT_BUCKETS 256
+#define INFLIGHT_BUCKETS 4096
 /* Calls one session may have in flight before its reader waits: a client
  * that floods tools/call gets backpressure instead of unbounded memory. */
 #define MAX_INFLIGHT 4096
@@ -63,7 +63,7 @@ struct th_mcp_session {
     job *inflight[INFLIGHT_BUCKETS];
     size_t ninflight;
 
-    pthread_mutex_t send_lock; /* serialises sends; guards closed */
+    pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
 };
 
@@ -146,7 +146,7 @@ static void session_unref(th_mcp_session *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
     pthread_cond_destroy(&s->slot);
-    pthread_mutex_destroy(&s->send_lock);
+    pthread_rwlock_destroy(&s->send_lock);
     free(s);
 }
 
@@ -156,12 +156,14 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         th_log(TH_LOG_ERROR, "out of memory building a response; it was not sent");
         return;
     }
-    pthread_mutex_lock(&s->send_lock);
+    /* Sends run concurrently (the transport keeps messages whole); the lock
+     * only keeps th_mcp_session_free from closing under a send. */
+    pthread_rwlock_rdlock(&s->send_lock);
     if (!s->closed)
         s->send(s->send_ctx, msg);
     else
         json_object_put(msg);
-    pthread_mutex_unlock(&s->send_lock);
+    pthread_rwlock_unlock(&s->send_lock);
 }
 
 static void send_error(th_mcp_session *s, json_object *id, int code, const char *message, json_object *data)
@@ -558,8 +560,15 @@ static void m_tools_call(request *r)
     j->modern = r->modern;
 
     pthread_mutex_lock(&s->lock);
-    while (s->ninflight >= MAX_INFLIGHT)
-        pthread_cond_wait(&s->slot, &s->lock);
+    while (s->ninflight >= MAX_INFLIGHT) {
+        /* Calls queued during a batch must be running, or no slot would
+         * ever free up. */
+        pthread_mutex_unlock(&s->lock);
+        th_pool_flush(s->mcp->pool);
+        pthread_mutex_lock(&s->lock);
+        if (s->ninflight >= MAX_INFLIGHT)
+            pthread_cond_wait(&s->slot, &s->lock);
+    }
     if (find_job(s, j->key)) {
         pthread_mutex_unlock(&s->lock);
         th_call_free(j->call);
@@ -765,6 +774,16 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
     th_rpc_msg_clear(&msg);
 }
 
+void th_mcp_batch_begin(th_mcp *mcp)
+{
+    th_pool_hold(mcp->pool);
+}
+
+void th_mcp_batch_end(th_mcp *mcp)
+{
+    th_pool_release(mcp->pool);
+}
+
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
 {
     send_error(s, NULL, code, message, NULL);
@@ -786,7 +805,7 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_cond_init(&s->slot, NULL);
-    pthread_mutex_init(&s->send_lock, NULL);
+    pthread_rwlock_init(&s->send_lock, NULL);
     return s;
 }
 
@@ -823,8 +842,8 @@ void th_mcp_session_free(th_mcp_session *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->send_lock);
+    pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
-    pthread_mutex_unlock(&s->send_lock);
+    pthread_rwlock_unlock(&s->send_lock);
     session_unref(s);
 }

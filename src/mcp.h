@@ -47,8 +47,8 @@ bool th_mcp_free(th_mcp *mcp, long long deadline_ms);
 /*
 ** How a session sends: MSG is a complete JSON-RPC message whose ownership
 ** passes to the function. Called from the transport's thread and from tool
-** threads, possibly at once: it must be thread-safe and keep each message
-** whole.
+** threads, concurrently: it must be thread-safe and keep each message whole.
+** It is never called after th_mcp_session_free returns.
 */
 typedef void (*th_mcp_send_fn)(void *ctx, json_object *msg);
 
@@ -58,6 +58,14 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx);
 
 /* Handle one incoming message of LEN bytes (no framing). */
 void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len);
+
+/*
+** Bracket the messages of one read: tool calls they start are woken together
+** at th_mcp_batch_end instead of one by one, which matters for pipelined
+** clients. Every begin needs its end, on the same thread.
+*/
+void th_mcp_batch_begin(th_mcp *mcp);
+void th_mcp_batch_end(th_mcp *mcp);
 
 /* Answer a message the transport could not even read (e.g. too large) with
  * an error carrying "id": null. */

@@ -1,17 +1,17 @@
 /*
 ** transport_stdio.c: newline-delimited JSON-RPC over file descriptors. The
 ** reader splits lines in place (no copy for a message that arrives whole);
-** the writer sends each message and its newline in one writev so concurrent
-** replies never interleave.
+** the writer queues whole messages and one sender at a time writes the
+** queue, so concurrent replies never interleave and batch under load.
 */
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "jsonrpc.h"
@@ -21,43 +21,89 @@
 
 #define READ_CHUNK 65536
 
+/*
+** The output side. Senders append whole messages to PENDING; whoever finds
+** no flush under way becomes the flusher and writes until PENDING stays
+** empty, while the others return at once. Under load many responses leave
+** in one write(); alone, a message is written immediately.
+*/
 typedef struct writer {
     int fd;
-    bool broken; /* the peer is gone; drop further output */
+    pthread_mutex_t lock;
+    pthread_cond_t idle; /* a flush ended */
+    th_buf pending;      /* bytes to write */
+    th_buf spare;        /* the flusher's buffer, kept to avoid reallocation */
+    bool flushing;
+    bool broken;         /* the peer is gone; drop further output */
 } writer;
 
-/* Called by the session with its send lock held: one writer at a time. */
-static void write_msg(void *ctx, json_object *msg)
+/* Write all LEN bytes at P; false when the peer is gone. */
+static bool write_all(int fd, const char *p, size_t len)
 {
-    writer *w = ctx;
-    size_t len;
-    const char *text = th_rpc_serialize(msg, &len);
-    struct iovec iov[2] = {{(void *)text, len}, {(void *)"\n", 1}};
-    int idx = 0;
-    while (!w->broken && idx < 2) {
-        ssize_t n = writev(w->fd, iov + idx, 2 - idx);
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN) {
-                struct pollfd p = {.fd = w->fd, .events = POLLOUT};
-                poll(&p, 1, -1);
+                struct pollfd pf = {.fd = fd, .events = POLLOUT};
+                poll(&pf, 1, -1);
                 continue;
             }
             th_log(TH_LOG_ERROR, "stdout: %s; no further messages will be sent", strerror(errno));
-            w->broken = true;
-            break;
+            return false;
         }
-        while (idx < 2 && (size_t)n >= iov[idx].iov_len) {
-            n -= (ssize_t)iov[idx].iov_len;
-            idx++;
-        }
-        if (idx < 2) {
-            iov[idx].iov_base = (char *)iov[idx].iov_base + n;
-            iov[idx].iov_len -= (size_t)n;
-        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+static void write_msg(void *ctx, json_object *msg)
+{
+    writer *w = ctx;
+    size_t len;
+    const char *text = th_rpc_serialize(msg, &len); /* msg's own buffer: no lock needed */
+
+    pthread_mutex_lock(&w->lock);
+    if (!w->broken && (!th_buf_append(&w->pending, text, len) || !th_buf_append(&w->pending, "\n", 1))) {
+        th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
+        w->pending.len = 0; /* a partial message must never reach the wire */
     }
     json_object_put(msg);
+    if (w->flushing || w->broken) {
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
+    w->flushing = true;
+    while (w->pending.len > 0 && !w->broken) {
+        th_buf out = w->pending;
+        w->pending = w->spare;
+        w->pending.len = 0;
+        pthread_mutex_unlock(&w->lock);
+        bool ok = write_all(w->fd, out.data, out.len);
+        pthread_mutex_lock(&w->lock);
+        out.len = 0;
+        w->spare = out;
+        if (!ok)
+            w->broken = true;
+    }
+    w->flushing = false;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Wait until no flush is under way (all sends have returned). */
+static void writer_finish(writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    while (w->flushing)
+        pthread_cond_wait(&w->idle, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+    free(w->pending.data);
+    free(w->spare.data);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->idle);
 }
 
 /* Lines of nothing but white space carry no message: skip them like empty
@@ -88,6 +134,8 @@ static void shutdown_session(th_mcp_session *s, long long grace_ms)
 int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_stdio_opts *opts)
 {
     writer w = {.fd = out_fd};
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.idle, NULL);
     th_mcp_session *s = th_mcp_session_new(mcp, write_msg, &w);
     size_t max = opts->max_message_bytes;
     size_t cap = READ_CHUNK * 2, len = 0;
@@ -100,6 +148,7 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
         free(buf);
         th_mcp_session_free(s);
+        writer_finish(&w);
         return 1;
     }
 
@@ -154,6 +203,7 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
 
         size_t scan = len, start = 0;
         len += (size_t)n;
+        th_mcp_batch_begin(mcp);
         for (;;) {
             char *nl = memchr(buf + scan, '\n', len - scan);
             if (!nl)
@@ -183,6 +233,7 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
             start = end + 1;
             scan = start;
         }
+        th_mcp_batch_end(mcp);
         /* Keep the unfinished tail; drop it if it is already over the limit. */
         if (start > 0) {
             memmove(buf, buf + start, len - start);
@@ -203,7 +254,8 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     }
 
     shutdown_session(s, opts->grace_ms);
-    th_mcp_session_free(s);
+    th_mcp_session_free(s); /* no send starts after this */
+    writer_finish(&w);      /* and the last flush has ended */
     free(buf);
     return status;
 }

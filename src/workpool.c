@@ -36,6 +36,8 @@ struct th_pool {
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
     long long last_take_ms;  /* when a thread last took a job */
+    int held;                /* th_pool_hold depth: wake-ups deferred */
+    size_t wakes_pending;    /* signals owed to idle threads */
     bool stopping;
     bool supervising;        /* the supervisor thread runs */
     pthread_t supervisor;
@@ -144,7 +146,10 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
         pool->head = j;
     pool->tail = j;
     if (pool->nidle > 0) {
-        pthread_cond_signal(&pool->work);
+        if (pool->held)
+            pool->wakes_pending++;
+        else
+            pthread_cond_signal(&pool->work);
     } else if (pool->nthreads < pool->core_threads) {
         spawn(pool);
     } else if (pool->nthreads < pool->max_threads) {
@@ -155,6 +160,41 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
     }
     pthread_mutex_unlock(&pool->lock);
     return TH_OK;
+}
+
+void th_pool_hold(th_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->held++;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* Wake the idle threads owed a signal. Under pool->lock. */
+static void pay_wakes(th_pool *pool)
+{
+    if (!pool->wakes_pending)
+        return;
+    if (pool->wakes_pending >= pool->nidle)
+        pthread_cond_broadcast(&pool->work);
+    else
+        for (size_t i = 0; i < pool->wakes_pending; i++)
+            pthread_cond_signal(&pool->work);
+    pool->wakes_pending = 0;
+}
+
+void th_pool_release(th_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (pool->held > 0 && --pool->held == 0)
+        pay_wakes(pool);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+void th_pool_flush(th_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pay_wakes(pool);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 bool th_pool_shutdown(th_pool *pool, long long deadline_ms)

@@ -25,6 +25,19 @@ th_pool *th_pool_new(size_t max_threads);
 th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg);
 
 /*
+** Between th_pool_hold and th_pool_release, jobs are queued (and may be
+** taken by threads that are awake) but sleeping threads are not woken until
+** the release: a producer with a batch at hand pays for one wake-up per
+** batch instead of one per job. Holds nest.
+*/
+void th_pool_hold(th_pool *pool);
+void th_pool_release(th_pool *pool);
+
+/* Wake now the threads a hold has deferred, keeping the hold: for a
+ * producer about to block while holding. */
+void th_pool_flush(th_pool *pool);
+
+/*
 ** Stop accepting work, let queued and running jobs finish, and join the
 ** threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and
 ** frees the pool when every thread was joined; returns false and leaves the
