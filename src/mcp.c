@@ -62,6 +62,8 @@ struct th_mcp_session {
     th_log_level legacy_log_level;
     job *inflight[INFLIGHT_BUCKETS];
     size_t ninflight;
+    job *finished;            /* answered calls for the reader to free */
+    bool closing;             /* th_mcp_session_free began: free your own */
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
@@ -494,11 +496,30 @@ static void run_job(void *p)
         send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
     }
     /* Only now is the call over: a drain that waits for in-flight calls
-     * must also wait for their responses to be written. */
+     * must also wait for their responses to be written. The request was
+     * allocated by the reader thread; it is handed back to be freed there,
+     * since freeing it here would contend for the reader's malloc arena on
+     * every call. */
     pthread_mutex_lock(&s->lock);
     job_done(s);
+    bool free_here = s->closing;
+    if (!free_here) {
+        j->next = s->finished;
+        s->finished = j;
+    }
     pthread_mutex_unlock(&s->lock);
-    job_free(j);
+    if (free_here)
+        job_free(j);
+}
+
+/* Free the answered calls handed back by pool threads. Reader thread. */
+static void free_finished(job *j)
+{
+    while (j) {
+        job *next = j->next;
+        job_free(j);
+        j = next;
+    }
 }
 
 static void m_tools_call(request *r)
@@ -584,7 +605,10 @@ static void m_tools_call(request *r)
     *b = j;
     s->ninflight++;
     atomic_fetch_add(&s->refs, 1);
+    job *finished = s->finished;
+    s->finished = NULL;
     pthread_mutex_unlock(&s->lock);
+    free_finished(finished);
 
     if (th_pool_submit(s->mcp->pool, run_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
@@ -845,5 +869,11 @@ void th_mcp_session_free(th_mcp_session *s)
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
+    pthread_mutex_lock(&s->lock);
+    s->closing = true;
+    job *finished = s->finished;
+    s->finished = NULL;
+    pthread_mutex_unlock(&s->lock);
+    free_finished(finished);
     session_unref(s);
 }
