@@ -89,6 +89,7 @@ struct job {
     json_object *args;      /* borrowed from msg, or an owned empty object */
     bool args_owned;
     bool modern;
+    int version;            /* index into versions[] */
     th_call *call;
     bool cancelled;         /* under s->lock */
     char key[160];
@@ -458,6 +459,64 @@ static json_object *check_output(const th_entry *e, json_object *result)
     return result;
 }
 
+/*
+** Content block types and the first revision that defines each. An older
+** client's schema rejects a result holding a newer block, so such a block
+** is replaced by a text block that says what it was (a resource link keeps
+** its URI, which is what the model needs).
+*/
+static const struct {
+    const char *type;
+    int since;
+} block_since[] = {
+    {.type = "audio", .since = V_2025_03_26},
+    {.type = "resource_link", .since = V_2025_06_18},
+};
+
+static json_object *downgrade_block(json_object *b, int v)
+{
+    json_object *t;
+    const char *type =
+        json_object_object_get_ex(b, "type", &t) && json_object_is_type(t, json_type_string) ? json_object_get_string(t)
+                                                                                               : "";
+    for (size_t i = 0; i < sizeof block_since / sizeof block_since[0]; i++) {
+        if (strcmp(type, block_since[i].type) != 0 || v >= block_since[i].since)
+            continue;
+        json_object *f, *text = json_object_new_object();
+        char msg[1024];
+        if (!strcmp(type, "resource_link"))
+            snprintf(msg, sizeof msg, "[resource: %s <%s>]",
+                     json_object_object_get_ex(b, "name", &f) ? json_object_get_string(f) : "",
+                     json_object_object_get_ex(b, "uri", &f) ? json_object_get_string(f) : "");
+        else
+            snprintf(msg, sizeof msg, "[%s content (%s) omitted: protocol %s cannot carry it]", type,
+                     json_object_object_get_ex(b, "mimeType", &f) ? json_object_get_string(f) : "unknown type",
+                     versions[v]);
+        json_object_object_add(text, "type", json_object_new_string("text"));
+        json_object_object_add(text, "text", json_object_new_string(msg));
+        return text;
+    }
+    return NULL;
+}
+
+/* Fit RESULT to legacy revision V: newer block types become text, and
+ * structuredContent (2025-06-18) is dropped before its revision (its text
+ * serialisation is already among the blocks). */
+static void fit_result(json_object *result, int v)
+{
+    json_object *content;
+    if (v >= V_2025_06_18)
+        return;
+    json_object_object_del(result, "structuredContent");
+    if (!json_object_object_get_ex(result, "content", &content) || !json_object_is_type(content, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(content); i++) {
+        json_object *repl = downgrade_block(json_object_array_get_idx(content, i), v);
+        if (repl)
+            json_object_array_put_idx(content, i, repl);
+    }
+}
+
 /* Runs on a pool thread: validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
@@ -490,6 +549,8 @@ static void run_job(void *p)
         json_object_put(result);
     } else if (result) {
         request r = {.s = s, .modern = j->modern};
+        if (!j->modern)
+            fit_result(result, j->version);
         finish_result(&r, result);
         send_msg(s, th_rpc_result(j->id, result));
     } else {
@@ -579,6 +640,7 @@ static void m_tools_call(request *r)
     j->msg = json_object_get(r->msg->msg);
     j->id = r->msg->id;
     j->modern = r->modern;
+    j->version = r->version;
 
     pthread_mutex_lock(&s->lock);
     while (s->ninflight >= MAX_INFLIGHT) {

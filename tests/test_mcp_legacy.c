@@ -321,6 +321,54 @@ START_TEST(tools_list_fields_follow_the_negotiated_version)
 }
 END_TEST
 
+/*
+** Results fit the negotiated revision: audio (2025-03-26) and resource_link
+** (2025-06-18) blocks become text for older clients, whose schemas reject
+** them, and structuredContent (2025-06-18) is left out before its revision.
+*/
+START_TEST(call_results_follow_the_negotiated_version)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = initialize(p, legacy_versions[_i]);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rich\"}}");
+    MH_ASSERT_RESULT(o);
+    ck_assert_uint_eq(mh_len(o, "result content"), 8);
+    if (_i >= 1) {
+        MH_ASSERT_STR(o, "result content 2 type", "audio");
+    } else {
+        MH_ASSERT_STR(o, "result content 2 type", "text");
+        MH_ASSERT_STR(o, "result content 2 text",
+                      "[audio content (audio/wav) omitted: protocol 2024-11-05 cannot carry it]");
+    }
+    if (_i >= 2) {
+        MH_ASSERT_STR(o, "result content 3 type", "resource_link");
+        MH_ASSERT_STR(o, "result content 3 uri", "file:///tmp/rich.txt");
+    } else {
+        MH_ASSERT_STR(o, "result content 3 type", "text");
+        MH_ASSERT_STR(o, "result content 3 text", "[resource: rich.txt <file:///tmp/rich.txt>]");
+        MH_ASSERT_STR(o, "result content 4 text", "[resource: x <https://example.com/x>]");
+    }
+    /* Blocks every revision knows pass unchanged. */
+    MH_ASSERT_STR(o, "result content 1 type", "image");
+    MH_ASSERT_STR(o, "result content 5 resource uri", "test://rich/text");
+    json_object_put(o);
+
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"rich_structured\"}}");
+    MH_ASSERT_RESULT(o);
+    if (_i >= 2)
+        MH_ASSERT_HAS(o, "result structuredContent temperature");
+    else
+        MH_ASSERT_ABSENT(o, "result structuredContent");
+    /* The text serialisation is there either way. */
+    MH_ASSERT_STR(o, "result content 0 type", "text");
+    ck_assert_ptr_nonnull(strstr(mh_str(o, "result content 0 text"), "\"temperature\":22.5"));
+    json_object_put(o);
+    finish(p);
+}
+END_TEST
+
 START_TEST(legacy_results_carry_no_modern_fields)
 {
     mh_proc *p = mh_start(NULL);
@@ -378,6 +426,7 @@ static Suite *legacy_suite(void)
     tc = tcase_create("tools");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, tools_list_fields_follow_the_negotiated_version, 0, 4);
+    tcase_add_loop_test(tc, call_results_follow_the_negotiated_version, 0, 4);
     tcase_add_test(tc, legacy_results_carry_no_modern_fields);
     tcase_add_test(tc, discover_without_modern_meta_is_an_error);
     suite_add_tcase(s, tc);
