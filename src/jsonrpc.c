@@ -29,7 +29,9 @@ static int id_ok(json_object *id)
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);
-    json_tokener *tok = json_tokener_new();
+    /* json-c's default depth (32) refuses valid requests with deeply nested
+     * arguments; 128 still bounds the recursion that frees the tree. */
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
     if (!tok) {
         invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         return;

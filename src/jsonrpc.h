@@ -11,6 +11,9 @@
 
 #include <json-c/json.h>
 
+/* Deepest nesting of arrays and objects a message may have. */
+#define TH_RPC_MAX_DEPTH 128
+
 /* The JSON-RPC and MCP error codes toolhost sends. */
 enum {
     TH_RPC_PARSE_ERROR = -32700,
