@@ -50,6 +50,30 @@ START_TEST(request_with_int_id)
 }
 END_TEST
 
+/* Nesting up to TH_RPC_MAX_DEPTH is a request; deeper is a parse error. */
+START_TEST(nesting_limit)
+{
+    char text[1024];
+    for (int depth = TH_RPC_MAX_DEPTH - 2; depth <= TH_RPC_MAX_DEPTH + 10; depth += 12) {
+        /* The message object and params are two levels already. */
+        int n = snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":");
+        for (int i = 0; i < depth - 2; i++)
+            text[n++] = '[';
+        for (int i = 0; i < depth - 2; i++)
+            text[n++] = ']';
+        snprintf(text + n, sizeof text - (size_t)n, "}}");
+        parse(text);
+        if (depth <= TH_RPC_MAX_DEPTH) {
+            ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+        } else {
+            ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+            ck_assert_ptr_nonnull(strstr(msg.error_message, "nesting too deep"));
+        }
+        th_rpc_msg_clear(&msg);
+    }
+}
+END_TEST
+
 START_TEST(request_with_string_id_no_params)
 {
     parse("{\"method\":\"ping\",\"id\":\"a b\",\"jsonrpc\":\"2.0\"}");
@@ -322,6 +346,7 @@ static Suite *jsonrpc_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, request_with_int_id);
+    tcase_add_test(tc, nesting_limit);
     tcase_add_test(tc, request_with_string_id_no_params);
     tcase_add_test(tc, notification);
     tcase_add_test(tc, responses_are_recognised);
