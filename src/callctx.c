@@ -271,6 +271,7 @@ th_rc th_call_log(th_call *c, th_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    th_utf8_clip(text);
 
     if (c->hooks.log_to_client && c->hooks.notify && level >= c->hooks.log_level && !th_call_cancelled(c)) {
         json_object *p = json_object_new_object();

@@ -21,9 +21,15 @@ static void invalid(th_rpc_msg *out, int code, const char *message)
 /* MCP ids are strings or integers, never null (stricter than JSON-RPC). */
 static int id_ok(json_object *id)
 {
-    if (json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int))
-        return 1;
-    return 0;
+    return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int) ||
+           json_object_is_type(id, json_type_double);
+}
+
+/* Is O the string LIT exactly (an embedded NUL would fool strcmp)? */
+static bool string_is(json_object *o, const char *lit)
+{
+    return json_object_is_type(o, json_type_string) && (size_t)json_object_get_string_len(o) == strlen(lit) &&
+           memcmp(json_object_get_string(o), lit, strlen(lit)) == 0;
 }
 
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
@@ -81,8 +87,7 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     if (has_id && id_ok(id))
         out->id = id;
 
-    if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
-        strcmp(json_object_get_string(v), "2.0") != 0) {
+    if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !string_is(v, "2.0")) {
         invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
         return;
     }
@@ -97,11 +102,12 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     if (has_id && !id_ok(id)) {
         invalid(out, TH_RPC_INVALID_REQUEST,
                 json_object_is_type(id, json_type_null) ? "Invalid Request: \"id\" must not be null"
-                                                         : "Invalid Request: \"id\" must be a string or an integer");
+                                                         : "Invalid Request: \"id\" must be a string or a number");
         return;
     }
-    if (!json_object_is_type(method, json_type_string)) {
-        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
+    if (!json_object_is_type(method, json_type_string) ||
+        strlen(json_object_get_string(method)) != (size_t)json_object_get_string_len(method)) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string without NUL characters");
         return;
     }
     out->method = json_object_get_string(method);
@@ -182,12 +188,12 @@ const char *th_rpc_serialize(json_object *msg, size_t *len)
 
 int th_rpc_id_key(json_object *id, char *buf, size_t size)
 {
-    int n;
-    if (json_object_is_type(id, json_type_string))
-        n = snprintf(buf, size, "s:%s", json_object_get_string(id));
-    else if (json_object_is_type(id, json_type_int))
-        n = snprintf(buf, size, "n:%lld", (long long)json_object_get_int64(id));
-    else
+    /* The JSON text tells every id apart: strings keep an embedded NUL
+     * escaped, and numbers are never confused with strings. */
+    if (!id_ok(id))
         return 0;
+    size_t len;
+    const char *text = json_object_to_json_string_length(id, JSON_C_TO_STRING_PLAIN, &len);
+    int n = snprintf(buf, size, "%c:%s", json_object_is_type(id, json_type_string) ? 's' : 'n', text);
     return n > 0 && (size_t)n < size;
 }

@@ -21,6 +21,7 @@ enum {
     TH_RPC_METHOD_NOT_FOUND = -32601,
     TH_RPC_INVALID_PARAMS = -32602,
     TH_RPC_INTERNAL_ERROR = -32603,
+    TH_RPC_SERVER_BUSY = -32000, /* implementation-defined: too many calls */
     TH_RPC_HEADER_MISMATCH = -32020,
     TH_RPC_MISSING_CAPABILITY = -32021,
     TH_RPC_UNSUPPORTED_VERSION = -32022,
@@ -77,8 +78,9 @@ json_object *th_rpc_notification(const char *method, json_object *params);
 */
 const char *th_rpc_serialize(json_object *msg, size_t *len);
 
-/* A stable text key for a request id (for in-flight tables): "s:..." for
-** strings, "n:..." for numbers. Writes at most SIZE bytes; false if too long. */
+/* A stable text key for a request id (for in-flight tables): "s:" or "n:"
+** and the id's JSON text. Writes at most SIZE bytes; false if too long.
+** Serialises ID, so call it only from the thread that owns the message. */
 int th_rpc_id_key(json_object *id, char *buf, size_t size);
 
 #endif

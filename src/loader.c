@@ -103,6 +103,17 @@ static th_rc refuse(th_load_stats *stats, const char *path, const char *fmt, con
     return TH_ERR_VALUE;
 }
 
+/* Does a registered tool still use USER_DATA? A plugin that returns a
+ * descriptor it also registered itself gets a duplicate refusal, and its
+ * user_data must then live on with the registered copy. */
+static bool user_data_in_use(const th_registry *reg, const void *user_data)
+{
+    for (size_t i = 0; user_data && i < th_registry_count(reg); i++)
+        if (th_registry_at(reg, i)->user_data == user_data)
+            return true;
+    return false;
+}
+
 th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts *opts, th_load_stats *stats)
 {
     char name[256], symbol[300];
@@ -175,7 +186,7 @@ th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts
         /* The plugin never learns that its returned descriptor was refused,
          * so user_data is released here (only once the ABI check passed:
          * before that, no field can be trusted). */
-        if (desc && rc != TH_ERR_ABI && t.destroy)
+        if (desc && rc != TH_ERR_ABI && t.destroy && !user_data_in_use(reg, t.user_data))
             t.destroy(t.user_data);
     }
 

@@ -154,8 +154,9 @@ int main(int argc, char **argv)
             cfg.page_size = (size_t)v;
             break;
         case OPT_MAXMSG:
-            if (!parse_size("max-message-bytes", optarg, 1ull << 32, &v) || v < 64) {
-                fprintf(stderr, "toolhost: --max-message-bytes must be at least 64\n");
+            /* The JSON parser takes an int length. */
+            if (!parse_size("max-message-bytes", optarg, INT_MAX - 1, &v) || v < 64) {
+                fprintf(stderr, "toolhost: --max-message-bytes must be from 64 to %d\n", INT_MAX - 1);
                 goto usage;
             }
             sopts.max_message_bytes = (size_t)v;

@@ -36,8 +36,8 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 
 #define CURSOR_PREFIX "th1:"
 #define INFLIGHT_BUCKETS 4096
-/* Calls one session may have in flight before its reader waits: a client
- * that floods tools/call gets backpressure instead of unbounded memory. */
+/* Calls one session may have in flight; past it a tools/call is refused
+ * (TH_RPC_SERVER_BUSY) instead of taking unbounded memory. */
 #define MAX_INFLIGHT 4096
 
 struct th_mcp {
@@ -56,7 +56,6 @@ struct th_mcp_session {
 
     pthread_mutex_t lock;     /* everything below */
     pthread_cond_t idle;      /* inflight dropped to zero */
-    pthread_cond_t slot;      /* inflight dropped below MAX_INFLIGHT */
     bool initialized;         /* legacy initialize received */
     int legacy_version;       /* index into versions[] */
     th_log_level legacy_log_level;
@@ -148,7 +147,6 @@ static void session_unref(th_mcp_session *s)
         return;
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
-    pthread_cond_destroy(&s->slot);
     pthread_rwlock_destroy(&s->send_lock);
     free(s);
 }
@@ -182,6 +180,7 @@ static void send_errorf(th_mcp_session *s, json_object *id, int code, const char
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
+    th_utf8_clip(m); /* names from the client may have been cut mid-character */
     send_error(s, id, code, m, NULL);
 }
 
@@ -220,6 +219,16 @@ static json_object *capabilities(void)
     return caps;
 }
 
+/* O's text when it is a string without an embedded NUL (which C string
+ * comparisons would silently cut at), else NULL. */
+static const char *plain_string(json_object *o)
+{
+    if (!json_object_is_type(o, json_type_string))
+        return NULL;
+    const char *p = json_object_get_string(o);
+    return strlen(p) == (size_t)json_object_get_string_len(o) ? p : NULL;
+}
+
 static int version_index(const char *v)
 {
     for (int i = 0; i < N_VERSIONS; i++)
@@ -234,7 +243,7 @@ static void m_initialize(request *r)
 {
     json_object *pv;
     if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "protocolVersion", &pv) ||
-        !json_object_is_type(pv, json_type_string)) {
+        !plain_string(pv)) {
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
                    "Invalid params: initialize needs a string \"protocolVersion\"", NULL);
         return;
@@ -273,8 +282,7 @@ static void m_set_level(request *r)
 {
     json_object *lv;
     int level = -1;
-    if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) &&
-        json_object_is_type(lv, json_type_string))
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
         level = th_log_level_parse(json_object_get_string(lv));
     if (level < 0) {
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
@@ -344,8 +352,7 @@ static void m_tools_list(request *r)
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {
-        if (!json_object_is_type(cur, json_type_string) ||
-            !parse_cursor(json_object_get_string(cur), count, &offset)) {
+        if (!plain_string(cur) || !parse_cursor(json_object_get_string(cur), count, &offset)) {
             send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor", NULL);
             return;
         }
@@ -401,9 +408,7 @@ static void unlink_job(th_mcp_session *s, job *j)
 /* J's response is out (or dropped): it no longer counts. Under s->lock. */
 static void job_done(th_mcp_session *s)
 {
-    if (s->ninflight-- == MAX_INFLIGHT)
-        pthread_cond_signal(&s->slot);
-    if (s->ninflight == 0)
+    if (--s->ninflight == 0)
         pthread_cond_broadcast(&s->idle);
 }
 
@@ -492,6 +497,7 @@ static json_object *downgrade_block(json_object *b, int v)
             snprintf(msg, sizeof msg, "[%s content (%s) omitted: protocol %s cannot carry it]", type,
                      json_object_object_get_ex(b, "mimeType", &f) ? json_object_get_string(f) : "unknown type",
                      versions[v]);
+        th_utf8_clip(msg);
         json_object_object_add(text, "type", json_object_new_string("text"));
         json_object_object_add(text, "text", json_object_new_string(msg));
         return text;
@@ -591,7 +597,7 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
-    const th_entry *e = th_registry_get(s->mcp->reg, json_object_get_string(name));
+    const th_entry *e = plain_string(name) ? th_registry_get(s->mcp->reg, json_object_get_string(name)) : NULL;
     if (!e) {
         send_errorf(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Unknown tool: %.200s", json_object_get_string(name));
         return;
@@ -603,7 +609,8 @@ static void m_tools_call(request *r)
     }
     if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
         json_object_object_get_ex(meta, "progressToken", &token);
-    if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int))
+    if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
+        !json_object_is_type(token, json_type_double))
         token = NULL;
 
     job *j = calloc(1, sizeof *j);
@@ -643,14 +650,17 @@ static void m_tools_call(request *r)
     j->version = r->version;
 
     pthread_mutex_lock(&s->lock);
-    while (s->ninflight >= MAX_INFLIGHT) {
-        /* Calls queued during a batch must be running, or no slot would
-         * ever free up. */
+    /* Refuse rather than wait: a reader blocked here could no longer read
+     * the cancellations, end of input or stop request that free a slot. */
+    if (s->ninflight >= MAX_INFLIGHT) {
         pthread_mutex_unlock(&s->lock);
-        th_pool_flush(s->mcp->pool);
-        pthread_mutex_lock(&s->lock);
-        if (s->ninflight >= MAX_INFLIGHT)
-            pthread_cond_wait(&s->slot, &s->lock);
+        th_call_free(j->call);
+        j->call = NULL;
+        atomic_fetch_add(&s->refs, 1);
+        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
+                    "Server busy: %d tool calls are in flight; retry when some have finished", MAX_INFLIGHT);
+        job_free(j);
+        return;
     }
     if (find_job(s, j->key)) {
         pthread_mutex_unlock(&s->lock);
@@ -748,7 +758,7 @@ static int read_meta(request *r)
         r->meta = meta;
     if (!r->meta || !json_object_object_get_ex(r->meta, META_VERSION, &v))
         return 1;
-    if (!json_object_is_type(v, json_type_string)) {
+    if (!plain_string(v)) {
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
                    "Invalid params: _meta[\"" META_VERSION "\"] must be a string", NULL);
         return -1;
@@ -780,7 +790,7 @@ static int read_meta(request *r)
     r->version = V_MODERN;
     r->log_to_client = false;
     if (json_object_object_get_ex(r->meta, META_LOGLEVEL, &lv)) {
-        int level = json_object_is_type(lv, json_type_string) ? th_log_level_parse(json_object_get_string(lv)) : -1;
+        int level = plain_string(lv) ? th_log_level_parse(json_object_get_string(lv)) : -1;
         if (level < 0) {
             send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
                        "Invalid params: _meta[\"" META_LOGLEVEL "\"] must be a log level name", NULL);
@@ -890,7 +900,6 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     s->legacy_log_level = TH_LOG_DEBUG; /* until setLevel: everything */
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
-    pthread_cond_init(&s->slot, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
     return s;
 }

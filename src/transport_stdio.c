@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,8 +28,13 @@
 ** empty, while the others return at once. Under load many responses leave
 ** in one write(); alone, a message is written immediately.
 */
+/* Responses queued for a client that is not reading beyond this mean it
+ * is gone or stuck: output stops rather than memory growing without end. */
+#define MAX_PENDING_BYTES ((size_t)256 << 20)
+
 typedef struct writer {
     int fd;
+    int stop_fd;         /* readable once a stop was requested (-1: none) */
     pthread_mutex_t lock;
     pthread_cond_t idle; /* a flush ended */
     th_buf pending;      /* bytes to write */
@@ -37,17 +43,26 @@ typedef struct writer {
     bool broken;         /* the peer is gone; drop further output */
 } writer;
 
-/* Write all LEN bytes at P; false when the peer is gone. */
-static bool write_all(int fd, const char *p, size_t len)
+/*
+** Write all LEN bytes at P; false when the peer is gone. The fd is
+** non-blocking so that a client that stops reading cannot pin this thread
+** past a stop request: waiting for room also watches STOP_FD.
+*/
+static bool write_all(int fd, int stop_fd, const char *p, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno == EAGAIN) {
-                struct pollfd pf = {.fd = fd, .events = POLLOUT};
-                poll(&pf, 1, -1);
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT}, {.fd = stop_fd, .events = POLLIN}};
+                if (poll(pf, stop_fd >= 0 ? 2 : 1, -1) > 0 && stop_fd >= 0 && (pf[1].revents & POLLIN) &&
+                    !(pf[0].revents & POLLOUT)) {
+                    th_log(TH_LOG_WARNING, "stop requested while the client was not reading stdout; "
+                                           "dropping %zu bytes of output", len);
+                    return false;
+                }
                 continue;
             }
             th_log(TH_LOG_ERROR, "stdout: %s; no further messages will be sent", strerror(errno));
@@ -66,6 +81,11 @@ static void write_msg(void *ctx, json_object *msg)
     const char *text = th_rpc_serialize(msg, &len); /* msg's own buffer: no lock needed */
 
     pthread_mutex_lock(&w->lock);
+    if (!w->broken && w->pending.len + len + 1 > MAX_PENDING_BYTES) {
+        th_log(TH_LOG_ERROR, "the client is not reading stdout (%zu bytes waiting); no further messages will be sent",
+               w->pending.len);
+        w->broken = true;
+    }
     if (!w->broken && (!th_buf_append(&w->pending, text, len) || !th_buf_append(&w->pending, "\n", 1))) {
         th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
         w->pending.len = 0; /* a partial message must never reach the wire */
@@ -81,7 +101,7 @@ static void write_msg(void *ctx, json_object *msg)
         w->pending = w->spare;
         w->pending.len = 0;
         pthread_mutex_unlock(&w->lock);
-        bool ok = write_all(w->fd, out.data, out.len);
+        bool ok = write_all(w->fd, w->stop_fd, out.data, out.len);
         pthread_mutex_lock(&w->lock);
         out.len = 0;
         w->spare = out;
@@ -133,7 +153,10 @@ static void shutdown_session(th_mcp_session *s, long long grace_ms)
 
 int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_stdio_opts *opts)
 {
-    writer w = {.fd = out_fd};
+    writer w = {.fd = out_fd, .stop_fd = stop_fd};
+    int fl = fcntl(out_fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(out_fd, F_SETFL, fl | O_NONBLOCK);
     pthread_mutex_init(&w.lock, NULL);
     pthread_cond_init(&w.idle, NULL);
     th_mcp_session *s = th_mcp_session_new(mcp, write_msg, &w);

@@ -92,6 +92,20 @@ bool th_utf8_valid(const char *str, size_t len)
     return true;
 }
 
+void th_utf8_clip(char *s)
+{
+    size_t len = strlen(s), i = len;
+    /* Step back over continuation bytes to the last lead byte. */
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i == 0)
+        return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t need = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : 4;
+    if (len - (i - 1) < need)
+        s[i - 1] = '\0';
+}
+
 size_t th_utf8_length(const char *s)
 {
     size_t n = 0;

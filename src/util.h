@@ -30,6 +30,10 @@ const char *th_rc_name(th_rc rc);
 ** surrogates). */
 bool th_utf8_valid(const char *s, size_t len);
 
+/* Cut S (valid UTF-8 that a fixed-size buffer may have truncated) back to
+ * the last whole character, so no half character reaches the wire. */
+void th_utf8_clip(char *s);
+
 /* The number of code points in the valid UTF-8 string S. */
 size_t th_utf8_length(const char *s);
 

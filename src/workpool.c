@@ -35,6 +35,7 @@ struct th_pool {
     pthread_cond_t finished; /* a thread exited */
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
+    size_t nqueued;          /* jobs in the queue */
     long long last_take_ms;  /* when a thread last took a job */
     int held;                /* th_pool_hold depth: wake-ups deferred */
     size_t wakes_pending;    /* signals owed to idle threads */
@@ -60,6 +61,7 @@ static void *worker(void *p)
         pool->head = j->next;
         if (!pool->head)
             pool->tail = NULL;
+        pool->nqueued--;
         pool->last_take_ms = th_now_ms();
         pthread_mutex_unlock(&pool->lock);
         j->fn(j->arg);
@@ -93,7 +95,9 @@ static void *supervise(void *p)
         }
         long long since = pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
         long long due = since + GROW_AFTER_MS;
-        if (th_now_ms() >= due && pool->nidle == 0)
+        /* Idle threads already woken count as free until they run: only
+         * jobs beyond them need a new thread. */
+        if (th_now_ms() >= due && pool->nqueued > pool->nidle)
             spawn(pool);
         else
             th_cond_wait_until(&pool->backlog, &pool->lock, due > th_now_ms() ? due : th_now_ms() + 1);
@@ -145,7 +149,10 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
     else
         pool->head = j;
     pool->tail = j;
-    if (pool->nidle > 0) {
+    pool->nqueued++;
+    /* nidle drops only when a woken thread runs, so compare it with the
+     * queue: jobs beyond the idle threads need a new or future thread. */
+    if (pool->nqueued <= pool->nidle) {
         if (pool->held)
             pool->wakes_pending++;
         else
@@ -190,12 +197,6 @@ void th_pool_release(th_pool *pool)
     pthread_mutex_unlock(&pool->lock);
 }
 
-void th_pool_flush(th_pool *pool)
-{
-    pthread_mutex_lock(&pool->lock);
-    pay_wakes(pool);
-    pthread_mutex_unlock(&pool->lock);
-}
 
 bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
 {
@@ -213,6 +214,7 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
         }
         pthread_mutex_lock(&pool->lock);
         pool->head = pool->tail = NULL;
+        pool->nqueued = 0;
     }
     pthread_cond_broadcast(&pool->work);
     pthread_cond_broadcast(&pool->backlog);

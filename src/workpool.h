@@ -33,10 +33,6 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg);
 void th_pool_hold(th_pool *pool);
 void th_pool_release(th_pool *pool);
 
-/* Wake now the threads a hold has deferred, keeping the hold: for a
- * producer about to block while holding. */
-void th_pool_flush(th_pool *pool);
-
 /*
 ** Stop accepting work, let queued and running jobs finish, and join the
 ** threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and

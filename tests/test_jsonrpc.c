@@ -177,7 +177,6 @@ static const struct {
     {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", "1"},             /* wrong version */
     {"{\"jsonrpc\":2.0,\"id\":1,\"method\":\"ping\"}", "1"},                 /* not a string */
     {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", "none"},       /* null id */
-    {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", "none"},        /* fractional id */
     {"{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}", "none"},  /* object id */
     {"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", "none"},        /* array id */
     {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", "none"},       /* boolean id */
@@ -327,10 +326,29 @@ START_TEST(id_keys_distinguish_types)
 }
 END_TEST
 
+/* MCP ids are strings or numbers: a fractional id is a request too, and
+ * string ids that differ only after an embedded NUL get different keys. */
+START_TEST(fractional_ids_and_nul_in_string_ids)
+{
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(id_text(), "1.5");
+    char a[64], b[64];
+    json_object *x = json_tokener_parse("\"a\\u0000b\""), *y = json_tokener_parse("\"a\\u0000c\"");
+    ck_assert(th_rpc_id_key(x, a, sizeof a) && th_rpc_id_key(y, b, sizeof b));
+    ck_assert_str_ne(a, b);
+    json_object_put(x);
+    json_object_put(y);
+    th_rpc_msg_clear(&msg);
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\\u0000x\"}");
+    ASSERT_INVALID(TH_RPC_INVALID_REQUEST);
+}
+END_TEST
+
 START_TEST(id_key_refuses_other_types_and_overflow)
 {
     char buf[8];
-    json_object *d = json_object_new_double(1.5);
+    json_object *d = json_object_new_boolean(1);
     ck_assert(!th_rpc_id_key(d, buf, sizeof buf));
     ck_assert(!th_rpc_id_key(NULL, buf, sizeof buf));
     json_object *longs = json_object_new_string("much-too-long-for-eight");
@@ -371,6 +389,7 @@ static Suite *jsonrpc_suite(void)
     tcase_add_test(tc, parsed_request_round_trips);
     tcase_add_test(tc, id_keys_distinguish_types);
     tcase_add_test(tc, id_key_refuses_other_types_and_overflow);
+    tcase_add_test(tc, fractional_ids_and_nul_in_string_ids);
     suite_add_tcase(s, tc);
     return s;
 }
