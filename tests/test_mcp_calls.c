@@ -607,6 +607,47 @@ START_TEST(slow_calls_run_at_the_same_time)
 }
 END_TEST
 
+/*
+** Calls that arrive in one read behind slow ones: with the core threads
+** busy for 3 s, the instant call must get a thread of its own at once (the
+** pool once counted woken-but-not-yet-running threads as free and let it
+** wait).
+*/
+START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
+{
+    mh_proc *p = start_era(MODERN, NULL, NULL);
+    /* Warm the core threads so they are idle, not yet to be started. */
+    for (int i = 1; i <= 2; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", i);
+        send_call(p, MODERN, id, "slow", "{\"ms\":0}", "");
+        json_object_put(mh_next(p));
+    }
+    char line[3][1024];
+    const char *ms[3] = {"3000", "3000", "0"};
+    size_t total = 0;
+    static char batch[4096];
+    for (int i = 0; i < 3; i++) {
+        int n = snprintf(line[i], sizeof line[i],
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                         "\"arguments\":{\"ms\":%s}%s}}\n",
+                         10 + i, ms[i], meta(MODERN, ""));
+        memcpy(batch + total, line[i], (size_t)n);
+        total += (size_t)n;
+    }
+    long long t0 = mh_now_ms();
+    mh_send_raw(p, batch, total); /* one write: one read, one batch */
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "12");
+    long long took = mh_now_ms() - t0;
+    ck_assert_msg(took < 2000, "the instant call waited %lld ms behind slow calls", took);
+    json_object_put(o);
+    json_object_put(mh_next(p));
+    json_object_put(mh_next(p));
+    finish(p);
+}
+END_TEST
+
 /* ---- cancellation ---------------------------------------------------------------------------- */
 
 /* Start a slow call with progress, wait until it runs (first progress),
@@ -752,6 +793,7 @@ static Suite *calls_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_slow_call_does_not_delay_other_requests);
     tcase_add_test(tc, slow_calls_run_at_the_same_time);
+    tcase_add_test(tc, instant_call_read_with_slow_ones_is_not_held_up);
     tcase_add_test(tc, modern_ids_may_be_reused_once_answered);
     suite_add_tcase(s, tc);
 
