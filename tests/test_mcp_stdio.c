@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mcp_harness.h"
+#include "util.h"
 
 #define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
 
@@ -460,6 +461,62 @@ START_TEST(sigterm_when_idle_exits_zero)
 }
 END_TEST
 
+/*
+** A client that stops reading stdout: the host blocks writing, and must
+** still stop on SIGTERM (it used to wait in write() for ever, the signal
+** being only a readable fd).
+*/
+START_TEST(sigterm_while_the_client_does_not_read)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_ping_is_next(p, 1);
+    /* Each tools/list answer is a few KiB: 200 of them overfill the pipe,
+     * while the requests themselves fit in it. */
+    for (int i = 0; i < 200; i++)
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}",
+                100 + i);
+    struct timespec ts = {0, 500 * 1000000L};
+    nanosleep(&ts, NULL);
+    long long t0 = mh_now_ms();
+    mh_kill(p, SIGTERM);
+    int status = mh_wait(p, 10000); /* without reading stdout */
+    ck_assert_msg(status == 0, "exit status %d after SIGTERM with stdout unread", status);
+    ck_assert_msg(mh_now_ms() - t0 < 8000, "took %lld ms", mh_now_ms() - t0);
+    mh_free(p);
+}
+END_TEST
+
+/* Texts cut to fit a buffer end on a whole UTF-8 character. */
+START_TEST(long_unicode_names_give_valid_utf8_errors)
+{
+    mh_proc *p = mh_start(NULL);
+    static char name[2048];
+    size_t n = 0;
+    name[n++] = 'x';
+    for (int i = 0; i < 300; i++) {
+        name[n++] = (char)0xC3; /* U+00E9 */
+        name[n++] = (char)0xA9;
+    }
+    name[n] = '\0';
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\"}", name);
+    char *line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(th_utf8_valid(line, strlen(line)), "not UTF-8: %s", line);
+    ck_assert_ptr_nonnull(strstr(line, "-32601"));
+    free(line);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\"," MH_MODERN_META "}}",
+            name);
+    line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(th_utf8_valid(line, strlen(line)), "not UTF-8: %s", line);
+    ck_assert_ptr_nonnull(strstr(line, "Unknown tool: x"));
+    free(line);
+    mh_close_stdin(p);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- command line ------------------------------------------------------------ */
 
 START_TEST(help_goes_to_stdout_and_exits_zero)
@@ -625,6 +682,8 @@ static Suite *stdio_suite(void)
     tcase_add_test(tc, sigterm_stops_the_host);
     tcase_add_test(tc, sigint_stops_the_host);
     tcase_add_test(tc, sigterm_when_idle_exits_zero);
+    tcase_add_test(tc, sigterm_while_the_client_does_not_read);
+    tcase_add_test(tc, long_unicode_names_give_valid_utf8_errors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("command_line");
