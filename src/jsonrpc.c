@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jsonrpc.h"
+#include "util.h"
 
 static void invalid(th_rpc_msg *out, int code, const char *message)
 {
@@ -55,6 +56,10 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     /* Trailing white space is harmless; anything else is a second value. */
     while (jerr == json_tokener_success && end < len && strchr(" \t\r", text[end]))
         end++;
+    /* json-c's UTF-8 check lets overlong forms, surrogates and code points
+     * past U+10FFFF through; they would be echoed back in ids and names. */
+    if (jerr == json_tokener_success && end == len && !th_utf8_valid(text, len))
+        jerr = json_tokener_error_parse_utf8_string;
     /* json-c represents the JSON literal null as NULL: a valid value, which
      * the object check below refuses. */
     if (jerr != json_tokener_success || end != len) {
@@ -108,6 +113,7 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     if (!json_object_is_type(method, json_type_string) ||
         strlen(json_object_get_string(method)) != (size_t)json_object_get_string_len(method)) {
         invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string without NUL characters");
+        out->silent = !has_id && json_object_is_type(method, json_type_string); /* a notification */
         return;
     }
     out->method = json_object_get_string(method);
