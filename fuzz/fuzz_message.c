@@ -1,0 +1,157 @@
+/*
+** fuzz/fuzz_message.c: a libFuzzer harness for the MCP layer: each input is
+** one session's messages, one per line; what the host sends must be UTF-8
+** JSON-RPC 2.0 and every call must finish. Not part of the build.
+*/
+
+/*
+** Build it with clang (from a directory of your choice; SRC is this tree):
+**
+**   mkdir -p /tmp/build-libfuzzer && cd /tmp/build-libfuzzer
+**   $SRC/configure -q CC=clang \
+**       CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
+**       LDFLAGS="-fsanitize=address,undefined"
+**   make -j2
+**   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
+**       -I. -I$SRC/include -I$SRC/src -DFUZZ_PLUGIN_DIR="\"$PWD/plugins/.libs\"" \
+**       $SRC/fuzz/fuzz_message.c src/.libs/libthcore.a \
+**       $(pkg-config --libs json-c libffi libpcre2-8) -lpthread -ldl -rdynamic \
+**       -o fuzz_message
+**
+** (-rdynamic: the plugins resolve th_* against the executable.) Then run it,
+** keeping what it finds in a corpus directory:
+**
+**   mkdir -p corpus && ./fuzz_message -max_len=65536 -timeout=20 corpus
+**
+** TH_FUZZ_PLUGIN_DIR overrides the plugin directory at run time. A crash,
+** a sanitizer report, an abort() below (a malformed message sent, or a call
+** that never finished) or a libFuzzer timeout is a bug; the input it saves
+** replays with ./fuzz_message crash-<hash>, and belongs, once understood,
+** among the regressions of tests/test_mcp_fuzz.c.
+*/
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "jsonrpc.h"
+#include "loader.h"
+#include "log.h"
+#include "mcp.h"
+#include "registry.h"
+#include "util.h"
+
+#ifndef FUZZ_PLUGIN_DIR
+#define FUZZ_PLUGIN_DIR "plugins/.libs"
+#endif
+
+/* How long the calls of one input may take to finish: far more than echo,
+ * add or text need, so only a call that never ends trips it. */
+#define DRAIN_MS 10000
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static th_registry *reg;
+static th_mcp *mcp;
+
+static void quiet(th_log_level level, const char *line, void *ctx)
+{
+    (void)level;
+    (void)line;
+    (void)ctx;
+}
+
+static void die(const char *what, const char *text, size_t len)
+{
+    fprintf(stderr, "fuzz_message: %s: %.*s\n", what, (int)(len > 2000 ? 2000 : len), text ? text : "");
+    abort();
+}
+
+/* Runs on the reader and on pool threads alike; checks need no state. */
+static void check_send(void *ctx, json_object *msg)
+{
+    (void)ctx;
+    size_t len;
+    const char *text = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                         &len);
+    if (!th_utf8_valid(text, len))
+        die("sent a message that is not valid UTF-8", text, len);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20)
+            die("sent a control byte, which breaks line framing", text, len);
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *back = json_tokener_parse_ex(tok, text, (int)len);
+    if (!back || json_tokener_get_parse_end(tok) != len)
+        die("sent a message that does not parse back", text, len);
+    json_object *v, *id;
+    if (!json_object_object_get_ex(back, "jsonrpc", &v) || strcmp(json_object_get_string(v), "2.0") != 0)
+        die("sent a message without \"jsonrpc\": \"2.0\"", text, len);
+    bool is_response = json_object_object_get_ex(back, "id", &id);
+    bool has_result = json_object_object_get_ex(back, "result", NULL);
+    if (is_response && has_result == json_object_object_get_ex(back, "error", NULL))
+        die("sent a response without exactly one of result and error", text, len);
+    if (!is_response && !json_object_object_get_ex(back, "method", NULL))
+        die("sent a message that is neither a response nor a notification", text, len);
+    json_object_put(back);
+    json_tokener_free(tok);
+    json_object_put(msg);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    th_log_set_sink(quiet, NULL);
+    const char *dir = getenv("TH_FUZZ_PLUGIN_DIR");
+    if (!dir)
+        dir = FUZZ_PLUGIN_DIR;
+    reg = th_registry_new();
+    th_load_stats stats = {0};
+    if (!reg || th_loader_load_dir(reg, dir, NULL, &stats) != TH_OK || !th_registry_get(reg, "echo")) {
+        fprintf(stderr, "fuzz_message: cannot load the plugins (echo at least) from %s\n", dir);
+        exit(1);
+    }
+    th_registry_start(reg);
+    th_mcp_config cfg;
+    th_mcp_config_default(&cfg);
+    cfg.page_size = 2;
+    mcp = th_mcp_new(reg, &cfg);
+    if (!mcp) {
+        fprintf(stderr, "fuzz_message: out of memory\n");
+        exit(1);
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    th_mcp_session *s = th_mcp_session_new(mcp, check_send, NULL);
+    if (!s)
+        return 0;
+    /* One read's worth, as the stdio transport brackets it. */
+    th_mcp_batch_begin(mcp);
+    const char *p = (const char *)data, *end = p + size;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)((nl ? nl : end) - p);
+        /* A copy of exactly LEN bytes, so that ASan catches a read past it. */
+        char *msg = malloc(len ? len : 1);
+        if (!msg)
+            break;
+        memcpy(msg, p, len);
+        th_mcp_session_handle(s, msg, len);
+        free(msg);
+        p += len + (nl != NULL);
+    }
+    th_mcp_batch_end(mcp);
+    if (!th_mcp_session_drain(s, th_now_ms() + DRAIN_MS))
+        die("a tool call did not finish", (const char *)data, size);
+    th_mcp_session_free(s);
+    return 0;
+}
