@@ -139,6 +139,28 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
     return true;
 }
 
+/*
+** json-c asserts on a NULL container. Under memory pressure every
+** constructor here may return NULL, so building goes through these: a
+** NULL container drops the value, and the reply paths answer -32603 when
+** the result itself could not be made.
+*/
+static void put(json_object *obj, const char *key, json_object *val)
+{
+    if (obj)
+        json_object_object_add(obj, key, val);
+    else
+        json_object_put(val);
+}
+
+static void push(json_object *arr, json_object *val)
+{
+    if (arr)
+        json_object_array_add(arr, val);
+    else
+        json_object_put(val);
+}
+
 /* ---- sending ---------------------------------------------------------- */
 
 static void session_unref(th_mcp_session *s)
@@ -187,8 +209,8 @@ static void send_errorf(th_mcp_session *s, json_object *id, int code, const char
 static json_object *server_info(const th_mcp *m)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string(m->cfg.server_name));
-    json_object_object_add(o, "version", json_object_new_string(m->cfg.server_version));
+    put(o, "name", json_object_new_string(m->cfg.server_name));
+    put(o, "version", json_object_new_string(m->cfg.server_version));
     return o;
 }
 
@@ -196,15 +218,19 @@ static json_object *server_info(const th_mcp *m)
 static void finish_result(const request *r, json_object *result)
 {
     if (r->modern) {
-        json_object_object_add(result, "resultType", json_object_new_string("complete"));
+        put(result, "resultType", json_object_new_string("complete"));
         json_object *meta = json_object_new_object();
-        json_object_object_add(meta, META_SERVER, server_info(r->s->mcp));
-        json_object_object_add(result, "_meta", meta);
+        put(meta, META_SERVER, server_info(r->s->mcp));
+        put(result, "_meta", meta);
     }
 }
 
 static void reply(const request *r, json_object *result)
 {
+    if (!result) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
     finish_result(r, result);
     send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
@@ -213,9 +239,9 @@ static json_object *capabilities(void)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
-    json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
-    json_object_object_add(caps, "tools", tools);
-    json_object_object_add(caps, "logging", json_object_new_object());
+    put(tools, "listChanged", json_object_new_boolean(0));
+    put(caps, "tools", tools);
+    put(caps, "logging", json_object_new_object());
     return caps;
 }
 
@@ -266,10 +292,10 @@ static void m_initialize(request *r)
         return;
     }
     json_object *res = json_object_new_object();
-    json_object_object_add(res, "protocolVersion", json_object_new_string(versions[v]));
-    json_object_object_add(res, "capabilities", capabilities());
-    json_object_object_add(res, "serverInfo", server_info(r->s->mcp));
-    json_object_object_add(res, "instructions", json_object_new_string(r->s->mcp->cfg.instructions));
+    put(res, "protocolVersion", json_object_new_string(versions[v]));
+    put(res, "capabilities", capabilities());
+    put(res, "serverInfo", server_info(r->s->mcp));
+    put(res, "instructions", json_object_new_string(r->s->mcp->cfg.instructions));
     reply(r, res);
 }
 
@@ -302,12 +328,12 @@ static void m_discover(request *r)
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
     json_object *sv = json_object_new_array();
-    json_object_array_add(sv, json_object_new_string(TH_MCP_MODERN_VERSION));
-    json_object_object_add(res, "supportedVersions", sv);
-    json_object_object_add(res, "capabilities", capabilities());
-    json_object_object_add(res, "instructions", json_object_new_string(m->cfg.instructions));
-    json_object_object_add(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
-    json_object_object_add(res, "cacheScope", json_object_new_string("public"));
+    push(sv, json_object_new_string(TH_MCP_MODERN_VERSION));
+    put(res, "supportedVersions", sv);
+    put(res, "capabilities", capabilities());
+    put(res, "instructions", json_object_new_string(m->cfg.instructions));
+    put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
+    put(res, "cacheScope", json_object_new_string("public"));
     reply(r, res);
 }
 
@@ -315,15 +341,15 @@ static void m_discover(request *r)
 static json_object *tool_json(const th_entry *e, int v)
 {
     json_object *t = json_object_new_object();
-    json_object_object_add(t, "name", json_object_new_string(e->name));
+    put(t, "name", json_object_new_string(e->name));
     if (e->title && v >= V_2025_06_18)
-        json_object_object_add(t, "title", json_object_new_string(e->title));
-    json_object_object_add(t, "description", json_object_new_string(e->description));
-    json_object_object_add(t, "inputSchema", json_object_get(e->input_schema));
+        put(t, "title", json_object_new_string(e->title));
+    put(t, "description", json_object_new_string(e->description));
+    put(t, "inputSchema", json_object_get(e->input_schema));
     if (e->output_schema && v >= V_2025_06_18)
-        json_object_object_add(t, "outputSchema", json_object_get(e->output_schema));
+        put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
-        json_object_object_add(t, "annotations", json_object_get(e->annotations));
+        put(t, "annotations", json_object_get(e->annotations));
     return t;
 }
 
@@ -362,16 +388,16 @@ static void m_tools_list(request *r)
     json_object *res = json_object_new_object();
     json_object *tools = json_object_new_array_ext((int)(end - offset));
     for (size_t i = offset; i < end; i++)
-        json_object_array_add(tools, tool_json(th_registry_at(reg, i), r->version));
-    json_object_object_add(res, "tools", tools);
+        push(tools, tool_json(th_registry_at(reg, i), r->version));
+    put(res, "tools", tools);
     if (end < count) {
         char next[64];
         snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
-        json_object_object_add(res, "nextCursor", json_object_new_string(next));
+        put(res, "nextCursor", json_object_new_string(next));
     }
     if (r->modern) {
-        json_object_object_add(res, "ttlMs", json_object_new_int64(r->s->mcp->cfg.list_ttl_ms));
-        json_object_object_add(res, "cacheScope", json_object_new_string("public"));
+        put(res, "ttlMs", json_object_new_int64(r->s->mcp->cfg.list_ttl_ms));
+        put(res, "cacheScope", json_object_new_string("public"));
     }
     reply(r, res);
 }
@@ -455,11 +481,11 @@ static json_object *check_output(const th_entry *e, json_object *result)
     result = json_object_new_object();
     json_object *content = json_object_new_array();
     json_object *text = json_object_new_object();
-    json_object_object_add(text, "type", json_object_new_string("text"));
-    json_object_object_add(text, "text", json_object_new_string(msg.data));
-    json_object_array_add(content, text);
-    json_object_object_add(result, "content", content);
-    json_object_object_add(result, "isError", json_object_new_boolean(1));
+    put(text, "type", json_object_new_string("text"));
+    put(text, "text", json_object_new_string(msg.data));
+    push(content, text);
+    put(result, "content", content);
+    put(result, "isError", json_object_new_boolean(1));
     free(msg.data);
     return result;
 }
@@ -498,8 +524,8 @@ static json_object *downgrade_block(json_object *b, int v)
                      json_object_object_get_ex(b, "mimeType", &f) ? json_object_get_string(f) : "unknown type",
                      versions[v]);
         th_utf8_clip(msg);
-        json_object_object_add(text, "type", json_object_new_string("text"));
-        json_object_object_add(text, "text", json_object_new_string(msg));
+        put(text, "type", json_object_new_string("text"));
+        put(text, "text", json_object_new_string(msg));
         return text;
     }
     return NULL;
@@ -775,9 +801,9 @@ static int read_meta(request *r)
             return 1;
         json_object *data = json_object_new_object();
         json_object *sup = json_object_new_array();
-        json_object_array_add(sup, json_object_new_string(TH_MCP_MODERN_VERSION));
-        json_object_object_add(data, "supported", sup);
-        json_object_object_add(data, "requested", json_object_new_string(requested));
+        push(sup, json_object_new_string(TH_MCP_MODERN_VERSION));
+        put(data, "supported", sup);
+        put(data, "requested", json_object_new_string(requested));
         send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
         return -1;
     }
