@@ -7,7 +7,8 @@ test_loader_SOURCES = test_loader.c
 
 check_LTLIBRARIES += plugins/good.la plugins/noentry.la plugins/nulldesc.la \
 	plugins/addMemory.la plugins/mismatch.la plugins/dup_a.la plugins/dup_b.la \
-	plugins/abi.la plugins/three.la plugins/refused.la
+	plugins/abi.la plugins/three.la plugins/refused.la \
+	plugins/selfdup.la
 plugins_good_la_SOURCES = plugins/good.c
 plugins_good_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_noentry_la_SOURCES = plugins/noentry.c
@@ -28,3 +29,5 @@ plugins_three_la_SOURCES = plugins/three.c
 plugins_three_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_refused_la_SOURCES = plugins/refused.c
 plugins_refused_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_selfdup_la_SOURCES = plugins/selfdup.c
+plugins_selfdup_la_LDFLAGS = $(TEST_MODULE_FLAGS)

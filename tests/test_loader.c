@@ -295,6 +295,31 @@ START_TEST(test_refused_descriptor_destroyed)
 }
 END_TEST
 
+/* A descriptor the plugin also registered itself keeps its user_data. */
+START_TEST(test_returned_duplicate_keeps_shared_user_data)
+{
+    unsetenv("TH_TEST_SELFDUP_DESTROYED");
+    make_dir("p");
+    copy_plugin("selfdup", "p/selfdup.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(1, 0, 0, 1, 0);
+    assert_logged(tpath("p/selfdup.so"), "Tool 'selfdup' already registered");
+    ck_assert_ptr_null(getenv("TH_TEST_SELFDUP_DESTROYED"));
+    th_call *call = th_call_new("selfdup", NULL);
+    json_object *args = json_object_new_object();
+    json_object *result = th_call_finish(call, th_registry_get(reg, "selfdup")->handler(call, args, th_registry_get(reg, "selfdup")->user_data));
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(
+                         json_object_array_get_idx(json_object_object_get(result, "content"), 0), "text")),
+                     "still here");
+    json_object_put(result);
+    json_object_put(args);
+    th_call_free(call);
+    th_registry_unref(reg);
+    reg = th_registry_new();
+    ck_assert_str_eq(getenv("TH_TEST_SELFDUP_DESTROYED"), "once");
+}
+END_TEST
+
 START_TEST(test_wrong_name)
 {
     make_dir("p");
@@ -550,6 +575,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_missing_entry_point);
     tcase_add_test(tc, test_entry_point_returns_null);
     tcase_add_test(tc, test_refused_descriptor_destroyed);
+    tcase_add_test(tc, test_returned_duplicate_keeps_shared_user_data);
     tcase_add_test(tc, test_wrong_name);
     tcase_add_test(tc, test_name_mismatch);
     tcase_add_test(tc, test_duplicate_across_plugins);
