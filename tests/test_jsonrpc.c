@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jsonrpc.h"
+#include "check_main.h"
 
 static th_rpc_msg msg;
 
@@ -394,11 +395,4 @@ static Suite *jsonrpc_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(jsonrpc_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(jsonrpc_suite)

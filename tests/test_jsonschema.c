@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "jsonschema.h"
+#include "check_main.h"
 
 /* Compile schema TEXT; the test fails when it does not compile. */
 /* Parse TEXT allowing deeper nesting than json-c's default of 32. */
@@ -419,11 +420,4 @@ static Suite *jsonschema_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(jsonschema_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(jsonschema_suite)

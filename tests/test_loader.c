@@ -23,6 +23,7 @@
 #include "callctx.h"
 #include "loader.h"
 #include "log.h"
+#include "check_main.h"
 
 #define PLUGIN_BUILDDIR TEST_BUILDDIR "/plugins/.libs"
 
@@ -594,19 +595,4 @@ static Suite *loader_suite(void)
     return s;
 }
 
-/* Under -fsanitize=undefined, make every finding fail the test it occurs in
- * instead of printing a line nobody reads. Unused in other builds. */
-const char *__ubsan_default_options(void);
-const char *__ubsan_default_options(void)
-{
-    return "halt_on_error=1:print_stacktrace=1";
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(loader_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+TH_CHECK_MAIN(loader_suite)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mcp_harness.h"
+#include "check_main.h"
 
 static void finish(mh_proc *p)
 {
@@ -807,13 +808,4 @@ static Suite *calls_suite(void)
     return s;
 }
 
-int main(void)
-{
-    mh_global_setup();
-    SRunner *sr = srunner_create(calls_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    mh_global_teardown();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN_WITH(calls_suite, mh_global_setup, mh_global_teardown)

@@ -25,6 +25,7 @@
 #include "mcp.h"
 #include "registry.h"
 #include "util.h"
+#include "check_main.h"
 
 /* Overridable from the environment to reproduce or to search longer. */
 #define DEFAULT_SEED 0x5eed2026u
@@ -1594,11 +1595,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(suite)

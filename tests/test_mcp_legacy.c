@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mcp_harness.h"
+#include "check_main.h"
 
 static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
@@ -433,13 +434,4 @@ static Suite *legacy_suite(void)
     return s;
 }
 
-int main(void)
-{
-    mh_global_setup();
-    SRunner *sr = srunner_create(legacy_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    mh_global_teardown();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN_WITH(legacy_suite, mh_global_setup, mh_global_teardown)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mcp_harness.h"
+#include "check_main.h"
 
 #define META_WITH(extra) "\"_meta\":{" MH_MODERN_META_FIELDS extra "}"
 
@@ -428,13 +429,4 @@ static Suite *modern_suite(void)
     return s;
 }
 
-int main(void)
-{
-    mh_global_setup();
-    SRunner *sr = srunner_create(modern_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    mh_global_teardown();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN_WITH(modern_suite, mh_global_setup, mh_global_teardown)

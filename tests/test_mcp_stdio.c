@@ -15,6 +15,7 @@
 
 #include "mcp_harness.h"
 #include "util.h"
+#include "check_main.h"
 
 #define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
 
@@ -700,13 +701,4 @@ static Suite *stdio_suite(void)
     return s;
 }
 
-int main(void)
-{
-    mh_global_setup();
-    SRunner *sr = srunner_create(stdio_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    mh_global_teardown();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN_WITH(stdio_suite, mh_global_setup, mh_global_teardown)

@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include "mcp_harness.h"
+#include "check_main.h"
 
 #define PLUGINS TEST_BUILDDIR "/schemaplugins/.libs"
 
@@ -165,13 +166,4 @@ static Suite *validation_suite(void)
     return s;
 }
 
-int main(void)
-{
-    mh_global_setup();
-    SRunner *sr = srunner_create(validation_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    mh_global_teardown();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN_WITH(validation_suite, mh_global_setup, mh_global_teardown)

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "registry.h"
+#include "check_main.h"
 
 #define EMPTY_SCHEMA "{\"type\":\"object\",\"properties\":{}}"
 #define ADD_MEMORY_SCHEMA                                                         \
@@ -512,19 +513,4 @@ static Suite *register_tool_suite(void)
     return s;
 }
 
-/* Under -fsanitize=undefined, make every finding fail the test it occurs in
- * instead of printing a line nobody reads. Unused in other builds. */
-const char *__ubsan_default_options(void);
-const char *__ubsan_default_options(void)
-{
-    return "halt_on_error=1:print_stacktrace=1";
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(register_tool_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+TH_CHECK_MAIN(register_tool_suite)

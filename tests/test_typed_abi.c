@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "typed/helpers.h"
+#include "check_main.h"
 
 #define MIXED_PARAMS                                                                                    \
     int8_t a0, double d0, uint8_t a1, float f0, int16_t a2, double d1, uint16_t a3, float f1, int32_t a4, \
@@ -379,11 +380,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(suite)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "typed/helpers.h"
+#include "check_main.h"
 
 static int calls;
 
@@ -592,11 +593,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(suite)

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "registry.h"
 #include "typed/helpers.h"
+#include "check_main.h"
 
 /* Never called: schema tests only need a non-NULL function. */
 static void noop(void)
@@ -478,11 +479,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TH_CHECK_MAIN(suite)
