@@ -531,3 +531,11 @@ size_t mh_len(json_object *o, const char *path)
     json_object *v = mh_at(o, path);
     return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 }
+
+void mh_finish(mh_proc *p)
+{
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}

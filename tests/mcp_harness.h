@@ -98,6 +98,10 @@ bool mh_stderr_wait(const mh_proc *p, const char *needle, int timeout_ms);
 /* Kill if still running, reap, release everything. */
 void mh_free(mh_proc *p);
 
+/* End a session as a client does: close stdin, expect stdout to close and
+ * the process to exit 0, then free it. */
+void mh_finish(mh_proc *p);
+
 long long mh_now_ms(void);
 
 /* ---- JSON helpers --------------------------------------------------------

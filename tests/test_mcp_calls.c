@@ -14,14 +14,6 @@
 #include "mcp_harness.h"
 #include "check_main.h"
 
-static void finish(mh_proc *p)
-{
-    mh_close_stdin(p);
-    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
-    mh_free(p);
-}
-
 /* The era a test runs in: _i of a loop test. Legacy sessions initialize. */
 enum { LEGACY, MODERN };
 
@@ -111,7 +103,7 @@ START_TEST(tools_are_listed_in_registration_order)
     MH_ASSERT_JSON_EQ(mh_at(echo, "annotations"),
                       "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -129,7 +121,7 @@ START_TEST(tools_list_is_the_same_every_time)
                 ck_assert_str_eq(tools, first);
             json_object_put(o);
         }
-        finish(p);
+        mh_finish(p);
     }
     free(first);
 }
@@ -194,7 +186,7 @@ START_TEST(pagination_covers_every_tool_once)
     names = all_pages(p, _i, 2, &pages);
     assert_names_in_order(names);
     json_object_put(names);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -207,7 +199,7 @@ START_TEST(pagination_with_an_exact_multiple)
     assert_names_in_order(names);
     ck_assert_uint_eq(pages, 3);
     json_object_put(names);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -225,7 +217,7 @@ START_TEST(bad_cursor_is_invalid_params)
     json_object *o = list_page(p, _i, NULL);
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -259,7 +251,7 @@ START_TEST(echo_returns_exactly_the_text)
         json_object_put(want);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -272,7 +264,7 @@ START_TEST(echo_keeps_an_embedded_nul)
                       memcmp(json_object_get_string(text), "before\0after", 12) == 0,
                   "sent \"before\\u0000after\", got %s", mh_json(o));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -284,7 +276,7 @@ START_TEST(echo_in_every_legacy_version)
     json_object *o = call(p, LEGACY, "echo", "{\"text\":\"legacy\"}");
     MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{\"content\":[{\"type\":\"text\",\"text\":\"legacy\"}]}");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -304,7 +296,7 @@ START_TEST(echo_with_a_large_text)
     ck_assert_msg(text && strlen(text) == n && memcmp(text, args + h, n) == 0, "a 1 MB text did not come back");
     json_object_put(o);
     free(args);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -325,7 +317,7 @@ START_TEST(absent_arguments_are_an_empty_object)
     const char *msg = mh_str(o, "result content 0 text");
     ck_assert_msg(msg && strstr(msg, "text"), "the error does not name the missing argument: %s", mh_json(o));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -339,7 +331,7 @@ START_TEST(arguments_that_are_not_an_object_are_invalid_params)
         MH_ASSERT_ERROR(o, -32602);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -354,7 +346,7 @@ START_TEST(arguments_failing_the_schema_are_a_tool_error)
         ck_assert_msg(mh_str(o, "result content 0 text") != NULL, "%s", mh_json(o));
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -370,7 +362,7 @@ START_TEST(unknown_tool_is_invalid_params)
     MH_ASSERT_ERROR(o, -32602);
     MH_ASSERT_STR(o, "error message", "Unknown tool: Echo");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -387,7 +379,7 @@ START_TEST(missing_or_bad_tool_name_is_invalid_params)
         MH_ASSERT_ERROR(o, -32602);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -406,7 +398,7 @@ START_TEST(handler_error_is_a_result_with_its_message)
     MH_ASSERT_JSON_EQ(mh_at(o, "result content"),
                       "[{\"type\":\"text\",\"text\":\"failer could not comply: twice\"}]");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -421,7 +413,7 @@ START_TEST(handler_failure_without_a_message_names_the_tool)
     const char *text = mh_str(o, "result content 0 text");
     ck_assert_msg(text && strstr(text, "failer_bare"), "the message does not name the tool: %s", mh_json(o));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -447,7 +439,7 @@ START_TEST(rich_content_blocks_come_back_exactly)
         "{\"type\":\"resource\",\"resource\":{\"uri\":\"test://rich/blob\",\"blob\":\"AAEC\"}},"
         "{\"type\":\"text\",\"text\":\"annotated\",\"annotations\":{\"audience\":[\"user\"],\"priority\":0.5}}]");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -468,7 +460,7 @@ START_TEST(structured_content_is_also_sent_as_text)
     MH_ASSERT_JSON_EQ(parsed, want);
     json_object_put(parsed);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -528,7 +520,7 @@ START_TEST(progress_with_a_string_token)
     json_object *notes = progress_call(p, _i, "\"tok-1\"", "{\"steps\":3}");
     assert_progress(notes, "\"tok-1\"", 3, true, true);
     json_object_put(notes);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -538,7 +530,7 @@ START_TEST(progress_with_an_integer_token)
     json_object *notes = progress_call(p, _i, "42", "{\"steps\":5,\"with_total\":false,\"with_message\":false}");
     assert_progress(notes, "42", 5, false, false);
     json_object_put(notes);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -548,7 +540,7 @@ START_TEST(no_progress_without_a_token)
     json_object *notes = progress_call(p, _i, NULL, "{\"steps\":4}");
     ck_assert_msg(json_object_array_length(notes) == 0, "progress sent without a token: %s", mh_json(notes));
     json_object_put(notes);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -577,7 +569,7 @@ START_TEST(a_slow_call_does_not_delay_other_requests)
         seen[id] = true;
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -604,7 +596,7 @@ START_TEST(slow_calls_run_at_the_same_time)
     long long took = mh_now_ms() - t0;
     ck_assert_msg(took < 3000, "4 calls of 1 s took %lld ms: they did not overlap", took);
     ck_assert_msg(peak == 4, "at most %d of 4 calls ran at once", peak);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -645,7 +637,7 @@ START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
     json_object_put(o);
     json_object_put(mh_next(p));
     json_object_put(mh_next(p));
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -688,7 +680,7 @@ static void cancel_in_flight(int era, const char *id_json)
     o = call(p, era, "echo", "{\"text\":\"after\"}");
     MH_ASSERT_STR(o, "result content 0 text", "after");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 
 START_TEST(cancelled_call_sends_nothing_more)
@@ -713,7 +705,7 @@ START_TEST(cancelling_with_the_wrong_id_type_changes_nothing)
     const char *text = mh_str(o, "result content 0 text");
     ck_assert_msg(text && strstr(text, "slow[kept]: slept"), "%s", mh_json(o));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -725,7 +717,7 @@ START_TEST(cancelling_a_finished_call_is_harmless)
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}",
             last_id);
     mh_ping_is_next(p, 2);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -742,7 +734,7 @@ START_TEST(modern_ids_may_be_reused_once_answered)
                       mh_json(o));
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 

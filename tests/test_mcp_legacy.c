@@ -15,14 +15,6 @@
 
 static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
-static void finish(mh_proc *p)
-{
-    mh_close_stdin(p);
-    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
-    mh_free(p);
-}
-
 static json_object *initialize(mh_proc *p, const char *version)
 {
     return mh_rpc(p,
@@ -63,7 +55,7 @@ START_TEST(initialize_echoes_a_supported_version)
     json_object_put(o);
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     mh_ping_is_next(p, 2);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -76,7 +68,7 @@ START_TEST(initialize_with_an_unknown_version_gets_the_latest_legacy_one)
         MH_ASSERT_RESULT(o);
         MH_ASSERT_STR(o, "result protocolVersion", "2025-11-25");
         json_object_put(o);
-        finish(p);
+        mh_finish(p);
     }
 }
 END_TEST
@@ -96,7 +88,7 @@ START_TEST(initialize_without_a_version_is_invalid_params)
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     MH_ASSERT_ERROR(o, -32600);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -116,7 +108,7 @@ START_TEST(second_initialize_is_an_error)
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     MH_ASSERT_STR(find_tool(o, "echo"), "title", "Echo");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -144,7 +136,7 @@ START_TEST(requests_before_initialize_are_refused_except_ping)
     o = mh_rpc(p, "%s", early[0]);
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -159,7 +151,7 @@ START_TEST(ping_returns_an_empty_result)
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"ping\",\"params\":{}}");
     MH_ASSERT_JSON_EQ(mh_at(o, "result"), "{}");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -243,7 +235,7 @@ START_TEST(set_level_filters_tool_logs)
     notes = call_logger(p, 6, "d");
     assert_levels_from(notes, 0, "d");
     json_object_put(notes);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -264,7 +256,7 @@ START_TEST(set_level_with_a_bad_level_is_invalid_params)
     MH_ASSERT_ERROR(o, -32602);
     json_object_put(o);
     mh_ping_is_next(p, 9);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -318,7 +310,7 @@ START_TEST(tools_list_fields_follow_the_negotiated_version)
     MH_ASSERT_ABSENT(slow, "annotations");
     MH_ASSERT_ABSENT(slow, "outputSchema");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -366,7 +358,7 @@ START_TEST(call_results_follow_the_negotiated_version)
     MH_ASSERT_STR(o, "result content 0 type", "text");
     ck_assert_ptr_nonnull(strstr(mh_str(o, "result content 0 text"), "\"temperature\":22.5"));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -389,7 +381,7 @@ START_TEST(legacy_results_carry_no_modern_fields)
         MH_ASSERT_ABSENT(o, "result _meta");
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -401,7 +393,7 @@ START_TEST(discover_without_modern_meta_is_an_error)
     MH_ASSERT_ID(o, "4");
     ck_assert_msg(mh_has(o, "error"), "server/discover served without _meta: %s", mh_json(o));
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 

@@ -15,14 +15,6 @@
 
 #define META_WITH(extra) "\"_meta\":{" MH_MODERN_META_FIELDS extra "}"
 
-static void finish(mh_proc *p)
-{
-    mh_close_stdin(p);
-    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
-    mh_free(p);
-}
-
 /* Every modern result: resultType "complete" and the server's identity. */
 static void assert_modern_result(json_object *o)
 {
@@ -67,7 +59,7 @@ START_TEST(discover_describes_the_server)
     ck_assert_msg(mh_str(o, "result instructions") && *mh_str(o, "result instructions"), "%s", mh_json(o));
     assert_cacheable(o, -1);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -83,7 +75,7 @@ START_TEST(discover_reflects_the_options)
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
     assert_cacheable(o, 1234);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -124,7 +116,7 @@ START_TEST(unsupported_version_lists_the_supported_ones)
         ck_assert_msg(modern, "%s", mh_json(o));
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -146,7 +138,7 @@ START_TEST(missing_client_capabilities_is_invalid_params)
         MH_ASSERT_ERROR(o, -32602);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -166,7 +158,7 @@ START_TEST(bad_meta_values_are_invalid_params)
         MH_ASSERT_ERROR(o, -32602);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -190,7 +182,7 @@ START_TEST(removed_methods_are_not_found)
     json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
     MH_ASSERT_ERROR(o, -32600);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -236,7 +228,7 @@ START_TEST(modern_requests_need_no_initialize)
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
     MH_ASSERT_ERROR(o, -32600);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -255,7 +247,7 @@ START_TEST(errors_to_modern_requests_keep_their_codes)
                   MH_MODERN_META "}}");
     MH_ASSERT_ERROR(o, -32602);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -308,7 +300,7 @@ START_TEST(no_log_notifications_without_a_log_level)
         snprintf(line, sizeof line, "logger[none] %s", levels[l]);
         ck_assert_msg(mh_stderr_wait(p, line, 2000), "'%s' is neither on stdout nor on stderr", line);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -330,7 +322,7 @@ START_TEST(log_level_in_meta_filters_notifications)
     notes = modern_logger(p, 3, "after", "");
     assert_levels_from(notes, 8, "after");
     json_object_put(notes);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -389,7 +381,7 @@ START_TEST(modern_requests_after_a_legacy_initialize)
     MH_ASSERT_STR(json_object_array_get_idx(notes, 0), "params level", "emergency");
     json_object_put(notes);
     mh_ping_is_next(p, 8);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 

@@ -20,14 +20,6 @@
 #define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
 
 /* End the session the normal way and check the host was alive to do it. */
-static void finish(mh_proc *p)
-{
-    mh_close_stdin(p);
-    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
-    mh_free(p);
-}
-
 /* ---- framing -------------------------------------------------------------- */
 
 START_TEST(two_messages_in_one_write)
@@ -42,7 +34,7 @@ START_TEST(two_messages_in_one_write)
     MH_ASSERT_RESULT(b);
     json_object_put(a);
     json_object_put(b);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -59,7 +51,7 @@ START_TEST(message_split_across_writes)
     MH_ASSERT_ID(o, "3");
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -72,7 +64,7 @@ START_TEST(crlf_is_tolerated)
     MH_ASSERT_ID(o, "4");
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -81,7 +73,7 @@ START_TEST(blank_lines_are_ignored)
     mh_proc *p = mh_start(NULL);
     mh_send_raw(p, "\n\n\r\n\n", 5);
     mh_ping_is_next(p, 5);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -92,7 +84,7 @@ START_TEST(white_space_only_lines_are_blank)
     const char lines[] = "   \n\t\n \t \r\n";
     mh_send_raw(p, lines, sizeof lines - 1);
     mh_ping_is_next(p, 5);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -106,7 +98,7 @@ START_TEST(last_line_without_newline_at_eof)
     MH_ASSERT_ID(o, "6");
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -135,7 +127,7 @@ START_TEST(message_at_the_limit_is_accepted)
     MH_ASSERT_RESULT(o);
     json_object_put(o);
     free(line);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -149,7 +141,7 @@ START_TEST(oversized_message_is_refused_and_host_stays_up)
     json_object_put(o);
     free(line);
     mh_ping_is_next(p, 9);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -184,7 +176,7 @@ START_TEST(huge_message_spanning_many_reads_is_refused_once)
     MH_ASSERT_ID(o, "13");
     MH_ASSERT_RESULT(o);
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -243,7 +235,7 @@ START_TEST(malformed_input_gets_its_error)
     MH_ASSERT_ID(o, malformed[_i].id);
     json_object_put(o);
     mh_ping_is_next(p, 100);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -261,7 +253,7 @@ START_TEST(all_malformed_input_then_a_tool_call_works)
     MH_ASSERT_ID(o, "200");
     MH_ASSERT_STR(o, "result content 0 text", "still here");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -291,7 +283,7 @@ START_TEST(notifications_and_responses_are_never_answered)
     for (size_t i = 0; i < sizeof silent / sizeof silent[0]; i++)
         mh_send(p, "%s", silent[i]);
     mh_ping_is_next(p, 2);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -307,7 +299,7 @@ START_TEST(ids_are_echoed_exactly)
         json_object_put(want);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -323,9 +315,9 @@ START_TEST(plugin_stdout_goes_to_stderr)
     MH_ASSERT_STR(o, "result content 0 text", "printed");
     json_object_put(o);
     mh_ping_is_next(p, 2);
-    /* finish() reads every remaining stdout line as JSON-RPC up to EOF,
+    /* mh_finish() reads every remaining stdout line as JSON-RPC up to EOF,
      * including whatever the exit-time flush of stdout produced. */
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -359,14 +351,14 @@ START_TEST(eof_when_idle_exits_zero)
 {
     mh_proc *p = mh_start(NULL);
     mh_ping_is_next(p, 1);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
 START_TEST(eof_before_anything_exits_zero)
 {
     mh_proc *p = mh_start(NULL);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -606,7 +598,7 @@ START_TEST(refused_plugin_without_strict_is_reported_and_host_serves)
     char *err = mh_stderr(p);
     ck_assert_msg(strstr(err, "garbage.so") != NULL, "stderr does not name the plugin: %s", err);
     free(err);
-    finish(p);
+    mh_finish(p);
     remove_refused_dir(dir);
 }
 END_TEST
@@ -622,7 +614,7 @@ START_TEST(missing_directory_is_reported_and_host_serves)
     char *err = mh_stderr(p);
     ck_assert_msg(strstr(err, "/nonexistent/mh-plugins") != NULL, "stderr does not name the directory: %s", err);
     free(err);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -638,7 +630,7 @@ START_TEST(strict_with_good_plugins_serves)
 {
     mh_proc *p = mh_start("--strict", NULL);
     mh_ping_is_next(p, 1);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 

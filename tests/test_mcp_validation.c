@@ -27,13 +27,6 @@ static json_object *call(mh_proc *p, const char *tool, const char *args)
                   tool, args);
 }
 
-static void finish(mh_proc *p)
-{
-    mh_close_stdin(p);
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
-    mh_free(p);
-}
-
 /* An isError result whose only text is exactly WANT. */
 static void assert_tool_error(json_object *o, const char *want)
 {
@@ -54,7 +47,7 @@ START_TEST(valid_arguments_reach_the_handler)
                   "ok {\"count\":4,\"name\":\"abc\",\"mode\":\"fast\",\"tags\":[\"a\",\"b\"],"
                   "\"point\":{\"x\":1,\"y\":2.5},\"limit\":\"none\"}");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -75,7 +68,7 @@ START_TEST(each_violation_is_named_by_pointer_and_keyword)
                          "/extra: additional property not allowed (additionalProperties)\n"
                          "/limit: must match exactly one of the 2 schemas in 'oneOf', matches none (oneOf)");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -96,7 +89,7 @@ START_TEST(missing_required_and_wrong_root_type)
                          "/count: must be <= 100 (maximum)\n"
                          "/name: must be at most 8 characters long, got 10 (maxLength)");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -114,7 +107,7 @@ START_TEST(output_schema_is_enforced)
     o = call(p, "badoutput", "{\"mode\":\"missing\"}");
     assert_tool_error(o, "Tool 'badoutput' declares an outputSchema but returned no structuredContent");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -126,14 +119,14 @@ START_TEST(invalid_plugin_schema_is_refused_at_load)
     MH_ASSERT_INT(o, "error code", -32602);
     MH_ASSERT_STR(o, "error message", "Unknown tool: badregex");
     json_object_put(o);
-    finish(p);
+    mh_finish(p);
     p = mh_spawn("--plugin-dir", PLUGINS, NULL);
     ck_assert(mh_stderr_wait(p, "Tool input_schema is not a valid JSON Schema: /properties/s/pattern:", MH_TIMEOUT_MS));
     char *err = mh_stderr(p);
     ck_assert_msg(strstr(err, "badregex.so") && strstr(err, "tool 'badregex'"), "refusal must name file and tool: %s",
                   err);
     free(err);
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
@@ -147,7 +140,7 @@ START_TEST(ids_can_be_reused_once_answered)
         MH_ASSERT_INT(o, "result structuredContent n", 7);
         json_object_put(o);
     }
-    finish(p);
+    mh_finish(p);
 }
 END_TEST
 
