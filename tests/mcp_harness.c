@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -104,6 +105,49 @@ void mh_global_teardown(void)
     snprintf(path, sizeof path, "%s/echo.so", echo_dir);
     unlink(path);
     rmdir(echo_dir);
+}
+
+char *mh_private_dir(const char *so_path, ...)
+{
+    char *dir = strdup("/tmp/mh-plugins-XXXXXX");
+    if (!dir || !mkdtemp(dir))
+        setup_failed("cannot create", "/tmp/mh-plugins-XXXXXX");
+    va_list ap;
+    va_start(ap, so_path);
+    for (const char *from = so_path; from; from = va_arg(ap, const char *)) {
+        const char *base = strrchr(from, '/');
+        char to[512];
+        snprintf(to, sizeof to, "%s/%s", dir, base ? base + 1 : from);
+        copy_file(from, to);
+    }
+    va_end(ap);
+    return dir;
+}
+
+void mh_rm_dir(char *dir)
+{
+    if (!dir)
+        return;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    free(dir);
+}
+
+const char *mh_hostile(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/hostile/.libs/%s.so", TEST_BUILDDIR, name);
+    return path;
 }
 
 static mh_proc *spawn_argv(char **argv)

@@ -42,6 +42,17 @@ void mh_global_teardown(void);
 const char *mh_plugin_dir(void);
 const char *mh_echo_dir(void);
 
+/*
+** A new private plugin directory (under /tmp) holding copies of the given
+** shared objects (NULL-terminated list of paths), so a test loads exactly
+** the plugins it names: the hostile ones in tests/hostile/ must never meet
+** each other. Returns a malloc'd path; mh_rm_dir removes it and frees it.
+*/
+char *mh_private_dir(const char *so_path, ...);
+void mh_rm_dir(char *dir);
+/* TEST_BUILDDIR "/hostile/.libs/NAME.so" in a static buffer (one at a time). */
+const char *mh_hostile(const char *name);
+
 /* Start toolhost with exactly the given arguments (NULL-terminated). */
 mh_proc *mh_spawn(const char *arg, ...);
 /* Start toolhost serving the test plugins and echo, plus ARG... options. */
