@@ -415,6 +415,20 @@ nomem:
     return th_err_set(err, TH_ERR_NOMEM, "out of memory registering tool '%s'", t.name);
 }
 
+void th_registry_truncate(th_registry *reg, size_t count)
+{
+    if (reg->started || count >= reg->count)
+        return;
+    while (reg->count > count)
+        entry_free(reg->entries[--reg->count]);
+    /* Open addressing cannot simply blank a slot (it would cut probe chains
+     * of later names), so the table is rebuilt; it never shrinks, so no
+     * allocation can fail here. */
+    memset(reg->slots, 0, reg->nslots * sizeof *reg->slots);
+    for (size_t i = 0; i < reg->count; i++)
+        *find_slot(reg->slots, reg->nslots, reg->entries, reg->entries[i]->name) = i + 1;
+}
+
 th_rc th_registry_add_all(th_registry *reg, const th_tool *const *tools, size_t n, const char *origin,
                           size_t *n_added, th_err *err)
 {

@@ -85,6 +85,14 @@ bool th_registry_started(const th_registry *reg);
 /* Refuse registration because the host is shutting down. */
 void th_registry_shutdown(th_registry *reg);
 
+/*
+** Remove the tools registered after the first COUNT (the newest ones), last
+** first, calling each one's destroy: how a loader takes back what a refused
+** plugin staged. Only before the registry is started; a COUNT at or above
+** the current count changes nothing.
+*/
+void th_registry_truncate(th_registry *reg, size_t count);
+
 /* Keep a dlopen() handle until the registry is destroyed (after its tools). */
 th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 
