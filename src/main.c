@@ -210,6 +210,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
         goto usage;
     }
+    /* A directory the user named must be there; the default one may not be. */
+    load_opts.dirs_required = ndirs > 0;
     if (ndirs == 0)
         dirs[ndirs++] = TH_PLUGINDIR;
 
@@ -238,12 +240,17 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     th_load_stats stats = {0};
-    for (size_t i = 0; i < ndirs; i++)
-        th_loader_load_dir(reg, dirs[i], &load_opts, &stats);
-    th_log(TH_LOG_INFO, "loaded %zu tool%s from %zu plugin%s; %zu plugin%s refused, %zu tool%s refused",
+    th_rc load_rc = th_loader_load_dirs(reg, dirs, ndirs, &load_opts, &stats);
+    if (load_rc != TH_OK && load_opts.dirs_required) {
+        th_log(TH_LOG_ERROR, "a --plugin-dir cannot be read (see above); exiting");
+        goto cleanup;
+    }
+    th_log(TH_LOG_INFO,
+           "loaded %zu tool%s from %zu plugin%s; %zu plugin%s refused, %zu tool%s refused, %zu director%s refused",
            stats.tools_loaded, stats.tools_loaded == 1 ? "" : "s", stats.plugins_loaded,
            stats.plugins_loaded == 1 ? "" : "s", stats.plugins_refused, stats.plugins_refused == 1 ? "" : "s",
-           stats.tools_refused, stats.tools_refused == 1 ? "" : "s");
+           stats.tools_refused, stats.tools_refused == 1 ? "" : "s", stats.dirs_refused,
+           stats.dirs_refused == 1 ? "y" : "ies");
     if (strict && th_load_stats_refusals(&stats) > 0) {
         th_log(TH_LOG_ERROR, "--strict: %zu refusal%s; exiting", th_load_stats_refusals(&stats),
                th_load_stats_refusals(&stats) == 1 ? "" : "s");

@@ -8,7 +8,7 @@ test_loader_SOURCES = test_loader.c
 check_LTLIBRARIES += plugins/good.la plugins/noentry.la plugins/nulldesc.la \
 	plugins/addMemory.la plugins/mismatch.la plugins/dup_a.la plugins/dup_b.la \
 	plugins/abi.la plugins/three.la plugins/refused.la \
-	plugins/selfdup.la
+	plugins/selfdup.la plugins/stackdesc.la plugins/staged.la
 plugins_good_la_SOURCES = plugins/good.c
 plugins_good_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_noentry_la_SOURCES = plugins/noentry.c
@@ -31,3 +31,19 @@ plugins_refused_la_SOURCES = plugins/refused.c
 plugins_refused_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_selfdup_la_SOURCES = plugins/selfdup.c
 plugins_selfdup_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_stackdesc_la_SOURCES = plugins/stackdesc.c
+plugins_stackdesc_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_staged_la_SOURCES = plugins/staged.c
+plugins_staged_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# Hostile plugins (tests/hostile.mk) for the loading rules.
+check_LTLIBRARIES += hostile/aa.la hostile/chdir_root.la
+hostile_aa_la_SOURCES = hostile/aa.c
+hostile_aa_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_chdir_root_la_SOURCES = hostile/chdir_root.c
+hostile_chdir_root_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# The loading rules as the toolhost binary applies them.
+check_PROGRAMS += test_loader_host
+TESTS += test_loader_host
+test_loader_host_SOURCES = test_loader_host.c $(MCP_HARNESS)

@@ -163,11 +163,9 @@ static void write_file(const char *path, const void *data, size_t len)
     close(fd);
 }
 
-/* Copy the built plugin NAME.so to PART (relative to the test directory). */
-static void copy_plugin(const char *name, const char *part)
+/* Copy the built shared object SRC to PART (relative to the test directory). */
+static void copy_so(const char *src, const char *part)
 {
-    char src[PATH_MAX];
-    snprintf(src, sizeof src, "%s/%s.so", PLUGIN_BUILDDIR, name);
     FILE *in = fopen(src, "rb");
     ck_assert_msg(in != NULL, "test plugin %s: %s (make check builds it)", src, strerror(errno));
     static char data[4 << 20];
@@ -175,6 +173,27 @@ static void copy_plugin(const char *name, const char *part)
     ck_assert_msg(feof(in) && !ferror(in), "reading %s", src);
     fclose(in);
     write_file(tpath(part), data, len);
+}
+
+/* Copy the built plugin NAME.so to PART (relative to the test directory). */
+static void copy_plugin(const char *name, const char *part)
+{
+    char src[PATH_MAX];
+    snprintf(src, sizeof src, "%s/%s.so", PLUGIN_BUILDDIR, name);
+    copy_so(src, part);
+}
+
+/* The same for the hostile plugin NAME.so and for the bundled echo.so. */
+static void copy_hostile(const char *name, const char *part)
+{
+    char src[PATH_MAX];
+    snprintf(src, sizeof src, "%s/hostile/.libs/%s.so", TEST_BUILDDIR, name);
+    copy_so(src, part);
+}
+
+static void copy_echo(const char *part)
+{
+    copy_so(TOP_BUILDDIR "/plugins/.libs/echo.so", part);
 }
 
 static void write_text(const char *part, const char *text)
@@ -296,15 +315,17 @@ START_TEST(test_refused_descriptor_destroyed)
 }
 END_TEST
 
-/* A descriptor the plugin also registered itself keeps its user_data. */
+/* Returning the very descriptor the plugin added itself is accepted, and
+ * registers nothing more; its user_data is released once, at the end. */
 START_TEST(test_returned_duplicate_keeps_shared_user_data)
 {
     unsetenv("TH_TEST_SELFDUP_DESTROYED");
     make_dir("p");
     copy_plugin("selfdup", "p/selfdup.so");
     ck_assert_int_eq(load("p"), TH_OK);
-    assert_stats(1, 0, 0, 1, 0);
-    assert_logged(tpath("p/selfdup.so"), "Tool 'selfdup' already registered");
+    assert_stats(1, 0, 1, 0, 0);
+    ck_assert_str_eq(names(), "selfdup");
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 0);
     ck_assert_ptr_null(getenv("TH_TEST_SELFDUP_DESTROYED"));
     th_call *call = th_call_new("selfdup", NULL);
     json_object *args = json_object_new_object();
@@ -348,24 +369,69 @@ START_TEST(test_name_mismatch)
 }
 END_TEST
 
-/* dup_a.so registers dup_b as an extra tool; dup_b.so, loaded after it in
- * sorted order, is refused and dup_a's dup_b stays. */
+/* dup_a.so registers dup_b as an extra tool. Alone, it serves both; with
+ * dup_b.so present, the name dup_b is dup_b.so's, although dup_a.so loads
+ * first: dup_a's dup_b is refused (and dup_a, seeing that, declines). */
 START_TEST(test_duplicate_across_plugins)
 {
+    make_dir("alone");
+    copy_plugin("dup_a", "alone/dup_a.so");
+    ck_assert_int_eq(load("alone"), TH_OK);
+    assert_stats(2, 0, 1, 0, 0);
+    ck_assert_str_eq(names(), "dup_b,dup_a");
+    th_registry_unref(reg);
+    reg = th_registry_new();
+    memset(&stats, 0, sizeof stats);
+    nlines = 0;
+
     make_dir("p");
     copy_plugin("dup_b", "p/dup_b.so");
     copy_plugin("dup_a", "p/dup_a.so");
     ck_assert_int_eq(load("p"), TH_OK);
-    assert_stats(2, 0, 1, 1, 0);
-    ck_assert_str_eq(names(), "dup_b,dup_a");
-    const th_entry *e = th_registry_get(reg, "dup_b");
-    ck_assert_str_eq(e->origin, tpath("p/dup_a.so"));
-    ck_assert_str_eq(e->description, "Tool dup_b, registered first by dup_a.so.");
-    assert_logged(tpath("p/dup_b.so"), "refused", "tool 'dup_b'", "Tool 'dup_b' already registered",
-                  "[TH_ERR_VALUE]");
-    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
-    char *out = call_tool("dup_b", "x");
-    ck_assert_str_eq(out, "dup_b from dup_a");
+    assert_stats(1, 1, 1, 1, 0);
+    ck_assert_str_eq(names(), "dup_b");
+    ck_assert_str_eq(th_registry_get(reg, "dup_b")->origin, tpath("p/dup_b.so"));
+    assert_logged(tpath("p/dup_a.so"), "tool 'dup_b' refused", "tool name 'dup_b' belongs to plugin file",
+                  tpath("p/dup_b.so"), "[TH_ERR_VALUE]");
+    assert_logged(tpath("p/dup_a.so"), "refused", "register_dup_a_tool() returned NULL");
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 2);
+}
+END_TEST
+
+/* Item 20: aa.so adds a tool named echo that answers HIJACKED before echo.so
+ * loads. The name belongs to echo.so, so the real echo is served. */
+START_TEST(test_tool_name_belongs_to_its_plugin_file)
+{
+    make_dir("p");
+    copy_hostile("aa", "p/aa.so");
+    copy_echo("p/echo.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(2, 1, 2, 0, 0);
+    ck_assert_str_eq(names(), "aa,echo");
+    ck_assert_str_eq(th_registry_get(reg, "echo")->origin, tpath("p/echo.so"));
+    assert_logged(tpath("p/aa.so"), "tool 'echo' refused", "tool name 'echo' belongs to plugin file",
+                  tpath("p/echo.so"), "[TH_ERR_VALUE]");
+    char *out = call_tool("echo", "real");
+    ck_assert_str_eq(out, "real");
+    free(out);
+}
+END_TEST
+
+/* Item 20: every directory is listed before any plugin runs, so the rule
+ * holds when echo.so is in a later directory. */
+START_TEST(test_tool_name_owned_across_directories)
+{
+    make_dir("one");
+    make_dir("two");
+    copy_hostile("aa", "one/aa.so");
+    copy_echo("two/echo.so");
+    const char *dirs[] = {tpath("one"), tpath("two")};
+    ck_assert_int_eq(th_loader_load_dirs(reg, dirs, 2, NULL, &stats), TH_OK);
+    assert_stats(2, 1, 2, 0, 0);
+    ck_assert_str_eq(th_registry_get(reg, "echo")->origin, tpath("two/echo.so"));
+    assert_logged(tpath("one/aa.so"), "tool name 'echo' belongs to plugin file", tpath("two/echo.so"));
+    char *out = call_tool("echo", "real");
+    ck_assert_str_eq(out, "real");
     free(out);
 }
 END_TEST
@@ -442,10 +508,12 @@ START_TEST(test_non_so_files_ignored)
     ck_assert_int_eq(load("p"), TH_OK);
     assert_stats(0, 0, 0, 0, 0);
     ck_assert_uint_eq(th_registry_count(reg), 0);
-    ck_assert_msg(nlines == 0, "logged:\n%s", dump());
+    assert_logged(tpath("p"), "no NAME.so files in it");
+    ck_assert_msg(nlines == 1, "logged:\n%s", dump());
 }
 END_TEST
 
+/* Item 33: an empty directory is worth a warning, not a refusal. */
 START_TEST(test_empty_directory)
 {
     make_dir("p");
@@ -453,22 +521,43 @@ START_TEST(test_empty_directory)
     assert_stats(0, 0, 0, 0, 0);
     ck_assert_uint_eq(th_load_stats_refusals(&stats), 0);
     ck_assert_uint_eq(th_registry_count(reg), 0);
-    ck_assert_msg(nlines == 0, "logged:\n%s", dump());
+    assert_logged(tpath("p"), "plugin directory", "no NAME.so files in it");
+    ck_assert_msg(nlines == 1 && count_level(TH_LOG_WARNING) == 1, "logged:\n%s", dump());
 }
 END_TEST
 
+/* Item 33: a directory nobody named (dirs_required unset: the default one)
+ * that cannot be opened is a warning, counted as a refused directory. */
 START_TEST(test_directory_does_not_exist)
 {
     ck_assert_int_eq(load("missing"), TH_ERR_IO);
     assert_stats(0, 0, 0, 0, 1);
     ck_assert_uint_eq(th_load_stats_refusals(&stats), 1);
     assert_logged(tpath("missing"), "cannot open", strerror(ENOENT));
-    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+    ck_assert_int_eq(count_level(TH_LOG_WARNING), 1);
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 0);
     /* A file is not a directory either. */
     write_text("file", "x");
     ck_assert_int_eq(load("file"), TH_ERR_IO);
     assert_logged(tpath("file"), "cannot open", strerror(ENOTDIR));
     ck_assert_uint_eq(stats.dirs_refused, 2);
+}
+END_TEST
+
+/* Item 33: a directory the user named that cannot be opened is an error,
+ * and nothing is loaded, not even from the directories that are fine. */
+START_TEST(test_required_directory_missing_loads_nothing)
+{
+    make_dir("one");
+    copy_plugin("good", "one/good.so");
+    const char *dirs[] = {tpath("one"), tpath("missing")};
+    th_load_opts required = {.dirs_required = true};
+    ck_assert_int_eq(th_loader_load_dirs(reg, dirs, 2, &required, &stats), TH_ERR_IO);
+    assert_stats(0, 0, 0, 0, 1);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged("plugin directory", tpath("missing"), "cannot open", strerror(ENOENT));
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+    ck_assert_msg(find_line("tool_registered") < 0, "a plugin was loaded:\n%s", dump());
 }
 END_TEST
 
@@ -566,6 +655,106 @@ START_TEST(test_load_file_relative_path)
 }
 END_TEST
 
+/* Item 22: chdir_root.so changes to "/" in its constructor while a relative
+ * directory is loaded; good.so, after it, must still be found. */
+START_TEST(test_relative_directory_survives_chdir)
+{
+    char cwd[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    make_dir("p");
+    copy_hostile("chdir_root", "p/chdir_root.so");
+    copy_plugin("good", "p/good.so");
+    ck_assert_int_eq(chdir(tmpdir), 0);
+    th_rc rc = th_loader_load_dir(reg, "p", NULL, &stats);
+    char now[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(now, sizeof now));
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_str_eq(now, "/"); /* the plugin did move */
+    ck_assert_int_eq(rc, TH_OK);
+    assert_stats(2, 0, 2, 0, 0);
+    ck_assert_str_eq(names(), "chdir_root,good");
+    ck_assert_str_eq(th_registry_get(reg, "good")->origin, tpath("p/good.so"));
+}
+END_TEST
+
+/* Item 25: a returned descriptor on the entry point's stack is refused
+ * without being read (its frame is gone); a static one (good.so) loads. */
+START_TEST(test_returned_descriptor_on_the_stack_refused)
+{
+    make_dir("p");
+    copy_plugin("stackdesc", "p/stackdesc.so");
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/stackdesc.so"), "refused",
+                  "register_stackdesc_tool() returned a descriptor on its own stack", "static storage");
+}
+END_TEST
+
+/* Run staged.so in MODE (see tests/plugins/staged.c). */
+static th_rc load_staged(const char *mode)
+{
+    setenv("TH_TEST_STAGED_MODE", mode, 1);
+    unsetenv("TH_TEST_STAGED_DESTROYED");
+    make_dir("p");
+    copy_plugin("staged", "p/staged.so");
+    th_rc rc = load("p");
+    unsetenv("TH_TEST_STAGED_MODE");
+    return rc;
+}
+
+/* Item 32: a plugin declining with NULL takes back the tools it added; their
+ * user_data is released, once. */
+START_TEST(test_refused_plugin_discards_added_tools)
+{
+    ck_assert_int_eq(load_staged("null"), TH_OK);
+    assert_stats(0, 1, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    ck_assert_ptr_null(th_registry_get(reg, "staged_extra"));
+    assert_logged(tpath("p/staged.so"), "refused", "returned NULL");
+    assert_logged(tpath("p/staged.so"), "tool 'staged_extra' discarded: its plugin was refused");
+    ck_assert_str_eq(getenv("TH_TEST_STAGED_DESTROYED"), "once");
+}
+END_TEST
+
+/* Item 32: the same when the returned descriptor breaks a rule. */
+START_TEST(test_invalid_descriptor_discards_added_tools)
+{
+    ck_assert_int_eq(load_staged("bad"), TH_OK);
+    assert_stats(0, 1, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_logged(tpath("p/staged.so"), "refused", "Tool description too short");
+    assert_logged("tool 'staged_extra' discarded");
+    ck_assert_str_eq(getenv("TH_TEST_STAGED_DESTROYED"), "once");
+}
+END_TEST
+
+/* Item 32: th_server_added_only() is the way to serve only added tools; with
+ * none added, the plugin is refused. */
+START_TEST(test_added_only)
+{
+    ck_assert_int_eq(load_staged("only"), TH_OK);
+    assert_stats(1, 0, 1, 0, 0);
+    ck_assert_str_eq(names(), "staged_extra");
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 0);
+    char *out = call_tool("staged_extra", "x");
+    ck_assert_str_eq(out, "staged extra");
+    free(out);
+    ck_assert_ptr_null(getenv("TH_TEST_STAGED_DESTROYED"));
+    th_registry_unref(reg);
+    reg = th_registry_new();
+    ck_assert_str_eq(getenv("TH_TEST_STAGED_DESTROYED"), "once");
+}
+END_TEST
+
+START_TEST(test_added_only_without_tools_refused)
+{
+    ck_assert_int_eq(load_staged("none"), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    assert_logged(tpath("p/staged.so"), "refused", "returned th_server_added_only() but added no tool");
+}
+END_TEST
+
 static Suite *loader_suite(void)
 {
     Suite *s = suite_create("loader");
@@ -580,6 +769,8 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_wrong_name);
     tcase_add_test(tc, test_name_mismatch);
     tcase_add_test(tc, test_duplicate_across_plugins);
+    tcase_add_test(tc, test_tool_name_belongs_to_its_plugin_file);
+    tcase_add_test(tc, test_tool_name_owned_across_directories);
     tcase_add_test(tc, test_duplicate_same_plugin_two_dirs);
     tcase_add_test(tc, test_abi_mismatch);
     tcase_add_test(tc, test_three_tools_second_invalid);
@@ -591,6 +782,13 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_name_not_an_identifier);
     tcase_add_test(tc, test_sorted_deterministic_order);
     tcase_add_test(tc, test_load_file_relative_path);
+    tcase_add_test(tc, test_required_directory_missing_loads_nothing);
+    tcase_add_test(tc, test_relative_directory_survives_chdir);
+    tcase_add_test(tc, test_returned_descriptor_on_the_stack_refused);
+    tcase_add_test(tc, test_refused_plugin_discards_added_tools);
+    tcase_add_test(tc, test_invalid_descriptor_discards_added_tools);
+    tcase_add_test(tc, test_added_only);
+    tcase_add_test(tc, test_added_only_without_tools_refused);
     suite_add_tcase(s, tc);
     return s;
 }

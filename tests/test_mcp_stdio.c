@@ -603,18 +603,16 @@ START_TEST(refused_plugin_without_strict_is_reported_and_host_serves)
 }
 END_TEST
 
-START_TEST(missing_directory_is_reported_and_host_serves)
+/* A --plugin-dir that is missing is fatal (see also test_loader_host). */
+START_TEST(missing_directory_is_reported_and_fatal)
 {
     mh_proc *p = mh_start("-d", "/nonexistent/mh-plugins", NULL);
-    mh_initialize(p, "2025-11-25");
-    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                               "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"ok\"}}}");
-    MH_ASSERT_STR(o, "result content 0 text", "ok");
-    json_object_put(o);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    ck_assert(mh_wait_eof(p, MH_TIMEOUT_MS));
     char *err = mh_stderr(p);
     ck_assert_msg(strstr(err, "/nonexistent/mh-plugins") != NULL, "stderr does not name the directory: %s", err);
     free(err);
-    mh_finish(p);
+    mh_free(p);
 }
 END_TEST
 
@@ -686,7 +684,7 @@ static Suite *stdio_suite(void)
     tcase_add_test(tc, bad_option_values_exit_two);
     tcase_add_test(tc, strict_with_a_refused_plugin_exits_one);
     tcase_add_test(tc, refused_plugin_without_strict_is_reported_and_host_serves);
-    tcase_add_test(tc, missing_directory_is_reported_and_host_serves);
+    tcase_add_test(tc, missing_directory_is_reported_and_fatal);
     tcase_add_test(tc, strict_with_a_missing_directory_exits_one);
     tcase_add_test(tc, strict_with_good_plugins_serves);
     suite_add_tcase(s, tc);

@@ -254,9 +254,13 @@ typedef struct th_function {
 
 /*
 ** What a plugin hands the host. The host copies every string and parses
-** every JSON text during registration, so the descriptor may live anywhere
-** (static storage, or the stack of register_NAME_tool). The handler,
-** user_data and function must stay valid while the plugin is loaded.
+** every JSON text during registration. A descriptor passed to
+** th_server_add_tool() is copied before that call returns, so it may live
+** on the stack of register_NAME_tool. The descriptor register_NAME_tool
+** RETURNS is read after that function has returned, so it must outlive the
+** call: give it static storage (or allocate it and free it in destroy). One
+** found on the stack is refused, never read. The handler, user_data and
+** function must stay valid while the plugin is loaded.
 **
 ** abi_version   TH_ABI_VERSION: read first, before anything else.
 ** struct_size   sizeof(th_tool) as the plugin saw it.
@@ -308,8 +312,16 @@ typedef struct th_tool {
 ** The entry point's type. A plugin NAME.so must export a function with this
 ** type named register_NAME_tool. It is called once, on the host's main
 ** thread, before the host serves any request. Return the descriptor of the
-** tool named NAME, or NULL to decline (the plugin is then refused). While it
-** runs it may register further tools with th_server_add_tool().
+** tool named NAME (in static storage, see th_tool), or NULL to decline (the
+** plugin is then refused). While it runs it may register further tools with
+** th_server_add_tool().
+**
+** A plugin's registrations are one transaction: when the returned descriptor
+** is refused (or NULL), the tools it added are discarded too (their destroy
+** is called) and the plugin serves nothing. Returning a descriptor the
+** plugin already added itself with th_server_add_tool() is accepted and
+** registers nothing more. A plugin that serves only the tools it added
+** returns th_server_added_only(server).
 */
 typedef const th_tool *(*th_register_fn)(th_server *server);
 
@@ -336,13 +348,27 @@ typedef const th_tool *(*th_register_fn)(th_server *server);
 /*
 ** Register one more tool from inside register_NAME_tool(). The descriptor is
 ** validated with the same rules as the one the entry point returns, and
-** copied; it need not outlive the call.
+** copied; it need not outlive the call. It is served only if the plugin is
+** accepted (see th_register_fn).
+**
+** The tool name OTHER belongs to the plugin file OTHER.so when one is present
+** in any plugin directory: adding a tool by that name from another plugin is
+** refused with TH_ERR_VALUE, whichever plugin loads first.
 **
 ** Returns TH_OK, or the code of the rule it broke; th_server_errmsg() then
 ** says which. A refused tool changes nothing, and is reported by the host on
 ** stderr with the plugin file; the plugin may go on registering others.
 */
 th_rc th_server_add_tool(th_server *server, const th_tool *tool);
+
+/*
+** What register_NAME_tool() returns instead of a descriptor when the plugin
+** serves only the tools it added with th_server_add_tool() (and none named
+** NAME). The host accepts the plugin if at least one of them was accepted,
+** and refuses it otherwise. The result is a marker, never a descriptor to
+** read: return it and do nothing else with it.
+*/
+const th_tool *th_server_added_only(th_server *server);
 
 /*
 ** The message of the last refused th_server_add_tool() on SERVER, or "" when
