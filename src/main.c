@@ -242,8 +242,10 @@ int main(int argc, char **argv)
     }
     th_load_stats stats = {0};
     th_rc load_rc = th_loader_load_dirs(reg, dirs, ndirs, &load_opts, &stats);
-    if (load_rc != TH_OK && load_opts.dirs_required) {
-        th_log(TH_LOG_ERROR, "a --plugin-dir cannot be read (see above); exiting");
+    /* An unreadable default directory was only a warning; anything else
+     * (a named directory, out of memory) left the plugins unloaded. */
+    if (load_rc != TH_OK && (load_opts.dirs_required || load_rc != TH_ERR_IO)) {
+        th_log(TH_LOG_ERROR, "cannot load the plugin directories (see above); exiting");
         goto cleanup;
     }
     th_log(TH_LOG_INFO,
