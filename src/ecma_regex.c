@@ -202,14 +202,17 @@ pcre2_code *th_ecma_regex_compile(const char *pattern, char *err, size_t errlen)
     return code;
 }
 
-/* PCRE2 counts backtracking work, not time: a budget that grows with the
-** subject keeps an honest long string matchable while one short hostile
-** string ("aaaa...a!" against ^(a+)+$) stops after some ten thousand
-** steps instead of PCRE2's default ten million (0.1 s). */
+/* PCRE2 counts backtracking work ("units"), not time; about 12 ns each.
+** Every honest pattern measured needs under 3 units per subject byte
+** (^(a|b)*$ needs 2.5, typical tool patterns under 1), so QUICK has room to
+** spare, while a short hostile string ("aaaa...a!" against ^(a+)+$) stops
+** after a few hundred units instead of PCRE2's default ten million. */
 enum {
-    MATCH_BASE = 10000,
-    MATCH_PER_BYTE = 16,
-    MATCH_MAX = 10000000, /* PCRE2's own default */
+    QUICK_BASE = 100,
+    QUICK_PER_BYTE = 4,
+    FULL_BASE = 10000,
+    FULL_PER_BYTE = 8,
+    FULL_MAX = 10000000, /* PCRE2's own default */
     DEPTH_BASE = 1000,
     DEPTH_PER_BYTE = 4, /* ^(a|b)*$ nests two levels per character */
     /* Backtracking frames live on the heap: 16 MiB plus 32 bytes per byte
@@ -218,23 +221,26 @@ enum {
     HEAP_BYTES_PER_KIB = 32, /* subject bytes per extra KiB */
 };
 
-void th_ecma_regex_limits(size_t len, uint32_t *match, uint32_t *depth, uint32_t *heap_kib)
+/* BASE + PER * LEN, at most MAX. */
+static uint32_t scaled(size_t len, uint32_t base, uint32_t per, uint32_t max)
 {
-    size_t m = len < (MATCH_MAX - MATCH_BASE) / MATCH_PER_BYTE ? MATCH_BASE + MATCH_PER_BYTE * len : MATCH_MAX;
-    *match = (uint32_t)m;
-    *depth = (uint32_t)(len < (m - DEPTH_BASE) / DEPTH_PER_BYTE ? DEPTH_BASE + DEPTH_PER_BYTE * len : m);
-    *heap_kib = (uint32_t)(HEAP_BASE_KIB + (len < UINT32_MAX / 2 ? len : UINT32_MAX / 2) / HEAP_BYTES_PER_KIB);
+    return len < (max - base) / per ? (uint32_t)(base + per * len) : max;
+}
+
+void th_ecma_regex_limits(size_t len, uint32_t *quick, uint32_t *full)
+{
+    *quick = scaled(len, QUICK_BASE, QUICK_PER_BYTE, FULL_MAX);
+    *full = scaled(len, FULL_BASE, FULL_PER_BYTE, FULL_MAX);
 }
 
 int th_ecma_regex_search(const pcre2_code *code, const char *subject, size_t len, pcre2_match_data *md,
-                         pcre2_match_context *mctx)
+                         pcre2_match_context *mctx, uint32_t match_limit)
 {
     if (mctx) {
-        uint32_t match, depth, heap;
-        th_ecma_regex_limits(len, &match, &depth, &heap);
-        pcre2_set_match_limit(mctx, match);
-        pcre2_set_depth_limit(mctx, depth);
-        pcre2_set_heap_limit(mctx, heap);
+        uint32_t depth = scaled(len, DEPTH_BASE, DEPTH_PER_BYTE, UINT32_MAX / 2);
+        pcre2_set_match_limit(mctx, match_limit);
+        pcre2_set_depth_limit(mctx, depth < match_limit ? depth : match_limit);
+        pcre2_set_heap_limit(mctx, scaled(len / HEAP_BYTES_PER_KIB, HEAP_BASE_KIB, 1, UINT32_MAX / 2));
     }
     int rc = pcre2_match(code, (PCRE2_SPTR)subject, len, 0, 0, md, mctx);
     if (rc >= 0)

@@ -1480,7 +1480,7 @@ typedef struct vctx {
     bool limit_hit, limit_reported;
     const scope *scope;
     pcre2_match_context *mctx; /* this call's own: per-subject regex limits */
-    size_t steps, max_steps;
+    size_t steps, max_steps, next_poll;
     const th_validate_opts *opts;
     /* Once set, every check fails at once and only STOP_MSG (malloc()ed,
     ** a whole message line) is added: the answer is "invalid" without
@@ -1600,12 +1600,19 @@ static bool charge(vctx *c)
              c->max_steps);
         return false;
     }
-    if (c->opts && c->opts->cancelled && c->steps % TH_SCHEMA_POLL_STEPS == 1 && c->opts->cancelled(c->opts->ctx)) {
-        stop(c, NULL, "cancelled", "validation stopped: the call was cancelled");
-        return false;
+    if (c->opts && c->opts->cancelled && c->steps >= c->next_poll) {
+        c->next_poll = c->steps + TH_SCHEMA_POLL_STEPS;
+        if (c->opts->cancelled(c->opts->ctx)) {
+            stop(c, NULL, "cancelled", "validation stopped: the call was cancelled");
+            return false;
+        }
     }
     return true;
 }
+
+/* PCRE2 backtracking units bought with one step: a step of validation
+** costs about as much time as four units. */
+enum { RE_UNITS_PER_STEP = 4 };
 
 /* Does RE (written SRC) find a match in S? 1 or 0; -1 when PCRE2 could not
 ** tell (a limit, or bad UTF-8): validation then stops and fails, since
@@ -1615,7 +1622,20 @@ static int re_test(vctx *c, const pcre2_code *re, const char *src, const char *s
 {
     if (!charge(c))
         return -1;
-    int rc = th_ecma_regex_search(re, s, len, c->md, c->mctx);
+    uint32_t quick, full;
+    th_ecma_regex_limits(len, &quick, &full);
+    int rc = th_ecma_regex_search(re, s, len, c->md, c->mctx, quick);
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) {
+        /* More than any honest pattern needs: the retry is paid for from
+        ** the step budget in advance, so strings that each need a little
+        ** more than QUICK cannot add up to more than the budget allows. */
+        uint64_t afford = (uint64_t)(c->max_steps - c->steps) * RE_UNITS_PER_STEP;
+        uint32_t limit = afford < full ? (uint32_t)afford : full;
+        if (limit > quick) {
+            c->steps += limit / RE_UNITS_PER_STEP;
+            rc = th_ecma_regex_search(re, s, len, c->md, c->mctx, limit);
+        }
+    }
     if (rc >= 0)
         return rc;
     char why[256];
@@ -2425,7 +2445,7 @@ size_t th_schema_validate_ex(const th_schema *schema, json_object *instance, con
                              char **messages)
 {
     th_buf out = { 0 };
-    vctx c = { .collect = true, .out = messages ? &out : NULL, .opts = opts };
+    vctx c = { .collect = true, .out = messages ? &out : NULL, .opts = opts, .next_poll = 1 };
     if (messages)
         *messages = NULL;
     c.max_steps = opts && opts->max_steps ? opts->max_steps : TH_SCHEMA_BASE_STEPS;

@@ -76,7 +76,7 @@ enum {
     TH_SCHEMA_MAX_EVAL_DEPTH = 200, /* nested subschema evaluations per validation */
     TH_SCHEMA_MAX_REF_DEPTH = 100,  /* nested $ref / $dynamicRef follows per validation */
     TH_SCHEMA_MAX_MESSAGES = 20,    /* message lines before "... and N more" */
-    TH_SCHEMA_BASE_STEPS = 10000,   /* default work budget: this many steps ... */
+    TH_SCHEMA_BASE_STEPS = 1000,    /* default work budget: this many steps ... */
     TH_SCHEMA_STEPS_PER_VALUE = 32, /* ... plus this many per instance value */
     TH_SCHEMA_POLL_STEPS = 256,     /* steps between polls of opts->cancelled */
 };
