@@ -5,6 +5,7 @@
 */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@
 */
 #define ECMA_SPACE "\\t\\n\\u000B\\f\\r \\u00A0\\u1680\\u2000-\\u200A" \
                    "\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF"
+
+/* ECMA's . outside a class: anything but a line terminator (JSON Schema
+** patterns have no flags, so never dotAll). */
+#define ECMA_DOT "[^\\n\\r\\u2028\\u2029]"
 
 /* What each class escape becomes; inside [...] the brackets are dropped.
 ** \D, \W and \S inside a class keep PCRE2's (ASCII) meaning: a negated set
@@ -152,6 +157,12 @@ static bool translate(const char *pattern, th_buf *b)
             p++;
             continue;
         }
+        if (*p == '.' && !in_class) {
+            /* ECMA's . excludes all four line terminators; PCRE2's only \n. */
+            if (!th_buf_append(b, ECMA_DOT, strlen(ECMA_DOT)))
+                return false;
+            continue;
+        }
         if (*p == '[' && !in_class)
             in_class = true;
         else if (*p == ']' && in_class)
@@ -184,15 +195,76 @@ pcre2_code *th_ecma_regex_compile(const char *pattern, char *err, size_t errlen)
         return NULL;
     }
     /* No JIT: for the short patterns of tool schemas bench_validate shows no
-    ** gain, it costs ~0.3 ms per pattern at registration, and its generated
-    ** code makes valgrind report false errors. */
+    ** gain, it costs ~0.3 ms per pattern at registration, its generated
+    ** code makes valgrind report false errors, and it needs a JIT stack per
+    ** thread. The interpreter's match/depth/heap limits bound the worst case
+    ** (th_ecma_regex_search). */
     return code;
 }
 
-int th_ecma_regex_search(const pcre2_code *code, const char *subject, size_t len, pcre2_match_data *md)
+/* PCRE2 counts backtracking work ("units"), not time; about 12 ns each.
+** Every honest pattern measured needs under 3 units per subject byte
+** (^(a|b)*$ needs 2.5, typical tool patterns under 1), so QUICK has room to
+** spare, while a short hostile string ("aaaa...a!" against ^(a+)+$) stops
+** after a few hundred units instead of PCRE2's default ten million. */
+enum {
+    QUICK_BASE = 100,
+    QUICK_PER_BYTE = 4,
+    FULL_BASE = 10000,
+    FULL_PER_BYTE = 8,
+    FULL_MAX = 10000000, /* PCRE2's own default */
+    DEPTH_BASE = 1000,
+    DEPTH_PER_BYTE = 4, /* ^(a|b)*$ nests two levels per character */
+    /* Backtracking frames live on the heap: 16 MiB plus 32 bytes per byte
+    ** of subject, so memory grows with the request as its parse does. */
+    HEAP_BASE_KIB = 16384,
+    HEAP_BYTES_PER_KIB = 32, /* subject bytes per extra KiB */
+};
+
+/* BASE + PER * LEN, at most MAX. */
+static uint32_t scaled(size_t len, uint32_t base, uint32_t per, uint32_t max)
 {
-    int rc = pcre2_match(code, (PCRE2_SPTR)subject, len, 0, 0, md, NULL);
+    return len < (max - base) / per ? (uint32_t)(base + per * len) : max;
+}
+
+void th_ecma_regex_limits(size_t len, uint32_t *quick, uint32_t *full)
+{
+    *quick = scaled(len, QUICK_BASE, QUICK_PER_BYTE, FULL_MAX);
+    *full = scaled(len, FULL_BASE, FULL_PER_BYTE, FULL_MAX);
+}
+
+int th_ecma_regex_search(const pcre2_code *code, const char *subject, size_t len, pcre2_match_data *md,
+                         pcre2_match_context *mctx, uint32_t match_limit)
+{
+    if (mctx) {
+        uint32_t depth = scaled(len, DEPTH_BASE, DEPTH_PER_BYTE, UINT32_MAX / 2);
+        pcre2_set_match_limit(mctx, match_limit);
+        pcre2_set_depth_limit(mctx, depth < match_limit ? depth : match_limit);
+        pcre2_set_heap_limit(mctx, scaled(len / HEAP_BYTES_PER_KIB, HEAP_BASE_KIB, 1, UINT32_MAX / 2));
+    }
+    int rc = pcre2_match(code, (PCRE2_SPTR)subject, len, 0, 0, md, mctx);
     if (rc >= 0)
         return 1;
     return rc == PCRE2_ERROR_NOMATCH ? 0 : rc;
+}
+
+void th_ecma_regex_why(int rc, char *buf, size_t len)
+{
+    static const struct {
+        int rc;
+        const char *why;
+    } limits[] = {
+        { PCRE2_ERROR_MATCHLIMIT, "within the match limit" },
+        { PCRE2_ERROR_DEPTHLIMIT, "within the depth limit" },
+        { PCRE2_ERROR_HEAPLIMIT, "within the memory limit" },
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+        if (limits[i].rc == rc) {
+            snprintf(buf, len, "%s", limits[i].why);
+            return;
+        }
+    PCRE2_UCHAR msg[200];
+    if (pcre2_get_error_message(rc, msg, sizeof msg) < 0)
+        snprintf((char *)msg, sizeof msg, "error %d", rc);
+    snprintf(buf, len, "(%s)", (const char *)msg);
 }

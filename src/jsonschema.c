@@ -71,6 +71,7 @@ typedef struct {
     bool set;
     long double v;
     const char *txt;
+    json_object *json; /* the value itself, held by the schema's documents */
 } num_kw;
 
 /*
@@ -913,6 +914,7 @@ static bool k_number(cctx *c, const info *in, node *n, json_object *v, const cha
             num_kw *f = (num_kw *)((char *)n + num_fields[k].off);
             f->set = true;
             f->v = d;
+            f->json = v;
             f->txt = stext(c, v);
             return f->txt != NULL;
         }
@@ -1477,6 +1479,14 @@ typedef struct vctx {
     int depth, ref_depth;
     bool limit_hit, limit_reported;
     const scope *scope;
+    pcre2_match_context *mctx; /* this call's own: per-subject regex limits */
+    size_t steps, max_steps, next_poll;
+    const th_validate_opts *opts;
+    /* Once set, every check fails at once and only STOP_MSG (malloc()ed,
+    ** a whole message line) is added: the answer is "invalid" without
+    ** further work, which is what fail closed means. */
+    bool stopped;
+    char *stop_msg;
 } vctx;
 
 static bool ann_init(ann *a, size_t nbits)
@@ -1534,7 +1544,8 @@ static void report(vctx *c, const ipath *p, const char *kw, const char *fmt, ...
 
 static void report(vctx *c, const ipath *p, const char *kw, const char *fmt, ...)
 {
-    if (!c->collect)
+    /* After a stop, failures are consequences of it, not findings. */
+    if (!c->collect || c->stopped)
         return;
     c->count++;
     if (!c->out || c->count > TH_SCHEMA_MAX_MESSAGES)
@@ -1553,6 +1564,84 @@ static void report(vctx *c, const ipath *p, const char *kw, const char *fmt, ...
     else
         th_buf_append(c->out, "(root)", 6);
     th_buf_printf(c->out, ": %s (%s)", msg, kw);
+}
+
+static void stop(vctx *c, const ipath *p, const char *kw, const char *fmt, ...) TH_PRINTF(4, 5);
+
+/* Stop validating: the instance is invalid because of this, at P. */
+static void stop(vctx *c, const ipath *p, const char *kw, const char *fmt, ...)
+{
+    if (c->stopped)
+        return;
+    c->stopped = true;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    th_buf b = { 0 };
+    if (p)
+        path_append(&b, p);
+    else
+        th_buf_append(&b, "(root)", 6);
+    th_buf_printf(&b, ": %s (%s)", msg, kw);
+    c->stop_msg = b.data; /* NULL when out of memory: the count still tells */
+}
+
+/* Pay one step of the work budget, and poll for cancellation every
+** TH_SCHEMA_POLL_STEPS steps (the first time on the first step, so an
+** already cancelled call does no work). False: validation has stopped. */
+static bool charge(vctx *c)
+{
+    if (c->stopped)
+        return false;
+    if (++c->steps > c->max_steps) {
+        stop(c, NULL, "step limit", "validation stopped: the arguments need more than %zu steps to check",
+             c->max_steps);
+        return false;
+    }
+    if (c->opts && c->opts->cancelled && c->steps >= c->next_poll) {
+        c->next_poll = c->steps + TH_SCHEMA_POLL_STEPS;
+        if (c->opts->cancelled(c->opts->ctx)) {
+            stop(c, NULL, "cancelled", "validation stopped: the call was cancelled");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* PCRE2 backtracking units bought with one step: a step of validation
+** costs about as much time as four units. */
+enum { RE_UNITS_PER_STEP = 4 };
+
+/* Does RE (written SRC) find a match in S? 1 or 0; -1 when PCRE2 could not
+** tell (a limit, or bad UTF-8): validation then stops and fails, since
+** reading it as "no match" would skip a patternProperties subschema. */
+static int re_test(vctx *c, const pcre2_code *re, const char *src, const char *s, size_t len, const ipath *p,
+                   const char *kw)
+{
+    if (!charge(c))
+        return -1;
+    uint32_t quick, full;
+    th_ecma_regex_limits(len, &quick, &full);
+    int rc = th_ecma_regex_search(re, s, len, c->md, c->mctx, quick);
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) {
+        /* More than any honest pattern needs: the retry is paid for from
+        ** the step budget in advance, so strings that each need a little
+        ** more than QUICK cannot add up to more than the budget allows. */
+        uint64_t afford = (uint64_t)(c->max_steps - c->steps) * RE_UNITS_PER_STEP;
+        uint32_t limit = afford < full ? (uint32_t)afford : full;
+        if (limit > quick) {
+            c->steps += limit / RE_UNITS_PER_STEP;
+            rc = th_ecma_regex_search(re, s, len, c->md, c->mctx, limit);
+        }
+    }
+    if (rc >= 0)
+        return rc;
+    char why[256];
+    th_ecma_regex_why(rc, why, sizeof why);
+    stop(c, p, kw, "pattern \"%s\" could not be evaluated %s", src, why);
+    return -1;
 }
 
 static unsigned inst_type(json_object *j)
@@ -1622,62 +1711,89 @@ static bool json_eq(json_object *a, json_object *b, int depth)
     }
 }
 
-/* A hash consistent with json_eq. */
-static uint64_t json_hash(json_object *j, int depth)
+static int cmp_key(const void *a, const void *b)
 {
-    uint64_t h = 1469598103934665603ull;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+** Append to B a serialisation of J that is byte-equal for two values exactly
+** when json_eq() calls them equal: object members sorted by key, numbers as
+** the hexadecimal text of their long double value (1 and 1.0 alike), strings
+** length-prefixed so no encoding is a prefix of another. What json_eq gives
+** up on (too deep, NaN) is named by its address, equal only to itself.
+*/
+static bool canon(th_buf *b, json_object *j, int depth)
+{
     unsigned t = inst_type(j);
     if (depth > EQ_MAX_DEPTH)
-        return h;
+        return th_buf_printf(b, "X%p;", (void *)j);
     if (t & (T_INT | T_NUM)) {
-        double d = (double)num_of(j);
-        if (d == 0)
-            d = 0; /* -0.0 equals 0 */
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        return bits * 0x9E3779B97F4A7C15ull;
+        long double v = num_of(j);
+        if (isnan(v))
+            return th_buf_printf(b, "X%p;", (void *)j);
+        return th_buf_printf(b, "#%La;", v == 0 ? 0.0L : v); /* -0 equals 0 */
     }
-    if (t == T_BOOL)
-        return json_object_get_boolean(j) ? 3 : 5;
-    if (t == T_STR) {
-        const unsigned char *s = (const unsigned char *)json_object_get_string(j);
-        for (int i = 0, n = json_object_get_string_len(j); i < n; i++)
-            h = (h ^ s[i]) * 1099511628211ull;
-        return h;
+    switch (t) {
+    case T_NULL:
+        return th_buf_append(b, "n", 1);
+    case T_BOOL:
+        return th_buf_append(b, json_object_get_boolean(j) ? "t" : "f", 1);
+    case T_STR: {
+        size_t n = (size_t)json_object_get_string_len(j);
+        return th_buf_printf(b, "s%zu:", n) && th_buf_append(b, json_object_get_string(j), n);
     }
-    if (t == T_ARR) {
-        for (size_t i = 0; i < json_object_array_length(j); i++)
-            h = (h ^ json_hash(json_object_array_get_idx(j, i), depth + 1)) * 1099511628211ull;
-        return h;
+    case T_ARR: {
+        bool ok = th_buf_append(b, "[", 1);
+        for (size_t i = 0, n = json_object_array_length(j); ok && i < n; i++)
+            ok = canon(b, json_object_array_get_idx(j, i), depth + 1);
+        return ok && th_buf_append(b, "]", 1);
     }
-    if (t == T_OBJ) {
-        uint64_t sum = 7;
+    default: {
+        size_t n = (size_t)json_object_object_length(j), k = 0;
+        const char **keys = malloc((n ? n : 1) * sizeof *keys);
+        if (!keys)
+            return false;
         json_object_object_foreach(j, key, v)
         {
-            uint64_t kh = 1469598103934665603ull;
-            for (const unsigned char *s = (const unsigned char *)key; *s; s++)
-                kh = (kh ^ *s) * 1099511628211ull;
-            sum += (kh * 31) ^ json_hash(v, depth + 1);
+            (void)v;
+            keys[k++] = key;
         }
-        return sum;
+        qsort(keys, n, sizeof *keys, cmp_key);
+        bool ok = th_buf_append(b, "{", 1);
+        for (size_t i = 0; ok && i < n; i++) {
+            size_t kl = strlen(keys[i]);
+            ok = th_buf_printf(b, "%zu:", kl) && th_buf_append(b, keys[i], kl) &&
+                 canon(b, json_object_object_get(j, keys[i]), depth + 1);
+        }
+        free(keys);
+        return ok && th_buf_append(b, "}", 1);
     }
-    return 11;
+    }
 }
 
 typedef struct {
-    uint64_t h;
-    size_t i;
-} hashed;
+    const char *p; /* into the canonical buffer */
+    size_t off, len, i;
+} canon_item;
 
-static int cmp_hashed(const void *a, const void *b)
+static int cmp_canon(const void *a, const void *b)
 {
-    const hashed *x = a, *y = b;
-    if (x->h != y->h)
-        return x->h < y->h ? -1 : 1;
+    const canon_item *x = a, *y = b;
+    int d = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+    if (d)
+        return d;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Find two equal items of ARR; true (with their indices) if there are. */
+/*
+** Find two equal items of ARR; true (with their indices, the pair with the
+** smallest first index) if there are. Sorting the canonical forms costs
+** O(n log n) comparisons whatever the items are: no hash an attacker can
+** aim at one bucket. Out of memory counts as a duplicate (fail closed).
+*/
 static bool find_duplicate(json_object *arr, size_t *first, size_t *second)
 {
     size_t n = json_object_array_length(arr);
@@ -1690,32 +1806,128 @@ static bool find_duplicate(json_object *arr, size_t *first, size_t *second)
                 }
         return false;
     }
-    hashed *hs = malloc(n * sizeof *hs);
-    if (!hs)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        hs[i] = (hashed){ json_hash(json_object_array_get_idx(arr, i), 0), i };
-    qsort(hs, n, sizeof *hs, cmp_hashed);
+    th_buf b = { 0 };
+    canon_item *items = malloc(n * sizeof *items);
+    bool ok = items != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        items[i].off = b.len;
+        items[i].i = i;
+        ok = canon(&b, json_object_array_get_idx(arr, i), 0);
+        items[i].len = b.len - items[i].off;
+    }
     bool found = false;
-    for (size_t i = 0; i < n && !found; i++)
-        for (size_t k = i + 1; k < n && hs[k].h == hs[i].h && !found; k++)
-            if (json_eq(json_object_array_get_idx(arr, hs[i].i), json_object_array_get_idx(arr, hs[k].i), 0)) {
-                *first = hs[i].i, *second = hs[k].i;
+    if (!ok) {
+        *first = 0, *second = 1;
+        found = true;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            items[i].p = b.data + items[i].off;
+        qsort(items, n, sizeof *items, cmp_canon);
+        /* Sorted by index within a run of equal forms: a run's first two
+        ** entries are its earliest pair. */
+        for (size_t k = 1; k < n; k++)
+            if (items[k].len == items[k - 1].len && !memcmp(items[k].p, items[k - 1].p, items[k].len) &&
+                (!found || items[k - 1].i < *first)) {
+                *first = items[k - 1].i, *second = items[k].i;
                 found = true;
             }
-    free(hs);
+    }
+    free(items);
+    free(b.data);
     return found;
 }
 
 static bool v_node(vctx *c, const node *n, json_object *inst, const ipath *p, ann *a);
 
 /* Failing a keyword: stop at once unless every violation is wanted. */
-#define FAIL()                \
-    do {                      \
-        ok = false;           \
-        if (!c->collect)      \
-            goto out;         \
+#define FAIL()                            \
+    do {                                  \
+        ok = false;                       \
+        if (!c->collect || c->stopped)    \
+            goto out;                     \
     } while (0)
+
+/*
+** |V| as A * 10^E, A an integer without trailing zeros: the shortest
+** decimal that reads back as V, which is the number as written whenever it
+** was written with at most 17 significant digits. Integers json-c keeps
+** exactly (int64 or uint64) are taken as they are, without a long double,
+** whose precision valgrind does not emulate.
+*/
+static bool decimal_of(json_object *v, uint64_t *a, int *e)
+{
+    *e = 0;
+    if (json_object_is_type(v, json_type_int)) {
+        int64_t i = json_object_get_int64(v);
+        *a = i == INT64_MAX ? json_object_get_uint64(v) : i < 0 ? (uint64_t)(-(i + 1)) + 1 : (uint64_t)i;
+    } else {
+        double d = fabs(json_object_get_double(v));
+        if (!isfinite(d))
+            return false;
+        if (floor(d) == d && d < 0x1p63) {
+            *a = (uint64_t)d;
+        } else {
+            char buf[64];
+            for (int prec = 14; prec <= 16; prec++) {
+                snprintf(buf, sizeof buf, "%.*e", prec, d);
+                if (prec == 16 || strtod(buf, NULL) == d)
+                    break;
+            }
+            /* "d.ddde+XX"; the radix character may be the locale's, skip it. */
+            uint64_t m = 0;
+            int frac = 0;
+            const char *p = buf;
+            for (bool after = false; *p && *p != 'e'; p++)
+                if (*p >= '0' && *p <= '9') {
+                    m = m * 10 + (uint64_t)(*p - '0');
+                    frac += after;
+                } else
+                    after = true;
+            if (*p != 'e')
+                return false;
+            *a = m;
+            *e = atoi(p + 1) - frac;
+        }
+    }
+    while (*a && *a % 10 == 0) {
+        *a /= 10;
+        ++*e;
+    }
+    return true;
+}
+
+/* (X + Y) mod M for X, Y < M, without overflow. */
+static uint64_t addmod(uint64_t x, uint64_t y, uint64_t m)
+{
+    return x >= m - y ? x - (m - y) : x + y;
+}
+
+/*
+** Is V a multiple of M (> 0)? Decided exactly in decimal: with V = A*10^E
+** and M = B*10^F (see decimal_of), V/M = (A/B)*10^(E-F). A has no factor
+** 10, so E < F means no; otherwise B must divide A*10^(E-F). No tolerance:
+** 0.0075 is a multiple of 0.0001, 0.00751 is not, 2^64-1 is odd, and
+** 1e308 is no multiple of 0.123456789.
+*/
+static bool is_multiple(json_object *v, json_object *m)
+{
+    uint64_t a, b;
+    int e, f;
+    if (!decimal_of(v, &a, &e) || !decimal_of(m, &b, &f) || !b)
+        return false;
+    if (a == 0)
+        return true;
+    if (e < f)
+        return false;
+    uint64_t r = a % b;
+    for (int k = e - f; k > 0 && r; k--) {
+        uint64_t t = 0;
+        for (int i = 0; i < 10; i++)
+            t = addmod(t, r, b);
+        r = t;
+    }
+    return r == 0;
+}
 
 static bool v_number(vctx *c, const node *n, json_object *inst, const ipath *p)
 {
@@ -1737,28 +1949,17 @@ static bool v_number(vctx *c, const node *n, json_object *inst, const ipath *p)
         report(c, p, "exclusiveMaximum", "must be < %s", n->xmaximum.txt);
         FAIL();
     }
-    if (n->multiple_of.set) {
-        long double m = n->multiple_of.v;
-        bool mult;
-        if (json_object_is_type(inst, json_type_int) && floorl(m) == m && m <= (long double)INT64_MAX &&
-            v >= (long double)INT64_MIN && v <= (long double)INT64_MAX)
-            mult = (int64_t)v % (int64_t)m == 0;
-        else {
-            /* Floating division: accept quotients within rounding of an integer. */
-            /* In double, as ECMA computes it: a quotient past its range is no multiple. */
-            double q = (double)v / (double)m;
-            mult = isfinite(q) && fabs(q - nearbyint(q)) <= 1e-9 * (fabs(q) > 1 ? fabs(q) : 1);
-        }
-        if (!mult) {
-            report(c, p, "multipleOf", "must be a multiple of %s", n->multiple_of.txt);
-            FAIL();
-        }
+    if (n->multiple_of.set && !is_multiple(inst, n->multiple_of.json)) {
+        report(c, p, "multipleOf", "must be a multiple of %s", n->multiple_of.txt);
+        FAIL();
     }
 out:
     return ok;
 }
 
-static bool v_string(vctx *c, const node *n, json_object *inst, const ipath *p)
+/* The size checks below set *OVER when the instance is larger than a max
+** bound allows: the work on it must then stop (see v_node). */
+static bool v_string(vctx *c, const node *n, json_object *inst, const ipath *p, bool *over)
 {
     bool ok = true;
     const char *s = json_object_get_string(inst);
@@ -1772,12 +1973,35 @@ static bool v_string(vctx *c, const node *n, json_object *inst, const ipath *p)
             FAIL();
         }
         if (n->max_length >= 0 && cps > n->max_length) {
+            *over = true;
             report(c, p, "maxLength", "must be at most %lld characters long, got %lld", n->max_length, cps);
             FAIL();
         }
     }
-    if (n->pattern && th_ecma_regex_search(n->pattern, s, len, c->md) != 1) {
+out:
+    return ok;
+}
+
+static bool v_pattern(vctx *c, const node *n, json_object *inst, const ipath *p)
+{
+    int rc = re_test(c, n->pattern, n->pattern_src, json_object_get_string(inst),
+                     (size_t)json_object_get_string_len(inst), p, "pattern");
+    if (rc == 0)
         report(c, p, "pattern", "must match pattern '%s'", n->pattern_src);
+    return rc == 1;
+}
+
+static bool v_array_size(vctx *c, const node *n, json_object *inst, const ipath *p, bool *over)
+{
+    bool ok = true;
+    size_t len = json_object_array_length(inst);
+    if (n->min_items >= 0 && (long long)len < n->min_items) {
+        report(c, p, "minItems", "must have at least %lld items, got %zu", n->min_items, len);
+        FAIL();
+    }
+    if (n->max_items >= 0 && (long long)len > n->max_items) {
+        *over = true;
+        report(c, p, "maxItems", "must have at most %lld items, got %zu", n->max_items, len);
         FAIL();
     }
 out:
@@ -1788,15 +2012,7 @@ static bool v_array(vctx *c, const node *n, json_object *inst, const ipath *p, a
 {
     bool ok = true;
     size_t len = json_object_array_length(inst);
-    if (n->min_items >= 0 && (long long)len < n->min_items) {
-        report(c, p, "minItems", "must have at least %lld items, got %zu", n->min_items, len);
-        FAIL();
-    }
-    if (n->max_items >= 0 && (long long)len > n->max_items) {
-        report(c, p, "maxItems", "must have at most %lld items, got %zu", n->max_items, len);
-        FAIL();
-    }
-    size_t d1, d2;
+    size_t d1 = 0, d2 = 0;
     if (n->unique && len > 1 && find_duplicate(inst, &d1, &d2)) {
         report(c, p, "uniqueItems", "must not contain duplicates (items %zu and %zu are equal)", d1, d2);
         FAIL();
@@ -1855,7 +2071,7 @@ static const node *lookup_prop(const node *n, const char *key)
     return hit ? hit->sub : NULL;
 }
 
-static bool v_object(vctx *c, const node *n, json_object *inst, const ipath *p, ann *own)
+static bool v_object_size(vctx *c, const node *n, json_object *inst, const ipath *p, bool *over)
 {
     bool ok = true;
     long long len = json_object_object_length(inst);
@@ -1864,6 +2080,7 @@ static bool v_object(vctx *c, const node *n, json_object *inst, const ipath *p, 
         FAIL();
     }
     if (n->max_props >= 0 && len > n->max_props) {
+        *over = true;
         report(c, p, "maxProperties", "must have at most %lld properties, got %lld", n->max_props, len);
         FAIL();
     }
@@ -1883,6 +2100,13 @@ static bool v_object(vctx *c, const node *n, json_object *inst, const ipath *p, 
                 FAIL();
             }
     }
+out:
+    return ok;
+}
+
+static bool v_object(vctx *c, const node *n, json_object *inst, const ipath *p, ann *own)
+{
+    bool ok = true;
     if (n->nprops || n->npprops || n->additional || n->property_names) {
         size_t i = 0;
         json_object_object_foreach(inst, key, val)
@@ -1895,12 +2119,16 @@ static bool v_object(vctx *c, const node *n, json_object *inst, const ipath *p, 
                 if (!v_node(c, sub, val, &cp, NULL))
                     FAIL();
             }
-            for (size_t k = 0; k < n->npprops; k++)
-                if (th_ecma_regex_search(n->pprops[k].re, key, strlen(key), c->md) == 1) {
+            for (size_t k = 0; k < n->npprops; k++) {
+                int rc = re_test(c, n->pprops[k].re, n->pprops[k].src, key, strlen(key), &cp, "patternProperties");
+                if (rc < 0)
+                    FAIL();
+                if (rc == 1) {
                     seen = true;
                     if (!v_node(c, n->pprops[k].sub, val, &cp, NULL))
                         FAIL();
                 }
+            }
             if (!seen && n->additional) {
                 seen = true;
                 if (n->additional->kind == N_FALSE) {
@@ -1993,7 +2221,7 @@ static size_t count_matches(vctx *c, node *const *subs, size_t nsubs, bool one, 
             }
         }
         ann_free(tp);
-        if ((!own && !one && matched) || (one && matched > 1 && !own))
+        if ((!own && !one && matched) || (one && matched > 1 && !own) || c->stopped)
             break;
     }
     c->collect = saved;
@@ -2022,6 +2250,8 @@ static bool v_node(vctx *c, const node *n, json_object *inst, const ipath *p, an
         th_schema_free(sub);
         return true;
     }
+    if (!charge(c))
+        return false;
     if (c->depth >= TH_SCHEMA_MAX_EVAL_DEPTH) {
         c->limit_hit = true;
         if (c->collect)
@@ -2064,7 +2294,8 @@ static bool v_node(vctx *c, const node *n, json_object *inst, const ipath *p, an
             snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", k > 1 ? " or " : "", type_names[i].name);
         }
         report(c, p, "type", "must be %s, got %s", want, type_word(t));
-        FAIL();
+        ok = false;
+        goto out; /* nothing else about a value of the wrong type is worth the work */
     }
     if (n->has_const && !json_eq(inst, n->konst, 0)) {
         report(c, p, "const", "must be equal to %s", n->konst_txt);
@@ -2081,7 +2312,23 @@ static bool v_node(vctx *c, const node *n, json_object *inst, const ipath *p, an
     }
     if ((t & (T_INT | T_NUM)) && !v_number(c, n, inst, p))
         FAIL();
-    if (t == T_STR && !v_string(c, n, inst, p))
+    bool over = false;
+    if (t == T_STR && !v_string(c, n, inst, p, &over))
+        FAIL();
+    if (t == T_ARR && !v_array_size(c, n, inst, p, &over))
+        FAIL();
+    if (t == T_OBJ && !v_object_size(c, n, inst, p, &over))
+        FAIL();
+    /* Cheap checks come first. An instance over a max bound (maxLength,
+    ** maxItems, maxProperties) is invalid here whatever else holds, and the
+    ** work on it grows with its size: patterns, uniqueItems, descent into
+    ** items and properties and the in-place applicators are skipped (a 4 MB
+    ** array under maxItems: 10 is not walked), and the messages name the
+    ** bound. Other failures (minLength, required, ...) cost nothing to
+    ** look past, so the rest is still checked and reported. */
+    if (over)
+        goto out;
+    if (t == T_STR && n->pattern && !v_pattern(c, n, inst, p))
         FAIL();
     if (t == T_ARR && !v_array(c, n, inst, p, own))
         FAIL();
@@ -2174,29 +2421,79 @@ out:
     return ok;
 }
 
-size_t th_schema_validate(const th_schema *schema, json_object *instance, char **messages)
+/* How many values INSTANCE holds (itself included), for the default budget.
+** Values deeper than the evaluation can reach are not counted. */
+static size_t count_values(json_object *j, int depth)
+{
+    size_t n = 1;
+    if (depth > TH_SCHEMA_MAX_EVAL_DEPTH)
+        return n;
+    if (json_object_is_type(j, json_type_array)) {
+        for (size_t i = 0, len = json_object_array_length(j); i < len; i++)
+            n += count_values(json_object_array_get_idx(j, i), depth + 1);
+    } else if (json_object_is_type(j, json_type_object)) {
+        json_object_object_foreach(j, key, v)
+        {
+            (void)key;
+            n += count_values(v, depth + 1);
+        }
+    }
+    return n;
+}
+
+size_t th_schema_validate_ex(const th_schema *schema, json_object *instance, const th_validate_opts *opts,
+                             char **messages)
 {
     th_buf out = { 0 };
-    vctx c = { .collect = true, .out = messages ? &out : NULL };
+    vctx c = { .collect = true, .out = messages ? &out : NULL, .opts = opts, .next_poll = 1 };
     if (messages)
         *messages = NULL;
-    if (schema->nregexes && !(c.md = pcre2_match_data_create(1, NULL))) {
+    c.max_steps = opts && opts->max_steps ? opts->max_steps : TH_SCHEMA_BASE_STEPS;
+    if (!opts || !opts->max_steps) {
+        size_t values = count_values(instance, 0);
+        c.max_steps += values < SIZE_MAX / TH_SCHEMA_STEPS_PER_VALUE / 2 ? values * TH_SCHEMA_STEPS_PER_VALUE
+                                                                          : SIZE_MAX / 2;
+    }
+    if (schema->nregexes &&
+        (!(c.md = pcre2_match_data_create(1, NULL)) || !(c.mctx = pcre2_match_context_create(NULL)))) {
+        pcre2_match_data_free(c.md);
         if (messages)
             *messages = strdup("(root): out of memory validating (limit)");
         return 1;
     }
     v_node(&c, schema->root, instance, NULL, NULL);
-    if (c.limit_hit && !c.limit_reported)
+    if (c.limit_hit && !c.limit_reported && !c.stopped)
         report(&c, NULL, "depth limit",
                "validation stopped: schema evaluation nested more than %d levels deep or $ref followed more than %d "
                "levels",
                TH_SCHEMA_MAX_EVAL_DEPTH, TH_SCHEMA_MAX_REF_DEPTH);
     if (c.count > TH_SCHEMA_MAX_MESSAGES && messages)
         th_buf_printf(&out, "\n... and %zu more", c.count - TH_SCHEMA_MAX_MESSAGES);
+    if (c.stopped) {
+        /* The reason validation stopped goes first: it is why the rest is
+        ** incomplete, and the line cap must not hide it. */
+        c.count++;
+        if (messages) {
+            th_buf first = { 0 };
+            const char *why = c.stop_msg ? c.stop_msg : "(root): validation stopped (out of memory)";
+            th_buf_append(&first, why, strlen(why));
+            if (out.len)
+                th_buf_printf(&first, "\n%s", out.data);
+            free(out.data);
+            out = first;
+        }
+        free(c.stop_msg);
+    }
+    pcre2_match_context_free(c.mctx);
     pcre2_match_data_free(c.md);
     if (messages && c.count)
         *messages = out.data;
     else
         free(out.data);
     return c.count;
+}
+
+size_t th_schema_validate(const th_schema *schema, json_object *instance, char **messages)
+{
+    return th_schema_validate_ex(schema, instance, NULL, messages);
 }

@@ -6,6 +6,7 @@
 #ifndef TH_JSONSCHEMA_H
 #define TH_JSONSCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -30,8 +31,29 @@ void th_schema_free(th_schema *schema);
 ** malloc()ed string, one violation per line ("/count: must be >= 1
 ** (minimum)"), capped at a fixed number of lines; the caller free()s it.
 ** Thread-safe: one compiled schema may validate on many threads at once.
+** Runs within the default work budget (see th_validate_opts).
 */
 size_t th_schema_validate(const th_schema *schema, json_object *instance, char **messages);
+
+/*
+** What bounds one validation. CANCELLED (may be NULL) is polled with CTX
+** every TH_SCHEMA_POLL_STEPS steps, from the validating thread; once it
+** returns true validation stops and fails ("validation stopped: the call
+** was cancelled"). MAX_STEPS is the work budget in steps (one step: one
+** subschema applied to one instance value, or one pattern tried on one
+** string); 0 means the default,
+** TH_SCHEMA_BASE_STEPS plus TH_SCHEMA_STEPS_PER_VALUE for every value in
+** the instance. A validation that needs more fails closed.
+*/
+typedef struct th_validate_opts {
+    bool (*cancelled)(void *ctx);
+    void *ctx;
+    size_t max_steps;
+} th_validate_opts;
+
+/* th_schema_validate() bounded by OPTS (NULL: the defaults, no polling). */
+size_t th_schema_validate_ex(const th_schema *schema, json_object *instance, const th_validate_opts *opts,
+                             char **messages);
 
 /*
 ** Where th_schema_compile_ex() finds documents that a $ref names by an
@@ -54,6 +76,9 @@ enum {
     TH_SCHEMA_MAX_EVAL_DEPTH = 200, /* nested subschema evaluations per validation */
     TH_SCHEMA_MAX_REF_DEPTH = 100,  /* nested $ref / $dynamicRef follows per validation */
     TH_SCHEMA_MAX_MESSAGES = 20,    /* message lines before "... and N more" */
+    TH_SCHEMA_BASE_STEPS = 1000,    /* default work budget: this many steps ... */
+    TH_SCHEMA_STEPS_PER_VALUE = 32, /* ... plus this many per instance value */
+    TH_SCHEMA_POLL_STEPS = 256,     /* steps between polls of opts->cancelled */
 };
 
 #endif

@@ -549,6 +549,13 @@ static void fit_result(json_object *result, int v)
     }
 }
 
+/* th_validate_opts.cancelled for a call: a cancelled call's argument
+ * validation stops instead of running to the end of its budget. */
+static bool validation_cancelled(void *call)
+{
+    return th_call_cancelled(call);
+}
+
 /* Runs on a pool thread: validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
@@ -558,7 +565,8 @@ static void run_job(void *p)
     json_object *result = NULL;
     char *violations = NULL;
 
-    size_t nbad = th_schema_validate(e->validator, j->args, &violations);
+    th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
+    size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
     if (nbad > 0) {
         th_call_error(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
                       nbad == 1 ? "" : "s", violations ? violations : "");

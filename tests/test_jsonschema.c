@@ -1,11 +1,15 @@
 /*
 ** test_jsonschema.c: unit tests for th_schema: compile-time refusals with
 ** their exact messages, violation message format and cap, the limits that
-** protect the host, and validation from several threads at once.
+** protect the host, and validation from several threads at once; the work
+** budget against hostile arguments (uniqueItems, ReDoS, deep anyOf,
+** cancellation) and the exactness of '.' and multipleOf (issue 8).
 */
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +401,220 @@ START_TEST(ecma_regex_semantics)
 }
 END_TEST
 
+/* ---- issue 8: the validation work budget */
+
+/* uniqueItems on [x,y] pairs crafted so that the old number/array hash
+** (bits * C, FNV over the items) put every pair in one bucket: quadratic
+** json_eq calls, 31 s for 40k pairs. Must now finish (the tcase timeout
+** bounds it) with the right answer. */
+START_TEST(unique_items_crafted_pairs)
+{
+    const uint64_t mul = 0x9E3779B97F4A7C15ull, fnv = 1099511628211ull, off = 1469598103934665603ull;
+    uint64_t inv = mul; /* mul's inverse mod 2^64, by Newton's iteration */
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - mul * inv;
+    const uint64_t target = 0x0123456789abcdefull;
+    th_schema *s = compile_ok("{\"uniqueItems\":true}");
+    json_object *arr = json_object_new_array();
+    size_t made = 0;
+    for (int i = 0; made < 40000; i++) {
+        double x = i + 0.5, y;
+        uint64_t xb;
+        memcpy(&xb, &x, sizeof xb);
+        uint64_t yb = (target ^ ((off ^ (xb * mul)) * fnv)) * inv;
+        memcpy(&y, &yb, sizeof y);
+        if (!isfinite(y) || y == 0)
+            continue;
+        json_object *pair = json_object_new_array();
+        json_object_array_add(pair, json_object_new_double(x));
+        json_object_array_add(pair, json_object_new_double(y));
+        json_object_array_add(arr, pair);
+        made++;
+    }
+    ck_assert_uint_eq(th_schema_validate(s, arr, NULL), 0);
+    json_object_array_add(arr, json_object_get(json_object_array_get_idx(arr, 5)));
+    char *msgs = NULL;
+    ck_assert_uint_eq(th_schema_validate(s, arr, &msgs), 1);
+    ck_assert_str_eq(msgs, "(root): must not contain duplicates (items 5 and 40000 are equal) (uniqueItems)");
+    free(msgs);
+    json_object_put(arr);
+    th_schema_free(s);
+}
+END_TEST
+
+/* 30 a's and a '!': ^(a+)+$ backtracks 2^30 ways before it fails. */
+#define REDOS_KEY "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"
+
+/* A PCRE2 limit is a validation failure that says so, never "no match":
+** under patternProperties "no match" skipped the subschema (fail open). */
+START_TEST(pattern_limit_fails_closed)
+{
+    /* The key does match (by '!$'), so 'false' applies: on main it passed. */
+    violations("{\"patternProperties\":{\"^(a+)+$|!$\":false}}", "{\"" REDOS_KEY "\":1}", 1,
+               "/" REDOS_KEY ": pattern \"^(a+)+$|!$\" could not be evaluated within the match limit "
+               "(patternProperties)");
+    violations("{\"pattern\":\"^(a+)+$\"}", "\"" REDOS_KEY "\"", 1,
+               "(root): pattern \"^(a+)+$\" could not be evaluated within the match limit (pattern)");
+    /* Under 'not' too: not knowing is not "did not match". */
+    violations("{\"properties\":{\"s\":{\"not\":{\"pattern\":\"^(a+)+$\"}}}}", "{\"s\":\"" REDOS_KEY "\"}", 1,
+               "/s: pattern \"^(a+)+$\" could not be evaluated within the match limit (pattern)");
+    /* The limits grow with the subject: long honest strings still match. */
+    size_t n = 50000;
+    char *text = malloc(n + 3);
+    text[0] = '"';
+    for (size_t i = 1; i <= n; i++)
+        text[i] = "ab"[i % 2];
+    strcpy(text + n + 1, "\"");
+    violations("{\"pattern\":\"^[ab]+$\"}", text, 0, "");
+    violations("{\"pattern\":\"^(a|b)*$\"}", text, 0, "");
+    violations("{\"pattern\":\"^.*c\"}", text, 1, "(root): must match pattern '^.*c' (pattern)");
+    free(text);
+}
+END_TEST
+
+/* anyOf nested LEVELS deep, each with two branches that both lead to the
+** next level, the innermost failing: 2^LEVELS subschema applications. */
+static char *deep_anyof(int levels)
+{
+    char *text = malloc(256 * (size_t)levels + 256);
+    strcpy(text, "{\"$defs\":{\"l0\":{\"type\":\"string\"}");
+    for (int i = 1; i <= levels; i++)
+        sprintf(text + strlen(text), ",\"l%d\":{\"anyOf\":[{\"$ref\":\"#/$defs/l%d\"},{\"$ref\":\"#/$defs/l%d\"}]}", i,
+                i - 1, i - 1);
+    sprintf(text + strlen(text), "},\"$ref\":\"#/$defs/l%d\"}", levels);
+    return text;
+}
+
+START_TEST(step_budget)
+{
+    char *text = deep_anyof(26);
+    /* One value: 1000 + 32 steps, then the answer is "invalid". */
+    violations(text, "1", 1,
+               "(root): validation stopped: the arguments need more than 1032 steps to check (step limit)");
+    /* An explicit budget replaces the default. */
+    th_schema *s = compile_ok(text);
+    json_object *one = json_object_new_int(1);
+    th_validate_opts opts = { .max_steps = 500 };
+    char *msgs = NULL;
+    ck_assert_uint_eq(th_schema_validate_ex(s, one, &opts, &msgs), 1);
+    ck_assert_str_eq(msgs, "(root): validation stopped: the arguments need more than 500 steps to check (step limit)");
+    free(msgs);
+    json_object_put(one);
+    th_schema_free(s);
+    free(text);
+    /* The default grows with the instance: 100000 items pass. */
+    s = compile_ok("{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}}");
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i < 100000; i++)
+        json_object_array_add(arr, json_object_new_int(i));
+    ck_assert_uint_eq(th_schema_validate(s, arr, NULL), 0);
+    json_object_put(arr);
+    th_schema_free(s);
+}
+END_TEST
+
+typedef struct {
+    int polls, cancel_at;
+} poll_state;
+
+static bool cancel_after(void *ctx)
+{
+    poll_state *p = ctx;
+    return ++p->polls >= p->cancel_at;
+}
+
+START_TEST(cancel_stops_validation)
+{
+    char *text = deep_anyof(26);
+    th_schema *s = compile_ok(text);
+    json_object *one = json_object_new_int(1);
+    poll_state ps = { 0, 3 };
+    th_validate_opts opts = { cancel_after, &ps, 100000000 };
+    char *msgs = NULL;
+    ck_assert_uint_eq(th_schema_validate_ex(s, one, &opts, &msgs), 1);
+    ck_assert_int_eq(ps.polls, 3); /* polled until it said yes, then no more */
+    ck_assert_str_eq(msgs, "(root): validation stopped: the call was cancelled (cancelled)");
+    free(msgs);
+    /* Already cancelled: stopped at the first step. */
+    ps = (poll_state){ 0, 1 };
+    ck_assert_uint_eq(th_schema_validate_ex(s, one, &opts, NULL), 1);
+    ck_assert_int_eq(ps.polls, 1);
+    /* Never cancelled: polled every TH_SCHEMA_POLL_STEPS steps, answer kept. */
+    th_schema *small = compile_ok("{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}");
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i < 1000; i++)
+        json_object_array_add(arr, json_object_new_int(i));
+    ps = (poll_state){ 0, 1 << 30 };
+    ck_assert_uint_eq(th_schema_validate_ex(small, arr, &opts, NULL), 0);
+    ck_assert_int_eq(ps.polls, (1001 + TH_SCHEMA_POLL_STEPS - 1) / TH_SCHEMA_POLL_STEPS);
+    json_object_put(arr);
+    th_schema_free(small);
+    json_object_put(one);
+    th_schema_free(s);
+    free(text);
+}
+END_TEST
+
+/* A failed cheap check (type, sizes, required) ends the work on that
+** instance: uniqueItems, patterns and descent are not run, and the
+** messages name the cheap failure only. */
+START_TEST(cheap_checks_first)
+{
+    violations("{\"type\":\"array\",\"maxItems\":2,\"uniqueItems\":true,"
+               "\"items\":{\"type\":\"string\",\"pattern\":\"^(a+)+$\"}}",
+               "[\"" REDOS_KEY "\",\"" REDOS_KEY "\",\"" REDOS_KEY "\"]", 1,
+               "(root): must have at most 2 items, got 3 (maxItems)");
+    violations("{\"maxLength\":5,\"pattern\":\"^(a+)+$\"}", "\"" REDOS_KEY "\"", 1,
+               "(root): must be at most 5 characters long, got 31 (maxLength)");
+    violations("{\"maxProperties\":1,\"patternProperties\":{\"^(a+)+$\":{}}}",
+               "{\"" REDOS_KEY "\":1,\"b" REDOS_KEY "\":2}", 1,
+               "(root): must have at most 1 properties, got 2 (maxProperties)");
+    violations("{\"type\":\"object\",\"allOf\":[{\"minimum\":1}],\"anyOf\":[{\"type\":\"string\"}]}", "0", 1,
+               "(root): must be object, got integer (type)");
+}
+END_TEST
+
+/* ECMA-262's . matches no line terminator: \n, \r, U+2028, U+2029. */
+START_TEST(ecma_dot)
+{
+    const char *no[] = { "\"\\r\"", "\"\\n\"", "\"\\u2028\"", "\"\\u2029\"" };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        violations("{\"pattern\":\"^.$\"}", no[i], 1, "(root): must match pattern '^.$' (pattern)");
+    violations("{\"pattern\":\"^.$\"}", "\"\\u00e9\"", 0, "");
+    violations("{\"pattern\":\"^.$\"}", "\"\\t\"", 0, "");
+    violations("{\"pattern\":\"^[.]$\"}", "\"\\r\"", 1, "(root): must match pattern '^[.]$' (pattern)");
+    violations("{\"pattern\":\"^[.]$\"}", "\".\"", 0, "");
+    violations("{\"pattern\":\"^\\\\.$\"}", "\"x\"", 1, "(root): must match pattern '^\\.$' (pattern)");
+    violations("{\"pattern\":\"^\\\\.$\"}", "\".\"", 0, "");
+}
+END_TEST
+
+/* multipleOf in exact decimal: no tolerance, exact above INT64_MAX. */
+START_TEST(multiple_of_precision)
+{
+    violations("{\"multipleOf\":0.0001}", "0.0075", 0, "");
+    violations("{\"multipleOf\":0.0001}", "0.00751", 1, "(root): must be a multiple of 0.0001 (multipleOf)");
+    violations("{\"multipleOf\":0.1}", "0.3", 0, "");
+    violations("{\"multipleOf\":0.01}", "-19.99", 0, "");
+    violations("{\"type\":\"integer\",\"multipleOf\":0.123456789}", "1e308", 1,
+               "(root): must be a multiple of 0.123456789 (multipleOf)");
+    violations("{\"multipleOf\":0.5}", "1e308", 0, "");
+    violations("{\"multipleOf\":1e-8}", "12391239123", 0, "");
+    /* The old 1e-9 relative tolerance took these. */
+    violations("{\"multipleOf\":1}", "1.0000000001", 1, "(root): must be a multiple of 1 (multipleOf)");
+    violations("{\"multipleOf\":3}", "3000000000.000001", 1, "(root): must be a multiple of 3 (multipleOf)");
+    /* Integers above INT64_MAX (uint64 in json-c) and integral doubles. */
+    violations("{\"multipleOf\":2}", "18446744073709551615", 1, "(root): must be a multiple of 2 (multipleOf)");
+    violations("{\"multipleOf\":2}", "18446744073709551614", 0, "");
+    violations("{\"multipleOf\":5}", "18446744073709551615", 0, "");
+    violations("{\"multipleOf\":3}", "9223372036854775808", 1, "(root): must be a multiple of 3 (multipleOf)");
+    violations("{\"multipleOf\":18446744073709551615}", "18446744073709551615", 0, "");
+    violations("{\"multipleOf\":7}", "1e20", 1, "(root): must be a multiple of 7 (multipleOf)");
+    violations("{\"multipleOf\":7}", "7e20", 0, "");
+    violations("{\"multipleOf\":7}", "-9223372036854775807", 0, "");
+}
+END_TEST
+
 static Suite *jsonschema_suite(void)
 {
     Suite *s = suite_create("jsonschema");
@@ -416,7 +634,19 @@ static Suite *jsonschema_suite(void)
     tcase_add_test(tc, unique_items_large_arrays);
     tcase_add_test(tc, threads_share_one_schema);
     tcase_add_test(tc, ecma_regex_semantics);
+    tcase_add_test(tc, pattern_limit_fails_closed);
+    tcase_add_test(tc, cheap_checks_first);
+    tcase_add_test(tc, ecma_dot);
+    tcase_add_test(tc, multiple_of_precision);
     suite_add_tcase(s, tc);
+    /* Hostile inputs: each must finish well inside this bound (on main they
+    ** took from seconds to minutes). */
+    TCase *adv = tcase_create("adversarial");
+    tcase_set_timeout(adv, 10);
+    tcase_add_test(adv, unique_items_crafted_pairs);
+    tcase_add_test(adv, step_budget);
+    tcase_add_test(adv, cancel_stops_validation);
+    suite_add_tcase(s, adv);
     return s;
 }
 

@@ -130,6 +130,38 @@ START_TEST(invalid_plugin_schema_is_refused_at_load)
 }
 END_TEST
 
+/* Issue 8 item 11: cancelling a call stops the validation of its
+ * arguments. With one pool thread, the probe call waits for that thread:
+ * without the cancel, checking 500k items would take the whole work budget
+ * (16 million steps over a 1000-entry enum, far beyond the read timeout). */
+START_TEST(cancel_stops_argument_validation)
+{
+    mh_proc *p = mh_spawn("--plugin-dir", PLUGINS, "--max-concurrent-calls", "1", NULL);
+    mh_initialize(p, "2025-11-25");
+    size_t n = 500000;
+    char *xs = malloc(2 * n + 2);
+    ck_assert_ptr_nonnull(xs);
+    xs[0] = '[';
+    for (size_t i = 0; i < n; i++) {
+        xs[1 + 2 * i] = '1';
+        xs[2 + 2 * i] = i + 1 < n ? ',' : ']';
+    }
+    xs[2 * n + 1] = '\0';
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"costly\","
+               "\"arguments\":{\"xs\":%s}}}",
+            xs);
+    free(xs);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+    /* The cancelled call is never answered; the probe is, in time. */
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"costly_probe\",\"arguments\":{}}}");
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_STR(o, "result content 0 text", "probe");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 /* An id is free again once its response is read: a client that reuses it
  * at once must never see "in flight". */
 START_TEST(ids_can_be_reused_once_answered)
@@ -155,6 +187,7 @@ static Suite *validation_suite(void)
     tcase_add_test(tc, output_schema_is_enforced);
     tcase_add_test(tc, invalid_plugin_schema_is_refused_at_load);
     tcase_add_test(tc, ids_can_be_reused_once_answered);
+    tcase_add_test(tc, cancel_stops_argument_validation);
     suite_add_tcase(s, tc);
     return s;
 }
