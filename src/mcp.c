@@ -103,6 +103,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->page_size = 100;
     cfg->list_ttl_ms = 60000;
     cfg->max_threads = 64;
+    cfg->max_result_bytes = (size_t)16 << 20;
 }
 
 static const char default_instructions[] =
@@ -655,6 +656,7 @@ static void m_tools_call(request *r)
         .progress_token = token,
         .log_to_client = r->log_to_client,
         .log_level = r->log_level,
+        .max_result_bytes = s->mcp->cfg.max_result_bytes,
     };
     j->call = th_call_new(e->name, &hooks);
     j->args = args && json_object_is_type(args, json_type_object) ? args : json_object_new_object();

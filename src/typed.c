@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "callctx.h"
+#include "result.h"
 #include "typed.h"
 
 /* TH_T_BOOL travels as a uint8; a C bool of another size would be misread. */
@@ -795,7 +796,7 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
     if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call)) {
         /* The function reported a failure: its return value means nothing. */
         if (ti->kind == K_JSON)
-            json_object_put(r->p);
+            th_result_free(r->p);
         goto done;
     }
     switch (ti->kind) {
@@ -848,11 +849,12 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
         if (value && !json_object_is_type(value, json_type_object)) {
             rc = th_call_error(call, "Tool '%s' returned %s, but its result must be a JSON object or NULL",
                                th_call_tool_name(call), word_of(value));
-            json_object_put(value);
+            th_result_free(value);
             goto done;
         }
-        shown = value ? json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-                      : "null";
+        /* Its text is taken once th_call_structured has checked it: a
+         * NaN or a too deep tree must not reach the serialiser. */
+        shown = "null";
         break;
     }
     /* NULL is JSON null for strings and objects; for the rest, no memory. */
@@ -872,11 +874,16 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
         rc = TH_ERR_NOMEM;
         goto done;
     }
-    rc = th_call_text(call, shown);
+    rc = th_call_structured(call, sc);
+    /* A refused value is recorded in the call, which reports it. */
+    if (rc == TH_ERR_VALUE) {
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK && ti->kind == K_JSON && value)
+        shown = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (rc == TH_OK)
-        rc = th_call_structured(call, sc);
-    else
-        json_object_put(sc);
+        rc = th_call_text(call, shown);
 done:
     free(owned_str);
     return rc;

@@ -6,3 +6,7 @@
 #   check_LTLIBRARIES += hostile/NAME.la
 #   hostile_NAME_la_SOURCES = hostile/NAME.c
 #   hostile_NAME_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+check_LTLIBRARIES += hostile/stats.la
+hostile_stats_la_SOURCES = hostile/stats.c
+hostile_stats_la_LDFLAGS = $(TEST_MODULE_FLAGS)

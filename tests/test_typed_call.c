@@ -429,6 +429,41 @@ static json_object *ret_object(void)
 static json_object *ret_array(void) { return json_object_new_array(); }
 static json_object *ret_json_null(void) { return NULL; }
 static double ret_nan(void) { return NAN; }
+
+/* TH_T_JSON results the wire cannot carry. */
+static json_object *ret_object_nan(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "avg", json_object_new_double(NAN));
+    return o;
+}
+
+static json_object *ret_object_comma(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "avg", json_object_new_double_s(1.5, "1,5"));
+    return o;
+}
+
+static json_object *ret_object_bad_key(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "caf\xe9", json_object_new_int(1));
+    return o;
+}
+
+static json_object *ret_object_deep(void)
+{
+    json_object *v = json_object_new_int(1);
+    for (int i = 0; i < 200000; i++) {
+        json_object *a = json_object_new_array();
+        json_object_array_add(a, v);
+        v = a;
+    }
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "tree", v);
+    return o;
+}
 static double ret_inf(void) { return -INFINITY; }
 static double ret_two(void) { return 2.0; }
 static double ret_third(void) { return 1.0 / 3.0; }
@@ -491,6 +526,26 @@ START_TEST(test_results)
                        "Tool 't' returned array, but its result must be a JSON object or NULL");
     check_result_error(FNP(ret_nan), TH_T_DOUBLE, 0, "Tool 't' returned nan, which JSON cannot represent");
     check_result_error(FNP(ret_inf), TH_T_DOUBLE, 0, "Tool 't' returned -inf, which JSON cannot represent");
+    check_result_error(FNP(ret_object_nan), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.avg: NaN is not a JSON number");
+    check_result_error(FNP(ret_object_comma), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.avg: "
+                       "the number text \"1,5\" is not a JSON number");
+    check_result_error(FNP(ret_object_bad_key), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.caf\xef\xbf\xbd: "
+                       "key is not valid UTF-8");
+
+    /* 200,000 levels: refused before json-c's recursive serialiser sees it. */
+    th_function f = {.fn = FNP(ret_object_deep), .result = TH_T_JSON};
+    prepared p = prepare_ok(&f);
+    json_object *r = invoke(&p, "{}");
+    ck_assert(result_is_error(r));
+    const char *why = result_text(r, 0);
+    ck_assert_msg(strncmp(why, "Tool 't' returned an invalid result: structuredContent.result.tree[0][0]", 72) == 0 &&
+                      strstr(why, ": nested deeper than 128 levels"),
+                  "%s", why);
+    json_object_put(r);
+    prepared_free(&p);
 }
 END_TEST
 
