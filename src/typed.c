@@ -10,7 +10,9 @@
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,15 +117,49 @@ struct th_typed {
 
 /* ---------------------------------------------------------------------
 ** Numbers as text: the shortest form that reads back as the same value.
+** Always with a '.': a plugin may call setlocale(), and printf and strtod
+** follow LC_NUMERIC, so this thread borrows the C locale meanwhile.
 ** ------------------------------------------------------------------- */
+
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+static locale_t c_numeric; /* (locale_t)0 if newlocale failed */
+
+static void make_c_numeric(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* Switch this thread to the C numeric locale; returns what to restore. */
+static locale_t numeric_begin(void)
+{
+    pthread_once(&c_numeric_once, make_c_numeric);
+    return c_numeric ? uselocale(c_numeric) : (locale_t)0;
+}
+
+static void numeric_end(locale_t old)
+{
+    if (old)
+        uselocale(old);
+}
+
+/* Should newlocale have failed: a comma radix becomes a point. */
+static void fix_radix(char *buf)
+{
+    char *comma = strchr(buf, ',');
+    if (comma)
+        *comma = '.';
+}
 
 static void format_double(double d, char *buf, size_t len)
 {
+    locale_t old = numeric_begin();
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, d);
         if (strtod(buf, NULL) == d)
             break;
     }
+    numeric_end(old);
+    fix_radix(buf);
     /* Keep a number that came from a floating type recognisable as one. */
     if (isfinite(d) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
@@ -131,11 +167,14 @@ static void format_double(double d, char *buf, size_t len)
 
 static void format_float(float f, char *buf, size_t len)
 {
+    locale_t old = numeric_begin();
     for (int prec = 1; prec <= 9; prec++) {
         snprintf(buf, len, "%.*g", prec, (double)f);
         if (strtof(buf, NULL) == f)
             break;
     }
+    numeric_end(old);
+    fix_radix(buf);
     if (isfinite(f) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
 }

@@ -1,15 +1,16 @@
 /*
 ** test_mcp_results.c: integration tests that what careless plugins hand
-** back stays valid on the wire: the real toolhost with the hostile plugin
-** stats.so (tests/hostile/), every stdout line parsed strictly by the
-** harness, and the host still answering afterwards, including results past
-** --max-result-bytes.
+** back stays valid on the wire: the real toolhost with the hostile plugins
+** stats.so and setlocale.so (tests/hostile/), every stdout line parsed
+** strictly by the harness, and the host still answering afterwards,
+** including results past --max-result-bytes and a plugin's setlocale().
 */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <toolhost/plugin.h>
@@ -201,6 +202,64 @@ START_TEST(the_default_result_limit_is_16_mib)
 }
 END_TEST
 
+/* ---- item 17: locale ------------------------------------------------------------ */
+
+/* Compile de_DE.UTF-8 into a private LOCPATH; a machine without localedef
+ * fails the test (scripts/deps-debian.sh --test installs "locales"). */
+static char *make_locale(void)
+{
+    char *dir = strdup("/tmp/mh-locale-XXXXXX");
+    ck_assert(dir && mkdtemp(dir));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 2>&1", dir);
+    int rc = system(cmd);
+    ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+                  "localedef -i de_DE -f UTF-8 failed (status %d): install the Debian package 'locales'", rc);
+    return dir;
+}
+
+START_TEST(numbers_do_not_follow_a_plugins_setlocale)
+{
+    char *loc = make_locale();
+    char *dir = mh_private_dir(mh_hostile("setlocale"), TOP_BUILDDIR "/plugins/.libs/add.so", NULL);
+    setenv("LOCPATH", loc, 1);
+    setenv("LC_ALL", "de_DE.UTF-8", 1);
+    mh_proc *p = start_in(dir, NULL, NULL);
+    unsetenv("LC_ALL");
+    unsetenv("LOCPATH");
+
+    json_object *o = call(p, "add", "{\"a\":2,\"b\":3.5}");
+    MH_ASSERT_STR(o, "result content 0 text", "5.5");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result structuredContent"), "{\"result\":5.5}");
+    ck_assert_msg(strstr(mh_json(o), "{\"result\":5.5}") != NULL, "%s", mh_json(o));
+    json_object_put(o);
+
+    /* Numbers json-c formats itself: structured content and progress. */
+    char id[16];
+    snprintf(id, sizeof id, "%d", ++last_id);
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"tools/call\",\"params\":{\"name\":\"setlocale\","
+            "\"arguments\":{\"x\":5.5},\"_meta\":{\"progressToken\":1}}}",
+            id);
+    json_object *notes = json_object_new_array();
+    o = mh_await(p, id, notes);
+    ck_assert_uint_eq(json_object_array_length(notes), 1);
+    MH_ASSERT_JSON_EQ(mh_at(json_object_array_get_idx(notes, 0), "params progress"), "2.75");
+    MH_ASSERT_JSON_EQ(mh_at(o, "result structuredContent"), "{\"half\":2.75}");
+    MH_ASSERT_STR(o, "result content 0 text", "{\"half\":2.75}");
+    json_object_put(o);
+    json_object_put(notes);
+
+    mh_ping_is_next(p, ++last_id);
+    mh_finish(p);
+    mh_rm_dir(dir);
+    char path[512];
+    snprintf(path, sizeof path, "rm -rf '%s'", loc);
+    ck_assert_int_eq(system(path), 0);
+    free(loc);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("mcp_results");
@@ -218,6 +277,7 @@ static Suite *results_suite(void)
     tc = tcase_create("limits");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_result_past_max_result_bytes_becomes_a_tool_error);
+    tcase_add_test(tc, numbers_do_not_follow_a_plugins_setlocale);
     suite_add_tcase(s, tc);
     return s;
 }
