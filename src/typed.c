@@ -6,6 +6,7 @@
 */
 #include "config.h"
 
+#include <errno.h>
 #include <ffi.h>
 #include <float.h>
 #include <inttypes.h>
@@ -207,6 +208,45 @@ static bool out_of_range(const tinfo *ti, const char *value, th_buf *why)
     return false;
 }
 
+/* The text of a double that carries the integer literal it was read from
+** (json_object_new_double_s: a parser keeps "99999999999999999999999"
+** that way), else NULL. Its double may have rounded into range. */
+static const char *integer_literal(json_object *v)
+{
+    const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+    const char *p = text && *text == '-' ? text + 1 : text;
+    if (!p || !*p)
+        return NULL;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return NULL;
+    return text;
+}
+
+/* LITERAL (an integer literal) exactly, refused when it passes 64 bits. */
+static bool literal_wide(const tinfo *ti, const char *literal, wide *w, th_buf *why)
+{
+    char shown[72];
+    snprintf(shown, sizeof shown, "%.64s%s", literal, strlen(literal) > 64 ? "..." : "");
+    errno = 0;
+    if (*literal == '-') {
+        intmax_t s = strtoimax(literal, NULL, 10);
+        if (errno == ERANGE || s < INT64_MIN)
+            return out_of_range(ti, shown, why);
+        w->neg = s < 0;
+        w->s = (int64_t)s;
+        w->u = 0;
+    } else {
+        uintmax_t u = strtoumax(literal, NULL, 10);
+        if (errno == ERANGE || u > UINT64_MAX)
+            return out_of_range(ti, shown, why);
+        w->neg = false;
+        w->s = 0;
+        w->u = (uint64_t)u;
+    }
+    return true;
+}
+
 /* JSON integers arrive as int64 or, above INT64_MAX, uint64; doubles count
 ** when integral (2.0), as JSON Schema's "integer" says. */
 static bool to_wide(const tinfo *ti, json_object *v, wide *w, th_buf *why)
@@ -224,6 +264,9 @@ static bool to_wide(const tinfo *ti, json_object *v, wide *w, th_buf *why)
         th_buf_printf(why, "expected integer, got %s", word_of(v));
         return false;
     }
+    const char *literal = integer_literal(v);
+    if (literal)
+        return literal_wide(ti, literal, w, why);
     double d = json_object_get_double(v);
     format_double(d, text, sizeof text);
     if (!isfinite(d) || d != floor(d)) {
