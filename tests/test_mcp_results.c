@@ -2,19 +2,21 @@
 ** test_mcp_results.c: integration tests that what careless plugins hand
 ** back stays valid on the wire: the real toolhost with the hostile plugins
 ** stats.so and setlocale.so (tests/hostile/), every stdout line parsed
-** strictly by the harness, and the host still answering afterwards,
-** including results past --max-result-bytes and a plugin's setlocale().
+** strictly by the harness, and the host still answering afterwards. Also
+** the byte bound on requests in flight (--max-inflight-bytes).
 */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <toolhost/plugin.h>
 
+#include "jsonrpc.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 
@@ -260,6 +262,49 @@ START_TEST(numbers_do_not_follow_a_plugins_setlocale)
 }
 END_TEST
 
+/* ---- item 7: bytes in flight -------------------------------------------------- */
+
+START_TEST(requests_in_flight_are_bounded_in_bytes)
+{
+    mh_proc *p = mh_start("--max-inflight-bytes", "1000", NULL);
+    mh_initialize(p, "2025-11-25");
+    char pad[700];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    /* The first call is always admitted, even past the bound alone. */
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+            "\"arguments\":{\"ms\":60000,\"tag\":\"%s%s\"}}}",
+            pad, pad);
+    /* A second while 1400 bytes are held: refused at once as busy. */
+    json_object *o = mh_rpc(p,
+                            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                            "\"arguments\":{\"text\":\"hi\"}}}");
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_ERROR(o, TH_RPC_SERVER_BUSY);
+    const char *msg = mh_str(o, "error message");
+    ck_assert_msg(strstr(msg, "--max-inflight-bytes (1000)") != NULL, "%s", msg);
+    json_object_put(o);
+    mh_ping_is_next(p, 3);
+    /* Once the slow call is cancelled and answered, calls are admitted. */
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    for (int id = 4;; id++) {
+        o = mh_rpc(p,
+                   "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                   "\"arguments\":{\"text\":\"hi\"}}}",
+                   id);
+        bool ok = mh_has(o, "result");
+        json_object_put(o);
+        if (ok)
+            break;
+        ck_assert_msg(mh_now_ms() < until, "calls still refused after the slow call was cancelled");
+        usleep(50 * 1000);
+    }
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("mcp_results");
@@ -278,6 +323,7 @@ static Suite *results_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_result_past_max_result_bytes_becomes_a_tool_error);
     tcase_add_test(tc, numbers_do_not_follow_a_plugins_setlocale);
+    tcase_add_test(tc, requests_in_flight_are_bounded_in_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
