@@ -224,11 +224,28 @@ START_TEST(numbers_do_not_follow_a_plugins_setlocale)
 {
     char *loc = make_locale();
     char *dir = mh_private_dir(mh_hostile("setlocale"), TOP_BUILDDIR "/plugins/.libs/add.so", NULL);
+    /* glibc's setlocale() keeps locale names where LeakSanitizer cannot
+     * see them; that is the plugin's libc, not the host. */
+    char supp[512], lsan[600];
+    snprintf(supp, sizeof supp, "%s/lsan.supp", loc);
+    FILE *f = fopen(supp, "w");
+    ck_assert(f && fputs("leak:__argz_add_sep\n", f) >= 0 && fclose(f) == 0);
+    snprintf(lsan, sizeof lsan, "suppressions=%s", supp);
+    char *old_lsan = getenv("LSAN_OPTIONS") ? strdup(getenv("LSAN_OPTIONS")) : NULL;
+    setenv("LSAN_OPTIONS", lsan, 1);
     setenv("LOCPATH", loc, 1);
     setenv("LC_ALL", "de_DE.UTF-8", 1);
-    mh_proc *p = start_in(dir, NULL, NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    /* Before this process parses anything: json-c's parser calls
+     * newlocale(), which leaks the same way under LOCPATH. */
     unsetenv("LC_ALL");
     unsetenv("LOCPATH");
+    if (old_lsan)
+        setenv("LSAN_OPTIONS", old_lsan, 1);
+    else
+        unsetenv("LSAN_OPTIONS");
+    free(old_lsan);
+    mh_initialize(p, "2025-11-25");
 
     json_object *o = call(p, "add", "{\"a\":2,\"b\":3.5}");
     MH_ASSERT_STR(o, "result content 0 text", "5.5");
