@@ -134,7 +134,14 @@ static bool check_scalar(json_object *v, const path *p, size_t *bytes, th_buf *w
             return problem(why, p, "NaN is not a JSON number");
         if (isinf(d))
             return problem(why, p, d > 0 ? "Infinity is not a JSON number" : "-Infinity is not a JSON number");
-        /* A double may carry its own text (json_object_new_double_s). */
+        /* json-c writes a finite double as a JSON number (whatever the
+         * locale), unless it carries its own text, which json-c keeps as
+         * user data (json_object_new_double_s). Only then is it serialised
+         * here: that costs a buffer per value. */
+        if (!json_object_get_userdata(v)) {
+            *bytes += 24; /* the longest %.17g */
+            return true;
+        }
         const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
         if (!text || !is_json_number(text)) {
             char shown[64];
@@ -164,7 +171,8 @@ typedef struct frame {
     size_t plen;               /* the path up to this container */
 } frame;
 
-bool th_result_check_value(json_object *value, const char *where, size_t *bytes, th_buf *why)
+/* The walk; with DEPTH_ONLY set it checks nesting alone (no messages). */
+static bool walk(json_object *value, const char *where, size_t *bytes, th_buf *why, bool depth_only)
 {
     frame stack[TH_RESULT_MAX_DEPTH];
     size_t depth = 0;
@@ -177,6 +185,8 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
     for (;;) {
         if (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array)) {
             if (depth == TH_RESULT_MAX_DEPTH) {
+                if (depth_only)
+                    return false;
                 char what[64];
                 snprintf(what, sizeof what, "nested deeper than %d levels", TH_RESULT_MAX_DEPTH);
                 return problem(why, &p, what);
@@ -190,7 +200,7 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
                 f->end = json_object_iter_end(v);
             }
             *bytes += 2;
-        } else if (!check_scalar(v, &p, bytes, why)) {
+        } else if (!depth_only && !check_scalar(v, &p, bytes, why)) {
             return false;
         }
         /* The next value: the top container's next member, popping the
@@ -216,7 +226,7 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
                 json_object_iter_next(&f->it);
                 path_add(&p, key, 0);
                 size_t klen = strlen(key);
-                if (!th_utf8_valid(key, klen))
+                if (!depth_only && !th_utf8_valid(key, klen))
                     return problem(why, &p, "key is not valid UTF-8");
                 *bytes += string_bytes(key, klen) + 2;
                 if (!v) {
@@ -230,6 +240,11 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
         if (!v)
             return true;
     }
+}
+
+bool th_result_check_value(json_object *value, const char *where, size_t *bytes, th_buf *why)
+{
+    return walk(value, where, bytes, why, false);
 }
 
 /* ---- content blocks ----------------------------------------------------- */
@@ -306,6 +321,13 @@ bool th_result_check_block(json_object *block, const char *where, size_t *bytes,
 
 void th_result_free(json_object *value)
 {
+    size_t ignored = 0;
+    /* Within the bound json-c's own recursion is safe, and leaves alone
+     * any part a plugin still holds a reference to. */
+    if (walk(value, "", &ignored, NULL, true)) {
+        json_object_put(value);
+        return;
+    }
     json_object **stack = NULL;
     size_t n = 0, cap = 0;
     json_object *v = value;

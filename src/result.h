@@ -30,9 +30,10 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
 bool th_result_check_block(json_object *block, const char *where, size_t *bytes, th_buf *why);
 
 /*
-** Drop a reference to VALUE without recursion, so a refused tree of any
-** depth is freed safely. Containers that die are emptied first: a plugin
-** that kept a reference into a value it handed over finds it emptied.
+** Drop a reference to VALUE, without recursion when it is nested deeper
+** than TH_RESULT_MAX_DEPTH, so a refused tree of any depth is freed safely.
+** Such a tree is taken apart first: a plugin that kept a reference into it
+** finds that part emptied.
 */
 void th_result_free(json_object *value);
 

@@ -194,6 +194,20 @@ START_TEST(structured_values_json_cannot_carry_become_tool_errors)
 }
 END_TEST
 
+/* A refused value a plugin still holds part of is left whole. */
+START_TEST(a_refused_value_leaves_shared_parts_alone)
+{
+    th_call *c = new_call("stats", 0);
+    json_object *shared = json_tokener_parse("{\"rows\":[1,2,3]}");
+    json_object *v = obj1("avg", json_object_new_double(NAN));
+    json_object_object_add(v, "shared", json_object_get(shared));
+    ck_assert_int_eq(th_call_structured(c, v), TH_ERR_VALUE);
+    ck_assert_str_eq(json_object_to_json_string_ext(shared, PLAIN), "{\"rows\":[1,2,3]}");
+    json_object_put(shared);
+    ck_finish(c, REFUSED("stats", "structuredContent.avg: NaN is not a JSON number"));
+}
+END_TEST
+
 static const struct {
     const char *block;
     const char *want;
@@ -368,6 +382,7 @@ static Suite *callctx_suite(void)
                         (int)(sizeof structured_cases / sizeof structured_cases[0]));
     tcase_add_loop_test(tc, blocks_the_schema_refuses_become_tool_errors, 0,
                         (int)(sizeof block_cases / sizeof block_cases[0]));
+    tcase_add_test(tc, a_refused_value_leaves_shared_parts_alone);
     tcase_add_test(tc, valid_blocks_and_structured_pass);
     tcase_add_test(tc, size_estimate_tracks_serialised_size);
     tcase_add_test(tc, deep_values_are_refused_and_freed_without_recursion);
