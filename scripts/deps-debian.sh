@@ -5,8 +5,9 @@ set -eu
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev check"
 if [ "${1:-}" = "--test" ]; then
     # nodejs/npm drive the official SDK clients (tests/interop); valgrind
-    # checks the host for leaks.
-    pkgs="$pkgs valgrind"
+    # checks the host for leaks; locales has localedef and the de_DE source
+    # the locale test compiles.
+    pkgs="$pkgs valgrind locales"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 missing=""

@@ -25,6 +25,7 @@ typedef struct th_call_hooks {
     json_object *progress_token;
     bool log_to_client;
     th_log_level log_level;
+    size_t max_result_bytes;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -36,7 +37,10 @@ void th_call_cancel(th_call *call);
 /*
 ** Finish the call: HANDLER_RC is what the handler returned. Returns the
 ** CallToolResult object ({"content":[...], "structuredContent":...,
-** "isError":...}) as a new reference; the call keeps nothing.
+** "isError":...}) as a new reference; the call keeps nothing. A result that
+** could not go on the wire as handed over (a value JSON cannot carry, a
+** block the MCP schema refuses, too deep, too big) is replaced by an
+** isError result whose text names the problem.
 */
 json_object *th_call_finish(th_call *call, th_rc handler_rc);
 

@@ -43,6 +43,10 @@ static const char usage_text[] =
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
     "      --max-message-bytes=N    refuse longer messages (default 4194304)\n"
     "      --max-concurrent-calls=N tool calls running at once (default 64)\n"
+    "      --max-result-bytes=N     a tool result larger than this (estimated\n"
+    "                               JSON size) becomes an error (default 16777216)\n"
+    "      --max-inflight-bytes=N   request bytes of tool calls in flight; past it\n"
+    "                               a new call is refused as busy (default 67108864)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
     "      --instructions=TEXT      the instructions sent to clients\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
@@ -68,6 +72,8 @@ enum {
     OPT_INSTR,
     OPT_GRACE,
     OPT_LOGLEVEL,
+    OPT_MAXRESULT,
+    OPT_MAXINFLIGHT,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +87,8 @@ static const struct option long_opts[] = {
     {"instructions", required_argument, NULL, OPT_INSTR},
     {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
+    {"max-result-bytes", required_argument, NULL, OPT_MAXRESULT},
+    {"max-inflight-bytes", required_argument, NULL, OPT_MAXINFLIGHT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -173,6 +181,20 @@ int main(int argc, char **argv)
             if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))
                 goto usage;
             cfg.list_ttl_ms = (long long)v;
+            break;
+        case OPT_MAXRESULT:
+            if (!parse_size("max-result-bytes", optarg, SIZE_MAX, &v) || v < 1024) {
+                fprintf(stderr, "toolhost: --max-result-bytes must be at least 1024\n");
+                goto usage;
+            }
+            cfg.max_result_bytes = (size_t)v;
+            break;
+        case OPT_MAXINFLIGHT:
+            if (!parse_size("max-inflight-bytes", optarg, SIZE_MAX, &v) || v == 0) {
+                fprintf(stderr, "toolhost: --max-inflight-bytes must be at least 1\n");
+                goto usage;
+            }
+            cfg.max_inflight_bytes = (size_t)v;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;

@@ -61,6 +61,8 @@ struct th_mcp_session {
     th_log_level legacy_log_level;
     job *inflight[INFLIGHT_BUCKETS];
     size_t ninflight;
+    size_t inflight_bytes;    /* request text of the calls in flight */
+    size_t msg_len;           /* the message being handled (reader thread) */
     job *finished;            /* answered calls for the reader to free */
     bool closing;             /* th_mcp_session_free began: free your own */
 
@@ -83,10 +85,10 @@ struct job {
     th_mcp_session *s;
     th_registry *reg;
     const th_entry *entry;
-    json_object *msg;       /* the whole request, kept alive */
-    json_object *id;        /* borrowed from msg */
-    json_object *args;      /* borrowed from msg, or an owned empty object */
-    bool args_owned;
+    json_object *id;        /* a copy of the request's id */
+    json_object *args;      /* detached from the request, owned */
+    json_object *token;     /* a copy of the progress token, or NULL */
+    size_t bytes;           /* the request's text length */
     bool modern;
     int version;            /* index into versions[] */
     th_call *call;
@@ -103,6 +105,8 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->page_size = 100;
     cfg->list_ttl_ms = 60000;
     cfg->max_threads = 64;
+    cfg->max_result_bytes = (size_t)16 << 20;
+    cfg->max_inflight_bytes = (size_t)64 << 20;
 }
 
 static const char default_instructions[] =
@@ -441,9 +445,9 @@ static void job_done(th_mcp_session *s)
 static void job_free(job *j)
 {
     th_call_free(j->call);
-    if (j->args_owned)
-        json_object_put(j->args);
-    json_object_put(j->msg);
+    json_object_put(j->args);
+    json_object_put(j->id);
+    json_object_put(j->token);
     th_registry_unref(j->reg);
     session_unref(j->s);
     free(j);
@@ -603,6 +607,7 @@ static void run_job(void *p)
      * every call. */
     pthread_mutex_lock(&s->lock);
     job_done(s);
+    s->inflight_bytes -= j->bytes;
     bool free_here = s->closing;
     if (!free_here) {
         j->next = s->finished;
@@ -657,20 +662,33 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: \"id\" is too long", NULL);
         return;
     }
+    /* Keep only what the call needs, as its own objects: the rest of the
+     * request is freed when the reader is done with it, and no reference
+     * count is shared with the reader thread. */
+    if (token && json_object_deep_copy(token, &j->token, NULL) != 0)
+        j->token = NULL;
+    if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0)
+        j->id = NULL;
+    if (args && json_object_is_type(args, json_type_object)) {
+        j->args = json_object_get(args);
+        json_object_object_del(params, "arguments");
+    } else {
+        j->args = json_object_new_object();
+    }
     th_call_hooks hooks = {
         .notify = notify_hook,
         .ctx = s,
-        .progress_token = token,
+        .progress_token = j->token,
         .log_to_client = r->log_to_client,
         .log_level = r->log_level,
+        .max_result_bytes = s->mcp->cfg.max_result_bytes,
     };
     j->call = th_call_new(e->name, &hooks);
-    j->args = args && json_object_is_type(args, json_type_object) ? args : json_object_new_object();
-    j->args_owned = j->args != args;
-    if (!j->call || !j->args) {
+    if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
-        if (j->args_owned)
-            json_object_put(j->args);
+        json_object_put(j->args);
+        json_object_put(j->id);
+        json_object_put(j->token);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -678,8 +696,7 @@ static void m_tools_call(request *r)
     j->s = s;
     j->reg = th_registry_ref(s->mcp->reg);
     j->entry = e;
-    j->msg = json_object_get(r->msg->msg);
-    j->id = r->msg->id;
+    j->bytes = s->msg_len;
     j->modern = r->modern;
     j->version = r->version;
 
@@ -693,6 +710,22 @@ static void m_tools_call(request *r)
         atomic_fetch_add(&s->refs, 1);
         send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
                     "Server busy: %d tool calls are in flight; retry when some have finished", MAX_INFLIGHT);
+        job_free(j);
+        return;
+    }
+    /* Parsed JSON takes many times its text, so memory is bounded by the
+     * bytes of requests in flight too. One call is always admitted. */
+    size_t max_bytes = s->mcp->cfg.max_inflight_bytes;
+    if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
+        size_t held = s->inflight_bytes;
+        pthread_mutex_unlock(&s->lock);
+        th_call_free(j->call);
+        j->call = NULL;
+        atomic_fetch_add(&s->refs, 1);
+        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
+                    "Server busy: tool calls in flight hold %zu bytes of requests, and this one (%zu bytes) "
+                    "would pass --max-inflight-bytes (%zu); retry when some have finished",
+                    held, j->bytes, max_bytes);
         job_free(j);
         return;
     }
@@ -710,6 +743,7 @@ static void m_tools_call(request *r)
     j->next = *b;
     *b = j;
     s->ninflight++;
+    s->inflight_bytes += j->bytes;
     atomic_fetch_add(&s->refs, 1);
     job *finished = s->finished;
     s->finished = NULL;
@@ -720,6 +754,7 @@ static void m_tools_call(request *r)
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
         job_done(s);
+        s->inflight_bytes -= j->bytes;
         pthread_mutex_unlock(&s->lock);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         job_free(j);
@@ -880,6 +915,7 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
 void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
 {
     th_rpc_msg msg;
+    s->msg_len = len;
     th_rpc_parse(text, len, &msg);
     switch (msg.kind) {
     case TH_RPC_REQUEST:

@@ -26,6 +26,8 @@ typedef struct th_mcp_config {
     size_t page_size;           /* tools per tools/list page; 0: all */
     long long list_ttl_ms;      /* ttlMs on cacheable modern results */
     size_t max_threads;         /* tool calls running at once */
+    size_t max_result_bytes;    /* a larger tool result becomes isError */
+    size_t max_inflight_bytes;  /* request text of tools/call in flight */
 } th_mcp_config;
 
 /* Sensible defaults for every field. */

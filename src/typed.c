@@ -6,16 +6,20 @@
 */
 #include "config.h"
 
+#include <errno.h>
 #include <ffi.h>
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "callctx.h"
+#include "result.h"
 #include "typed.h"
 
 /* TH_T_BOOL travels as a uint8; a C bool of another size would be misread. */
@@ -114,15 +118,49 @@ struct th_typed {
 
 /* ---------------------------------------------------------------------
 ** Numbers as text: the shortest form that reads back as the same value.
+** Always with a '.': a plugin may call setlocale(), and printf and strtod
+** follow LC_NUMERIC, so this thread borrows the C locale meanwhile.
 ** ------------------------------------------------------------------- */
+
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+static locale_t c_numeric; /* (locale_t)0 if newlocale failed */
+
+static void make_c_numeric(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* Switch this thread to the C numeric locale; returns what to restore. */
+static locale_t numeric_begin(void)
+{
+    pthread_once(&c_numeric_once, make_c_numeric);
+    return c_numeric ? uselocale(c_numeric) : (locale_t)0;
+}
+
+static void numeric_end(locale_t old)
+{
+    if (old)
+        uselocale(old);
+}
+
+/* Should newlocale have failed: a comma radix becomes a point. */
+static void fix_radix(char *buf)
+{
+    char *comma = strchr(buf, ',');
+    if (comma)
+        *comma = '.';
+}
 
 static void format_double(double d, char *buf, size_t len)
 {
+    locale_t old = numeric_begin();
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, d);
         if (strtod(buf, NULL) == d)
             break;
     }
+    numeric_end(old);
+    fix_radix(buf);
     /* Keep a number that came from a floating type recognisable as one. */
     if (isfinite(d) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
@@ -130,11 +168,14 @@ static void format_double(double d, char *buf, size_t len)
 
 static void format_float(float f, char *buf, size_t len)
 {
+    locale_t old = numeric_begin();
     for (int prec = 1; prec <= 9; prec++) {
         snprintf(buf, len, "%.*g", prec, (double)f);
         if (strtof(buf, NULL) == f)
             break;
     }
+    numeric_end(old);
+    fix_radix(buf);
     if (isfinite(f) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
 }
@@ -167,6 +208,45 @@ static bool out_of_range(const tinfo *ti, const char *value, th_buf *why)
     return false;
 }
 
+/* The text of a double that carries the integer literal it was read from
+** (json_object_new_double_s: a parser keeps "99999999999999999999999"
+** that way), else NULL. Its double may have rounded into range. */
+static const char *integer_literal(json_object *v)
+{
+    const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+    const char *p = text && *text == '-' ? text + 1 : text;
+    if (!p || !*p)
+        return NULL;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return NULL;
+    return text;
+}
+
+/* LITERAL (an integer literal) exactly, refused when it passes 64 bits. */
+static bool literal_wide(const tinfo *ti, const char *literal, wide *w, th_buf *why)
+{
+    char shown[72];
+    snprintf(shown, sizeof shown, "%.64s%s", literal, strlen(literal) > 64 ? "..." : "");
+    errno = 0;
+    if (*literal == '-') {
+        intmax_t s = strtoimax(literal, NULL, 10);
+        if (errno == ERANGE || s < INT64_MIN)
+            return out_of_range(ti, shown, why);
+        w->neg = s < 0;
+        w->s = (int64_t)s;
+        w->u = 0;
+    } else {
+        uintmax_t u = strtoumax(literal, NULL, 10);
+        if (errno == ERANGE || u > UINT64_MAX)
+            return out_of_range(ti, shown, why);
+        w->neg = false;
+        w->s = 0;
+        w->u = (uint64_t)u;
+    }
+    return true;
+}
+
 /* JSON integers arrive as int64 or, above INT64_MAX, uint64; doubles count
 ** when integral (2.0), as JSON Schema's "integer" says. */
 static bool to_wide(const tinfo *ti, json_object *v, wide *w, th_buf *why)
@@ -184,6 +264,9 @@ static bool to_wide(const tinfo *ti, json_object *v, wide *w, th_buf *why)
         th_buf_printf(why, "expected integer, got %s", word_of(v));
         return false;
     }
+    const char *literal = integer_literal(v);
+    if (literal)
+        return literal_wide(ti, literal, w, why);
     double d = json_object_get_double(v);
     format_double(d, text, sizeof text);
     if (!isfinite(d) || d != floor(d)) {
@@ -795,7 +878,7 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
     if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call)) {
         /* The function reported a failure: its return value means nothing. */
         if (ti->kind == K_JSON)
-            json_object_put(r->p);
+            th_result_free(r->p);
         goto done;
     }
     switch (ti->kind) {
@@ -848,11 +931,12 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
         if (value && !json_object_is_type(value, json_type_object)) {
             rc = th_call_error(call, "Tool '%s' returned %s, but its result must be a JSON object or NULL",
                                th_call_tool_name(call), word_of(value));
-            json_object_put(value);
+            th_result_free(value);
             goto done;
         }
-        shown = value ? json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-                      : "null";
+        /* Its text is taken once th_call_structured has checked it: a
+         * NaN or a too deep tree must not reach the serialiser. */
+        shown = "null";
         break;
     }
     /* NULL is JSON null for strings and objects; for the rest, no memory. */
@@ -872,11 +956,16 @@ static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
         rc = TH_ERR_NOMEM;
         goto done;
     }
-    rc = th_call_text(call, shown);
+    rc = th_call_structured(call, sc);
+    /* A refused value is recorded in the call, which reports it. */
+    if (rc == TH_ERR_VALUE) {
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK && ti->kind == K_JSON && value)
+        shown = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (rc == TH_OK)
-        rc = th_call_structured(call, sc);
-    else
-        json_object_put(sc);
+        rc = th_call_text(call, shown);
 done:
     free(owned_str);
     return rc;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,43 +54,76 @@ const char *th_rc_name(th_rc rc)
     return "TH_ERR_UNKNOWN";
 }
 
+/* The length of the well-formed UTF-8 character at S (AVAIL bytes left), or
+** 0 when no well-formed character starts there. */
+static size_t utf8_char(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0], cp;
+    size_t n;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0) {
+        n = 1;
+        cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 2;
+        cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 3;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n >= avail)
+        return 0;
+    for (size_t k = 1; k <= n; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    /* Overlong forms, surrogates and values past U+10FFFF. */
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return 0;
+    return n + 1;
+}
+
 bool th_utf8_valid(const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        size_t n;
-        unsigned cp;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            n = 1;
-            cp = c & 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            n = 2;
-            cp = c & 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = utf8_char(s + i, len - i)) == 0)
             return false;
-        }
-        if (i + n >= len)
-            return false;
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        /* Overlong forms, surrogates and values past U+10FFFF. */
-        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-            (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-            return false;
-        i += n + 1;
-    }
     return true;
+}
+
+char *th_utf8_repair(const char *str, size_t len, size_t *out_len)
+{
+    static const char fffd[] = "\xEF\xBF\xBD";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t bad = 0;
+    for (size_t i = 0, n; i < len; i += n ? n : 1)
+        bad += (n = utf8_char(s + i, len - i)) == 0;
+    /* Each bad byte grows by two: U+FFFD takes three. */
+    if (bad > (SIZE_MAX - len - 1) / 2)
+        return NULL;
+    char *out = malloc(len + 2 * bad + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0, n; i < len; i += n ? n : 1) {
+        if ((n = utf8_char(s + i, len - i)) == 0) {
+            memcpy(out + o, fffd, 3);
+            o += 3;
+        } else {
+            memcpy(out + o, s + i, n);
+            o += n;
+        }
+    }
+    out[o] = '\0';
+    if (out_len)
+        *out_len = o;
+    return out;
 }
 
 void th_utf8_clip(char *s)

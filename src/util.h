@@ -30,6 +30,14 @@ const char *th_rc_name(th_rc rc);
 ** surrogates). */
 bool th_utf8_valid(const char *s, size_t len);
 
+/*
+** LEN bytes at S as a new NUL-terminated string (malloc'd; *OUT_LEN, if not
+** NULL, gets its length) in which every byte that does not begin a
+** well-formed UTF-8 character is replaced by U+FFFD, so a message in the
+** wrong encoding still arrives readable. NULL when out of memory.
+*/
+char *th_utf8_repair(const char *s, size_t len, size_t *out_len);
+
 /* Cut S (valid UTF-8 that a fixed-size buffer may have truncated) back to
  * the last whole character, so no half character reaches the wire. */
 void th_utf8_clip(char *s);

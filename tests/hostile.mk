@@ -6,3 +6,9 @@
 #   check_LTLIBRARIES += hostile/NAME.la
 #   hostile_NAME_la_SOURCES = hostile/NAME.c
 #   hostile_NAME_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+check_LTLIBRARIES += hostile/stats.la hostile/setlocale.la
+hostile_stats_la_SOURCES = hostile/stats.c
+hostile_stats_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_setlocale_la_SOURCES = hostile/setlocale.c
+hostile_setlocale_la_LDFLAGS = $(TEST_MODULE_FLAGS)

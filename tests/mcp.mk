@@ -25,3 +25,12 @@ mcpplugins_failer_la_SOURCES = mcpplugins/failer.c
 mcpplugins_failer_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 mcpplugins_rich_la_SOURCES = mcpplugins/rich.c
 mcpplugins_rich_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# What plugins hand back stays valid on the wire (hostile/stats.so,
+# hostile/setlocale.so), and the byte bound on requests in flight.
+check_PROGRAMS += test_mcp_results
+TESTS += test_mcp_results
+test_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
+check_PROGRAMS += test_callctx
+TESTS += test_callctx
+test_callctx_SOURCES = test_callctx.c

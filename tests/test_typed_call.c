@@ -161,6 +161,80 @@ START_TEST(test_64bit)
 }
 END_TEST
 
+/* Call P with the one argument "n" given as a json-c value (owned here), as
+** a parser that keeps a number's literal may deliver it; the result text. */
+static char *call_with(const prepared *p, json_object *n)
+{
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "n", n);
+    th_call *call = th_call_new("t", NULL);
+    ck_assert_int_eq(th_typed_invoke(p->typed, call, args), TH_OK);
+    json_object *res = th_call_finish(call, TH_OK);
+    char *text = strdup(result_is_error(res) ? result_text(res, 0) : json_object_to_json_string_ext(res, JSON_PLAIN));
+    json_object_put(res);
+    th_call_free(call);
+    json_object_put(args);
+    return text;
+}
+
+#define ck_call_with(p, n, want)                                                         \
+    do {                                                                                 \
+        char *t_ = call_with((p), (n));                                                  \
+        ck_assert_str_eq(t_, (want));                                                    \
+        free(t_);                                                                        \
+    } while (0)
+
+/* Integers past 64 bits reach a typed function neither clamped nor rounded
+** into range: a double that carries its literal is judged by the literal. */
+START_TEST(test_64bit_beyond)
+{
+    prepared p = ONE(take_uint64, TH_T_UINT64);
+    calls = 0;
+    ck_call_with(&p, json_object_new_uint64(UINT64_MAX),
+                 "{\"content\":[{\"type\":\"text\",\"text\":\"18446744073709551615\"}],"
+                 "\"structuredContent\":{\"result\":18446744073709551615}}");
+    ck_assert_uint_eq(got_u64, UINT64_MAX);
+    ck_call_with(&p, json_object_new_double(18446744073709551616.0),
+                 "Invalid argument 'n': 1.8446744073709552e+19 is out of range for uint64 (0..18446744073709551615)");
+    ck_call_with(&p, json_object_new_double_s(18446744073709551616.0, "18446744073709551616"),
+                 "Invalid argument 'n': 18446744073709551616 is out of range for uint64 (0..18446744073709551615)");
+    ck_call_with(&p, json_object_new_double_s(1e23, "99999999999999999999999"),
+                 "Invalid argument 'n': 99999999999999999999999 is out of range for uint64 (0..18446744073709551615)");
+    ck_assert_int_eq(calls, 1);
+    prepared_free(&p);
+
+    p = ONE(take_int64, TH_T_INT64);
+    calls = 0;
+    /* Its double rounds to -2^63, which is in range: the literal is not. */
+    ck_call_with(&p, json_object_new_double_s(-9223372036854775808.0, "-9223372036854775809"),
+                 "Invalid argument 'n': -9223372036854775809 is out of range for int64 "
+                 "(-9223372036854775808..9223372036854775807)");
+    ck_call_with(&p, json_object_new_double_s(9223372036854775808.0, "9223372036854775808"),
+                 "Invalid argument 'n': 9223372036854775808 is out of range for int64 "
+                 "(-9223372036854775808..9223372036854775807)");
+    ck_call_with(&p, json_object_new_double_s(-9223372036854775808.0, "-9223372036854775808"),
+                 "{\"content\":[{\"type\":\"text\",\"text\":\"-9223372036854775808\"}],"
+                 "\"structuredContent\":{\"result\":-9223372036854775808}}");
+    ck_assert_int_eq(calls, 1);
+    prepared_free(&p);
+
+    p = ONE(take_int, TH_T_INT);
+    calls = 0;
+    ck_call_with(&p, json_object_new_int64(2147483648LL),
+                 "Invalid argument 'n': 2147483648 is out of range for int (-2147483648..2147483647)");
+    ck_call_with(&p, json_object_new_double_s(1e23, "99999999999999999999999"),
+                 "Invalid argument 'n': 99999999999999999999999 is out of range for int (-2147483648..2147483647)");
+    ck_assert_int_eq(calls, 0);
+    prepared_free(&p);
+
+    /* A double parameter takes the double nearest the literal. */
+    p = ONE(take_double, TH_T_DOUBLE);
+    ck_call_with(&p, json_object_new_double_s(1e23, "99999999999999999999999"),
+                 "{\"content\":[{\"type\":\"text\",\"text\":\"1e+23\"}],\"structuredContent\":{\"result\":1e+23}}");
+    prepared_free(&p);
+}
+END_TEST
+
 START_TEST(test_floating)
 {
     prepared p = ONE(take_double, TH_T_DOUBLE);
@@ -429,6 +503,41 @@ static json_object *ret_object(void)
 static json_object *ret_array(void) { return json_object_new_array(); }
 static json_object *ret_json_null(void) { return NULL; }
 static double ret_nan(void) { return NAN; }
+
+/* TH_T_JSON results the wire cannot carry. */
+static json_object *ret_object_nan(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "avg", json_object_new_double(NAN));
+    return o;
+}
+
+static json_object *ret_object_comma(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "avg", json_object_new_double_s(1.5, "1,5"));
+    return o;
+}
+
+static json_object *ret_object_bad_key(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "caf\xe9", json_object_new_int(1));
+    return o;
+}
+
+static json_object *ret_object_deep(void)
+{
+    json_object *v = json_object_new_int(1);
+    for (int i = 0; i < 200000; i++) {
+        json_object *a = json_object_new_array();
+        json_object_array_add(a, v);
+        v = a;
+    }
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "tree", v);
+    return o;
+}
 static double ret_inf(void) { return -INFINITY; }
 static double ret_two(void) { return 2.0; }
 static double ret_third(void) { return 1.0 / 3.0; }
@@ -491,6 +600,26 @@ START_TEST(test_results)
                        "Tool 't' returned array, but its result must be a JSON object or NULL");
     check_result_error(FNP(ret_nan), TH_T_DOUBLE, 0, "Tool 't' returned nan, which JSON cannot represent");
     check_result_error(FNP(ret_inf), TH_T_DOUBLE, 0, "Tool 't' returned -inf, which JSON cannot represent");
+    check_result_error(FNP(ret_object_nan), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.avg: NaN is not a JSON number");
+    check_result_error(FNP(ret_object_comma), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.avg: "
+                       "the number text \"1,5\" is not a JSON number");
+    check_result_error(FNP(ret_object_bad_key), TH_T_JSON, 0,
+                       "Tool 't' returned an invalid result: structuredContent.result.caf\xef\xbf\xbd: "
+                       "key is not valid UTF-8");
+
+    /* 200,000 levels: refused before json-c's recursive serialiser sees it. */
+    th_function f = {.fn = FNP(ret_object_deep), .result = TH_T_JSON};
+    prepared p = prepare_ok(&f);
+    json_object *r = invoke(&p, "{}");
+    ck_assert(result_is_error(r));
+    const char *why = result_text(r, 0);
+    ck_assert_msg(strncmp(why, "Tool 't' returned an invalid result: structuredContent.result.tree[0][0]", 72) == 0 &&
+                      strstr(why, ": nested deeper than 128 levels"),
+                  "%s", why);
+    json_object_put(r);
+    prepared_free(&p);
 }
 END_TEST
 
@@ -575,6 +704,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_integral_values);
     tcase_add_test(tc, test_unsigned);
     tcase_add_test(tc, test_64bit);
+    tcase_add_test(tc, test_64bit_beyond);
     tcase_add_test(tc, test_floating);
     tcase_add_test(tc, test_bool_strict);
     tcase_add_test(tc, test_strings);

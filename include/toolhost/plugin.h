@@ -382,11 +382,26 @@ const char *th_server_errmsg(const th_server *server);
 **
 ** A result is a list of content blocks, optional structured content, and an
 ** error flag. Functions append in call order. Strings are copied. Each
-** returns TH_OK, TH_ERR_MISUSE for a NULL required argument, or
-** TH_ERR_NOMEM.
+** returns TH_OK, TH_ERR_MISUSE for a NULL required argument, TH_ERR_NOMEM,
+** or TH_ERR_VALUE when the result cannot go on the wire (see below).
+**
+** What is handed over must be valid on the wire; the host sees to it:
+** - C strings (texts, messages, URIs, names, MIME types) should be UTF-8; a
+**   byte that is not is shown as U+FFFD ("caf\xe9" arrives as "caf\uFFFD"),
+**   so the message still arrives.
+** - json-c values (th_call_content, th_call_structured, TH_T_JSON results)
+**   are checked when handed over, in one walk: NaN or an infinity, a double
+**   whose own text is not a JSON number (json_object_new_double_s), a
+**   string or key that is not UTF-8, a block the MCP schema refuses, or
+**   nesting deeper than 128 levels make the call's result an isError result
+**   naming the problem and where ("structuredContent.avg: NaN is not a
+**   JSON number"). The call owns the value from then on: do not change it.
+** - A result larger than the host's --max-result-bytes (estimated JSON
+**   size) becomes an isError result saying so.
+** Once a result is refused, further content returns TH_ERR_VALUE.
 ** ------------------------------------------------------------------- */
 
-/* Append a text block {"type":"text","text":TEXT}. TEXT must be UTF-8. */
+/* Append a text block {"type":"text","text":TEXT}. */
 th_rc th_call_text(th_call *call, const char *text);
 
 /* Like th_call_text, with printf formatting. */
@@ -423,14 +438,18 @@ th_rc th_call_resource_blob(th_call *call, const char *uri, const char *mime_typ
 /*
 ** Append any content block as a json-c object, for fields the helpers above
 ** do not cover (annotations, _meta). Takes ownership of BLOCK, also on
-** failure. The block must be an object with a string "type".
+** failure. The block must be an object with a known string "type" and the
+** members the MCP schema requires for it ("text" for text, "data" and
+** "mimeType" for image and audio, "uri" and "name" for resource_link, a
+** "resource" object with "uri" and "text" or "blob" for resource).
 */
 th_rc th_call_content(th_call *call, json_object *block);
 
 /*
 ** Set the result's structuredContent. Takes ownership of VALUE, also on
-** failure; a second call replaces the first. When the tool declares an
-** output schema, VALUE should match it. If the result has no content blocks
+** failure; a second call replaces the first. VALUE must be a JSON object
+** (NULL clears). When the tool declares an output schema, VALUE should
+** match it. If the result has no content blocks
 ** when the handler returns, the host adds VALUE's JSON text as a text block,
 ** as the specification recommends for older clients.
 */
@@ -453,7 +472,9 @@ th_rc th_call_error(th_call *call, const char *fmt, ...) TH_PRINTF(2, 3);
 ** host sends notifications/progress with PROGRESS, TOTAL (omitted when
 ** negative) and MESSAGE (may be NULL); otherwise it does nothing. PROGRESS
 ** should increase from call to call. Returns TH_OK even when nothing was
-** sent, TH_ERR_CANCELLED once the call is cancelled.
+** sent, TH_ERR_CANCELLED once the call is cancelled, TH_ERR_VALUE (nothing
+** sent; logged once per call on stderr) when PROGRESS or TOTAL is NaN or
+** infinite, which JSON cannot carry: mind done / total with total == 0.
 */
 th_rc th_call_progress(th_call *call, double progress, double total, const char *message);
 

@@ -1,0 +1,399 @@
+/*
+** test_callctx.c: th_call and the result checks in-process: C strings
+** repaired to UTF-8, non-finite progress refused, values JSON cannot carry
+** and blocks the MCP schema refuses turned into an isError result naming
+** the problem, the depth bound (freeing without recursion), and the size
+** limit. Every finished result must serialise to strict, valid JSON.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callctx.h"
+#include "log.h"
+#include "result.h"
+#include "util.h"
+#include "check_main.h"
+
+#define PLAIN (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Notifications the hooks received. */
+static json_object *sent;
+
+static void record(void *ctx, json_object *n)
+{
+    (void)ctx;
+    json_object_array_add(sent, n);
+}
+
+static th_call *new_call(const char *tool, size_t max_bytes)
+{
+    json_object_put(sent);
+    sent = json_object_new_array();
+    static json_object *token;
+    if (!token)
+        token = json_object_new_string("tok");
+    th_call_hooks hooks = {.notify = record, .progress_token = token, .log_to_client = true,
+                           .log_level = TH_LOG_DEBUG, .max_result_bytes = max_bytes};
+    th_call *c = th_call_new(tool, &hooks);
+    ck_assert_ptr_nonnull(c);
+    return c;
+}
+
+/* Finish C, check the result is wire-valid JSON, and return its text. */
+static char *finish(th_call *c, th_rc rc)
+{
+    json_object *r = th_call_finish(c, rc);
+    ck_assert_ptr_nonnull(r);
+    th_call_free(c);
+    const char *text = json_object_to_json_string_ext(r, PLAIN);
+    ck_assert_msg(th_utf8_valid(text, strlen(text)), "not UTF-8: %s", text);
+    json_tokener *tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *back = json_tokener_parse_ex(tok, text, (int)strlen(text) + 1);
+    ck_assert_msg(back != NULL, "not strict JSON: %s", text);
+    json_object_put(back);
+    json_tokener_free(tok);
+    char *copy = strdup(text);
+    json_object_put(r);
+    return copy;
+}
+
+#define ck_finish(c, want)                                                                                             \
+    do {                                                                                                               \
+        char *got_ = finish((c), TH_OK);                                                                               \
+        ck_assert_str_eq(got_, (want));                                                                                \
+        free(got_);                                                                                                    \
+    } while (0)
+
+#define REFUSED(tool, why)                                                                                             \
+    "{\"content\":[{\"type\":\"text\",\"text\":\"Tool '" tool "' returned an invalid result: " why                     \
+    "\"}],\"isError\":true}"
+
+START_TEST(utf8_repair_replaces_each_bad_byte)
+{
+    size_t len;
+    char *s = th_utf8_repair("caf\xe9.csv", 8, &len);
+    ck_assert_str_eq(s, "caf\xef\xbf\xbd.csv");
+    ck_assert_uint_eq(len, 10);
+    free(s);
+    /* A cut sequence, an overlong, a surrogate: one U+FFFD per byte. */
+    s = th_utf8_repair("a\xe2\x82" "b\xc0\xaf\xed\xa0\x80\xf0\x9f\x98\x80", 14, &len);
+    ck_assert_str_eq(s, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                        "\xf0\x9f\x98\x80");
+    free(s);
+}
+END_TEST
+
+START_TEST(c_strings_arrive_repaired)
+{
+    th_call *c = new_call("files", 0);
+    ck_assert_int_eq(th_call_error(c, "cannot open %s", "caf\xe9.csv"), TH_OK);
+    ck_assert_int_eq(th_call_resource_link(c, "file:///caf\xe9", "caf\xe9", "\xff", "text/\x80"), TH_OK);
+    ck_assert_int_eq(th_call_image(c, "image/\xe9", "AA\xe9"), TH_OK);
+    ck_assert_int_eq(th_call_resource_blob(c, "x:\xe9", "a/\xe9", "AA\xe9"), TH_OK);
+    ck_assert_int_eq(th_call_log(c, TH_LOG_INFO, "read %s", "caf\xe9"), TH_OK);
+    ck_assert_int_eq(th_call_progress(c, 1, 2, "caf\xe9"), TH_OK);
+    ck_assert_str_eq(json_object_to_json_string_ext(sent, PLAIN),
+                     "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\","
+                     "\"logger\":\"files\",\"data\":\"read caf\xef\xbf\xbd\"}},"
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\","
+                     "\"progress\":1.0,\"total\":2.0,\"message\":\"caf\xef\xbf\xbd\"}}]");
+    ck_finish(c, "{\"content\":[{\"type\":\"text\",\"text\":\"cannot open caf\xef\xbf\xbd.csv\"},"
+                 "{\"type\":\"resource_link\",\"uri\":\"file:///caf\xef\xbf\xbd\",\"name\":\"caf\xef\xbf\xbd\","
+                 "\"description\":\"\xef\xbf\xbd\",\"mimeType\":\"text/\xef\xbf\xbd\"},"
+                 "{\"type\":\"image\",\"data\":\"AA\xef\xbf\xbd\",\"mimeType\":\"image/\xef\xbf\xbd\"},"
+                 "{\"type\":\"resource\",\"resource\":{\"uri\":\"x:\xef\xbf\xbd\",\"mimeType\":\"a/\xef\xbf\xbd\","
+                 "\"blob\":\"AA\xef\xbf\xbd\"}}],\"isError\":true}");
+}
+END_TEST
+
+/* The stderr log, to see the progress warning once. */
+static int warnings;
+
+static void count_warnings(th_log_level level, const char *line, void *ctx)
+{
+    (void)ctx;
+    if (level == TH_LOG_WARNING && strstr(line, "tool avg: th_call_progress with a non-finite"))
+        warnings++;
+}
+
+START_TEST(non_finite_progress_is_refused_and_logged_once)
+{
+    th_log_set_sink(count_warnings, NULL);
+    warnings = 0;
+    th_call *c = new_call("avg", 0);
+    double zero = 0;
+    ck_assert_int_eq(th_call_progress(c, zero / zero * 100, 100, NULL), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_progress(c, 1, INFINITY, NULL), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_progress(c, -INFINITY, 2, NULL), TH_ERR_VALUE);
+    ck_assert_uint_eq(json_object_array_length(sent), 0);
+    ck_assert_int_eq(warnings, 1);
+    ck_assert_int_eq(th_call_progress(c, 1, 2, NULL), TH_OK);
+    ck_assert_uint_eq(json_object_array_length(sent), 1);
+    th_log_set_sink(NULL, NULL);
+    ck_finish(c, "{\"content\":[]}");
+}
+END_TEST
+
+static json_object *obj1(const char *key, json_object *v)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, key, v);
+    return o;
+}
+
+static const struct {
+    const char *json; /* NULL: built by the test from .kind */
+    int kind;
+    const char *want;
+} structured_cases[] = {
+    {NULL, 0, REFUSED("stats", "structuredContent.avg: NaN is not a JSON number")},
+    {NULL, 1, REFUSED("stats", "structuredContent.avg: Infinity is not a JSON number")},
+    {NULL, 2, REFUSED("stats", "structuredContent.avg: the number text \\\"1,5\\\" is not a JSON number")},
+    {NULL, 3, REFUSED("stats", "structuredContent.caf\xef\xbf\xbd: key is not valid UTF-8")},
+    {NULL, 4, REFUSED("stats", "structuredContent.rows[1].name: string is not valid UTF-8")},
+    {NULL, 5, REFUSED("stats", "structuredContent.avg: the number text \\\"0x10\\\" is not a JSON number")},
+    {"\"ok\"", 0, REFUSED("stats", "structuredContent: must be a JSON object, got a string")},
+    {"[1]", 0, REFUSED("stats", "structuredContent: must be a JSON object, got an array")},
+    {"3.5", 0, REFUSED("stats", "structuredContent: must be a JSON object, got a number")},
+};
+
+static json_object *build(int kind)
+{
+    switch (kind) {
+    case 0: return obj1("avg", json_object_new_double(NAN));
+    case 1: return obj1("avg", json_object_new_double(INFINITY));
+    case 2: return obj1("avg", json_object_new_double_s(1.5, "1,5"));
+    case 3: return obj1("caf\xe9", json_object_new_int(1));
+    case 4: {
+        json_object *rows = json_object_new_array();
+        json_object_array_add(rows, obj1("name", json_object_new_string("ok")));
+        json_object_array_add(rows, obj1("name", json_object_new_string("caf\xe9")));
+        return obj1("rows", rows);
+    }
+    default: return obj1("avg", json_object_new_double_s(16, "0x10"));
+    }
+}
+
+START_TEST(structured_values_json_cannot_carry_become_tool_errors)
+{
+    th_call *c = new_call("stats", 0);
+    json_object *v = structured_cases[_i].json ? json_tokener_parse(structured_cases[_i].json)
+                                               : build(structured_cases[_i].kind);
+    ck_assert_int_eq(th_call_text(c, "before"), TH_OK);
+    ck_assert_int_eq(th_call_structured(c, v), TH_ERR_VALUE);
+    /* Later content is refused too: the result is already lost. */
+    ck_assert_int_eq(th_call_text(c, "after"), TH_ERR_VALUE);
+    ck_finish(c, structured_cases[_i].want);
+}
+END_TEST
+
+/* A refused value a plugin still holds part of is left whole. */
+START_TEST(a_refused_value_leaves_shared_parts_alone)
+{
+    th_call *c = new_call("stats", 0);
+    json_object *shared = json_tokener_parse("{\"rows\":[1,2,3]}");
+    json_object *v = obj1("avg", json_object_new_double(NAN));
+    json_object_object_add(v, "shared", json_object_get(shared));
+    ck_assert_int_eq(th_call_structured(c, v), TH_ERR_VALUE);
+    ck_assert_str_eq(json_object_to_json_string_ext(shared, PLAIN), "{\"rows\":[1,2,3]}");
+    json_object_put(shared);
+    ck_finish(c, REFUSED("stats", "structuredContent.avg: NaN is not a JSON number"));
+}
+END_TEST
+
+static const struct {
+    const char *block;
+    const char *want;
+} block_cases[] = {
+    {"{\"type\":\"text\"}", REFUSED("t", "content[1]: a \\\"text\\\" block needs a string \\\"text\\\", got none")},
+    {"{\"type\":\"text\",\"text\":42}",
+     REFUSED("t", "content[1]: a \\\"text\\\" block needs a string \\\"text\\\", got number")},
+    {"{\"type\":\"video\"}", REFUSED("t", "content[1]: unknown content block type \\\"video\\\"")},
+    {"{\"text\":\"x\"}", REFUSED("t", "content[1]: a content block needs a string \\\"type\\\"")},
+    {"[1]", REFUSED("t", "content[1]: a content block must be an object, got array")},
+    {"{\"type\":\"image\",\"mimeType\":\"image/png\"}",
+     REFUSED("t", "content[1]: a \\\"image\\\" block needs a string \\\"data\\\", got none")},
+    {"{\"type\":\"audio\",\"data\":\"AA\",\"mimeType\":null}",
+     REFUSED("t", "content[1]: a \\\"audio\\\" block needs a string \\\"mimeType\\\", got null")},
+    {"{\"type\":\"resource_link\",\"name\":\"n\"}",
+     REFUSED("t", "content[1]: a \\\"resource_link\\\" block needs a string \\\"uri\\\", got none")},
+    {"{\"type\":\"resource\",\"resource\":{\"text\":\"x\"}}",
+     REFUSED("t", "content[1]: an embedded resource needs a string \\\"uri\\\", got none")},
+    {"{\"type\":\"resource\",\"resource\":{\"uri\":\"x:\"}}",
+     REFUSED("t", "content[1]: an embedded resource needs a string \\\"text\\\" or \\\"blob\\\"")},
+    {"{\"type\":\"resource\"}", REFUSED("t", "content[1]: a \\\"resource\\\" block needs an object \\\"resource\\\"")},
+};
+
+START_TEST(blocks_the_schema_refuses_become_tool_errors)
+{
+    th_call *c = new_call("t", 0);
+    ck_assert_int_eq(th_call_text(c, "fine"), TH_OK);
+    json_object *b = json_tokener_parse(block_cases[_i].block);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(th_call_content(c, b), TH_ERR_VALUE);
+    ck_finish(c, block_cases[_i].want);
+}
+END_TEST
+
+START_TEST(valid_blocks_and_structured_pass)
+{
+    th_call *c = new_call("t", 0);
+    json_object *b = json_tokener_parse("{\"type\":\"text\",\"text\":\"a\\\"b\\n\",\"annotations\":"
+                                        "{\"audience\":[\"user\"],\"priority\":0.5,\"x\":null,\"n\":-12}}");
+    ck_assert_int_eq(th_call_content(c, b), TH_OK);
+    ck_assert_int_eq(th_call_structured(c, json_tokener_parse("{\"k\":[1,2.5,true,null,\"\xe2\x82\xac\"]}")),
+                     TH_OK);
+    ck_finish(c, "{\"content\":[{\"type\":\"text\",\"text\":\"a\\\"b\\n\",\"annotations\":{\"audience\":[\"user\"],"
+                 "\"priority\":0.5,\"x\":null,\"n\":-12}}],\"structuredContent\":{\"k\":[1,2.5,true,null,"
+                 "\"\xe2\x82\xac\"]}}");
+}
+END_TEST
+
+/* The size estimate is near the serialised size: at least it, and at most
+ * a byte per member or element more. */
+START_TEST(size_estimate_tracks_serialised_size)
+{
+    const char *text = "{\"a\":[1,-20,300,2.5,1e+300,true,false,null,\"x\\\"\\\\\\n\\u0001y\"],\"b\":{\"c\":{}},\"d\":[]}";
+    json_object *v = json_tokener_parse(text);
+    ck_assert_ptr_nonnull(v);
+    size_t est = 0;
+    th_buf why = {0};
+    ck_assert(th_result_check_value(v, "v", &est, &why));
+    size_t real = strlen(json_object_to_json_string_ext(v, PLAIN));
+    ck_assert_msg(est >= real && est <= real + 16, "estimate %zu for %zu bytes", est, real);
+    json_object_put(v);
+}
+END_TEST
+
+/* Deep trees, on a thread with a small stack as tool threads have: checking
+ * and freeing must not recurse. */
+static json_object *chain(int depth)
+{
+    json_object *v = json_object_new_int(1);
+    for (int i = 0; i < depth; i++) {
+        if (i % 2) {
+            v = obj1("k", v);
+        } else {
+            json_object *a = json_object_new_array();
+            json_object_array_add(a, v);
+            v = a;
+        }
+    }
+    return v;
+}
+
+static void *deep_on_small_stack(void *arg)
+{
+    (void)arg;
+    th_call *c = new_call("deep", 0);
+    ck_assert_int_eq(th_call_structured(c, obj1("tree", chain(200000))), TH_ERR_VALUE);
+    json_object *b = obj1("type", json_object_new_string("text"));
+    json_object_object_add(b, "text", json_object_new_string("x"));
+    json_object_object_add(b, "_meta", chain(200000));
+    ck_assert_int_eq(th_call_content(c, b), TH_ERR_VALUE);
+    json_object *r = th_call_finish(c, TH_OK);
+    th_call_free(c);
+    json_object *t = json_object_array_get_idx(json_object_object_get(r, "content"), 0);
+    const char *text = json_object_get_string(json_object_object_get(t, "text"));
+    ck_assert_msg(strncmp(text, "Tool 'deep' returned an invalid result: structuredContent.tree.k[0].k[0]", 72) == 0,
+                  "%s", text);
+    ck_assert_msg(strstr(text, ": nested deeper than 128 levels") != NULL, "%s", text);
+    json_object_put(r);
+    /* Exactly the limit passes. */
+    c = new_call("deep", 0);
+    ck_assert_int_eq(th_call_structured(c, obj1("t", chain(TH_RESULT_MAX_DEPTH - 1))), TH_OK);
+    r = th_call_finish(c, TH_OK);
+    th_call_free(c);
+    ck_assert_ptr_null(json_object_object_get(r, "isError"));
+    json_object_put(r);
+    th_result_free(chain(300000));
+    return NULL;
+}
+
+START_TEST(deep_values_are_refused_and_freed_without_recursion)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    /* Sanitizers need more stack per frame; json-c recursing 200,000
+     * levels would still need far more than this. */
+    pthread_attr_setstacksize(&attr, 1024 * 1024);
+    ck_assert_int_eq(pthread_create(&t, &attr, deep_on_small_stack, NULL), 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+}
+END_TEST
+
+START_TEST(results_past_the_size_limit_become_tool_errors)
+{
+    char *big = malloc(5001);
+    memset(big, 'x', 5000);
+    big[5000] = '\0';
+    th_call *c = new_call("big", 4096);
+    ck_assert_int_eq(th_call_text(c, big), TH_ERR_VALUE);
+    ck_finish(c, "{\"content\":[{\"type\":\"text\",\"text\":\"Tool 'big' returned 5000 bytes, more than "
+                 "--max-result-bytes (4096)\"}],\"isError\":true}");
+    /* Many small blocks add up the same way. */
+    c = new_call("big", 4096);
+    big[1000] = '\0';
+    th_rc rc = TH_OK;
+    int n = 0;
+    while (rc == TH_OK && n < 10)
+        rc = th_call_text(c, big), n++;
+    ck_assert_int_eq(rc, TH_ERR_VALUE);
+    ck_assert_int_eq(n, 4);
+    char *got = finish(c, TH_OK);
+    ck_assert_msg(strstr(got, "more than --max-result-bytes (4096)") && strstr(got, "\"isError\":true"), "%s", got);
+    free(got);
+    /* Structured content counts twice when it is also sent as text. */
+    c = new_call("big", 4096);
+    big[1000] = 'x';
+    big[3000] = '\0';
+    ck_assert_int_eq(th_call_structured(c, obj1("s", json_object_new_string(big))), TH_ERR_VALUE);
+    got = finish(c, TH_OK);
+    ck_assert_msg(strstr(got, "more than --max-result-bytes (4096)"), "%s", got);
+    free(got);
+    /* Under the limit nothing changes. */
+    c = new_call("big", 4096);
+    big[1500] = '\0';
+    ck_assert_int_eq(th_call_structured(c, obj1("s", json_object_new_string(big))), TH_OK);
+    got = finish(c, TH_OK);
+    ck_assert_msg(!strstr(got, "isError"), "%s", got);
+    free(got);
+    free(big);
+}
+END_TEST
+
+static Suite *callctx_suite(void)
+{
+    Suite *s = suite_create("callctx");
+    TCase *tc = tcase_create("wire");
+    tcase_add_test(tc, utf8_repair_replaces_each_bad_byte);
+    tcase_add_test(tc, c_strings_arrive_repaired);
+    tcase_add_test(tc, non_finite_progress_is_refused_and_logged_once);
+    tcase_add_loop_test(tc, structured_values_json_cannot_carry_become_tool_errors, 0,
+                        (int)(sizeof structured_cases / sizeof structured_cases[0]));
+    tcase_add_loop_test(tc, blocks_the_schema_refuses_become_tool_errors, 0,
+                        (int)(sizeof block_cases / sizeof block_cases[0]));
+    tcase_add_test(tc, a_refused_value_leaves_shared_parts_alone);
+    tcase_add_test(tc, valid_blocks_and_structured_pass);
+    tcase_add_test(tc, size_estimate_tracks_serialised_size);
+    tcase_add_test(tc, deep_values_are_refused_and_freed_without_recursion);
+    tcase_add_test(tc, results_past_the_size_limit_become_tool_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static void cleanup(void)
+{
+    json_object_put(sent);
+}
+
+TH_CHECK_MAIN_WITH(callctx_suite, th_check_nothing, cleanup)
