@@ -53,8 +53,11 @@ typedef struct th_rpc_msg {
 /*
 ** Parse LEN bytes (one message, no newline). Always fills OUT; release it
 ** with th_rpc_msg_clear. Unparseable text or invalid UTF-8 is TH_RPC_INVALID
-** with -32700; a structurally wrong message is -32600 (-32602 for params that
-** are not an object).
+** with -32700 (so are NaN and Infinity, which json-c would take); a
+** structurally wrong message, params null or a scalar included, is -32600
+** (-32602 for params that are an array). Numbers and ids are kept exactly as
+** sent: an integer json-c would clamp becomes a double that serialises as
+** its literal, and a string with a lone surrogate escape serialises as sent.
 */
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
 void th_rpc_msg_clear(th_rpc_msg *msg);
@@ -78,9 +81,14 @@ json_object *th_rpc_notification(const char *method, json_object *params);
 */
 const char *th_rpc_serialize(json_object *msg, size_t *len);
 
-/* A stable text key for a request id (for in-flight tables): "s:" or "n:"
-** and the id's JSON text. Writes at most SIZE bytes; false if too long.
-** Serialises ID, so call it only from the thread that owns the message. */
-int th_rpc_id_key(json_object *id, char *buf, size_t size);
+/*
+** A text key for a request id (for in-flight tables), equal exactly when the
+** ids are: numbers compare by value (8 and 8.0 are one id; no two distinct
+** literals share a key, however large), strings by value, with a lone
+** surrogate kept apart from U+FFFD. Malloc'd (the caller frees it); NULL for
+** an id that is not a string or number, or on allocation failure.
+** Serialises ID, so call it only from the thread that owns the message.
+*/
+char *th_rpc_id_key(json_object *id);
 
 #endif

@@ -91,7 +91,7 @@ struct job {
     int version;            /* index into versions[] */
     th_call *call;
     bool cancelled;         /* under s->lock */
-    char key[160];
+    char *key;              /* th_rpc_id_key of id, owned */
     job *next;              /* bucket chain */
 };
 
@@ -440,6 +440,7 @@ static void job_done(th_mcp_session *s)
 
 static void job_free(job *j)
 {
+    free(j->key);
     th_call_free(j->call);
     if (j->args_owned)
         json_object_put(j->args);
@@ -644,9 +645,10 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    if (!th_rpc_id_key(r->msg->id, j->key, sizeof j->key)) {
+    j->key = th_rpc_id_key(r->msg->id);
+    if (!j->key) {
         free(j);
-        send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: \"id\" is too long", NULL);
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     th_call_hooks hooks = {
@@ -663,6 +665,7 @@ static void m_tools_call(request *r)
         th_call_free(j->call);
         if (j->args_owned)
             json_object_put(j->args);
+        free(j->key);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -721,9 +724,9 @@ static void m_tools_call(request *r)
 static void n_cancelled(request *r)
 {
     json_object *rid;
-    char key[160];
+    char *key;
     if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "requestId", &rid) ||
-        !th_rpc_id_key(rid, key, sizeof key))
+        !(key = th_rpc_id_key(rid)))
         return;
     pthread_mutex_lock(&r->s->lock);
     job *j = find_job(r->s, key);
@@ -732,6 +735,7 @@ static void n_cancelled(request *r)
         th_call_cancel(j->call);
     }
     pthread_mutex_unlock(&r->s->lock);
+    free(key);
 }
 
 static void n_ignore(request *r)

@@ -646,7 +646,7 @@ END_TEST
 /* Start a slow call with progress, wait until it runs (first progress),
  * cancel it, wait until the handler saw it, and check nothing more comes
  * for it: the next message answers the request sent after. */
-static void cancel_in_flight(int era, const char *id_json)
+static void cancel_in_flight_as(int era, const char *id_json, const char *cancel_json)
 {
     mh_proc *p = start_era(era, NULL, NULL);
     send_call(p, era, id_json, "slow", "{\"ms\":20000,\"progress\":true,\"tag\":\"victim\"}",
@@ -656,7 +656,7 @@ static void cancel_in_flight(int era, const char *id_json)
     json_object_put(o);
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%s,"
                "\"reason\":\"test\"}}",
-            id_json);
+            cancel_json);
     /* Progress sent before the cancellation was read may still be in the pipe. */
     ck_assert_msg(mh_stderr_wait(p, "slow[victim]: saw cancellation", MH_TIMEOUT_MS),
                   "the handler never saw the cancellation");
@@ -683,6 +683,11 @@ static void cancel_in_flight(int era, const char *id_json)
     mh_finish(p);
 }
 
+static void cancel_in_flight(int era, const char *id_json)
+{
+    cancel_in_flight_as(era, id_json, id_json);
+}
+
 START_TEST(cancelled_call_sends_nothing_more)
 {
     cancel_in_flight(_i, "7");
@@ -704,6 +709,67 @@ START_TEST(cancelling_with_the_wrong_id_type_changes_nothing)
     json_object *o = mh_await(p, "8", NULL);
     const char *text = mh_str(o, "result content 0 text");
     ck_assert_msg(text && strstr(text, "slow[kept]: slept"), "%s", mh_json(o));
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
+/* Numeric ids compare by value: requestId 8.0 names the call 8. */
+START_TEST(cancelling_with_an_equal_number)
+{
+    cancel_in_flight_as(_i, "8", "8.0");
+}
+END_TEST
+
+/* Ids json-c would change (clamp, or decode to U+FFFD) are cancelled by
+ * exactly what was sent. */
+START_TEST(cancelled_call_with_an_id_json_c_would_change)
+{
+    cancel_in_flight(LEGACY, _i == 0 ? "18446744073709551616" : "\"\\ud800\"");
+}
+END_TEST
+
+/* Distinct ids that json-c would make equal stay distinct: the second call
+ * is not refused as "in flight", and each answer carries its own id. */
+START_TEST(ids_json_c_would_merge_stay_apart)
+{
+    static const char *const pairs[][2] = {
+        {"18446744073709551615", "18446744073709551616"},
+        {"-9223372036854775808", "-9223372036854775809"},
+        {"\"\\ud800\"", "\"\\udbff\""},
+        {"\"\\ud800\"", "\"\xef\xbf\xbd\""}, /* U+FFFD itself */
+    };
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        send_call(p, LEGACY, pairs[i][0], "slow", "{\"ms\":1500,\"tag\":\"first\"}", "");
+        send_call(p, LEGACY, pairs[i][1], "echo", "{\"text\":\"second\"}", "");
+        /* Raw lines: a JSON parser here would clamp or decode the ids too. */
+        for (int k = 1; k >= 0; k--) {
+            char want[128];
+            snprintf(want, sizeof want, "\"id\":%s,\"result\":", pairs[i][k]);
+            char *line = mh_read_line(p, MH_TIMEOUT_MS);
+            ck_assert_msg(line && strstr(line, want), "want %s in %s", want, line ? line : "(nothing)");
+            ck_assert_msg(strstr(line, k ? "second" : "slow[first]"), "%s", line);
+            free(line);
+        }
+    }
+    mh_finish(p);
+}
+END_TEST
+
+/* tools/call takes any id the other methods take: no fixed key size. */
+START_TEST(long_string_ids_on_tools_call)
+{
+    char id[1003];
+    id[0] = '"';
+    memset(id + 1, 'i', 1000);
+    id[1001] = '"';
+    id[1002] = '\0';
+    mh_proc *p = start_era(_i, NULL, NULL);
+    send_call(p, _i, id, "echo", "{\"text\":\"long id\"}", "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, id);
+    MH_ASSERT_STR(o, "result content 0 text", "long id");
     json_object_put(o);
     mh_finish(p);
 }
@@ -796,6 +862,10 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, cancelled_call_with_a_string_id, LEGACY, MODERN + 1);
     tcase_add_test(tc, cancelling_with_the_wrong_id_type_changes_nothing);
     tcase_add_test(tc, cancelling_a_finished_call_is_harmless);
+    tcase_add_loop_test(tc, cancelling_with_an_equal_number, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, cancelled_call_with_an_id_json_c_would_change, 0, 2);
+    tcase_add_test(tc, ids_json_c_would_merge_stay_apart);
+    tcase_add_loop_test(tc, long_string_ids_on_tools_call, LEGACY, MODERN + 1);
     suite_add_tcase(s, tc);
     return s;
 }
