@@ -314,6 +314,8 @@ static json_object *keep_exact(const char *t, size_t p, size_t len, json_object 
     return NULL;
 }
 
+static void classify(th_rpc_msg *out);
+
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);
@@ -377,9 +379,32 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     out->msg = msg;
 
     if (json_object_is_type(msg, json_type_array)) {
-        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: batches are not supported");
+        /* Whether batches are served depends on the session's revision:
+         * that is the MCP layer's call. An empty one is never valid. */
+        if (json_object_array_length(msg) == 0)
+            invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: an empty batch");
+        else
+            out->kind = TH_RPC_BATCH;
         return;
     }
+    classify(out);
+}
+
+void th_rpc_parse_value(json_object *value, th_rpc_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    out->msg = json_object_get(value);
+    if (json_object_is_type(value, json_type_array)) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: a batch element must be a request object, not a batch");
+        return;
+    }
+    classify(out);
+}
+
+/* Classify OUT->msg, one parsed message that is not a batch. */
+static void classify(th_rpc_msg *out)
+{
+    json_object *msg = out->msg;
     if (!json_object_is_type(msg, json_type_object)) {
         invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: a message must be a JSON object");
         return;

@@ -21,7 +21,10 @@ enum {
     TH_RPC_METHOD_NOT_FOUND = -32601,
     TH_RPC_INVALID_PARAMS = -32602,
     TH_RPC_INTERNAL_ERROR = -32603,
-    TH_RPC_SERVER_BUSY = -32000, /* implementation-defined: too many calls */
+    /* Overloaded: too many calls, or one waited too long for a thread. MCP
+     * 2026-07-28 asks new implementations not to use -32000..-32019 and to
+     * put codes it does not define outside -32768..-32000. */
+    TH_RPC_SERVER_BUSY = -31000,
     TH_RPC_HEADER_MISMATCH = -32020,
     TH_RPC_MISSING_CAPABILITY = -32021,
     TH_RPC_UNSUPPORTED_VERSION = -32022,
@@ -32,6 +35,7 @@ typedef enum th_rpc_kind {
     TH_RPC_NOTIFICATION, /* method, no id */
     TH_RPC_RESPONSE,     /* result or error, no method: ignored by a server */
     TH_RPC_INVALID,      /* answer with error_code/error_message to id */
+    TH_RPC_BATCH,        /* a non-empty array: MSG holds the elements */
 } th_rpc_kind;
 
 /*
@@ -60,6 +64,10 @@ typedef struct th_rpc_msg {
 ** its literal, and a string with a lone surrogate escape serialises as sent.
 */
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
+/* Classify VALUE, one element of a batch, as th_rpc_parse would classify
+** a message (an array is invalid here: batches do not nest). OUT takes its
+** own reference to VALUE. */
+void th_rpc_parse_value(json_object *value, th_rpc_msg *out);
 void th_rpc_msg_clear(th_rpc_msg *msg);
 
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Takes RESULT; ID is borrowed
