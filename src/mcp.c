@@ -104,6 +104,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->page_size = 100;
     cfg->list_ttl_ms = 60000;
     cfg->max_threads = 64;
+    cfg->queue_timeout_ms = 30000;
 }
 
 static const char default_instructions[] =
@@ -123,6 +124,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         free(m);
         return NULL;
     }
+    th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->reg = th_registry_ref(reg);
     return m;
 }
@@ -633,7 +635,7 @@ static void fit_result(json_object *result, int v)
     }
 }
 
-static void job_answer(job *j, json_object *result);
+static void job_answer(job *j, json_object *result, const char *busy);
 
 /* Cancelled while it waited in the queue: the client has given up on it,
  * so its handler must not run (its side effects would come after the
@@ -651,7 +653,7 @@ static void run_job(void *p)
 {
     job *j = p;
     if (cancelled_in_queue(j)) {
-        job_answer(j, NULL); /* which sends nothing for a cancelled call */
+        job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
         return;
     }
     const th_entry *e = j->entry;
@@ -670,12 +672,13 @@ static void run_job(void *p)
         result = check_output(e, th_call_finish(j->call, rc));
     }
 
-    job_answer(j, result);
+    job_answer(j, result, NULL);
 }
 
-/* Send J's RESULT (taken; NULL: out of memory) unless J was cancelled, and
- * hand J back to be freed. Pool thread. */
-static void job_answer(job *j, json_object *result)
+/* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
+ * is not NULL, unless J was cancelled; hand J back to be freed. Pool
+ * thread. */
+static void job_answer(job *j, json_object *result, const char *busy)
 {
     th_mcp_session *s = j->s;
     /* The id is released before the response goes out: a client may reuse
@@ -688,6 +691,8 @@ static void job_answer(job *j, json_object *result)
     answering = j->batch;
     if (cancelled) {
         json_object_put(result);
+    } else if (busy) {
+        send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
     } else if (result) {
         request r = {.s = s, .modern = j->modern};
         if (!j->modern)
@@ -715,6 +720,23 @@ static void job_answer(job *j, json_object *result)
     pthread_mutex_unlock(&s->lock);
     if (free_here)
         job_free(j);
+}
+
+/*
+** J waited in the pool's queue past --queue-timeout-ms: every thread was
+** taken (possibly by calls that will never return), so it is answered busy
+** and never run. On the pool's supervisor thread.
+*/
+static void expire_job(void *p)
+{
+    job *j = p;
+    const th_mcp_config *cfg = &j->s->mcp->cfg;
+    char m[320];
+    snprintf(m, sizeof m,
+             "Server busy: the call waited %lld ms (--queue-timeout-ms) and none of the %zu tool threads "
+             "(--max-concurrent-calls) became free; it was not run. Retry later",
+             cfg->queue_timeout_ms, cfg->max_threads);
+    job_answer(j, NULL, m);
 }
 
 /* Free the answered calls handed back by pool threads. Reader thread. */
@@ -825,7 +847,7 @@ static void m_tools_call(request *r)
 
     if (j->batch)
         batch_hold(j->batch);
-    if (th_pool_submit(s->mcp->pool, run_job, j) != TH_OK) {
+    if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
         job_done(s);

@@ -26,6 +26,7 @@ typedef struct th_mcp_config {
     size_t page_size;           /* tools per tools/list page; 0: all */
     long long list_ttl_ms;      /* ttlMs on cacheable modern results */
     size_t max_threads;         /* tool calls running at once */
+    long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
 } th_mcp_config;
 
 /* Sensible defaults for every field. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jsonrpc.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 
@@ -775,6 +776,65 @@ START_TEST(long_string_ids_on_tools_call)
 }
 END_TEST
 
+/* A call cancelled while it waits for a thread never runs: its handler
+ * would otherwise act after the cancel (slow logs to stderr when it runs
+ * and finds itself cancelled). */
+START_TEST(a_call_cancelled_in_the_queue_never_runs)
+{
+    mh_proc *p = start_era(_i, "--max-concurrent-calls", "1");
+    send_call(p, _i, "1", "slow", "{\"ms\":1500,\"progress\":true,\"tag\":\"blocker\"}", "\"progressToken\":\"b\"");
+    json_object *o = mh_next(p); /* the blocker runs: the only thread is taken */
+    MH_ASSERT_STR(o, "method", "notifications/progress");
+    json_object_put(o);
+    send_call(p, _i, "2", "slow", "{\"ms\":0,\"tag\":\"queued\"}", "");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}");
+    o = mh_await(p, "1", NULL);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    /* FIFO: once this is answered, the cancelled call had its turn. */
+    o = call(p, _i, "echo", "{\"text\":\"after\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "after");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "slow[queued]"), "the cancelled call ran: %s", err);
+    free(err);
+    mh_finish(p);
+}
+END_TEST
+
+/* With every thread held by a call that ignores cancellation, a new call
+ * waits at most --queue-timeout-ms, then gets a busy error naming the
+ * limits, and never runs. */
+START_TEST(a_queued_call_waits_at_most_the_queue_timeout)
+{
+    mh_proc *p = mh_start("--max-concurrent-calls", "1", "--queue-timeout-ms", "300", NULL);
+    mh_initialize(p, "2025-11-25");
+    send_call(p, LEGACY, "1", "slow",
+              "{\"ms\":4000,\"ignore_cancel\":true,\"progress\":true,\"tag\":\"stuck\"}", "\"progressToken\":\"s\"");
+    json_object *o = mh_next(p);
+    MH_ASSERT_STR(o, "method", "notifications/progress");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+    send_call(p, LEGACY, "2", "slow", "{\"ms\":0,\"tag\":\"waiting\"}", "");
+    o = mh_await(p, "2", NULL);
+    MH_ASSERT_ERROR(o, TH_RPC_SERVER_BUSY); /* outside -32768..-32000 */
+    const char *m = mh_str(o, "error message");
+    ck_assert_msg(strstr(m, "--queue-timeout-ms") && strstr(m, "--max-concurrent-calls"), "%s", mh_json(o));
+    json_object_put(o);
+    mh_ping_is_next(p, 3);
+    /* The stuck call ends; the expired one never ran, and the pool serves
+     * again. */
+    ck_assert(mh_stderr_wait(p, "slow[stuck]", MH_TIMEOUT_MS));
+    o = call(p, LEGACY, "echo", "{\"text\":\"free again\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "free again");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "slow[waiting]"), "the expired call ran: %s", err);
+    free(err);
+    mh_finish(p);
+}
+END_TEST
+
 START_TEST(cancelling_a_finished_call_is_harmless)
 {
     mh_proc *p = start_era(LEGACY, NULL, NULL);
@@ -862,6 +922,8 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, cancelled_call_with_a_string_id, LEGACY, MODERN + 1);
     tcase_add_test(tc, cancelling_with_the_wrong_id_type_changes_nothing);
     tcase_add_test(tc, cancelling_a_finished_call_is_harmless);
+    tcase_add_loop_test(tc, a_call_cancelled_in_the_queue_never_runs, LEGACY, MODERN + 1);
+    tcase_add_test(tc, a_queued_call_waits_at_most_the_queue_timeout);
     tcase_add_loop_test(tc, cancelling_with_an_equal_number, LEGACY, MODERN + 1);
     tcase_add_loop_test(tc, cancelled_call_with_an_id_json_c_would_change, 0, 2);
     tcase_add_test(tc, ids_json_c_would_merge_stay_apart);
