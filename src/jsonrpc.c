@@ -170,31 +170,111 @@ static size_t skip_ws(const char *t, size_t p, size_t len)
     return p;
 }
 
-/* One past the end of the (valid) value starting at T[P]. */
-static size_t value_end(const char *t, size_t p, size_t len)
+/*
+** Where each container of a valid message ends and where the tokens json-c
+** would change are, so the walk below jumps over a container in O(log n)
+** and skips every subtree without such a token, instead of rescanning
+** containers at every level of nesting.
+*/
+typedef struct layout {
+    const char *t;
+    size_t len;
+    size_t *open, *close, ncont, capcont; /* containers, by opening position */
+    size_t *marks, nmarks, capmarks;      /* tokens to keep exactly, in order */
+} layout;
+
+static bool grow(size_t **a, size_t **b, size_t n, size_t *cap)
 {
-    if (t[p] == '"')
-        return string_end(t, p, len);
-    if (t[p] != '{' && t[p] != '[') {
-        while (p < len && t[p] != ',' && t[p] != ']' && t[p] != '}' && t[p] != ' ' && t[p] != '\t' &&
-               t[p] != '\r' && t[p] != '\n')
-            p++;
-        return p;
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 64;
+    size_t *na = realloc(*a, nc * sizeof *na);
+    if (!na)
+        return false;
+    *a = na;
+    if (b) {
+        size_t *nb = realloc(*b, nc * sizeof *nb);
+        if (!nb)
+            return false;
+        *b = nb;
     }
-    size_t depth = 0;
-    while (p < len) {
+    *cap = nc;
+    return true;
+}
+
+static void layout_free(layout *ly)
+{
+    free(ly->open);
+    free(ly->close);
+    free(ly->marks);
+}
+
+/* Fill LY for the valid JSON text T; false on out of memory. */
+static bool layout_build(layout *ly, const char *t, size_t len)
+{
+    memset(ly, 0, sizeof *ly);
+    ly->t = t;
+    ly->len = len;
+    size_t stack[TH_RPC_MAX_DEPTH + 2], depth = 0;
+    for (size_t p = 0; p < len;) {
         char c = t[p];
+        size_t e = p + 1;
+        bool mark = false;
         if (c == '"') {
-            p = string_end(t, p, len);
-            continue;
+            e = string_end(t, p, len);
+            mark = memchr(t + p, '\\', e - p) && has_lone_surrogate(t + p, e - p);
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            while (e < len && is_number_char(t[e]))
+                e++;
+            mark = int_out_of_range(t + p, e - p);
+        } else if (c == '{' || c == '[') {
+            if (!grow(&ly->open, &ly->close, ly->ncont, &ly->capcont))
+                return false;
+            if (depth < sizeof stack / sizeof stack[0])
+                stack[depth++] = ly->ncont;
+            ly->open[ly->ncont] = p;
+            ly->close[ly->ncont++] = len; /* until its end is seen */
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            ly->close[stack[--depth]] = p;
         }
-        if (c == '{' || c == '[')
-            depth++;
-        else if ((c == '}' || c == ']') && --depth == 0)
-            return p + 1;
-        p++;
+        if (mark) {
+            if (!grow(&ly->marks, NULL, ly->nmarks, &ly->capmarks))
+                return false;
+            ly->marks[ly->nmarks++] = p;
+        }
+        p = e;
     }
-    return len;
+    return true;
+}
+
+/* The index of the first entry of sorted A[0..N) that is >= KEY. */
+static size_t lower_bound(const size_t *a, size_t n, size_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One past the end of the (valid) value starting at P. */
+static size_t value_end(const layout *ly, size_t p)
+{
+    const char *t = ly->t;
+    if (t[p] == '"')
+        return string_end(t, p, ly->len);
+    if (t[p] == '{' || t[p] == '[') {
+        size_t i = lower_bound(ly->open, ly->ncont, p);
+        return i < ly->ncont && ly->open[i] == p ? ly->close[i] + 1 : ly->len;
+    }
+    while (p < ly->len && t[p] != ',' && t[p] != ']' && t[p] != '}' && t[p] != ' ' && t[p] != '\t' &&
+           t[p] != '\r' && t[p] != '\n')
+        p++;
+    return p;
 }
 
 static char *dup_span(const char *t, size_t n)
@@ -223,16 +303,20 @@ typedef struct member {
 } member;
 
 /*
-** Walk the valid value at T[P] alongside NODE, json-c's tree for it. A lone
+** Walk the valid value at P alongside NODE, json-c's tree for it. A lone
 ** surrogate string keeps its escaped text as its serialisation; a clamped
 ** integer is returned as its replacement, a double that serialises as the
 ** literal sent. Returns NULL when NODE stays; false in *OK on out of memory.
 */
-static json_object *keep_exact(const char *t, size_t p, size_t len, json_object *node, bool *ok)
+static json_object *keep_exact(const layout *ly, size_t p, json_object *node, bool *ok)
 {
-    size_t end = value_end(t, p, len);
+    const char *t = ly->t;
+    size_t len = ly->len, end = value_end(ly, p);
+    size_t m = lower_bound(ly->marks, ly->nmarks, p);
+    if (m == ly->nmarks || ly->marks[m] >= end)
+        return NULL; /* nothing to keep in here */
     if (t[p] == '"') {
-        if (json_object_is_type(node, json_type_string) && has_lone_surrogate(t + p, end - p)) {
+        if (json_object_is_type(node, json_type_string)) {
             char *raw = dup_span(t + p, end - p);
             if (!raw)
                 *ok = false;
@@ -242,8 +326,6 @@ static json_object *keep_exact(const char *t, size_t p, size_t len, json_object 
         return NULL;
     }
     if (t[p] == '-' || (t[p] >= '0' && t[p] <= '9')) {
-        if (!int_out_of_range(t + p, end - p))
-            return NULL;
         char *raw = dup_span(t + p, end - p);
         json_object *d = raw ? json_object_new_double_s(strtod(raw, NULL), raw) : NULL;
         free(raw);
@@ -256,10 +338,10 @@ static json_object *keep_exact(const char *t, size_t p, size_t len, json_object 
             return NULL;
         size_t i = 0;
         for (p = skip_ws(t, p + 1, len); p < end && t[p] != ']'; i++) {
-            json_object *repl = keep_exact(t, p, len, json_object_array_get_idx(node, i), ok);
+            json_object *repl = keep_exact(ly, p, json_object_array_get_idx(node, i), ok);
             if (repl)
                 json_object_array_put_idx(node, i, repl);
-            p = skip_ws(t, value_end(t, p, len), len);
+            p = skip_ws(t, value_end(ly, p), len);
             if (p < end && t[p] == ',')
                 p = skip_ws(t, p + 1, len);
         }
@@ -289,7 +371,7 @@ static json_object *keep_exact(const char *t, size_t p, size_t len, json_object 
         p = skip_ws(t, p + 1, len); /* the colon */
         ms[n].value = p;
         n++;
-        p = skip_ws(t, value_end(t, p, len), len);
+        p = skip_ws(t, value_end(ly, p), len);
         if (p < end && t[p] == ',')
             p = skip_ws(t, p + 1, len);
     }
@@ -303,7 +385,7 @@ static json_object *keep_exact(const char *t, size_t p, size_t len, json_object 
             *ok = false;
         else if (!json_object_object_get_ex(seen, key, NULL)) {
             json_object_object_add(seen, key, NULL);
-            json_object *repl = keep_exact(t, ms[i].value, len, json_object_object_get(node, key), ok);
+            json_object *repl = keep_exact(ly, ms[i].value, json_object_object_get(node, key), ok);
             if (repl)
                 json_object_object_add(node, key, repl);
         }
@@ -364,8 +446,10 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     }
     json_tokener_free(tok);
     if (sc.big_int || sc.lone_surrogate) {
-        bool ok = true;
-        json_object *repl = keep_exact(text, skip_ws(text, 0, len), len, msg, &ok);
+        layout ly;
+        bool ok = layout_build(&ly, text, len);
+        json_object *repl = ok ? keep_exact(&ly, skip_ws(text, 0, len), msg, &ok) : NULL;
+        layout_free(&ly);
         if (repl) { /* the message is a bare number */
             json_object_put(msg);
             msg = repl;

@@ -443,6 +443,14 @@ START_TEST(huge_integers_are_kept_as_sent)
     th_rpc_msg_clear(&msg);
     parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"c\":77777777777777777777,\"c\":5}}");
     ck_assert_str_eq(json_object_to_json_string_ext(msg.params, JSON_C_TO_STRING_PLAIN), "{\"c\":5}");
+    th_rpc_msg_clear(&msg);
+    /* Siblings before and after, deeper nesting, a lone surrogate beside. */
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":[{\"x\":1},[2,[3,99999999999999999999]],"
+          "\"\\ud800\",\"z\"],\"b\":\"\\udbff\",\"b\":\"ok\",\"d\":{\"e\":[\"\\udc00x\"]}}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(json_object_to_json_string_ext(msg.params, JSON_C_TO_STRING_PLAIN),
+                     "{\"a\":[{\"x\":1},[2,[3,99999999999999999999]],\"\\ud800\",\"z\"],\"b\":\"ok\","
+                     "\"d\":{\"e\":[\"\\udc00x\"]}}");
 }
 END_TEST
 
