@@ -62,6 +62,8 @@ typedef struct th_rpc_msg {
 ** (-32602 for params that are an array). Numbers and ids are kept exactly as
 ** sent: an integer json-c would clamp becomes a double that serialises as
 ** its literal, and a string with a lone surrogate escape serialises as sent.
+** A non-empty array is TH_RPC_BATCH (MSG is the array; an empty one is
+** -32600): whether it is served is the session's business.
 */
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
 /* Classify VALUE, one element of a batch, as th_rpc_parse would classify

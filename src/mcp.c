@@ -3,6 +3,7 @@
 ** _meta (2026-07-28) is served statelessly; anything else follows the legacy
 ** initialize handshake of its session. Methods are a table; tools/call runs on
 ** the worker pool, with cancellation, progress and logging wired to th_call.
+** JSON-RPC batches are served where the negotiated revision has them.
 */
 #include "config.h"
 
