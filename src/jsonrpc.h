@@ -21,7 +21,10 @@ enum {
     TH_RPC_METHOD_NOT_FOUND = -32601,
     TH_RPC_INVALID_PARAMS = -32602,
     TH_RPC_INTERNAL_ERROR = -32603,
-    TH_RPC_SERVER_BUSY = -32000, /* implementation-defined: too many calls */
+    /* Overloaded: too many calls, or one waited too long for a thread. MCP
+     * 2026-07-28 asks new implementations not to use -32000..-32019 and to
+     * put codes it does not define outside -32768..-32000. */
+    TH_RPC_SERVER_BUSY = -31000,
     TH_RPC_HEADER_MISMATCH = -32020,
     TH_RPC_MISSING_CAPABILITY = -32021,
     TH_RPC_UNSUPPORTED_VERSION = -32022,
@@ -32,6 +35,7 @@ typedef enum th_rpc_kind {
     TH_RPC_NOTIFICATION, /* method, no id */
     TH_RPC_RESPONSE,     /* result or error, no method: ignored by a server */
     TH_RPC_INVALID,      /* answer with error_code/error_message to id */
+    TH_RPC_BATCH,        /* a non-empty array: MSG holds the elements */
 } th_rpc_kind;
 
 /*
@@ -53,10 +57,19 @@ typedef struct th_rpc_msg {
 /*
 ** Parse LEN bytes (one message, no newline). Always fills OUT; release it
 ** with th_rpc_msg_clear. Unparseable text or invalid UTF-8 is TH_RPC_INVALID
-** with -32700; a structurally wrong message is -32600 (-32602 for params that
-** are not an object).
+** with -32700 (so are NaN and Infinity, which json-c would take); a
+** structurally wrong message, params null or a scalar included, is -32600
+** (-32602 for params that are an array). Numbers and ids are kept exactly as
+** sent: an integer json-c would clamp becomes a double that serialises as
+** its literal, and a string with a lone surrogate escape serialises as sent.
+** A non-empty array is TH_RPC_BATCH (MSG is the array; an empty one is
+** -32600): whether it is served is the session's business.
 */
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
+/* Classify VALUE, one element of a batch, as th_rpc_parse would classify
+** a message (an array is invalid here: batches do not nest). OUT takes its
+** own reference to VALUE. */
+void th_rpc_parse_value(json_object *value, th_rpc_msg *out);
 void th_rpc_msg_clear(th_rpc_msg *msg);
 
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Takes RESULT; ID is borrowed
@@ -78,9 +91,14 @@ json_object *th_rpc_notification(const char *method, json_object *params);
 */
 const char *th_rpc_serialize(json_object *msg, size_t *len);
 
-/* A stable text key for a request id (for in-flight tables): "s:" or "n:"
-** and the id's JSON text. Writes at most SIZE bytes; false if too long.
-** Serialises ID, so call it only from the thread that owns the message. */
-int th_rpc_id_key(json_object *id, char *buf, size_t size);
+/*
+** A text key for a request id (for in-flight tables), equal exactly when the
+** ids are: numbers compare by value (8 and 8.0 are one id; no two distinct
+** literals share a key, however large), strings by value, with a lone
+** surrogate kept apart from U+FFFD. Malloc'd (the caller frees it); NULL for
+** an id that is not a string or number, or on allocation failure.
+** Serialises ID, so call it only from the thread that owns the message.
+*/
+char *th_rpc_id_key(json_object *id);
 
 #endif

@@ -47,6 +47,8 @@ static const char usage_text[] =
     "                               JSON size) becomes an error (default 16777216)\n"
     "      --max-inflight-bytes=N   request bytes of tool calls in flight; past it\n"
     "                               a new call is refused as busy (default 67108864)\n"
+    "      --queue-timeout-ms=N     a call waiting longer for a free thread is\n"
+    "                               answered busy, not run (default 30000; 0: none)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
     "      --instructions=TEXT      the instructions sent to clients\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
@@ -74,6 +76,7 @@ enum {
     OPT_LOGLEVEL,
     OPT_MAXRESULT,
     OPT_MAXINFLIGHT,
+    OPT_QUEUE_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +86,7 @@ static const struct option long_opts[] = {
     {"page-size", required_argument, NULL, OPT_PAGE},
     {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
     {"max-concurrent-calls", required_argument, NULL, OPT_MAXCALLS},
+    {"queue-timeout-ms", required_argument, NULL, OPT_QUEUE_TIMEOUT},
     {"list-ttl-ms", required_argument, NULL, OPT_TTL},
     {"instructions", required_argument, NULL, OPT_INSTR},
     {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
@@ -176,6 +180,11 @@ int main(int argc, char **argv)
                 goto usage;
             }
             cfg.max_threads = (size_t)v;
+            break;
+        case OPT_QUEUE_TIMEOUT:
+            if (!parse_size("queue-timeout-ms", optarg, 86400000, &v))
+                goto usage;
+            cfg.queue_timeout_ms = (long long)v;
             break;
         case OPT_TTL:
             if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))

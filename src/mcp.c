@@ -3,6 +3,7 @@
 ** _meta (2026-07-28) is served statelessly; anything else follows the legacy
 ** initialize handshake of its session. Methods are a table; tools/call runs on
 ** the worker pool, with cancellation, progress and logging wired to th_call.
+** JSON-RPC batches are served where the negotiated revision has them.
 */
 #include "config.h"
 
@@ -93,7 +94,8 @@ struct job {
     int version;            /* index into versions[] */
     th_call *call;
     bool cancelled;         /* under s->lock */
-    char key[160];
+    char *key;              /* th_rpc_id_key of id, owned */
+    struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
     job *next;              /* bucket chain */
 };
 
@@ -107,6 +109,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->max_threads = 64;
     cfg->max_result_bytes = (size_t)16 << 20;
     cfg->max_inflight_bytes = (size_t)64 << 20;
+    cfg->queue_timeout_ms = 30000;
 }
 
 static const char default_instructions[] =
@@ -126,6 +129,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         free(m);
         return NULL;
     }
+    th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->reg = th_registry_ref(reg);
     return m;
 }
@@ -177,10 +181,81 @@ static void session_unref(th_mcp_session *s)
     free(s);
 }
 
+/*
+** A JSON-RPC batch being answered (2025-03-26): the responses of its
+** requests are collected and sent as one array once the last has one. The
+** reader holds one reference while it dispatches the elements, and each
+** tool call from the batch one more until its response is in.
+*/
+typedef struct rpc_batch {
+    th_mcp_session *s;   /* a session reference */
+    pthread_mutex_t lock; /* replies, refs */
+    json_object *replies;
+    int refs;
+} rpc_batch;
+
+/* The batch whose responses the calling thread is producing, or NULL: set
+ * by the reader while it dispatches a batch's elements and by a pool thread
+ * while it sends a batched call's response, so every path that answers a
+ * request (send_error and the like) lands in the batch without knowing. */
+static _Thread_local rpc_batch *answering;
+
+static void send_msg(th_mcp_session *s, json_object *msg);
+
+static rpc_batch *batch_new(th_mcp_session *s)
+{
+    rpc_batch *b = calloc(1, sizeof *b);
+    if (!b || !(b->replies = json_object_new_array())) {
+        free(b);
+        return NULL;
+    }
+    b->s = s;
+    b->refs = 1;
+    atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_init(&b->lock, NULL);
+    return b;
+}
+
+static void batch_hold(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->refs++;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void session_unref(th_mcp_session *s);
+
+/* Drop a reference; the last sends the array (nothing when no response
+ * was due: a batch of notifications, or of cancelled calls). */
+static void batch_release(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    bool last = --b->refs == 0;
+    pthread_mutex_unlock(&b->lock);
+    if (!last)
+        return;
+    rpc_batch *outer = answering;
+    answering = NULL;
+    if (json_object_array_length(b->replies) > 0)
+        send_msg(b->s, b->replies);
+    else
+        json_object_put(b->replies);
+    answering = outer;
+    pthread_mutex_destroy(&b->lock);
+    session_unref(b->s);
+    free(b);
+}
+
 static void send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
         th_log(TH_LOG_ERROR, "out of memory building a response; it was not sent");
+        return;
+    }
+    if (answering && answering->s == s) {
+        pthread_mutex_lock(&answering->lock);
+        json_object_array_add(answering->replies, msg);
+        pthread_mutex_unlock(&answering->lock);
         return;
     }
     /* Sends run concurrently (the transport keeps messages whole); the lock
@@ -259,6 +334,19 @@ static const char *plain_string(json_object *o)
     return strlen(p) == (size_t)json_object_get_string_len(o) ? p : NULL;
 }
 
+/*
+** Every revision served, newest first, as the 2026-07-28 versioning page's
+** dual-era example lists them ("2026-07-28", "2025-11-25"): a client that
+** speaks only a legacy revision learns that initialize will serve it.
+*/
+static json_object *supported_versions(void)
+{
+    json_object *sv = json_object_new_array();
+    for (int i = N_VERSIONS; i-- > 0;)
+        push(sv, json_object_new_string(versions[i]));
+    return sv;
+}
+
 static int version_index(const char *v)
 {
     for (int i = 0; i < N_VERSIONS; i++)
@@ -331,9 +419,7 @@ static void m_discover(request *r)
 {
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
-    json_object *sv = json_object_new_array();
-    push(sv, json_object_new_string(TH_MCP_MODERN_VERSION));
-    put(res, "supportedVersions", sv);
+    put(res, "supportedVersions", supported_versions());
     put(res, "capabilities", capabilities());
     put(res, "instructions", json_object_new_string(m->cfg.instructions));
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
@@ -444,6 +530,7 @@ static void job_done(th_mcp_session *s)
 
 static void job_free(job *j)
 {
+    free(j->key);
     th_call_free(j->call);
     json_object_put(j->args);
     json_object_put(j->id);
@@ -560,11 +647,27 @@ static bool validation_cancelled(void *call)
     return th_call_cancelled(call);
 }
 
+static void job_answer(job *j, json_object *result, const char *busy);
+
+/* Cancelled while it waited in the queue: the client has given up on it,
+ * so its handler must not run (its side effects would come after the
+ * cancel). */
+static bool cancelled_in_queue(job *j)
+{
+    pthread_mutex_lock(&j->s->lock);
+    bool cancelled = j->cancelled;
+    pthread_mutex_unlock(&j->s->lock);
+    return cancelled;
+}
+
 /* Runs on a pool thread: validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
     job *j = p;
-    th_mcp_session *s = j->s;
+    if (cancelled_in_queue(j)) {
+        job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
+        return;
+    }
     const th_entry *e = j->entry;
     json_object *result = NULL;
     char *violations = NULL;
@@ -582,6 +685,15 @@ static void run_job(void *p)
         result = check_output(e, th_call_finish(j->call, rc));
     }
 
+    job_answer(j, result, NULL);
+}
+
+/* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
+ * is not NULL, unless J was cancelled; hand J back to be freed. Pool
+ * thread. */
+static void job_answer(job *j, json_object *result, const char *busy)
+{
+    th_mcp_session *s = j->s;
     /* The id is released before the response goes out: a client may reuse
      * it as soon as it reads the response. */
     pthread_mutex_lock(&s->lock);
@@ -589,8 +701,11 @@ static void run_job(void *p)
     unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
+    answering = j->batch;
     if (cancelled) {
         json_object_put(result);
+    } else if (busy) {
+        send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
     } else if (result) {
         request r = {.s = s, .modern = j->modern};
         if (!j->modern)
@@ -600,6 +715,9 @@ static void run_job(void *p)
     } else {
         send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
     }
+    answering = NULL;
+    if (j->batch)
+        batch_release(j->batch); /* may send the whole batch's array */
     /* Only now is the call over: a drain that waits for in-flight calls
      * must also wait for their responses to be written. The request was
      * allocated by the reader thread; it is handed back to be freed there,
@@ -616,6 +734,23 @@ static void run_job(void *p)
     pthread_mutex_unlock(&s->lock);
     if (free_here)
         job_free(j);
+}
+
+/*
+** J waited in the pool's queue past --queue-timeout-ms: every thread was
+** taken (possibly by calls that will never return), so it is answered busy
+** and never run. On the pool's supervisor thread.
+*/
+static void expire_job(void *p)
+{
+    job *j = p;
+    const th_mcp_config *cfg = &j->s->mcp->cfg;
+    char m[320];
+    snprintf(m, sizeof m,
+             "Server busy: the call waited %lld ms (--queue-timeout-ms) and none of the %zu tool threads "
+             "(--max-concurrent-calls) became free; it was not run. Retry later",
+             cfg->queue_timeout_ms, cfg->max_threads);
+    job_answer(j, NULL, m);
 }
 
 /* Free the answered calls handed back by pool threads. Reader thread. */
@@ -657,9 +792,10 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    if (!th_rpc_id_key(r->msg->id, j->key, sizeof j->key)) {
+    j->key = th_rpc_id_key(r->msg->id);
+    if (!j->key) {
         free(j);
-        send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: \"id\" is too long", NULL);
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     /* Keep only what the call needs, as its own objects: the rest of the
@@ -689,6 +825,7 @@ static void m_tools_call(request *r)
         json_object_put(j->args);
         json_object_put(j->id);
         json_object_put(j->token);
+        free(j->key);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -699,6 +836,7 @@ static void m_tools_call(request *r)
     j->bytes = s->msg_len;
     j->modern = r->modern;
     j->version = r->version;
+    j->batch = answering;
 
     pthread_mutex_lock(&s->lock);
     /* Refuse rather than wait: a reader blocked here could no longer read
@@ -750,13 +888,17 @@ static void m_tools_call(request *r)
     pthread_mutex_unlock(&s->lock);
     free_finished(finished);
 
-    if (th_pool_submit(s->mcp->pool, run_job, j) != TH_OK) {
+    if (j->batch)
+        batch_hold(j->batch);
+    if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
         job_done(s);
         s->inflight_bytes -= j->bytes;
         pthread_mutex_unlock(&s->lock);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (j->batch)
+            batch_release(j->batch);
         job_free(j);
     }
 }
@@ -764,9 +906,9 @@ static void m_tools_call(request *r)
 static void n_cancelled(request *r)
 {
     json_object *rid;
-    char key[160];
+    char *key;
     if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "requestId", &rid) ||
-        !th_rpc_id_key(rid, key, sizeof key))
+        !(key = th_rpc_id_key(rid)))
         return;
     pthread_mutex_lock(&r->s->lock);
     job *j = find_job(r->s, key);
@@ -775,6 +917,7 @@ static void n_cancelled(request *r)
         th_call_cancel(j->call);
     }
     pthread_mutex_unlock(&r->s->lock);
+    free(key);
 }
 
 static void n_ignore(request *r)
@@ -834,18 +977,26 @@ static int read_meta(request *r)
     }
     const char *requested = json_object_get_string(v);
     int idx = version_index(requested);
-    if (idx != V_MODERN) {
-        /* A legacy revision named per request is served by the session that
-         * negotiated it; on its own it would need a handshake. */
+    if (idx >= 0 && idx != V_MODERN) {
+        /* A legacy revision named per request is a legacy request: an
+         * initialize starts the handshake, anything else is served by the
+         * session that negotiated that revision (and before initialize is
+         * told to send it). It is never "unsupported": -32022 would list
+         * it as supported. */
         pthread_mutex_lock(&r->s->lock);
-        bool legacy_ok = idx >= 0 && r->s->initialized && r->s->legacy_version == idx;
+        bool other = r->s->initialized && r->s->legacy_version != idx;
+        int negotiated = r->s->legacy_version;
         pthread_mutex_unlock(&r->s->lock);
-        if (legacy_ok)
+        if (!other || strcmp(r->msg->method, "initialize") == 0)
             return 1;
+        send_errorf(r->s, r->msg->id, TH_RPC_INVALID_REQUEST,
+                    "Invalid Request: _meta[\"" META_VERSION "\"] names %s, but initialize negotiated %s",
+                    versions[idx], versions[negotiated]);
+        return -1;
+    }
+    if (idx != V_MODERN) {
         json_object *data = json_object_new_object();
-        json_object *sup = json_object_new_array();
-        push(sup, json_object_new_string(TH_MCP_MODERN_VERSION));
-        put(data, "supported", sup);
+        put(data, "supported", supported_versions());
         put(data, "requested", json_object_new_string(requested));
         send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
         return -1;
@@ -882,6 +1033,12 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
     int era = read_meta(&r);
     if (era < 0)
         return;
+    if (answering && (era == 0 || m->fn == m_initialize)) {
+        send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: %s",
+                    era == 0 ? "a " TH_MCP_MODERN_VERSION " request cannot be part of a JSON-RPC batch"
+                             : "initialize must not be part of a JSON-RPC batch");
+        return;
+    }
     if (era == 0) {
         if (!(m->eras & ERA_MODERN)) {
             send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %s is not part of protocol %s",
@@ -912,20 +1069,19 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
     m->fn(&r);
 }
 
-void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
+static void handle_batch(th_mcp_session *s, th_rpc_msg *msg);
+
+static void dispatch(th_mcp_session *s, th_rpc_msg *msg)
 {
-    th_rpc_msg msg;
-    s->msg_len = len;
-    th_rpc_parse(text, len, &msg);
-    switch (msg.kind) {
+    switch (msg->kind) {
     case TH_RPC_REQUEST:
-        handle_request(s, &msg);
+        handle_request(s, msg);
         break;
     case TH_RPC_NOTIFICATION: {
         /* Never answered, whatever is wrong with them. */
-        const method *m = find_method(notifications, sizeof notifications / sizeof notifications[0], msg.method);
+        const method *m = find_method(notifications, sizeof notifications / sizeof notifications[0], msg->method);
         if (m) {
-            request r = {.s = s, .msg = &msg};
+            request r = {.s = s, .msg = msg};
             m->fn(&r);
         }
         break;
@@ -933,10 +1089,72 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
     case TH_RPC_RESPONSE:
         break; /* this server sends no requests: a stray response */
     case TH_RPC_INVALID:
-        if (!msg.silent)
-            send_error(s, msg.id, msg.error_code, msg.error_message, NULL);
+        if (!msg->silent)
+            send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
+        break;
+    case TH_RPC_BATCH:
+        handle_batch(s, msg);
         break;
     }
+}
+
+/* Revisions whose base protocol has JSON-RPC batches: 2025-03-26 added them
+ * (servers MUST accept them) and 2025-06-18 removed them; 2024-11-05 has no
+ * batch messages in its schema. */
+static bool has_batches(int v)
+{
+    return v == V_2025_03_26;
+}
+
+/*
+** A JSON-RPC batch: served only in a session that negotiated a revision
+** with batches. Each element is handled as a message of its own, tool calls
+** still running concurrently; their responses go out as one array.
+*/
+static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
+{
+    pthread_mutex_lock(&s->lock);
+    bool init = s->initialized;
+    int v = s->legacy_version;
+    pthread_mutex_unlock(&s->lock);
+    if (answering) {
+        /* th_rpc_parse_value never yields a batch; defensive */
+        send_error(s, NULL, TH_RPC_INVALID_REQUEST, "Invalid Request: batches do not nest", NULL);
+        return;
+    }
+    if (!init || !has_batches(v)) {
+        send_errorf(s, NULL, TH_RPC_INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are served only after initialize negotiated protocol "
+                    "2025-03-26 (the one revision that has them); %s%s",
+                    init ? "this session negotiated " : "this session has not initialized",
+                    init ? versions[v] : "");
+        return;
+    }
+    rpc_batch *b = batch_new(s);
+    if (!b) {
+        send_error(s, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    size_t n = json_object_array_length(msg->msg);
+    /* Each call of a batch holds its share of the batch's text in flight. */
+    s->msg_len = n ? s->msg_len / n : s->msg_len;
+    for (size_t i = 0; i < n; i++) {
+        th_rpc_msg m;
+        th_rpc_parse_value(json_object_array_get_idx(msg->msg, i), &m);
+        answering = b;
+        dispatch(s, &m);
+        answering = NULL;
+        th_rpc_msg_clear(&m);
+    }
+    batch_release(b);
+}
+
+void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
+{
+    th_rpc_msg msg;
+    s->msg_len = len;
+    th_rpc_parse(text, len, &msg);
+    dispatch(s, &msg);
     th_rpc_msg_clear(&msg);
 }
 

@@ -4,12 +4,15 @@
 ** a thread only when jobs wait and no thread has taken one for
 ** GROW_AFTER_MS: the threads are stuck in slow calls. So a slow call never
 ** holds up another for long, while a flood of fast calls (a long queue that
-** moves) does not pay for dozens of contending threads. Shutdown
-** drains the queue and joins with a deadline.
+** moves) does not pay for dozens of contending threads. A job that waits
+** longer than the queue timeout is taken out and handed to its expiry
+** function instead (all threads may be stuck for good). Shutdown drains the
+** queue and joins with a deadline.
 */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,6 +26,7 @@
 
 typedef struct job {
     void (*fn)(void *);
+    void (*expired)(void *); /* NULL: waits as long as it takes */
     void *arg;
     long long queued_ms;
     struct job *next;
@@ -36,6 +40,7 @@ struct th_pool {
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
     size_t nqueued;          /* jobs in the queue */
+    long long queue_timeout_ms; /* 0: none */
     long long last_take_ms;  /* when a thread last took a job */
     int held;                /* th_pool_hold depth: wake-ups deferred */
     size_t wakes_pending;    /* signals owed to idle threads */
@@ -84,23 +89,67 @@ static void spawn(th_pool *pool)
      * still runs at shutdown's drain, never silently dropped. */
 }
 
+/* Take the jobs at the head that waited past the queue timeout (the queue
+ * is FIFO, so they are the oldest). Under pool->lock. */
+static job *take_expired(th_pool *pool, long long now)
+{
+    job *out = NULL, **tail = &out;
+    while (pool->queue_timeout_ms > 0 && pool->head && pool->head->expired &&
+           now >= pool->head->queued_ms + pool->queue_timeout_ms) {
+        job *j = pool->head;
+        pool->head = j->next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pool->nqueued--;
+        j->next = NULL;
+        *tail = j;
+        tail = &j->next;
+    }
+    return out;
+}
+
+/*
+** The supervisor: adds a thread when jobs wait and none was taken for
+** GROW_AFTER_MS (below the maximum), and expires jobs that waited past the
+** queue timeout, calling their expiry functions here, outside the lock.
+*/
 static void *supervise(void *p)
 {
     th_pool *pool = p;
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
-        if (!pool->head || pool->nthreads >= pool->max_threads) {
-            pthread_cond_wait(&pool->backlog, &pool->lock);
+        long long now = th_now_ms();
+        job *expired = take_expired(pool, now);
+        if (expired) {
+            pthread_mutex_unlock(&pool->lock);
+            for (job *j = expired, *next; j; j = next) {
+                next = j->next;
+                j->expired(j->arg);
+                free(j);
+            }
+            pthread_mutex_lock(&pool->lock);
             continue;
         }
-        long long since = pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
-        long long due = since + GROW_AFTER_MS;
-        /* Idle threads already woken count as free until they run: only
-         * jobs beyond them need a new thread. */
-        if (th_now_ms() >= due && pool->nqueued > pool->nidle)
-            spawn(pool);
+        long long wake = LLONG_MAX;
+        if (pool->head && pool->nthreads < pool->max_threads) {
+            long long since =
+                pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
+            long long due = since + GROW_AFTER_MS;
+            /* Idle threads already woken count as free until they run: only
+             * jobs beyond them need a new thread. */
+            if (now >= due && pool->nqueued > pool->nidle) {
+                spawn(pool);
+                continue;
+            }
+            wake = due > now ? due : now + 1;
+        }
+        if (pool->head && pool->head->expired && pool->queue_timeout_ms > 0 &&
+            pool->head->queued_ms + pool->queue_timeout_ms < wake)
+            wake = pool->head->queued_ms + pool->queue_timeout_ms;
+        if (wake == LLONG_MAX)
+            pthread_cond_wait(&pool->backlog, &pool->lock);
         else
-            th_cond_wait_until(&pool->backlog, &pool->lock, due > th_now_ms() ? due : th_now_ms() + 1);
+            th_cond_wait_until(&pool->backlog, &pool->lock, wake);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -128,12 +177,25 @@ th_pool *th_pool_new(size_t max_threads)
     return pool;
 }
 
+void th_pool_set_queue_timeout(th_pool *pool, long long ms)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->queue_timeout_ms = ms > 0 ? ms : 0;
+    pthread_mutex_unlock(&pool->lock);
+}
+
 th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
+{
+    return th_pool_submit_ex(pool, fn, NULL, arg);
+}
+
+th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void *), void *arg)
 {
     job *j = malloc(sizeof *j);
     if (!j)
         return TH_ERR_NOMEM;
     j->fn = fn;
+    j->expired = expired;
     j->arg = arg;
     j->queued_ms = th_now_ms();
     j->next = NULL;
@@ -159,7 +221,8 @@ th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
             pthread_cond_signal(&pool->work);
     } else if (pool->nthreads < pool->core_threads) {
         spawn(pool);
-    } else if (pool->nthreads < pool->max_threads) {
+    } else if (pool->nthreads < pool->max_threads || (expired && pool->queue_timeout_ms > 0)) {
+        /* The job waits: the supervisor grows the pool or expires it. */
         if (!pool->supervising &&
             pthread_create(&pool->supervisor, NULL, supervise, pool) == 0)
             pool->supervising = true;

@@ -25,6 +25,18 @@ th_pool *th_pool_new(size_t max_threads);
 th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg);
 
 /*
+** Like th_pool_submit, but if the job waits in the queue longer than the
+** pool's queue timeout (th_pool_set_queue_timeout) it is taken out and
+** EXPIRED(ARG) is called instead of FN(ARG), on the pool's supervisor
+** thread. Exactly one of the two runs.
+*/
+th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void *), void *arg);
+
+/* How long a job from th_pool_submit_ex may wait for a thread; 0: for
+ * ever. Applies to jobs queued before the change too. */
+void th_pool_set_queue_timeout(th_pool *pool, long long ms);
+
+/*
 ** Between th_pool_hold and th_pool_release, jobs are queued (and may be
 ** taken by threads that are awake) but sleeping threads are not woken until
 ** the release: a producer with a batch at hand pays for one wake-up per

@@ -144,6 +144,39 @@ START_TEST(invalid_utf8_is_parse_error)
 }
 END_TEST
 
+/* json-c takes NaN and Infinity even in strict mode; JSON has neither. */
+static const char *const nonfinite[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":NaN,\"method\":\"ping\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":Infinity}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":[1,-Infinity]}}",
+};
+
+START_TEST(nan_and_infinity_are_parse_errors)
+{
+    parse(nonfinite[_i]);
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+    ck_assert_ptr_null(msg.id);
+    th_rpc_msg_clear(&msg);
+    /* Inside strings they are just text. */
+    parse("{\"jsonrpc\":\"2.0\",\"id\":\"NaN\",\"method\":\"ping\",\"params\":{\"Infinity\":\"NaN\"}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+}
+END_TEST
+
+/* A NUL byte after the message is not white space (strchr finds the
+ * terminator in any set). */
+START_TEST(trailing_nul_is_parse_error)
+{
+    const char text[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\0";
+    th_rpc_parse(text, sizeof text - 1, &msg);
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+    th_rpc_msg_clear(&msg);
+    const char text2[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \0 ";
+    th_rpc_parse(text2, sizeof text2 - 1, &msg);
+    ASSERT_INVALID(TH_RPC_PARSE_ERROR);
+}
+END_TEST
+
 START_TEST(embedded_length_is_respected)
 {
     /* LEN, not the NUL, ends the message: the valid prefix is one request. */
@@ -157,8 +190,41 @@ END_TEST
 
 /* Valid JSON that is not a request object. Top-level scalars must not be
  * mistaken for unfinished input: "5" is complete JSON. */
-static const char *const not_objects[] = {"[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
-                                          "\"ping\"", "5", "true", "null", "-1.5e3"};
+static const char *const not_objects[] = {"[]", "\"ping\"", "5", "true", "null", "-1.5e3"};
+
+/* A non-empty array is a batch (whether it is served is the session's
+ * call); each element is classified like a message, but cannot nest. */
+START_TEST(arrays_are_batches)
+{
+    parse("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"n\"},5,[],"
+          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":null}]");
+    ck_assert_int_eq(msg.kind, TH_RPC_BATCH);
+    ck_assert_uint_eq(json_object_array_length(msg.msg), 5);
+    static const struct {
+        th_rpc_kind kind;
+        int code;
+    } want[] = {{TH_RPC_REQUEST, 0},
+                {TH_RPC_NOTIFICATION, 0},
+                {TH_RPC_INVALID, TH_RPC_INVALID_REQUEST},
+                {TH_RPC_INVALID, TH_RPC_INVALID_REQUEST},
+                {TH_RPC_INVALID, TH_RPC_INVALID_REQUEST}};
+    for (size_t i = 0; i < 5; i++) {
+        th_rpc_msg m;
+        th_rpc_parse_value(json_object_array_get_idx(msg.msg, i), &m);
+        ck_assert_msg(m.kind == want[i].kind && m.error_code == want[i].code, "element %zu: kind %d code %d", i,
+                      m.kind, m.error_code);
+        th_rpc_msg_clear(&m);
+    }
+}
+END_TEST
+
+/* 2026-07-28 leaves -32000..-32019 to old implementations and asks for
+ * codes it does not define outside -32768..-32000. */
+START_TEST(busy_code_is_outside_the_reserved_range)
+{
+    ck_assert(TH_RPC_SERVER_BUSY < -32768 || TH_RPC_SERVER_BUSY > -32000);
+}
+END_TEST
 
 START_TEST(non_object_is_invalid_request)
 {
@@ -198,14 +264,24 @@ END_TEST
 
 /* ---- -32602 ------------------------------------------------------------- */
 
+/* JSON-RPC 2.0: params, when present, MUST be a structured value. A scalar
+ * or null makes the Request object invalid (-32600); an array is a valid
+ * Request whose params MCP cannot take (-32602). */
 START_TEST(params_not_object_is_invalid_params)
 {
-    static const char *const params[] = {"[1,2]", "5", "\"x\"", "null", "true"};
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+    static const struct {
+        const char *params;
+        int code;
+    } cases[] = {{"[1,2]", TH_RPC_INVALID_PARAMS},  {"[]", TH_RPC_INVALID_PARAMS},
+                 {"5", TH_RPC_INVALID_REQUEST},     {"\"x\"", TH_RPC_INVALID_REQUEST},
+                 {"null", TH_RPC_INVALID_REQUEST},  {"true", TH_RPC_INVALID_REQUEST}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[160];
-        snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":%s}", params[i]);
+        snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":%s}",
+                 cases[i].params);
         parse(text);
-        ck_assert_msg(msg.kind == TH_RPC_INVALID && msg.error_code == TH_RPC_INVALID_PARAMS, "%s", text);
+        ck_assert_msg(msg.kind == TH_RPC_INVALID && msg.error_code == cases[i].code, "%s: want %d, got %d", text,
+                      cases[i].code, msg.error_code);
         ck_assert_str_eq(id_text(), "9");
         ck_assert(!msg.silent);
         th_rpc_msg_clear(&msg);
@@ -308,22 +384,162 @@ START_TEST(parsed_request_round_trips)
 }
 END_TEST
 
+/* ---- numbers and strings kept exactly ------------------------------------ */
+
+/* The id a message serialises back to, and its key (malloc'd). */
+static char *parsed_key(const char *id_json, char *echo, size_t size)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", id_json);
+    th_rpc_msg m;
+    th_rpc_parse(text, strlen(text), &m);
+    ck_assert_msg(m.kind == TH_RPC_REQUEST, "%s: kind %d (%s)", text, m.kind, m.error_message);
+    json_object *reply = th_rpc_result(m.id, json_object_new_object());
+    size_t len;
+    snprintf(echo, size, "%s", th_rpc_serialize(reply, &len));
+    json_object_put(reply);
+    char *key = th_rpc_id_key(m.id);
+    ck_assert_ptr_nonnull(key);
+    th_rpc_msg_clear(&m);
+    return key;
+}
+
+/* An id echoed byte for byte: the reply holds "id":ID_JSON. */
+static void assert_echo(const char *id_json, const char *echo)
+{
+    char want[4200];
+    snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", id_json);
+    ck_assert_str_eq(echo, want);
+}
+
+/* json-c clamps integers outside [-2^63, 2^64-1]; ids and values past them
+ * keep their literal, and distinct literals stay distinct. */
+START_TEST(huge_integers_are_kept_as_sent)
+{
+    static const char *const ids[] = {"18446744073709551616", "18446744073709551615", "18446744073709551617",
+                                      "-9223372036854775809", "-9223372036854775808",
+                                      "123456789012345678901234567890"};
+    enum { N = sizeof ids / sizeof ids[0] };
+    char *keys[N], echo[4200];
+    for (int i = 0; i < N; i++) {
+        keys[i] = parsed_key(ids[i], echo, sizeof echo);
+        assert_echo(ids[i], echo);
+    }
+    for (int i = 0; i < N; i++)
+        for (int k = i + 1; k < N; k++)
+            ck_assert_msg(strcmp(keys[i], keys[k]) != 0, "%s and %s share the key %s", ids[i], ids[k], keys[i]);
+    for (int i = 0; i < N; i++)
+        free(keys[i]);
+
+    /* Nested, in arrays, and under a duplicate key (json-c keeps the last). */
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":[1,99999999999999999999999,"
+          "{\"b\":-99999999999999999999}],\"c\":5,\"c\":77777777777777777777}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(json_object_to_json_string_ext(msg.params, JSON_C_TO_STRING_PLAIN),
+                     "{\"a\":[1,99999999999999999999999,{\"b\":-99999999999999999999}],\"c\":77777777777777777777}");
+    json_object *big = json_object_array_get_idx(json_object_object_get(msg.params, "a"), 1);
+    ck_assert(json_object_is_type(big, json_type_double)); /* never a clamped int */
+    ck_assert(json_object_get_double(big) > 9.9e22);
+    th_rpc_msg_clear(&msg);
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"c\":77777777777777777777,\"c\":5}}");
+    ck_assert_str_eq(json_object_to_json_string_ext(msg.params, JSON_C_TO_STRING_PLAIN), "{\"c\":5}");
+    th_rpc_msg_clear(&msg);
+    /* Siblings before and after, deeper nesting, a lone surrogate beside. */
+    parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":[{\"x\":1},[2,[3,99999999999999999999]],"
+          "\"\\ud800\",\"z\"],\"b\":\"\\udbff\",\"b\":\"ok\",\"d\":{\"e\":[\"\\udc00x\"]}}}");
+    ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
+    ck_assert_str_eq(json_object_to_json_string_ext(msg.params, JSON_C_TO_STRING_PLAIN),
+                     "{\"a\":[{\"x\":1},[2,[3,99999999999999999999]],\"\\ud800\",\"z\"],\"b\":\"ok\","
+                     "\"d\":{\"e\":[\"\\udc00x\"]}}");
+}
+END_TEST
+
+/* A lone surrogate has no UTF-8 form; json-c decodes it to U+FFFD. The id
+ * is still answered as sent, and keyed apart from other lone surrogates
+ * and from U+FFFD itself. */
+START_TEST(lone_surrogate_ids_are_kept_as_sent)
+{
+    char echo[4200];
+    char *a = parsed_key("\"\\ud800\"", echo, sizeof echo);
+    assert_echo("\"\\ud800\"", echo);
+    char *b = parsed_key("\"\\udbff\"", echo, sizeof echo);
+    assert_echo("\"\\udbff\"", echo);
+    char *c2 = parsed_key("\"\\ufffd\"", echo, sizeof echo);
+    char *d = parsed_key("\"\\uD800\"", echo, sizeof echo); /* same value as \ud800 */
+    assert_echo("\"\\uD800\"", echo);
+    char *e = parsed_key("\"x\\udc00\\ud83d\\ude00\\n\"", echo, sizeof echo);
+    assert_echo("\"x\\udc00\\ud83d\\ude00\\n\"", echo);
+    char *f = parsed_key("\"x\\udc00\xf0\x9f\x98\x80\\u000a\"", echo, sizeof echo); /* same value as e */
+    ck_assert_str_ne(a, b);
+    ck_assert_str_ne(a, c2);
+    ck_assert_str_eq(a, d);
+    ck_assert_str_eq(e, f);
+    free(a);
+    free(b);
+    free(c2);
+    free(d);
+    free(e);
+    free(f);
+}
+END_TEST
+
 /* ---- id keys ------------------------------------------------------------- */
 
 START_TEST(id_keys_distinguish_types)
 {
-    char a[64], b[64];
     json_object *n = json_object_new_int(12), *s = json_object_new_string("12");
-    ck_assert(th_rpc_id_key(n, a, sizeof a));
-    ck_assert(th_rpc_id_key(s, b, sizeof b));
+    char *a = th_rpc_id_key(n), *b = th_rpc_id_key(s);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
     ck_assert_str_ne(a, b);
     json_object *n2 = json_object_new_int64(12);
-    char c[64];
-    ck_assert(th_rpc_id_key(n2, c, sizeof c));
+    char *c = th_rpc_id_key(n2);
     ck_assert_str_eq(a, c);
     json_object_put(n);
     json_object_put(s);
     json_object_put(n2);
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+/* Numeric ids compare by value: cancelling 8.0 names the call 8. */
+START_TEST(numeric_id_keys_compare_by_value)
+{
+    static const char *const same[] = {"8", "8.0", "8.000", "0.8e1", "80e-1", "8E0", "800e-2"};
+    static const char *const other[] = {"8.5", "80", "-8", "0.8", "18", "9"};
+    char echo[4200];
+    char *k8 = parsed_key("8", echo, sizeof echo);
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        char *k = parsed_key(same[i], echo, sizeof echo);
+        ck_assert_msg(strcmp(k, k8) == 0, "%s: key %s, want %s", same[i], k, k8);
+        free(k);
+    }
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        char *k = parsed_key(other[i], echo, sizeof echo);
+        ck_assert_msg(strcmp(k, k8) != 0, "%s shares the key of 8", other[i]);
+        free(k);
+    }
+    char *z1 = parsed_key("0", echo, sizeof echo), *z2 = parsed_key("0.0e5", echo, sizeof echo);
+    ck_assert_str_eq(z1, z2);
+    free(z1);
+    free(z2);
+    free(k8);
+}
+END_TEST
+
+/* No fixed limit on the key: an id is bounded by the message alone. */
+START_TEST(long_ids_have_keys)
+{
+    char id[3003], echo[4200];
+    id[0] = '"';
+    memset(id + 1, 'k', 3000);
+    id[3001] = '\0';
+    strcat(id, "\"");
+    char *k = parsed_key(id, echo, sizeof echo);
+    ck_assert_uint_gt(strlen(k), 3000);
+    free(k);
 }
 END_TEST
 
@@ -334,10 +550,12 @@ START_TEST(fractional_ids_and_nul_in_string_ids)
     parse("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
     ck_assert_int_eq(msg.kind, TH_RPC_REQUEST);
     ck_assert_str_eq(id_text(), "1.5");
-    char a[64], b[64];
     json_object *x = json_tokener_parse("\"a\\u0000b\""), *y = json_tokener_parse("\"a\\u0000c\"");
-    ck_assert(th_rpc_id_key(x, a, sizeof a) && th_rpc_id_key(y, b, sizeof b));
+    char *a = th_rpc_id_key(x), *b = th_rpc_id_key(y);
+    ck_assert(a && b);
     ck_assert_str_ne(a, b);
+    free(a);
+    free(b);
     json_object_put(x);
     json_object_put(y);
     th_rpc_msg_clear(&msg);
@@ -346,16 +564,12 @@ START_TEST(fractional_ids_and_nul_in_string_ids)
 }
 END_TEST
 
-START_TEST(id_key_refuses_other_types_and_overflow)
+START_TEST(id_key_refuses_other_types)
 {
-    char buf[8];
     json_object *d = json_object_new_boolean(1);
-    ck_assert(!th_rpc_id_key(d, buf, sizeof buf));
-    ck_assert(!th_rpc_id_key(NULL, buf, sizeof buf));
-    json_object *longs = json_object_new_string("much-too-long-for-eight");
-    ck_assert(!th_rpc_id_key(longs, buf, sizeof buf));
+    ck_assert_ptr_null(th_rpc_id_key(d));
+    ck_assert_ptr_null(th_rpc_id_key(NULL));
     json_object_put(d);
-    json_object_put(longs);
 }
 END_TEST
 
@@ -373,7 +587,11 @@ static Suite *jsonrpc_suite(void)
     tcase_add_loop_test(tc, unparseable_is_parse_error, 0, (int)(sizeof unparseable / sizeof unparseable[0]));
     tcase_add_test(tc, invalid_utf8_is_parse_error);
     tcase_add_test(tc, embedded_length_is_respected);
+    tcase_add_loop_test(tc, nan_and_infinity_are_parse_errors, 0, (int)(sizeof nonfinite / sizeof nonfinite[0]));
+    tcase_add_test(tc, trailing_nul_is_parse_error);
     tcase_add_loop_test(tc, non_object_is_invalid_request, 0, (int)(sizeof not_objects / sizeof not_objects[0]));
+    tcase_add_test(tc, arrays_are_batches);
+    tcase_add_test(tc, busy_code_is_outside_the_reserved_range);
     tcase_add_loop_test(tc, structurally_wrong_is_invalid_request, 0,
                         (int)(sizeof bad_requests / sizeof bad_requests[0]));
     tcase_add_test(tc, params_not_object_is_invalid_params);
@@ -389,7 +607,11 @@ static Suite *jsonrpc_suite(void)
     tcase_add_test(tc, serialised_text_has_no_raw_newline);
     tcase_add_test(tc, parsed_request_round_trips);
     tcase_add_test(tc, id_keys_distinguish_types);
-    tcase_add_test(tc, id_key_refuses_other_types_and_overflow);
+    tcase_add_test(tc, id_key_refuses_other_types);
+    tcase_add_test(tc, numeric_id_keys_compare_by_value);
+    tcase_add_test(tc, long_ids_have_keys);
+    tcase_add_test(tc, huge_integers_are_kept_as_sent);
+    tcase_add_test(tc, lone_surrogate_ids_are_kept_as_sent);
     tcase_add_test(tc, fractional_ids_and_nul_in_string_ids);
     suite_add_tcase(s, tc);
     return s;

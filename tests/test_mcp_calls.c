@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jsonrpc.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 
@@ -646,7 +647,7 @@ END_TEST
 /* Start a slow call with progress, wait until it runs (first progress),
  * cancel it, wait until the handler saw it, and check nothing more comes
  * for it: the next message answers the request sent after. */
-static void cancel_in_flight(int era, const char *id_json)
+static void cancel_in_flight_as(int era, const char *id_json, const char *cancel_json)
 {
     mh_proc *p = start_era(era, NULL, NULL);
     send_call(p, era, id_json, "slow", "{\"ms\":20000,\"progress\":true,\"tag\":\"victim\"}",
@@ -656,7 +657,7 @@ static void cancel_in_flight(int era, const char *id_json)
     json_object_put(o);
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%s,"
                "\"reason\":\"test\"}}",
-            id_json);
+            cancel_json);
     /* Progress sent before the cancellation was read may still be in the pipe. */
     ck_assert_msg(mh_stderr_wait(p, "slow[victim]: saw cancellation", MH_TIMEOUT_MS),
                   "the handler never saw the cancellation");
@@ -683,6 +684,11 @@ static void cancel_in_flight(int era, const char *id_json)
     mh_finish(p);
 }
 
+static void cancel_in_flight(int era, const char *id_json)
+{
+    cancel_in_flight_as(era, id_json, id_json);
+}
+
 START_TEST(cancelled_call_sends_nothing_more)
 {
     cancel_in_flight(_i, "7");
@@ -705,6 +711,126 @@ START_TEST(cancelling_with_the_wrong_id_type_changes_nothing)
     const char *text = mh_str(o, "result content 0 text");
     ck_assert_msg(text && strstr(text, "slow[kept]: slept"), "%s", mh_json(o));
     json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
+/* Numeric ids compare by value: requestId 8.0 names the call 8. */
+START_TEST(cancelling_with_an_equal_number)
+{
+    cancel_in_flight_as(_i, "8", "8.0");
+}
+END_TEST
+
+/* Ids json-c would change (clamp, or decode to U+FFFD) are cancelled by
+ * exactly what was sent. */
+START_TEST(cancelled_call_with_an_id_json_c_would_change)
+{
+    cancel_in_flight(LEGACY, _i == 0 ? "18446744073709551616" : "\"\\ud800\"");
+}
+END_TEST
+
+/* Distinct ids that json-c would make equal stay distinct: the second call
+ * is not refused as "in flight", and each answer carries its own id. */
+START_TEST(ids_json_c_would_merge_stay_apart)
+{
+    static const char *const pairs[][2] = {
+        {"18446744073709551615", "18446744073709551616"},
+        {"-9223372036854775808", "-9223372036854775809"},
+        {"\"\\ud800\"", "\"\\udbff\""},
+        {"\"\\ud800\"", "\"\xef\xbf\xbd\""}, /* U+FFFD itself */
+    };
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        send_call(p, LEGACY, pairs[i][0], "slow", "{\"ms\":1500,\"tag\":\"first\"}", "");
+        send_call(p, LEGACY, pairs[i][1], "echo", "{\"text\":\"second\"}", "");
+        /* Raw lines: a JSON parser here would clamp or decode the ids too. */
+        for (int k = 1; k >= 0; k--) {
+            char want[128];
+            snprintf(want, sizeof want, "\"id\":%s,\"result\":", pairs[i][k]);
+            char *line = mh_read_line(p, MH_TIMEOUT_MS);
+            ck_assert_msg(line && strstr(line, want), "want %s in %s", want, line ? line : "(nothing)");
+            ck_assert_msg(strstr(line, k ? "second" : "slow[first]"), "%s", line);
+            free(line);
+        }
+    }
+    mh_finish(p);
+}
+END_TEST
+
+/* tools/call takes any id the other methods take: no fixed key size. */
+START_TEST(long_string_ids_on_tools_call)
+{
+    char id[1003];
+    id[0] = '"';
+    memset(id + 1, 'i', 1000);
+    id[1001] = '"';
+    id[1002] = '\0';
+    mh_proc *p = start_era(_i, NULL, NULL);
+    send_call(p, _i, id, "echo", "{\"text\":\"long id\"}", "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, id);
+    MH_ASSERT_STR(o, "result content 0 text", "long id");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
+/* A call cancelled while it waits for a thread never runs: its handler
+ * would otherwise act after the cancel (slow logs to stderr when it runs
+ * and finds itself cancelled). */
+START_TEST(a_call_cancelled_in_the_queue_never_runs)
+{
+    mh_proc *p = start_era(_i, "--max-concurrent-calls", "1");
+    send_call(p, _i, "1", "slow", "{\"ms\":1500,\"progress\":true,\"tag\":\"blocker\"}", "\"progressToken\":\"b\"");
+    json_object *o = mh_next(p); /* the blocker runs: the only thread is taken */
+    MH_ASSERT_STR(o, "method", "notifications/progress");
+    json_object_put(o);
+    send_call(p, _i, "2", "slow", "{\"ms\":0,\"tag\":\"queued\"}", "");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}");
+    o = mh_await(p, "1", NULL);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    /* FIFO: once this is answered, the cancelled call had its turn. */
+    o = call(p, _i, "echo", "{\"text\":\"after\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "after");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "slow[queued]"), "the cancelled call ran: %s", err);
+    free(err);
+    mh_finish(p);
+}
+END_TEST
+
+/* With every thread held by a call that ignores cancellation, a new call
+ * waits at most --queue-timeout-ms, then gets a busy error naming the
+ * limits, and never runs. */
+START_TEST(a_queued_call_waits_at_most_the_queue_timeout)
+{
+    mh_proc *p = mh_start("--max-concurrent-calls", "1", "--queue-timeout-ms", "300", NULL);
+    mh_initialize(p, "2025-11-25");
+    send_call(p, LEGACY, "1", "slow",
+              "{\"ms\":4000,\"ignore_cancel\":true,\"progress\":true,\"tag\":\"stuck\"}", "\"progressToken\":\"s\"");
+    json_object *o = mh_next(p);
+    MH_ASSERT_STR(o, "method", "notifications/progress");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+    send_call(p, LEGACY, "2", "slow", "{\"ms\":0,\"tag\":\"waiting\"}", "");
+    o = mh_await(p, "2", NULL);
+    MH_ASSERT_ERROR(o, TH_RPC_SERVER_BUSY); /* outside -32768..-32000 */
+    const char *m = mh_str(o, "error message");
+    ck_assert_msg(strstr(m, "--queue-timeout-ms") && strstr(m, "--max-concurrent-calls"), "%s", mh_json(o));
+    json_object_put(o);
+    mh_ping_is_next(p, 3);
+    /* The stuck call ends; the expired one never ran, and the pool serves
+     * again. */
+    ck_assert(mh_stderr_wait(p, "slow[stuck]", MH_TIMEOUT_MS));
+    o = call(p, LEGACY, "echo", "{\"text\":\"free again\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "free again");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "slow[waiting]"), "the expired call ran: %s", err);
+    free(err);
     mh_finish(p);
 }
 END_TEST
@@ -796,6 +922,12 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, cancelled_call_with_a_string_id, LEGACY, MODERN + 1);
     tcase_add_test(tc, cancelling_with_the_wrong_id_type_changes_nothing);
     tcase_add_test(tc, cancelling_a_finished_call_is_harmless);
+    tcase_add_loop_test(tc, a_call_cancelled_in_the_queue_never_runs, LEGACY, MODERN + 1);
+    tcase_add_test(tc, a_queued_call_waits_at_most_the_queue_timeout);
+    tcase_add_loop_test(tc, cancelling_with_an_equal_number, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, cancelled_call_with_an_id_json_c_would_change, 0, 2);
+    tcase_add_test(tc, ids_json_c_would_merge_stay_apart);
+    tcase_add_loop_test(tc, long_string_ids_on_tools_call, LEGACY, MODERN + 1);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -764,6 +764,7 @@ typedef enum expect_kind {
     X_INVALID,     /* one -32600/-32602 error, with the id if it was usable */
     X_SILENT,      /* notifications and stray responses: nothing, ever */
     X_REQUEST,     /* one response with the id (tools/call: maybe later) */
+    X_BATCH,       /* a non-empty array: one -32600, or one array of responses */
 } expect_kind;
 
 typedef struct expect {
@@ -784,6 +785,10 @@ static void classify(const char *text, size_t len, expect *x)
     }
     x->kind = X_INVALID;
     json_object *m = x->msg, *v, *id = NULL, *method = NULL, *params = NULL;
+    if (json_object_is_type(m, json_type_array) && json_object_array_length(m) > 0) {
+        x->kind = X_BATCH;
+        return;
+    }
     if (!json_object_is_type(m, json_type_object))
         return;
     bool has_id = json_object_object_get_ex(m, "id", &id);
@@ -962,7 +967,7 @@ static void check_tool_result(const record *r, json_object *o)
 /* How far the inputs got, printed after the run so that a change that
  * starves the deeper paths (tool calls, cancellation) shows. */
 static struct {
-    size_t kinds[4];
+    size_t kinds[5];
     size_t results, errors, tool_results, tool_errors, dropped;
 } seen;
 
@@ -973,6 +978,7 @@ typedef struct run {
     lh_table *ids;
     json_object *want_id; /* keep the answer to this id in got */
     json_object *got;
+    bool batch_calls;     /* a batch may have calls in flight (until a drain) */
 } run;
 
 static void maybe_keep(run *u, json_object *o)
@@ -982,9 +988,32 @@ static void maybe_keep(run *u, json_object *o)
         u->got = json_object_get(o);
 }
 
+/* The answer to a batch (2025-03-26): an array of responses. Their ids are
+ * not accounted (each batch is drained before the next input). */
+static void check_batch_reply(const record *r)
+{
+    json_object *a = NULL, *v;
+    if (!utf8_ok(r->text, r->len) || !parse_json(r->text, r->len, &a) || !json_object_is_type(a, json_type_array) ||
+        json_object_array_length(a) == 0)
+        violation(r->text, r->len, "a batch reply is not a non-empty JSON array");
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *o = json_object_array_get_idx(a, i);
+        if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "jsonrpc", &v) ||
+            !json_object_object_get_ex(o, "id", NULL) || json_object_object_get_ex(o, "method", NULL) ||
+            json_object_object_get_ex(o, "result", NULL) == json_object_object_get_ex(o, "error", NULL))
+            violation(r->text, r->len, "a batch reply element is not a response");
+    }
+    seen.results++;
+    json_object_put(a);
+}
+
 /* A message sent from a pool thread: a tools/call answer. */
 static void check_async(run *u, const record *r)
 {
+    if (r->len > 0 && r->text[0] == '[') {
+        check_batch_reply(r);
+        return;
+    }
     json_object *o = check_envelope(r), *id, *res, *rt;
     if (json_object_object_get_ex(o, "method", NULL)) {
         json_object_put(o);
@@ -1037,6 +1066,14 @@ static void feed(run *u, const char *text, size_t len)
     }
     if (x.cancel_id)
         stat_of(u->ids, x.cancel_id)->cancelled = true;
+    for (size_t i = 0; x.kind == X_BATCH && i < json_object_array_length(x.msg); i++) {
+        /* A cancellation inside a batch cancels like any other. */
+        json_object *e = json_object_array_get_idx(x.msg, i), *m, *p, *rid;
+        if (json_object_object_get_ex(e, "method", &m) && json_object_is_type(m, json_type_string) &&
+            strcmp(json_object_get_string(m), "notifications/cancelled") == 0 &&
+            json_object_object_get_ex(e, "params", &p) && json_object_object_get_ex(p, "requestId", &rid) && rid)
+            stat_of(u->ids, rid)->cancelled = true;
+    }
 
     /* Exactly LEN bytes on the heap, so that ASan sees any read past them. */
     char *copy = malloc(len ? len : 1);
@@ -1051,6 +1088,10 @@ static void feed(run *u, const char *text, size_t len)
         if (!r->sync)
             continue;
         nsync++;
+        if (x.kind == X_BATCH && r->len > 0 && r->text[0] == '[') {
+            check_batch_reply(r);
+            continue;
+        }
         json_object *o = check_envelope(r), *id = NULL;
         if (json_object_object_get_ex(o, "method", NULL))
             violation(r->text, r->len, "a notification sent while handling a message");
@@ -1070,6 +1111,10 @@ static void feed(run *u, const char *text, size_t len)
         case X_SILENT:
             violation(r->text, r->len, "a notification or a response was answered");
             break;
+        case X_BATCH:
+            if (id || (code != TH_RPC_INVALID_REQUEST && code != TH_RPC_INTERNAL_ERROR))
+                violation(r->text, r->len, "a batch must get an array of responses, or one -32600 with id null");
+            break;
         case X_REQUEST:
             if (!json_object_equal(id, x.id))
                 violation(r->text, r->len, "a response with another id than the request's");
@@ -1078,7 +1123,7 @@ static void feed(run *u, const char *text, size_t len)
             /* Sound: a call's answer is counted only once it arrives, which
              * is after the host released its id. */
             if (x.tools_call && strstr(json_object_to_json_string(o), "in flight") &&
-                st->pending_modern + st->pending_legacy == 0)
+                st->pending_modern + st->pending_legacy == 0 && !u->batch_calls)
                 violation(r->text, r->len, "\"in flight\", but no call with this id is");
             check_era(r, o, x.modern);
             st->responses++;
@@ -1094,6 +1139,14 @@ static void feed(run *u, const char *text, size_t len)
 
     bool answered_later = x.kind == X_REQUEST && x.tools_call && nsync == 0;
     size_t want = x.kind == X_SILENT || answered_later ? 0 : 1;
+    if (x.kind == X_BATCH) {
+        /* Nothing (notifications only, or tool calls still running) or one
+         * message. Calls it started hold ids the accounting does not know
+         * until the next drain. */
+        want = nsync > 1 ? 1 : nsync;
+        if (nsync == 0)
+            u->batch_calls = true;
+    }
     if (nsync != want)
         violation(NULL, 0, "%zu messages sent in answer, want %zu", nsync, want);
     if (answered_later) {
@@ -1169,6 +1222,7 @@ static void run_drain(run *u)
     if (!th_mcp_session_drain(u->s, th_now_ms() + DRAIN_MS))
         violation(NULL, 0, "tool calls still in flight %d s after the last message", DRAIN_MS / 1000);
     ck_assert_uint_eq(th_mcp_session_inflight(u->s), 0);
+    u->batch_calls = false;
     record *all = collector_take(&u->col);
     for (record *r = all; r; r = r->next) {
         if (r->sync)

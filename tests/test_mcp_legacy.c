@@ -397,6 +397,112 @@ START_TEST(discover_without_modern_meta_is_an_error)
 }
 END_TEST
 
+/* ---- JSON-RPC batches (2025-03-26 only) ---------------------------------------- */
+
+#define RPC "{\"jsonrpc\":\"2.0\","
+
+/* Read one line that must be a JSON array (a batch reply); parsed. */
+static json_object *next_array(mh_proc *p)
+{
+    char *line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_msg(line != NULL, "no batch reply");
+    json_object *a = mh_parse(line);
+    ck_assert_msg(json_object_is_type(a, json_type_array), "want a JSON array, got %s", line);
+    free(line);
+    return a;
+}
+
+/* The element of batch reply A answering ID_JSON (the test fails if none). */
+static json_object *reply_for(json_object *a, const char *id_json)
+{
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *o = json_object_array_get_idx(a, i);
+        if (mh_has(o, "id") && strcmp(mh_json(mh_at(o, "id")), id_json) == 0)
+            return o;
+    }
+    ck_abort_msg("no response for id %s in %s", id_json, mh_json(a));
+    return NULL;
+}
+
+START_TEST(batches_are_served_in_2025_03_26)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-03-26");
+    /* Requests, a notification, an invalid element, and two slow calls,
+     * which must run at the same time: one array answers them all. */
+    mh_send(p, "[" RPC "\"id\":1,\"method\":\"ping\"}," RPC "\"method\":\"notifications/initialized\"},"
+               RPC "\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}},"
+               RPC "\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":1500}}},"
+               RPC "\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":1500}}},"
+               "5," RPC "\"id\":6,\"method\":\"tools/list\"}," RPC "\"id\":7,\"method\":\"no/such\"}]");
+    json_object *a = next_array(p);
+    ck_assert_msg(json_object_array_length(a) == 7, "want 7 responses in %s", mh_json(a));
+    MH_ASSERT_RESULT(reply_for(a, "1"));
+    MH_ASSERT_STR(reply_for(a, "2"), "result content 0 text", "b");
+    json_object *r3 = reply_for(a, "3"), *r4 = reply_for(a, "4");
+    const char *t3 = mh_str(r3, "result content 0 text"), *t4 = mh_str(r4, "result content 0 text");
+    ck_assert_msg(t3 && t4 && (strstr(t3, "peak 2") || strstr(t4, "peak 2")),
+                  "the batch's calls did not run at the same time: %s", mh_json(a));
+    MH_ASSERT_RESULT(reply_for(a, "6"));
+    MH_ASSERT_ERROR(reply_for(a, "7"), -32601);
+    MH_ASSERT_ERROR(reply_for(a, "null"), -32600);
+    json_object_put(a);
+    mh_ping_is_next(p, 50); /* nothing else was sent */
+    mh_finish(p);
+}
+END_TEST
+
+START_TEST(batch_edge_cases_in_2025_03_26)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-03-26");
+    /* Only notifications: no reply at all. */
+    mh_send(p, "[" RPC "\"method\":\"notifications/initialized\"}," RPC "\"method\":\"notifications/cancelled\","
+               "\"params\":{\"requestId\":99}}]");
+    mh_ping_is_next(p, 51);
+    /* An empty array: one -32600, not an array. */
+    json_object *o = mh_rpc(p, "[]");
+    MH_ASSERT_ID(o, "null");
+    MH_ASSERT_ERROR(o, -32600);
+    json_object_put(o);
+    /* initialize must not be part of a batch; the rest is served. */
+    mh_send(p, "[" RPC "\"id\":8,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\","
+               "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}," RPC "\"id\":9,\"method\":\"ping\"}]");
+    json_object *a = next_array(p);
+    ck_assert_uint_eq(json_object_array_length(a), 2);
+    o = reply_for(a, "8");
+    MH_ASSERT_ERROR(o, -32600);
+    ck_assert_msg(strstr(mh_str(o, "error message"), "batch"), "%s", mh_json(o));
+    MH_ASSERT_RESULT(reply_for(a, "9"));
+    json_object_put(a);
+    /* A 2026-07-28 request has no batches. */
+    mh_send(p, "[" RPC "\"id\":10,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}]");
+    a = next_array(p);
+    MH_ASSERT_ERROR(reply_for(a, "10"), -32600);
+    json_object_put(a);
+    mh_finish(p);
+}
+END_TEST
+
+/* Elsewhere a batch is one -32600 (id null) saying why. */
+START_TEST(batches_are_refused_elsewhere)
+{
+    static const char *const versions[] = {NULL, "2024-11-05", "2025-06-18", "2025-11-25"};
+    mh_proc *p = mh_start(NULL);
+    if (versions[_i])
+        mh_initialize(p, versions[_i]);
+    json_object *o = mh_rpc(p, "[" RPC "\"id\":1,\"method\":\"ping\"}]");
+    MH_ASSERT_ID(o, "null");
+    MH_ASSERT_ERROR(o, -32600);
+    const char *m = mh_str(o, "error message");
+    ck_assert_msg(strstr(m, "batch") && strstr(m, "2025-03-26") && strstr(m, versions[_i] ? versions[_i] : "initial"),
+                  "%s", mh_json(o));
+    json_object_put(o);
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *legacy_suite(void)
 {
     Suite *s = suite_create("mcp_legacy");
@@ -422,6 +528,13 @@ static Suite *legacy_suite(void)
     tcase_add_loop_test(tc, call_results_follow_the_negotiated_version, 0, 4);
     tcase_add_test(tc, legacy_results_carry_no_modern_fields);
     tcase_add_test(tc, discover_without_modern_meta_is_an_error);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("batches");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, batches_are_served_in_2025_03_26);
+    tcase_add_test(tc, batch_edge_cases_in_2025_03_26);
+    tcase_add_loop_test(tc, batches_are_refused_elsewhere, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -90,7 +90,7 @@ static const char *const requests_of_every_kind[] = {
 
 START_TEST(unsupported_version_lists_the_supported_ones)
 {
-    static const char *const asked[] = {"1900-01-01", "2025-11-25", "2024-11-05", "2026-07-29", ""};
+    static const char *const asked[] = {"1900-01-01", "2026-07-29", "2025-11-24", ""};
     mh_proc *p = mh_start(NULL);
     for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
         char meta[256];
@@ -116,6 +116,57 @@ START_TEST(unsupported_version_lists_the_supported_ones)
         ck_assert_msg(modern, "%s", mh_json(o));
         json_object_put(o);
     }
+    mh_finish(p);
+}
+END_TEST
+
+/* Every revision served is advertised, newest first, as in the versioning
+ * page's dual-era example: a client that speaks only a legacy revision
+ * learns that initialize will serve it instead of giving up. */
+static void assert_every_revision(json_object *o, const char *path)
+{
+    MH_ASSERT_JSON_EQ(mh_at(o, path), "[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\",\"2024-11-05\"]");
+}
+
+START_TEST(every_revision_is_advertised)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o =
+        mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" MH_MODERN_META "}}");
+    assert_every_revision(o, "result supportedVersions");
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2099-01-01\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    MH_ASSERT_ERROR(o, -32022);
+    assert_every_revision(o, "error data supported");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
+/* A legacy revision named in _meta is a legacy request, never -32022 (which
+ * would list it as supported): initialize with it is the handshake. */
+START_TEST(initialize_naming_a_legacy_version_in_meta_is_the_handshake)
+{
+    mh_proc *p = mh_start(NULL);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                               "\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}}");
+    MH_ASSERT_ERROR(o, -32600); /* not initialized: send initialize */
+    ck_assert_msg(strstr(mh_str(o, "error message"), "initialize"), "%s", mh_json(o));
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                  "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"},"
+                  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}}");
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_RESULT(o);
+    MH_ASSERT_STR(o, "result protocolVersion", "2025-06-18");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
     mh_finish(p);
 }
 END_TEST
@@ -397,6 +448,8 @@ static Suite *modern_suite(void)
     tc = tcase_create("meta");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, unsupported_version_lists_the_supported_ones, 0, 3);
+    tcase_add_test(tc, every_revision_is_advertised);
+    tcase_add_test(tc, initialize_naming_a_legacy_version_in_meta_is_the_handshake);
     tcase_add_loop_test(tc, missing_client_capabilities_is_invalid_params, 0, 3);
     tcase_add_test(tc, bad_meta_values_are_invalid_params);
     tcase_add_test(tc, removed_methods_are_not_found);

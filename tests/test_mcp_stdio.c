@@ -220,7 +220,7 @@ static const struct {
     {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", -32600, "null"},
     {"{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":7}", -32600, "23"},
     {"{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"ping\",\"params\":[1]}", -32602, "24"},
-    {"{\"jsonrpc\":\"2.0\",\"id\":\"s25\",\"method\":\"ping\",\"params\":\"x\"}", -32602, "\"s25\""},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"s25\",\"method\":\"ping\",\"params\":\"x\"}", -32600, "\"s25\""},
     {"{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"no/such/method\"}", -32601, "26"},
     {"{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"resources/list\"}", -32601, "27"},
 };
