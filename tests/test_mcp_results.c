@@ -279,6 +279,28 @@ START_TEST(numbers_do_not_follow_a_plugins_setlocale)
 }
 END_TEST
 
+/* ---- item 13 end to end: the parser keeps literals, typed tools judge them -- */
+
+START_TEST(huge_literals_reach_typed_tools_unclamped)
+{
+    char *dir = mh_private_dir(TOP_BUILDDIR "/plugins/.libs/add.so", NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_initialize(p, "2025-11-25");
+    /* json-c alone clamps this literal to 2^64-1, so the sum would be
+     * 1.8446744073709552e+19; the double nearest the literal is 1e+23. */
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551616,\"method\":\"tools/call\",\"params\":"
+               "{\"name\":\"add\",\"arguments\":{\"a\":99999999999999999999999,\"b\":0}}}");
+    /* Read as text: the harness's own json-c would clamp the id again. */
+    char *line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_msg(strstr(line, "\"id\":18446744073709551616,") != NULL, "%s", line);
+    ck_assert_msg(strstr(line, "\"text\":\"1e+23\"") != NULL, "%s", line);
+    free(line);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- item 7: bytes in flight -------------------------------------------------- */
 
 START_TEST(requests_in_flight_are_bounded_in_bytes)
@@ -341,6 +363,7 @@ static Suite *results_suite(void)
     tcase_add_test(tc, a_result_past_max_result_bytes_becomes_a_tool_error);
     tcase_add_test(tc, numbers_do_not_follow_a_plugins_setlocale);
     tcase_add_test(tc, requests_in_flight_are_bounded_in_bytes);
+    tcase_add_test(tc, huge_literals_reach_typed_tools_unclamped);
     suite_add_tcase(s, tc);
     return s;
 }
