@@ -1,0 +1,366 @@
+/*
+** test_transport_stdio.c: integration tests of how toolhost guards its stdio
+** and its process: backpressure from a client that stops reading, end of
+** input seen while stdout is full, stdin closed or protected from plugins,
+** descriptor flags left alone, signal handling that plugins cannot break,
+** and a crash report naming the tool. Hostile plugins come from hostile/.
+*/
+/* pipe2 */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+#include "check_main.h"
+
+#define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
+#define MODERN_CALL(id, tool, args)                                                                                    \
+    "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":\"" tool                      \
+    "\",\"arguments\":" args "," MH_MODERN_META "}}"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- a toolhost spawned by hand, for what mh_spawn cannot set up ---------- */
+
+enum { IN_PIPE, IN_CLOSED, IN_DEVNULL };
+
+typedef struct raw {
+    pid_t pid;
+    int to;    /* its stdin, or -1 */
+    int from;  /* its stdout */
+    int out_w; /* our own descriptor of its stdout's write end */
+    char errpath[64];
+    char *got; /* stdout read so far */
+    size_t len, cap;
+} raw;
+
+static void raw_spawn(raw *r, int in_mode, const char *dir)
+{
+    memset(r, 0, sizeof *r);
+    int in[2] = {-1, -1}, out[2];
+    if (in_mode == IN_PIPE)
+        ck_assert(pipe2(in, O_CLOEXEC) == 0);
+    ck_assert(pipe2(out, O_CLOEXEC) == 0);
+    snprintf(r->errpath, sizeof r->errpath, "/tmp/tr-stderr-XXXXXX");
+    int errfd = mkostemp(r->errpath, O_CLOEXEC);
+    ck_assert(errfd >= 0);
+    r->pid = fork();
+    ck_assert(r->pid >= 0);
+    if (r->pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        if (in_mode == IN_PIPE) {
+            dup2(in[0], 0);
+        } else if (in_mode == IN_CLOSED) {
+            close(0);
+        } else {
+            int nul = open("/dev/null", O_RDONLY);
+            dup2(nul, 0);
+            close(nul);
+        }
+        dup2(out[1], 1);
+        dup2(errfd, 2);
+        execl(TOP_BUILDDIR "/src/toolhost", "toolhost", "-d", dir, (char *)NULL);
+        _exit(127);
+    }
+    close(errfd);
+    if (in_mode == IN_PIPE) {
+        close(in[0]);
+        r->to = in[1];
+    } else {
+        r->to = -1;
+    }
+    r->from = out[0];
+    r->out_w = out[1];
+}
+
+static void raw_send(raw *r, const char *line)
+{
+    size_t len = strlen(line);
+    while (len > 0) {
+        ssize_t n = write(r->to, line, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ck_assert_msg(n > 0, "writing to toolhost: %s", strerror(errno));
+        line += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Read stdout until it contains NEEDLE; false on timeout or EOF. */
+static bool raw_read_until(raw *r, const char *needle, int timeout_ms)
+{
+    long long deadline = mh_now_ms() + timeout_ms;
+    for (;;) {
+        if (r->got && memmem(r->got, r->len, needle, strlen(needle)))
+            return true;
+        long long left = deadline - mh_now_ms();
+        if (left <= 0)
+            return false;
+        struct pollfd pf = {.fd = r->from, .events = POLLIN};
+        if (poll(&pf, 1, (int)left) <= 0)
+            continue;
+        if (r->cap - r->len < 65536) {
+            r->cap = r->cap ? r->cap * 2 : 1 << 20;
+            r->got = realloc(r->got, r->cap);
+            ck_assert(r->got != NULL);
+        }
+        ssize_t n = read(r->from, r->got + r->len, r->cap - r->len);
+        if (n == 0)
+            return false;
+        if (n > 0)
+            r->len += (size_t)n;
+    }
+}
+
+/* Like mh_wait: exit status, 1000 + signal, -1 on timeout. */
+static int raw_wait(raw *r, int timeout_ms)
+{
+    long long deadline = mh_now_ms() + timeout_ms;
+    int st;
+    for (;;) {
+        pid_t w = waitpid(r->pid, &st, WNOHANG);
+        if (w == r->pid)
+            break;
+        if (mh_now_ms() >= deadline)
+            return -1;
+        sleep_ms(10);
+    }
+    r->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+}
+
+static void raw_free(raw *r)
+{
+    if (r->pid > 0) {
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+    }
+    if (r->to >= 0)
+        close(r->to);
+    if (r->from >= 0)
+        close(r->from);
+    if (r->out_w >= 0)
+        close(r->out_w);
+    unlink(r->errpath);
+    free(r->got);
+}
+
+/* ---- item 1: backpressure ----------------------------------------------- */
+
+/*
+** A client that pipelines 1 MiB echo calls without reading: the host must
+** stop reading input once a bounded amount of output waits (the client's
+** writes block), and when the client then reads, every response arrives
+** and a later ping is answered. It used to read everything, queue up to
+** 256 MiB, then drop all output for good.
+*/
+START_TEST(a_client_that_stops_reading_gets_backpressure_not_silence)
+{
+    raw r;
+    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    fcntl(r.to, F_SETFL, fcntl(r.to, F_GETFL) | O_NONBLOCK);
+    const size_t text_len = 1 << 20;
+    const int max_calls = 64; /* 64 MiB: far beyond any sane bound */
+    char *req = malloc(text_len + 512);
+    ck_assert(req != NULL);
+
+    int sent = 0;
+    size_t off = 0, req_len = 0;
+    bool stalled = false;
+    while (sent < max_calls) {
+        if (off == 0) {
+            int n = snprintf(req, 512,
+                             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                             "" MH_MODERN_META ",\"arguments\":{\"text\":\"",
+                             sent + 1);
+            memset(req + n, 'a' + sent % 26, text_len);
+            memcpy(req + n + text_len, "\"}}}\n", 5);
+            req_len = (size_t)n + text_len + 5;
+        }
+        ssize_t w = write(r.to, req + off, req_len - off);
+        if (w > 0) {
+            off += (size_t)w;
+            if (off == req_len) {
+                off = 0;
+                sent++;
+            }
+            continue;
+        }
+        ck_assert_msg(w < 0 && errno == EAGAIN, "write: %s", strerror(errno));
+        struct pollfd pf = {.fd = r.to, .events = POLLOUT};
+        if (poll(&pf, 1, 3000) == 0) {
+            stalled = true; /* no room for 3 s: the host stopped reading */
+            break;
+        }
+    }
+    ck_assert_msg(stalled, "the host read all %d calls (%d MiB) while stdout was not read", sent, sent);
+
+    /* Now read everything, finishing the partial request and pinging. */
+    int partial = off > 0 ? 1 : 0;
+    int want = sent + partial;
+    char *tail = NULL;
+    size_t tail_len = 0, tail_off = 0;
+    if (partial) {
+        tail = req + off;
+        tail_len = req_len - off;
+    }
+    static const char ping[] = PING(999999) "\n";
+    bool ping_sent = false;
+    int got = 0;
+    bool ponged = false;
+    size_t cap = 4 << 20, len = 0;
+    char *buf = malloc(cap);
+    ck_assert(buf != NULL);
+    long long deadline = mh_now_ms() + 60000;
+    while (!(ponged && got == want) && mh_now_ms() < deadline) {
+        struct pollfd pf[2] = {{.fd = r.from, .events = POLLIN}, {.fd = r.to, .events = 0}};
+        if (tail_off < tail_len || !ping_sent)
+            pf[1].events = POLLOUT;
+        poll(pf, 2, 1000);
+        if (pf[1].revents & POLLOUT) {
+            if (tail_off < tail_len) {
+                ssize_t w = write(r.to, tail + tail_off, tail_len - tail_off);
+                if (w > 0)
+                    tail_off += (size_t)w;
+            } else if (!ping_sent) {
+                ck_assert(write(r.to, ping, sizeof ping - 1) == (ssize_t)(sizeof ping - 1));
+                ping_sent = true;
+            }
+        }
+        if (!(pf[0].revents & (POLLIN | POLLHUP)))
+            continue;
+        if (cap - len < (1 << 20)) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert(buf != NULL);
+        }
+        ssize_t n = read(r.from, buf + len, cap - len);
+        ck_assert_msg(n > 0, "stdout ended after %d of %d responses", got, want);
+        len += (size_t)n;
+        char *nl;
+        while ((nl = memchr(buf, '\n', len)) != NULL) {
+            *nl = '\0';
+            json_object *o = mh_parse(buf);
+            ck_assert_msg(o != NULL, "not JSON: %.200s", buf);
+            json_object *id = mh_at(o, "id");
+            ck_assert(id != NULL);
+            if (json_object_get_int(id) == 999999) {
+                ponged = true; /* it may overtake the last call, which runs on the pool */
+            } else {
+                const char *text = mh_str(o, "result content 0 text");
+                ck_assert_msg(text && strlen(text) == text_len, "bad echo response %d", json_object_get_int(id));
+                got++;
+            }
+            json_object_put(o);
+            size_t used = (size_t)(nl - buf) + 1;
+            memmove(buf, nl + 1, len - used);
+            len -= used;
+        }
+    }
+    ck_assert_msg(got == want, "%d of %d responses arrived", got, want);
+    ck_assert_msg(ponged, "the later ping was not answered");
+    free(buf);
+    free(req);
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, MH_TIMEOUT_MS), 0);
+    raw_free(&r);
+}
+END_TEST
+
+/* ---- item 2: end of input while stdout is full --------------------------------------- */
+
+#define TOOLS_LIST(id) "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}", (id)
+
+/*
+** 100 tools/list answers (more than the pipe holds) unread, then EOF: the
+** reader must see it (it used to sit in write() for ever), and output the
+** client never reads is dropped when the grace period ends.
+*/
+START_TEST(eof_is_seen_while_stdout_is_full)
+{
+    mh_proc *p = mh_start("--shutdown-grace-ms", "300", NULL);
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 100; i++)
+        mh_send(p, TOOLS_LIST(100 + i));
+    mh_close_stdin(p);
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* without reading stdout */
+    ck_assert_msg(status == 0, "exit status %d after EOF with stdout unread", status);
+    ck_assert(mh_stderr_wait(p, "bytes of output dropped", 1000));
+    mh_free(p);
+}
+END_TEST
+
+/* The same, but the client reads after closing stdin: nothing is lost. */
+START_TEST(output_queued_at_eof_is_delivered_to_a_reading_client)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 100; i++)
+        mh_send(p, TOOLS_LIST(100 + i));
+    mh_close_stdin(p);
+    sleep_ms(300);
+    for (int i = 0; i < 100; i++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_INT(o, "id", 100 + i);
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    ck_assert(mh_wait_eof(p, MH_TIMEOUT_MS));
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- item 6: the caller's stdout keeps its flags ---------------------------------------- */
+
+START_TEST(stdout_is_left_blocking)
+{
+    raw r;
+    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    raw_send(&r, PING(1) "\n");
+    ck_assert(raw_read_until(&r, "\"id\":1", MH_TIMEOUT_MS));
+    int during = fcntl(r.out_w, F_GETFL);
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, MH_TIMEOUT_MS), 0);
+    int after = fcntl(r.out_w, F_GETFL);
+    ck_assert(during >= 0 && after >= 0);
+    ck_assert_msg(!(during & O_NONBLOCK), "O_NONBLOCK set on the caller's stdout while serving");
+    ck_assert_msg(!(after & O_NONBLOCK), "O_NONBLOCK left on the caller's stdout after exit");
+    raw_free(&r);
+}
+END_TEST
+
+static Suite *transport_suite(void)
+{
+    Suite *s = suite_create("transport_stdio");
+    TCase *tc = tcase_create("output");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence);
+    tcase_add_test(tc, eof_is_seen_while_stdout_is_full);
+    tcase_add_test(tc, output_queued_at_eof_is_delivered_to_a_reading_client);
+    tcase_add_test(tc, stdout_is_left_blocking);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(transport_suite, mh_global_setup, mh_global_teardown)
