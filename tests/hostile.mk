@@ -6,3 +6,14 @@
 #   check_LTLIBRARIES += hostile/NAME.la
 #   hostile_NAME_la_SOURCES = hostile/NAME.c
 #   hostile_NAME_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# The stdio transport and process set-up (test_transport_stdio).
+check_LTLIBRARIES += hostile/stdin_reader.la hostile/stdin_shell.la hostile/close_stdin.la hostile/close_fds.la
+hostile_stdin_reader_la_SOURCES = hostile/stdin_reader.c
+hostile_stdin_reader_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_stdin_shell_la_SOURCES = hostile/stdin_shell.c
+hostile_stdin_shell_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_close_stdin_la_SOURCES = hostile/close_stdin.c
+hostile_close_stdin_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_close_fds_la_SOURCES = hostile/close_fds.c
+hostile_close_fds_la_LDFLAGS = $(TEST_MODULE_FLAGS)

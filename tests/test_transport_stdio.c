@@ -329,6 +329,65 @@ START_TEST(output_queued_at_eof_is_delivered_to_a_reading_client)
 }
 END_TEST
 
+/* ---- item 3: stdin closed or empty at start ----------------------------------------- */
+
+static void starts_with_stdin(int mode)
+{
+    raw r;
+    raw_spawn(&r, mode, mh_echo_dir());
+    int status = raw_wait(&r, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d with stdin %s", status, mode == IN_CLOSED ? "closed" : "/dev/null");
+    ck_assert(!raw_read_until(&r, "\n", 100)); /* nothing on stdout */
+    raw_free(&r);
+}
+
+START_TEST(stdin_closed_at_start_exits_zero)
+{
+    starts_with_stdin(IN_CLOSED);
+}
+END_TEST
+
+START_TEST(stdin_dev_null_exits_zero)
+{
+    starts_with_stdin(IN_DEVNULL);
+}
+END_TEST
+
+/* ---- item 4: plugins and their children cannot read protocol input -------------------- */
+
+START_TEST(a_register_function_reading_stdin_gets_nothing)
+{
+    char *dir = mh_private_dir(mh_hostile("stdin_reader"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1); /* sent while register waits on fd 0 */
+    ck_assert(mh_stderr_wait(p, "stdin_reader: read 0 bytes from fd 0", MH_TIMEOUT_MS));
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_child_reading_stdin_does_not_eat_messages)
+{
+    char *dir = mh_private_dir(mh_hostile("stdin_shell"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_send(p, MODERN_CALL(1, "stdin_shell", "{}"));
+    ck_assert(mh_stderr_wait(p, "stdin-shell-started", MH_TIMEOUT_MS));
+    sleep_ms(300); /* cat is reading its stdin now */
+    mh_send(p, PING(2));
+    mh_send(p, PING(3));
+    bool seen[4] = {false};
+    for (int i = 0; i < 3; i++) {
+        json_object *o = mh_next(p);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= 3 && !seen[id], "unexpected %s", mh_json(o));
+        seen[id] = true;
+        json_object_put(o);
+    }
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- item 6: the caller's stdout keeps its flags ---------------------------------------- */
 
 START_TEST(stdout_is_left_blocking)
@@ -349,6 +408,46 @@ START_TEST(stdout_is_left_blocking)
 }
 END_TEST
 
+/* ---- item 21: descriptors closed by plugin code ------------------------------------ */
+
+START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
+{
+    char *dir = mh_private_dir(mh_hostile("close_stdin"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("close_fds"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 1, "exit status %d", status);
+    ck_assert(mh_stderr_wait(p, "a plugin closed or replaced descriptor", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- item 31: a plugin's stdout lines appear when written ------------------------------ */
+
+START_TEST(plugin_printf_reaches_stderr_at_once)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"printer\",\"arguments\":{}}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    /* The handler's last printf is never flushed by the plugin. */
+    ck_assert_msg(mh_stderr_wait(p, "PRINTER-UNFLUSHED-MARK", 5000), "the line waits in a buffer until exit");
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -358,6 +457,17 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, eof_is_seen_while_stdout_is_full);
     tcase_add_test(tc, output_queued_at_eof_is_delivered_to_a_reading_client);
     tcase_add_test(tc, stdout_is_left_blocking);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("stdin");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, stdin_closed_at_start_exits_zero);
+    tcase_add_test(tc, stdin_dev_null_exits_zero);
+    tcase_add_test(tc, a_register_function_reading_stdin_gets_nothing);
+    tcase_add_test(tc, a_child_reading_stdin_does_not_eat_messages);
+    tcase_add_test(tc, a_plugin_closing_fd_0_does_not_cut_off_the_client);
+    tcase_add_test(tc, a_plugin_closing_all_descriptors_ends_the_host);
+    tcase_add_test(tc, plugin_printf_reaches_stderr_at_once);
     suite_add_tcase(s, tc);
 
     return s;
