@@ -16,6 +16,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "signals.h"
 
 /*
 ** Every function plugin.h declares, referenced here so that any program that
@@ -246,7 +247,9 @@ th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *
             goto cleanup;
         }
         snprintf(path, len, "%s/%s", dir, names[i]);
+        th_signals_loading(path); /* a stop signal names it from now on */
         th_loader_load_file(reg, path, opts, stats);
+        th_signals_loading(NULL);
         free(path);
     }
 

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "loader.h"
 #include "log.h"
 #include "mcp.h"
+#include "signals.h"
 #include "transport_stdio.h"
 #include "util.h"
 
@@ -46,7 +46,8 @@ static const char usage_text[] =
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
     "      --instructions=TEXT      the instructions sent to clients\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
-    "                               before they are cancelled (default 5000)\n"
+    "                               before they are cancelled, and queued\n"
+    "                               output to be read (default 5000)\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -55,8 +56,9 @@ static const char usage_text[] =
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
     "\n"
-    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error or\n"
-    "a refusal under --strict; 2 on a usage error.\n";
+    "Exit status: 0 after end of input, SIGTERM, SIGINT or SIGHUP; 1 on a fatal\n"
+    "error, a refusal under --strict, or a stop signal while plugins load; 2 on\n"
+    "a usage error.\n";
 
 enum {
     OPT_STRICT = 256,
@@ -269,23 +271,16 @@ int main(int argc, char **argv)
 
     /* Before any plugin code runs: the protocol gets private duplicates of
      * stdin and stdout (fd 0 becomes /dev/null, fd 1 stderr, line-buffered
-     * so stray printf lines appear when written, in order with the log),
-     * SIGPIPE is ignored (a closed pipe is an EPIPE error, not death), and
-     * SIGTERM/SIGINT become a readable fd so the shutdown sequence runs on
-     * the main thread. The mask is inherited by every thread started later. */
+     * so stray printf lines appear when written, in order with the log).
+     * Stop signals are handled (not blocked: a mask would be inherited by
+     * every thread and child); during loading they end the process. */
     fd_id proto_ids[3];
     if ((proto_in = claim_stdin()) < 0 || (proto_fd = claim_stdout()) < 0) {
         fprintf(stderr, "toolhost: cannot set up stdin and stdout: %s\n", strerror(errno));
         goto cleanup;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t stop_sigs;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGTERM);
-    sigaddset(&stop_sigs, SIGINT);
-    if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) != 0 ||
-        (stop_fd = signalfd(-1, &stop_sigs, SFD_CLOEXEC)) < 0) {
+    if ((stop_fd = th_signals_init()) < 0) {
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
         goto cleanup;
     }
@@ -314,13 +309,17 @@ int main(int argc, char **argv)
     }
     th_registry_start(reg);
 
-    /* Plugin code may have closed our descriptors. */
+    /* Plugin code may have closed our descriptors or changed dispositions. */
     for (size_t i = 0; i < sizeof proto_ids / sizeof proto_ids[0]; i++) {
         if (!fd_id_same(&proto_ids[i])) {
             th_log(TH_LOG_CRITICAL, "a plugin closed or replaced descriptor %d, which the host needs; exiting",
                    proto_ids[i].fd);
             goto cleanup;
         }
+    }
+    if (!th_signals_serve()) {
+        th_log(TH_LOG_CRITICAL, "cannot set up signal handling: %s", strerror(errno));
+        goto cleanup;
     }
 
     mcp = th_mcp_new(reg, &cfg);
@@ -338,8 +337,6 @@ int main(int argc, char **argv)
 
 cleanup:
     th_registry_unref(reg);
-    if (stop_fd >= 0)
-        close(stop_fd);
     if (proto_in >= 0)
         close(proto_in);
     if (proto_fd >= 0)

@@ -388,6 +388,33 @@ START_TEST(a_child_reading_stdin_does_not_eat_messages)
 }
 END_TEST
 
+/* ---- item 5: children start with a clean signal mask -------------------------------- */
+
+START_TEST(a_child_of_a_handler_dies_by_sigterm)
+{
+    char *dir = mh_private_dir(mh_hostile("child_sleep"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_send(p, MODERN_CALL(1, "child_sleep", "{\"op\":\"spawn\"}"));
+    json_object *o = mh_next(p);
+    const char *pid_text = mh_str(o, "result content 0 text");
+    ck_assert_msg(pid_text != NULL, "%s", mh_json(o));
+    int pid = atoi(pid_text);
+    ck_assert(pid > 0);
+    json_object_put(o);
+    sleep_ms(100);
+    ck_assert(kill(pid, SIGTERM) == 0);
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"child_sleep\","
+            "\"arguments\":{\"op\":\"wait\",\"pid\":%d}," MH_MODERN_META "}}",
+            pid);
+    o = mh_next(p); /* a child that ignored SIGTERM sleeps 30 s: timeout */
+    MH_ASSERT_STR(o, "result content 0 text", "signal 15");
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- item 6: the caller's stdout keeps its flags ---------------------------------------- */
 
 START_TEST(stdout_is_left_blocking)
@@ -432,6 +459,75 @@ START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
 }
 END_TEST
 
+/* ---- item 23: signal handling that plugins cannot break ------------------------------- */
+
+static char *raw_stderr(const raw *r)
+{
+    FILE *f = fopen(r->errpath, "rb");
+    ck_assert(f != NULL);
+    char *s = calloc(1, 1 << 20);
+    ck_assert(s != NULL);
+    size_t n = fread(s, 1, (1 << 20) - 1, f);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* SIGPIPE reset to SIG_DFL by a plugin, then the client closes stdout: the
+ * host must not die by SIGPIPE; it sees the client gone and shuts down. */
+START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("sigpipe_dfl"), NULL);
+    raw r;
+    raw_spawn(&r, IN_PIPE, dir);
+    raw_send(&r, MODERN_CALL(1, "sigpipe_dfl", "{}") "\n");
+    ck_assert(raw_read_until(&r, "SIGPIPE is SIG_DFL", MH_TIMEOUT_MS));
+    close(r.from);
+    r.from = -1;
+    close(r.out_w);
+    r.out_w = -1;
+    raw_send(&r, PING(2) "\n");
+    int status = raw_wait(&r, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 0, "exit status %d after the client closed stdout", status);
+    char *err = raw_stderr(&r);
+    ck_assert_msg(strstr(err, "stdout closed; shutting down"), "%s", err);
+    free(err);
+    raw_free(&r);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
+{
+    char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "unblock_term: thread ready", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 20; i++)
+        mh_kill(p, SIGTERM); /* one of them lands on the plugin's thread */
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after SIGTERM", status);
+    ck_assert(mh_stderr_wait(p, "stop requested", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(sigterm_during_plugin_loading_ends_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("loop_register"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "loop_register: looping", MH_TIMEOUT_MS));
+    mh_kill(p, SIGTERM);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 1, "exit status %d after SIGTERM during loading", status);
+    ck_assert(mh_stderr_wait(p, "stopped by SIGTERM while loading plugin", 1000));
+    ck_assert(mh_stderr_wait(p, "loop_register.so", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- item 31: a plugin's stdout lines appear when written ------------------------------ */
 
 START_TEST(plugin_printf_reaches_stderr_at_once)
@@ -470,6 +566,13 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, plugin_printf_reaches_stderr_at_once);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("signals");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
+    tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
+    tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
+    tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
+    suite_add_tcase(s, tc);
     return s;
 }
 
