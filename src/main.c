@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crashnote.h"
 #include "loader.h"
 #include "log.h"
 #include "mcp.h"
@@ -280,7 +281,7 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if ((stop_fd = th_signals_init()) < 0) {
+    if ((stop_fd = th_signals_init()) < 0 || !th_crashnote_init()) {
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
         goto cleanup;
     }
@@ -317,7 +318,7 @@ int main(int argc, char **argv)
             goto cleanup;
         }
     }
-    if (!th_signals_serve()) {
+    if (!th_signals_serve() || !th_crashnote_init()) {
         th_log(TH_LOG_CRITICAL, "cannot set up signal handling: %s", strerror(errno));
         goto cleanup;
     }

@@ -26,3 +26,6 @@ hostile_unblock_term_la_SOURCES = hostile/unblock_term.c
 hostile_unblock_term_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_loop_register_la_SOURCES = hostile/loop_register.c
 hostile_loop_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+check_LTLIBRARIES += hostile/crash.la
+hostile_crash_la_SOURCES = hostile/crash.c
+hostile_crash_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -544,6 +544,38 @@ START_TEST(plugin_printf_reaches_stderr_at_once)
 }
 END_TEST
 
+/* ---- item 34: a crash names the tool ------------------------------------------------- */
+
+static void crash_names_the_tool(const char *args)
+{
+    char *dir = mh_private_dir(mh_hostile("crash"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"crash\","
+            "\"arguments\":%s," MH_MODERN_META "}}",
+            args);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 1000 + SIGSEGV, "status %d", status);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "SIGSEGV while running tool 'crash'"), "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+
+START_TEST(a_segfault_in_a_handler_names_the_tool)
+{
+    crash_names_the_tool("{}");
+}
+END_TEST
+
+START_TEST(a_stack_overflow_in_a_handler_names_the_tool)
+{
+    crash_names_the_tool("{\"overflow\":true}");
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -572,6 +604,8 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
+    tcase_add_test(tc, a_segfault_in_a_handler_names_the_tool);
+    tcase_add_test(tc, a_stack_overflow_in_a_handler_names_the_tool);
     suite_add_tcase(s, tc);
     return s;
 }
