@@ -29,3 +29,6 @@ hostile_loop_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/crash.la
 hostile_crash_la_SOURCES = hostile/crash.c
 hostile_crash_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+check_LTLIBRARIES += hostile/close_fds_call.la
+hostile_close_fds_call_la_SOURCES = hostile/close_fds_call.c
+hostile_close_fds_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)

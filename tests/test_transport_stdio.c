@@ -459,6 +459,23 @@ START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
 }
 END_TEST
 
+/* The same while serving: poll reports POLLNVAL for the protocol's input,
+ * which must end the session rather than be ignored (a busy loop) or
+ * leave the host waiting for ever. */
+START_TEST(a_handler_closing_all_descriptors_ends_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("close_fds_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_send(p, MODERN_CALL(2, "close_fds_call", "{}"));
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 1, "exit status %d", status);
+    ck_assert(mh_stderr_wait(p, "closed under the host", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- item 23: signal handling that plugins cannot break ------------------------------- */
 
 static char *raw_stderr(const raw *r)
@@ -595,6 +612,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_child_reading_stdin_does_not_eat_messages);
     tcase_add_test(tc, a_plugin_closing_fd_0_does_not_cut_off_the_client);
     tcase_add_test(tc, a_plugin_closing_all_descriptors_ends_the_host);
+    tcase_add_test(tc, a_handler_closing_all_descriptors_ends_the_host);
     tcase_add_test(tc, plugin_printf_reaches_stderr_at_once);
     suite_add_tcase(s, tc);
 
