@@ -32,8 +32,8 @@
 ** The output side: senders append whole messages to PENDING and return at
 ** once; one writer thread writes the queue with blocking writes (the
 ** descriptor's flags are the caller's, never changed). Under load many
-** responses leave in one write(); alone, a message is written as soon as
-** the writer wakes.
+** responses leave in one write(); alone, a small message is written by its
+** sender at once (write_now), without a thread switch.
 **
 ** Backpressure: while more than OUT_HIGH_BYTES wait to be written, the
 ** reader stops reading input (calls already running still finish and
@@ -349,7 +349,10 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         pthread_mutex_unlock(&w.lock);
         if (werr) {
             /* stdout is gone: no answer can reach the client any more. */
-            th_log(werr == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout closed; shutting down");
+            if (werr == EPIPE)
+                th_log(TH_LOG_INFO, "stdout closed; shutting down");
+            else
+                th_log(TH_LOG_ERROR, "stdout failed (%s); shutting down", strerror(werr));
             status = werr == EPIPE ? 0 : 1;
             break;
         }
@@ -372,6 +375,11 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
             } else {
                 th_log(TH_LOG_INFO, "stop requested");
             }
+            break;
+        }
+        if (pfd[1].revents & POLLNVAL) {
+            th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
+            status = 1;
             break;
         }
         if (pfd[1].revents & POLLIN)
