@@ -119,6 +119,12 @@ int th_signals_init(void)
 void th_signals_loading(const char *path)
 {
     loading_path = path;
+    /* Between plugins: undo what the last one did to our dispositions, so a
+     * stop signal still ends a later plugin's endless register function
+     * with the message (best effort: failure leaves the default action,
+     * which ends the process too). */
+    if (!path)
+        (void)install();
 }
 
 bool th_signals_serve(void)

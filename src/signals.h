@@ -16,7 +16,8 @@
 int th_signals_init(void);
 
 /* The plugin file being loaded, for the loading-phase message; NULL when
- * none. PATH must stay valid until the next call. */
+ * none (then the handlers are re-installed, in case the plugin changed
+ * them). PATH must stay valid until the next call. */
 void th_signals_loading(const char *path);
 
 /*

@@ -32,3 +32,6 @@ hostile_crash_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/close_fds_call.la
 hostile_close_fds_call_la_SOURCES = hostile/close_fds_call.c
 hostile_close_fds_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+check_LTLIBRARIES += hostile/aa_term_dfl.la
+hostile_aa_term_dfl_la_SOURCES = hostile/aa_term_dfl.c
+hostile_aa_term_dfl_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -530,9 +530,8 @@ START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
 }
 END_TEST
 
-START_TEST(sigterm_during_plugin_loading_ends_the_host)
+static void sigterm_during_loading(char *dir)
 {
-    char *dir = mh_private_dir(mh_hostile("loop_register"), NULL);
     mh_proc *p = mh_spawn("-d", dir, NULL);
     ck_assert(mh_stderr_wait(p, "loop_register: looping", MH_TIMEOUT_MS));
     mh_kill(p, SIGTERM);
@@ -542,6 +541,25 @@ START_TEST(sigterm_during_plugin_loading_ends_the_host)
     ck_assert(mh_stderr_wait(p, "loop_register.so", 1000));
     mh_free(p);
     mh_rm_dir(dir);
+}
+
+START_TEST(sigterm_during_plugin_loading_ends_the_host)
+{
+    sigterm_during_loading(mh_private_dir(mh_hostile("loop_register"), NULL));
+}
+END_TEST
+
+/* An earlier plugin's SIG_DFL for SIGTERM is undone before the next loads. */
+START_TEST(sigterm_during_loading_after_a_plugin_reset_it)
+{
+    char *dir = mh_private_dir(mh_hostile("aa_term_dfl"), NULL);
+    char *second = mh_private_dir(mh_hostile("loop_register"), NULL);
+    char from[512], to[512];
+    snprintf(from, sizeof from, "%s/loop_register.so", second);
+    snprintf(to, sizeof to, "%s/loop_register.so", dir);
+    ck_assert(rename(from, to) == 0);
+    mh_rm_dir(second);
+    sigterm_during_loading(dir);
 }
 END_TEST
 
@@ -622,6 +640,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
+    tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);
     tcase_add_test(tc, a_segfault_in_a_handler_names_the_tool);
     tcase_add_test(tc, a_stack_overflow_in_a_handler_names_the_tool);
     suite_add_tcase(s, tc);
