@@ -23,6 +23,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "signals.h"
 
 /*
 ** Every function plugin.h declares, referenced here so that any program that
@@ -448,8 +449,11 @@ th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndir
     }
     if (rc != TH_OK && required)
         goto cleanup; /* fatal for the caller: no plugin code has run */
-    for (size_t i = 0; i < files.n; i++)
+    for (size_t i = 0; i < files.n; i++) {
+        th_signals_loading(files.paths[i]); /* a stop signal names it from now on */
         load_one(reg, files.paths[i], &files, opts, stats);
+        th_signals_loading(NULL);
+    }
 
 cleanup:
     plugin_list_free(&files);

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "crashnote.h"
 #include "loader.h"
 #include "log.h"
 #include "mcp.h"
+#include "signals.h"
 #include "transport_stdio.h"
 #include "util.h"
 
@@ -52,7 +54,8 @@ static const char usage_text[] =
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
     "      --instructions=TEXT      the instructions sent to clients\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
-    "                               before they are cancelled (default 5000)\n"
+    "                               before they are cancelled, and queued\n"
+    "                               output to be read (default 5000)\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -61,8 +64,9 @@ static const char usage_text[] =
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
     "\n"
-    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error or\n"
-    "a refusal under --strict; 2 on a usage error.\n";
+    "Exit status: 0 after end of input, SIGTERM, SIGINT or SIGHUP; 1 on a fatal\n"
+    "error, a refusal under --strict, or a stop signal while plugins load; 2 on\n"
+    "a usage error.\n";
 
 enum {
     OPT_STRICT = 256,
@@ -130,6 +134,59 @@ static int claim_stdout(void)
     return fd;
 }
 
+/*
+** The same for stdin: the protocol reads a close-on-exec duplicate, and fd 0
+** becomes /dev/null, so neither a plugin nor a child it starts can read
+** (and eat) protocol messages. A closed fd 0 counts as empty input.
+*/
+static int claim_stdin(void)
+{
+    /* With fd 0 closed this opens at 0, and the input is empty, as with
+     * </dev/null: the host ends at once instead of reading whatever a
+     * later open() puts at fd 0. */
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0)
+        return -1;
+    int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || (nul != STDIN_FILENO && dup2(nul, STDIN_FILENO) < 0)) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (nul != STDIN_FILENO)
+            close(nul);
+        errno = e;
+        return -1;
+    }
+    if (nul != STDIN_FILENO)
+        close(nul);
+    return fd;
+}
+
+/* A descriptor's identity, to notice a plugin closing it (and maybe opening
+ * something else at the same number). */
+typedef struct fd_id {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} fd_id;
+
+static bool fd_id_take(fd_id *id, int fd)
+{
+    struct stat st;
+    id->fd = fd;
+    if (fstat(fd, &st) != 0)
+        return false;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    return true;
+}
+
+static bool fd_id_same(const fd_id *id)
+{
+    struct stat st;
+    return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
 int main(int argc, char **argv)
 {
     const char **dirs = NULL;
@@ -139,7 +196,7 @@ int main(int argc, char **argv)
     th_mcp_config cfg;
     th_stdio_opts sopts = {.max_message_bytes = 4u << 20, .grace_ms = 5000};
     unsigned long long v;
-    int status = 1, proto_fd = -1, stop_fd = -1, c;
+    int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1, c;
     th_registry *reg = NULL;
     th_mcp *mcp = NULL;
 
@@ -247,22 +304,24 @@ int main(int argc, char **argv)
     if (ndirs == 0)
         dirs[ndirs++] = TH_PLUGINDIR;
 
-    /* Before any plugin code runs: protect stdout, ignore SIGPIPE (a closed
-     * pipe is an EPIPE error, not death), and turn SIGTERM/SIGINT into a
-     * readable fd so the shutdown sequence runs on the main thread. The mask
-     * is inherited by every thread started later. */
-    if ((proto_fd = claim_stdout()) < 0) {
-        fprintf(stderr, "toolhost: cannot set up stdout: %s\n", strerror(errno));
+    /* Before any plugin code runs: the protocol gets private duplicates of
+     * stdin and stdout (fd 0 becomes /dev/null, fd 1 stderr, line-buffered
+     * so stray printf lines appear when written, in order with the log).
+     * Stop signals are handled (not blocked: a mask would be inherited by
+     * every thread and child); during loading they end the process. */
+    fd_id proto_ids[3];
+    if ((proto_in = claim_stdin()) < 0 || (proto_fd = claim_stdout()) < 0) {
+        fprintf(stderr, "toolhost: cannot set up stdin and stdout: %s\n", strerror(errno));
         goto cleanup;
     }
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t stop_sigs;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGTERM);
-    sigaddset(&stop_sigs, SIGINT);
-    if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) != 0 ||
-        (stop_fd = signalfd(-1, &stop_sigs, SFD_CLOEXEC)) < 0) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if ((stop_fd = th_signals_init()) < 0 || !th_crashnote_init()) {
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
+        goto cleanup;
+    }
+    if (!fd_id_take(&proto_ids[0], proto_in) || !fd_id_take(&proto_ids[1], proto_fd) ||
+        !fd_id_take(&proto_ids[2], stop_fd)) {
+        fprintf(stderr, "toolhost: cannot set up stdin and stdout: %s\n", strerror(errno));
         goto cleanup;
     }
 
@@ -292,12 +351,25 @@ int main(int argc, char **argv)
     }
     th_registry_start(reg);
 
+    /* Plugin code may have closed our descriptors or changed dispositions. */
+    for (size_t i = 0; i < sizeof proto_ids / sizeof proto_ids[0]; i++) {
+        if (!fd_id_same(&proto_ids[i])) {
+            th_log(TH_LOG_CRITICAL, "a plugin closed or replaced descriptor %d, which the host needs; exiting",
+                   proto_ids[i].fd);
+            goto cleanup;
+        }
+    }
+    if (!th_signals_serve() || !th_crashnote_init()) {
+        th_log(TH_LOG_CRITICAL, "cannot set up signal handling: %s", strerror(errno));
+        goto cleanup;
+    }
+
     mcp = th_mcp_new(reg, &cfg);
     if (!mcp) {
         th_log(TH_LOG_CRITICAL, "out of memory");
         goto cleanup;
     }
-    status = th_stdio_serve(mcp, STDIN_FILENO, proto_fd, stop_fd, &sopts);
+    status = th_stdio_serve(mcp, proto_in, proto_fd, stop_fd, &sopts);
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
@@ -307,8 +379,8 @@ int main(int argc, char **argv)
 
 cleanup:
     th_registry_unref(reg);
-    if (stop_fd >= 0)
-        close(stop_fd);
+    if (proto_in >= 0)
+        close(proto_in);
     if (proto_fd >= 0)
         close(proto_fd);
     free(dirs);

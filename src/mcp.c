@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "callctx.h"
+#include "crashnote.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "mcp.h"
@@ -680,8 +681,10 @@ static void run_job(void *p)
         free(violations);
         result = th_call_finish(j->call, TH_OK);
     } else {
+        int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, j->call, j->args)
                             : e->handler(j->call, j->args, e->user_data);
+        th_crashnote_end(crash_slot);
         result = check_output(e, th_call_finish(j->call, rc));
     }
 

@@ -1,18 +1,24 @@
 /*
 ** transport_stdio.c: newline-delimited JSON-RPC over file descriptors. The
-** reader splits lines in place (no copy for a message that arrives whole);
-** the writer queues whole messages and one sender at a time writes the
-** queue, so concurrent replies never interleave and batch under load.
+** reader splits lines in place (no copy for a message that arrives whole)
+** and stops reading while too much output waits; senders queue whole
+** messages and one writer thread writes them, so concurrent replies never
+** interleave, batch under load, and never block the reader.
 */
+/* pipe2, POLLRDHUP */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jsonrpc.h"
@@ -23,55 +29,176 @@
 #define READ_CHUNK 65536
 
 /*
-** The output side. Senders append whole messages to PENDING; whoever finds
-** no flush under way becomes the flusher and writes until PENDING stays
-** empty, while the others return at once. Under load many responses leave
-** in one write(); alone, a message is written immediately.
+** The output side: senders append whole messages to PENDING and return at
+** once; one writer thread writes the queue with blocking writes (the
+** descriptor's flags are the caller's, never changed). Under load many
+** responses leave in one write(); alone, a small message is written by its
+** sender at once (write_now), without a thread switch.
+**
+** Backpressure: while more than OUT_HIGH_BYTES wait to be written, the
+** reader stops reading input (calls already running still finish and
+** queue), and the writer wakes it once the queue is below the bound again.
 */
-/* Responses queued for a client that is not reading beyond this mean it
- * is gone or stuck: output stops rather than memory growing without end. */
-#define MAX_PENDING_BYTES ((size_t)256 << 20)
+#define OUT_HIGH_BYTES ((size_t)8 << 20)
+/* Bytes per write(), so the queue shrinks (and the reader resumes) while
+ * a large backlog drains. */
+#define WRITE_CHUNK ((size_t)1 << 20)
 
 typedef struct writer {
     int fd;
-    int stop_fd;         /* readable once a stop was requested (-1: none) */
+    int wake[2];         /* the writer tells the reader: room again, or broken */
+    pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t idle; /* a flush ended */
+    pthread_cond_t more; /* pending grew, or stopping */
+    pthread_cond_t idle; /* the writer thread ended */
     th_buf pending;      /* bytes to write */
-    th_buf spare;        /* the flusher's buffer, kept to avoid reallocation */
-    bool flushing;
-    bool broken;         /* the peer is gone; drop further output */
+    th_buf out;          /* what the writer is writing (owned by it until it ends) */
+    size_t out_left;     /* bytes of OUT not yet written */
+    bool reader_waiting; /* the reader paused for room */
+    bool stopping;       /* write what is queued, then end */
+    bool done;           /* the writer thread ended */
+    int err;             /* errno of the write that failed: output is dropped */
 } writer;
 
-/*
-** Write all LEN bytes at P; false when the peer is gone. The fd is
-** non-blocking so that a client that stops reading cannot pin this thread
-** past a stop request: waiting for room also watches STOP_FD.
-*/
-static bool write_all(int fd, int stop_fd, const char *p, size_t len)
+/* Under w->lock. */
+static size_t queued(const writer *w)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT}, {.fd = stop_fd, .events = POLLIN}};
-                if (poll(pf, stop_fd >= 0 ? 2 : 1, -1) > 0 && stop_fd >= 0 && (pf[1].revents & POLLIN) &&
-                    !(pf[0].revents & POLLOUT)) {
-                    th_log(TH_LOG_WARNING, "stop requested while the client was not reading stdout; "
-                                           "dropping %zu bytes of output", len);
-                    return false;
-                }
-                continue;
-            }
-            th_log(TH_LOG_ERROR, "stdout: %s; no further messages will be sent", strerror(errno));
-            return false;
-        }
-        p += n;
-        len -= (size_t)n;
+    return w->pending.len + w->out_left;
+}
+
+/* Under w->lock. */
+static void wake_reader(writer *w)
+{
+    w->reader_waiting = false;
+    char b = 1;
+    ssize_t r = write(w->wake[1], &b, 1); /* full: a wake-up is pending anyway */
+    (void)r;
+}
+
+/*
+** A SIGPIPE the failed write raised is directed at this thread, where it
+** is blocked: take it, so no handler a plugin installed (or SIG_DFL) ever
+** sees it.
+*/
+static void consume_sigpipe(void)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_only, NULL, &zero) == SIGPIPE) {
     }
-    return true;
+}
+
+/* One write of up to WRITE_CHUNK bytes; the only place the thread can be
+ * cancelled (at shutdown, when the client stopped reading). Returns the
+ * bytes written or -errno. */
+static ssize_t write_some(int fd, const char *p, size_t len)
+{
+    if (len > WRITE_CHUNK)
+        len = WRITE_CHUNK;
+    for (;;) {
+        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+        ssize_t n = write(fd, p, len);
+        int e = errno;
+        if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
+            /* The caller gave us a non-blocking descriptor: wait for room. */
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            poll(&pf, 1, -1);
+        }
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+        if (n >= 0)
+            return n;
+        if (e == EPIPE)
+            consume_sigpipe();
+        if (e != EINTR && e != EAGAIN && e != EWOULDBLOCK)
+            return -e;
+    }
+}
+
+static void *writer_main(void *p)
+{
+    writer *w = p;
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (w->pending.len == 0 && !w->stopping)
+            pthread_cond_wait(&w->more, &w->lock);
+        if (w->pending.len == 0)
+            break; /* stopping, and everything was written */
+        th_buf tmp = w->out;
+        w->out = w->pending;
+        w->pending = tmp;
+        w->pending.len = 0;
+        w->out_left = w->out.len;
+        size_t off = 0;
+        while (w->out_left > 0) {
+            pthread_mutex_unlock(&w->lock);
+            ssize_t n = write_some(w->fd, w->out.data + off, w->out_left);
+            pthread_mutex_lock(&w->lock);
+            if (n < 0) {
+                w->err = (int)-n;
+                break;
+            }
+            off += (size_t)n;
+            w->out_left -= (size_t)n;
+            if (w->reader_waiting && queued(w) <= OUT_HIGH_BYTES)
+                wake_reader(w);
+        }
+        w->out.len = 0;
+        if (w->err) {
+            th_log(w->err == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout: %s; %zu bytes of output dropped",
+                   strerror(w->err), w->out_left + w->pending.len);
+            w->out_left = 0;
+            w->pending.len = 0;
+            wake_reader(w);
+            break;
+        }
+    }
+    w->done = true;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/*
+** Under w->lock: at low load, write a small message at once instead of
+** waking the writer thread (a thread switch per message). Only when nothing
+** is queued or being written (order), the message fits in PIPE_BUF, and
+** poll reports room: a pipe then takes it without blocking. SIGPIPE is
+** blocked around the write, as in the writer thread. Returns the bytes
+** written (0 if it did not try), or -errno.
+*/
+static ssize_t write_now(writer *w, const char *text, size_t len)
+{
+    char line[PIPE_BUF];
+    if (len + 1 > sizeof line || w->pending.len || w->out_left)
+        return 0;
+    struct pollfd pf = {.fd = w->fd, .events = POLLOUT};
+    if (poll(&pf, 1, 0) != 1 || pf.revents != POLLOUT)
+        return 0; /* no room, or an error the writer thread will report */
+    memcpy(line, text, len);
+    line[len] = '\n';
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    ssize_t n;
+    do
+        n = write(w->fd, line, len + 1);
+    while (n < 0 && errno == EINTR);
+    int e = errno;
+    if (n < 0 && e == EPIPE)
+        consume_sigpipe();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (n < 0)
+        return e == EAGAIN || e == EWOULDBLOCK ? 0 : -e;
+    return n;
 }
 
 static void write_msg(void *ctx, json_object *msg)
@@ -81,49 +208,77 @@ static void write_msg(void *ctx, json_object *msg)
     const char *text = th_rpc_serialize(msg, &len); /* msg's own buffer: no lock needed */
 
     pthread_mutex_lock(&w->lock);
-    if (!w->broken && w->pending.len + len + 1 > MAX_PENDING_BYTES) {
-        th_log(TH_LOG_ERROR, "the client is not reading stdout (%zu bytes waiting); no further messages will be sent",
-               w->pending.len);
-        w->broken = true;
+    /* Once stdout is gone the session is shutting down: nobody to send to. */
+    if (!w->err && !w->done) {
+        /* On an error the rest is queued: the writer thread fails the
+         * same way and reports it. */
+        ssize_t n = write_now(w, text, len);
+        size_t done = n > 0 ? (size_t)n : 0, old = w->pending.len;
+        if (done < len + 1) {
+            if ((done == len || th_buf_append(&w->pending, text + done, len - done)) &&
+                th_buf_append(&w->pending, "\n", 1)) {
+                pthread_cond_signal(&w->more);
+            } else {
+                w->pending.len = old; /* a partial message must never reach the wire */
+                th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
+            }
+        }
     }
-    if (!w->broken && (!th_buf_append(&w->pending, text, len) || !th_buf_append(&w->pending, "\n", 1))) {
-        th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
-        w->pending.len = 0; /* a partial message must never reach the wire */
-    }
-    json_object_put(msg);
-    if (w->flushing || w->broken) {
-        pthread_mutex_unlock(&w->lock);
-        return;
-    }
-    w->flushing = true;
-    while (w->pending.len > 0 && !w->broken) {
-        th_buf out = w->pending;
-        w->pending = w->spare;
-        w->pending.len = 0;
-        pthread_mutex_unlock(&w->lock);
-        bool ok = write_all(w->fd, w->stop_fd, out.data, out.len);
-        pthread_mutex_lock(&w->lock);
-        out.len = 0;
-        w->spare = out;
-        if (!ok)
-            w->broken = true;
-    }
-    w->flushing = false;
-    pthread_cond_broadcast(&w->idle);
     pthread_mutex_unlock(&w->lock);
+    json_object_put(msg);
 }
 
-/* Wait until no flush is under way (all sends have returned). */
-static void writer_finish(writer *w)
+static bool writer_start(writer *w, int fd)
 {
+    memset(w, 0, sizeof *w);
+    w->fd = fd;
+    if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        return false;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->more, NULL);
+    pthread_cond_init(&w->idle, NULL);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    if (rc != 0) {
+        close(w->wake[0]);
+        close(w->wake[1]);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->more);
+        pthread_cond_destroy(&w->idle);
+        errno = rc;
+        return false;
+    }
+    return true;
+}
+
+/*
+** Let the writer write what is queued until DEADLINE_MS; output the client
+** has not taken by then is dropped (the writer is cancelled in write()).
+** Returns false if output was dropped that way.
+*/
+static bool writer_finish(writer *w, long long deadline_ms)
+{
+    bool whole = true;
     pthread_mutex_lock(&w->lock);
-    while (w->flushing)
-        pthread_cond_wait(&w->idle, &w->lock);
+    w->stopping = true;
+    pthread_cond_signal(&w->more);
+    while (!w->done && th_cond_wait_until(&w->idle, &w->lock, deadline_ms)) {
+    }
+    if (!w->done) {
+        th_log(TH_LOG_WARNING, "shutting down: the client did not read stdout; %zu bytes of output dropped",
+               queued(w));
+        whole = false;
+        pthread_cancel(w->thread);
+    }
     pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
     free(w->pending.data);
-    free(w->spare.data);
+    free(w->out.data);
+    close(w->wake[0]);
+    close(w->wake[1]);
     pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->more);
     pthread_cond_destroy(&w->idle);
+    return whole;
 }
 
 /* Lines of nothing but white space carry no message: skip them like empty
@@ -151,33 +306,61 @@ static void shutdown_session(th_mcp_session *s, long long grace_ms)
     }
 }
 
+/* Drain a non-blocking wake-up pipe. */
+static void drain(int fd)
+{
+    char sink[64];
+    while (read(fd, sink, sizeof sink) > 0) {
+    }
+}
+
 int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_stdio_opts *opts)
 {
-    writer w = {.fd = out_fd, .stop_fd = stop_fd};
-    int fl = fcntl(out_fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(out_fd, F_SETFL, fl | O_NONBLOCK);
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_cond_init(&w.idle, NULL);
+    writer w;
+    if (!writer_start(&w, out_fd)) {
+        th_log(TH_LOG_CRITICAL, "cannot start the stdout writer: %s", strerror(errno));
+        return 1;
+    }
     th_mcp_session *s = th_mcp_session_new(mcp, write_msg, &w);
     size_t max = opts->max_message_bytes;
     size_t cap = READ_CHUNK * 2, len = 0;
     char *buf = malloc(cap);
     bool discarding = false; /* inside a line already refused as too long */
     size_t discarded = 0;
+    bool hung_up = false;    /* the client closed its end: read what is left */
     int status = 0;
 
     if (!s || !buf) {
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
         free(buf);
         th_mcp_session_free(s);
-        writer_finish(&w);
+        writer_finish(&w, th_now_ms());
         return 1;
     }
 
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
-        int np = poll(pfd, stop_fd >= 0 ? 2 : 1, -1);
+        pthread_mutex_lock(&w.lock);
+        int werr = w.err;
+        /* A client that hung up can send no more than what is already in
+         * the pipe: reading it is bounded, and it lets end of input be seen
+         * while the client is not reading stdout. */
+        bool paused = !hung_up && queued(&w) > OUT_HIGH_BYTES;
+        w.reader_waiting = paused;
+        pthread_mutex_unlock(&w.lock);
+        if (werr) {
+            /* stdout is gone: no answer can reach the client any more. */
+            if (werr == EPIPE)
+                th_log(TH_LOG_INFO, "stdout closed; shutting down");
+            else
+                th_log(TH_LOG_ERROR, "stdout failed (%s); shutting down", strerror(werr));
+            status = werr == EPIPE ? 0 : 1;
+            break;
+        }
+        /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
+        struct pollfd pfd[3] = {{.fd = in_fd, .events = paused ? POLLRDHUP : POLLIN},
+                                {.fd = w.wake[0], .events = POLLIN},
+                                {.fd = stop_fd, .events = POLLIN}};
+        int np = poll(pfd, stop_fd >= 0 ? 3 : 2, -1);
         if (np < 0) {
             if (errno == EINTR)
                 continue;
@@ -185,11 +368,32 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
             status = 1;
             break;
         }
-        if (stop_fd >= 0 && (pfd[1].revents & POLLIN)) {
-            th_log(TH_LOG_INFO, "stop requested");
+        if (stop_fd >= 0 && (pfd[2].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))) {
+            if (pfd[2].revents & POLLNVAL) {
+                th_log(TH_LOG_ERROR, "the stop descriptor was closed under the host; shutting down");
+                status = 1;
+            } else {
+                th_log(TH_LOG_INFO, "stop requested");
+            }
             break;
         }
-        if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (pfd[1].revents & POLLNVAL) {
+            th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
+            status = 1;
+            break;
+        }
+        if (pfd[1].revents & POLLIN)
+            drain(w.wake[0]);
+        if (pfd[0].revents & POLLNVAL) {
+            /* Someone closed the descriptor (plugin code): poll would report
+             * this for ever, so it is the end of input. */
+            th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
+            status = 1;
+            break;
+        }
+        if (paused && (pfd[0].revents & (POLLHUP | POLLERR | POLLRDHUP)))
+            hung_up = true;
+        if (paused || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
 
         if (cap - len < READ_CHUNK) {
@@ -276,9 +480,14 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         }
     }
 
+    long long deadline = th_now_ms() + opts->grace_ms;
     shutdown_session(s, opts->grace_ms);
     th_mcp_session_free(s); /* no send starts after this */
-    writer_finish(&w);      /* and the last flush has ended */
+    /* Output gets what is left of the grace period, and at least a moment
+     * for the responses of calls that finished at its very end. */
+    if (deadline < th_now_ms() + 250)
+        deadline = th_now_ms() + 250;
+    writer_finish(&w, deadline);
     free(buf);
     return status;
 }

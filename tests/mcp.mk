@@ -5,6 +5,10 @@
 MCP_HARNESS = mcp_harness.c mcp_harness.h
 check_PROGRAMS += test_jsonrpc test_mcp_stdio test_mcp_legacy test_mcp_modern test_mcp_calls
 TESTS += test_jsonrpc test_mcp_stdio test_mcp_legacy test_mcp_modern test_mcp_calls
+# The stdio transport and process set-up, with hostile plugins (hostile.mk).
+check_PROGRAMS += test_transport_stdio
+TESTS += test_transport_stdio
+test_transport_stdio_SOURCES = test_transport_stdio.c $(MCP_HARNESS)
 test_jsonrpc_SOURCES = test_jsonrpc.c
 test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
 test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)

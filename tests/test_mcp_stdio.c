@@ -443,6 +443,13 @@ START_TEST(sigint_stops_the_host)
 }
 END_TEST
 
+/* SIGHUP (the terminal or supervisor went away) is a stop request too. */
+START_TEST(sighup_stops_the_host)
+{
+    signal_stops_the_host(SIGHUP);
+}
+END_TEST
+
 START_TEST(sigterm_when_idle_exits_zero)
 {
     mh_proc *p = mh_start(NULL);
@@ -672,6 +679,7 @@ static Suite *stdio_suite(void)
     tcase_add_test(tc, eof_does_not_wait_for_a_call_that_ignores_cancellation);
     tcase_add_test(tc, sigterm_stops_the_host);
     tcase_add_test(tc, sigint_stops_the_host);
+    tcase_add_test(tc, sighup_stops_the_host);
     tcase_add_test(tc, sigterm_when_idle_exits_zero);
     tcase_add_test(tc, sigterm_while_the_client_does_not_read);
     tcase_add_test(tc, long_unicode_names_give_valid_utf8_errors);

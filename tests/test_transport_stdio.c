@@ -1,0 +1,650 @@
+/*
+** test_transport_stdio.c: integration tests of how toolhost guards its stdio
+** and its process: backpressure from a client that stops reading, end of
+** input seen while stdout is full, stdin closed or protected from plugins,
+** descriptor flags left alone, signal handling that plugins cannot break,
+** and a crash report naming the tool. Hostile plugins come from hostile/.
+*/
+/* pipe2 */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+#include "check_main.h"
+
+#define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
+#define MODERN_CALL(id, tool, args)                                                                                    \
+    "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":\"" tool                      \
+    "\",\"arguments\":" args "," MH_MODERN_META "}}"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- a toolhost spawned by hand, for what mh_spawn cannot set up ---------- */
+
+enum { IN_PIPE, IN_CLOSED, IN_DEVNULL };
+
+typedef struct raw {
+    pid_t pid;
+    int to;    /* its stdin, or -1 */
+    int from;  /* its stdout */
+    int out_w; /* our own descriptor of its stdout's write end */
+    char errpath[64];
+    char *got; /* stdout read so far */
+    size_t len, cap;
+} raw;
+
+static void raw_spawn(raw *r, int in_mode, const char *dir)
+{
+    memset(r, 0, sizeof *r);
+    int in[2] = {-1, -1}, out[2];
+    if (in_mode == IN_PIPE)
+        ck_assert(pipe2(in, O_CLOEXEC) == 0);
+    ck_assert(pipe2(out, O_CLOEXEC) == 0);
+    snprintf(r->errpath, sizeof r->errpath, "/tmp/tr-stderr-XXXXXX");
+    int errfd = mkostemp(r->errpath, O_CLOEXEC);
+    ck_assert(errfd >= 0);
+    r->pid = fork();
+    ck_assert(r->pid >= 0);
+    if (r->pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        if (in_mode == IN_PIPE) {
+            dup2(in[0], 0);
+        } else if (in_mode == IN_CLOSED) {
+            close(0);
+        } else {
+            int nul = open("/dev/null", O_RDONLY);
+            dup2(nul, 0);
+            close(nul);
+        }
+        dup2(out[1], 1);
+        dup2(errfd, 2);
+        execl(TOP_BUILDDIR "/src/toolhost", "toolhost", "-d", dir, (char *)NULL);
+        _exit(127);
+    }
+    close(errfd);
+    if (in_mode == IN_PIPE) {
+        close(in[0]);
+        r->to = in[1];
+    } else {
+        r->to = -1;
+    }
+    r->from = out[0];
+    r->out_w = out[1];
+}
+
+static void raw_send(raw *r, const char *line)
+{
+    size_t len = strlen(line);
+    while (len > 0) {
+        ssize_t n = write(r->to, line, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ck_assert_msg(n > 0, "writing to toolhost: %s", strerror(errno));
+        line += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Read stdout until it contains NEEDLE; false on timeout or EOF. */
+static bool raw_read_until(raw *r, const char *needle, int timeout_ms)
+{
+    long long deadline = mh_now_ms() + timeout_ms;
+    for (;;) {
+        if (r->got && memmem(r->got, r->len, needle, strlen(needle)))
+            return true;
+        long long left = deadline - mh_now_ms();
+        if (left <= 0)
+            return false;
+        struct pollfd pf = {.fd = r->from, .events = POLLIN};
+        if (poll(&pf, 1, (int)left) <= 0)
+            continue;
+        if (r->cap - r->len < 65536) {
+            r->cap = r->cap ? r->cap * 2 : 1 << 20;
+            r->got = realloc(r->got, r->cap);
+            ck_assert(r->got != NULL);
+        }
+        ssize_t n = read(r->from, r->got + r->len, r->cap - r->len);
+        if (n == 0)
+            return false;
+        if (n > 0)
+            r->len += (size_t)n;
+    }
+}
+
+/* Like mh_wait: exit status, 1000 + signal, -1 on timeout. */
+static int raw_wait(raw *r, int timeout_ms)
+{
+    long long deadline = mh_now_ms() + timeout_ms;
+    int st;
+    for (;;) {
+        pid_t w = waitpid(r->pid, &st, WNOHANG);
+        if (w == r->pid)
+            break;
+        if (mh_now_ms() >= deadline)
+            return -1;
+        sleep_ms(10);
+    }
+    r->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+}
+
+static void raw_free(raw *r)
+{
+    if (r->pid > 0) {
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+    }
+    if (r->to >= 0)
+        close(r->to);
+    if (r->from >= 0)
+        close(r->from);
+    if (r->out_w >= 0)
+        close(r->out_w);
+    unlink(r->errpath);
+    free(r->got);
+}
+
+/* ---- item 1: backpressure ----------------------------------------------- */
+
+/*
+** A client that pipelines 1 MiB echo calls without reading: the host must
+** stop reading input once a bounded amount of output waits (the client's
+** writes block), and when the client then reads, every response arrives
+** and a later ping is answered. It used to read everything, queue up to
+** 256 MiB, then drop all output for good.
+*/
+START_TEST(a_client_that_stops_reading_gets_backpressure_not_silence)
+{
+    raw r;
+    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    fcntl(r.to, F_SETFL, fcntl(r.to, F_GETFL) | O_NONBLOCK);
+    const size_t text_len = 1 << 20;
+    const int max_calls = 64; /* 64 MiB: far beyond any sane bound */
+    char *req = malloc(text_len + 512);
+    ck_assert(req != NULL);
+
+    int sent = 0;
+    size_t off = 0, req_len = 0;
+    bool stalled = false;
+    while (sent < max_calls) {
+        if (off == 0) {
+            int n = snprintf(req, 512,
+                             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                             "" MH_MODERN_META ",\"arguments\":{\"text\":\"",
+                             sent + 1);
+            memset(req + n, 'a' + sent % 26, text_len);
+            memcpy(req + n + text_len, "\"}}}\n", 5);
+            req_len = (size_t)n + text_len + 5;
+        }
+        ssize_t w = write(r.to, req + off, req_len - off);
+        if (w > 0) {
+            off += (size_t)w;
+            if (off == req_len) {
+                off = 0;
+                sent++;
+            }
+            continue;
+        }
+        ck_assert_msg(w < 0 && errno == EAGAIN, "write: %s", strerror(errno));
+        struct pollfd pf = {.fd = r.to, .events = POLLOUT};
+        if (poll(&pf, 1, 3000) == 0) {
+            stalled = true; /* no room for 3 s: the host stopped reading */
+            break;
+        }
+    }
+    ck_assert_msg(stalled, "the host read all %d calls (%d MiB) while stdout was not read", sent, sent);
+
+    /* Now read everything, finishing the partial request and pinging. */
+    int partial = off > 0 ? 1 : 0;
+    int want = sent + partial;
+    char *tail = NULL;
+    size_t tail_len = 0, tail_off = 0;
+    if (partial) {
+        tail = req + off;
+        tail_len = req_len - off;
+    }
+    static const char ping[] = PING(999999) "\n";
+    bool ping_sent = false;
+    int got = 0;
+    bool ponged = false;
+    size_t cap = 4 << 20, len = 0;
+    char *buf = malloc(cap);
+    ck_assert(buf != NULL);
+    long long deadline = mh_now_ms() + 60000;
+    while (!(ponged && got == want) && mh_now_ms() < deadline) {
+        struct pollfd pf[2] = {{.fd = r.from, .events = POLLIN}, {.fd = r.to, .events = 0}};
+        if (tail_off < tail_len || !ping_sent)
+            pf[1].events = POLLOUT;
+        poll(pf, 2, 1000);
+        if (pf[1].revents & POLLOUT) {
+            if (tail_off < tail_len) {
+                ssize_t w = write(r.to, tail + tail_off, tail_len - tail_off);
+                if (w > 0)
+                    tail_off += (size_t)w;
+            } else if (!ping_sent) {
+                ck_assert(write(r.to, ping, sizeof ping - 1) == (ssize_t)(sizeof ping - 1));
+                ping_sent = true;
+            }
+        }
+        if (!(pf[0].revents & (POLLIN | POLLHUP)))
+            continue;
+        if (cap - len < (1 << 20)) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert(buf != NULL);
+        }
+        ssize_t n = read(r.from, buf + len, cap - len);
+        ck_assert_msg(n > 0, "stdout ended after %d of %d responses", got, want);
+        len += (size_t)n;
+        char *nl;
+        while ((nl = memchr(buf, '\n', len)) != NULL) {
+            *nl = '\0';
+            json_object *o = mh_parse(buf);
+            ck_assert_msg(o != NULL, "not JSON: %.200s", buf);
+            json_object *id = mh_at(o, "id");
+            ck_assert(id != NULL);
+            if (json_object_get_int(id) == 999999) {
+                ponged = true; /* it may overtake the last call, which runs on the pool */
+            } else {
+                const char *text = mh_str(o, "result content 0 text");
+                ck_assert_msg(text && strlen(text) == text_len, "bad echo response %d", json_object_get_int(id));
+                got++;
+            }
+            json_object_put(o);
+            size_t used = (size_t)(nl - buf) + 1;
+            memmove(buf, nl + 1, len - used);
+            len -= used;
+        }
+    }
+    ck_assert_msg(got == want, "%d of %d responses arrived", got, want);
+    ck_assert_msg(ponged, "the later ping was not answered");
+    free(buf);
+    free(req);
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, MH_TIMEOUT_MS), 0);
+    raw_free(&r);
+}
+END_TEST
+
+/* ---- item 2: end of input while stdout is full --------------------------------------- */
+
+#define TOOLS_LIST(id) "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}", (id)
+
+/*
+** 100 tools/list answers (more than the pipe holds) unread, then EOF: the
+** reader must see it (it used to sit in write() for ever), and output the
+** client never reads is dropped when the grace period ends.
+*/
+START_TEST(eof_is_seen_while_stdout_is_full)
+{
+    mh_proc *p = mh_start("--shutdown-grace-ms", "300", NULL);
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 100; i++)
+        mh_send(p, TOOLS_LIST(100 + i));
+    mh_close_stdin(p);
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* without reading stdout */
+    ck_assert_msg(status == 0, "exit status %d after EOF with stdout unread", status);
+    ck_assert(mh_stderr_wait(p, "bytes of output dropped", 1000));
+    mh_free(p);
+}
+END_TEST
+
+/* The same, but the client reads after closing stdin: nothing is lost. */
+START_TEST(output_queued_at_eof_is_delivered_to_a_reading_client)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 100; i++)
+        mh_send(p, TOOLS_LIST(100 + i));
+    mh_close_stdin(p);
+    sleep_ms(300);
+    for (int i = 0; i < 100; i++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_INT(o, "id", 100 + i);
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    ck_assert(mh_wait_eof(p, MH_TIMEOUT_MS));
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- item 3: stdin closed or empty at start ----------------------------------------- */
+
+static void starts_with_stdin(int mode)
+{
+    raw r;
+    raw_spawn(&r, mode, mh_echo_dir());
+    int status = raw_wait(&r, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d with stdin %s", status, mode == IN_CLOSED ? "closed" : "/dev/null");
+    ck_assert(!raw_read_until(&r, "\n", 100)); /* nothing on stdout */
+    raw_free(&r);
+}
+
+START_TEST(stdin_closed_at_start_exits_zero)
+{
+    starts_with_stdin(IN_CLOSED);
+}
+END_TEST
+
+START_TEST(stdin_dev_null_exits_zero)
+{
+    starts_with_stdin(IN_DEVNULL);
+}
+END_TEST
+
+/* ---- item 4: plugins and their children cannot read protocol input -------------------- */
+
+START_TEST(a_register_function_reading_stdin_gets_nothing)
+{
+    char *dir = mh_private_dir(mh_hostile("stdin_reader"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1); /* sent while register waits on fd 0 */
+    ck_assert(mh_stderr_wait(p, "stdin_reader: read 0 bytes from fd 0", MH_TIMEOUT_MS));
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_child_reading_stdin_does_not_eat_messages)
+{
+    char *dir = mh_private_dir(mh_hostile("stdin_shell"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_send(p, MODERN_CALL(1, "stdin_shell", "{}"));
+    ck_assert(mh_stderr_wait(p, "stdin-shell-started", MH_TIMEOUT_MS));
+    sleep_ms(300); /* cat is reading its stdin now */
+    mh_send(p, PING(2));
+    mh_send(p, PING(3));
+    bool seen[4] = {false};
+    for (int i = 0; i < 3; i++) {
+        json_object *o = mh_next(p);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= 3 && !seen[id], "unexpected %s", mh_json(o));
+        seen[id] = true;
+        json_object_put(o);
+    }
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- item 5: children start with a clean signal mask -------------------------------- */
+
+START_TEST(a_child_of_a_handler_dies_by_sigterm)
+{
+    char *dir = mh_private_dir(mh_hostile("child_sleep"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_send(p, MODERN_CALL(1, "child_sleep", "{\"op\":\"spawn\"}"));
+    json_object *o = mh_next(p);
+    const char *pid_text = mh_str(o, "result content 0 text");
+    ck_assert_msg(pid_text != NULL, "%s", mh_json(o));
+    int pid = atoi(pid_text);
+    ck_assert(pid > 0);
+    json_object_put(o);
+    sleep_ms(100);
+    ck_assert(kill(pid, SIGTERM) == 0);
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"child_sleep\","
+            "\"arguments\":{\"op\":\"wait\",\"pid\":%d}," MH_MODERN_META "}}",
+            pid);
+    o = mh_next(p); /* a child that ignored SIGTERM sleeps 30 s: timeout */
+    MH_ASSERT_STR(o, "result content 0 text", "signal 15");
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- item 6: the caller's stdout keeps its flags ---------------------------------------- */
+
+START_TEST(stdout_is_left_blocking)
+{
+    raw r;
+    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    raw_send(&r, PING(1) "\n");
+    ck_assert(raw_read_until(&r, "\"id\":1", MH_TIMEOUT_MS));
+    int during = fcntl(r.out_w, F_GETFL);
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, MH_TIMEOUT_MS), 0);
+    int after = fcntl(r.out_w, F_GETFL);
+    ck_assert(during >= 0 && after >= 0);
+    ck_assert_msg(!(during & O_NONBLOCK), "O_NONBLOCK set on the caller's stdout while serving");
+    ck_assert_msg(!(after & O_NONBLOCK), "O_NONBLOCK left on the caller's stdout after exit");
+    raw_free(&r);
+}
+END_TEST
+
+/* ---- item 21: descriptors closed by plugin code ------------------------------------ */
+
+START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
+{
+    char *dir = mh_private_dir(mh_hostile("close_stdin"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("close_fds"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 1, "exit status %d", status);
+    ck_assert(mh_stderr_wait(p, "a plugin closed or replaced descriptor", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* The same while serving: poll reports POLLNVAL for the protocol's input,
+ * which must end the session rather than be ignored (a busy loop) or
+ * leave the host waiting for ever. */
+START_TEST(a_handler_closing_all_descriptors_ends_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("close_fds_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_send(p, MODERN_CALL(2, "close_fds_call", "{}"));
+    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 1, "exit status %d", status);
+    ck_assert(mh_stderr_wait(p, "closed under the host", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- item 23: signal handling that plugins cannot break ------------------------------- */
+
+static char *raw_stderr(const raw *r)
+{
+    FILE *f = fopen(r->errpath, "rb");
+    ck_assert(f != NULL);
+    char *s = calloc(1, 1 << 20);
+    ck_assert(s != NULL);
+    size_t n = fread(s, 1, (1 << 20) - 1, f);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* SIGPIPE reset to SIG_DFL by a plugin, then the client closes stdout: the
+ * host must not die by SIGPIPE; it sees the client gone and shuts down. */
+START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
+{
+    char *dir = mh_private_dir(mh_hostile("sigpipe_dfl"), NULL);
+    raw r;
+    raw_spawn(&r, IN_PIPE, dir);
+    raw_send(&r, MODERN_CALL(1, "sigpipe_dfl", "{}") "\n");
+    ck_assert(raw_read_until(&r, "SIGPIPE is SIG_DFL", MH_TIMEOUT_MS));
+    close(r.from);
+    r.from = -1;
+    close(r.out_w);
+    r.out_w = -1;
+    raw_send(&r, PING(2) "\n");
+    int status = raw_wait(&r, MH_TIMEOUT_MS); /* stdin stays open */
+    ck_assert_msg(status == 0, "exit status %d after the client closed stdout", status);
+    char *err = raw_stderr(&r);
+    ck_assert_msg(strstr(err, "stdout closed; shutting down"), "%s", err);
+    free(err);
+    raw_free(&r);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
+{
+    char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "unblock_term: thread ready", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 1);
+    for (int i = 0; i < 20; i++)
+        mh_kill(p, SIGTERM); /* one of them lands on the plugin's thread */
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after SIGTERM", status);
+    ck_assert(mh_stderr_wait(p, "stop requested", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+static void sigterm_during_loading(char *dir)
+{
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "loop_register: looping", MH_TIMEOUT_MS));
+    mh_kill(p, SIGTERM);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 1, "exit status %d after SIGTERM during loading", status);
+    ck_assert(mh_stderr_wait(p, "stopped by SIGTERM while loading plugin", 1000));
+    ck_assert(mh_stderr_wait(p, "loop_register.so", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+
+START_TEST(sigterm_during_plugin_loading_ends_the_host)
+{
+    sigterm_during_loading(mh_private_dir(mh_hostile("loop_register"), NULL));
+}
+END_TEST
+
+/* An earlier plugin's SIG_DFL for SIGTERM is undone before the next loads. */
+START_TEST(sigterm_during_loading_after_a_plugin_reset_it)
+{
+    char *dir = mh_private_dir(mh_hostile("aa_term_dfl"), NULL);
+    char *second = mh_private_dir(mh_hostile("loop_register"), NULL);
+    char from[512], to[512];
+    snprintf(from, sizeof from, "%s/loop_register.so", second);
+    snprintf(to, sizeof to, "%s/loop_register.so", dir);
+    ck_assert(rename(from, to) == 0);
+    mh_rm_dir(second);
+    sigterm_during_loading(dir);
+}
+END_TEST
+
+/* ---- item 31: a plugin's stdout lines appear when written ------------------------------ */
+
+START_TEST(plugin_printf_reaches_stderr_at_once)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                               "{\"name\":\"printer\",\"arguments\":{}}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    /* The handler's last printf is never flushed by the plugin. */
+    ck_assert_msg(mh_stderr_wait(p, "PRINTER-UNFLUSHED-MARK", 5000), "the line waits in a buffer until exit");
+    mh_finish(p);
+}
+END_TEST
+
+/* ---- item 34: a crash names the tool ------------------------------------------------- */
+
+static void crash_names_the_tool(const char *args)
+{
+    char *dir = mh_private_dir(mh_hostile("crash"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_ping_is_next(p, 1);
+    mh_send(p,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"crash\","
+            "\"arguments\":%s," MH_MODERN_META "}}",
+            args);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 1000 + SIGSEGV, "status %d", status);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "SIGSEGV while running tool 'crash'"), "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+
+START_TEST(a_segfault_in_a_handler_names_the_tool)
+{
+    crash_names_the_tool("{}");
+}
+END_TEST
+
+START_TEST(a_stack_overflow_in_a_handler_names_the_tool)
+{
+    crash_names_the_tool("{\"overflow\":true}");
+}
+END_TEST
+
+static Suite *transport_suite(void)
+{
+    Suite *s = suite_create("transport_stdio");
+    TCase *tc = tcase_create("output");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence);
+    tcase_add_test(tc, eof_is_seen_while_stdout_is_full);
+    tcase_add_test(tc, output_queued_at_eof_is_delivered_to_a_reading_client);
+    tcase_add_test(tc, stdout_is_left_blocking);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("stdin");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, stdin_closed_at_start_exits_zero);
+    tcase_add_test(tc, stdin_dev_null_exits_zero);
+    tcase_add_test(tc, a_register_function_reading_stdin_gets_nothing);
+    tcase_add_test(tc, a_child_reading_stdin_does_not_eat_messages);
+    tcase_add_test(tc, a_plugin_closing_fd_0_does_not_cut_off_the_client);
+    tcase_add_test(tc, a_plugin_closing_all_descriptors_ends_the_host);
+    tcase_add_test(tc, a_handler_closing_all_descriptors_ends_the_host);
+    tcase_add_test(tc, plugin_printf_reaches_stderr_at_once);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("signals");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
+    tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
+    tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
+    tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
+    tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);
+    tcase_add_test(tc, a_segfault_in_a_handler_names_the_tool);
+    tcase_add_test(tc, a_stack_overflow_in_a_handler_names_the_tool);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(transport_suite, mh_global_setup, mh_global_teardown)
