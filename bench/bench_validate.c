@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "jsonschema.h"
+#include "schema/jsonschema.h"
 
 static const char *schema_text =
     "{\"type\":\"object\",\"additionalProperties\":false,"

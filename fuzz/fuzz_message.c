@@ -38,12 +38,12 @@
 
 #include <json-c/json.h>
 
-#include "jsonrpc.h"
-#include "loader.h"
-#include "log.h"
-#include "mcp.h"
-#include "registry.h"
-#include "util.h"
+#include "protocol/jsonrpc.h"
+#include "plugin/loader.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "plugin/registry.h"
+#include "base/util.h"
 
 #ifndef FUZZ_PLUGIN_DIR
 #define FUZZ_PLUGIN_DIR "plugins/.libs"

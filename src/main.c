@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crashnote.h"
-#include "loader.h"
-#include "log.h"
-#include "mcp.h"
-#include "signals.h"
-#include "transport_stdio.h"
-#include "util.h"
+#include "call/crashnote.h"
+#include "plugin/loader.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "base/signals.h"
+#include "transport/stdio.h"
+#include "base/util.h"
 
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callctx.h"
-#include "log.h"
-#include "result.h"
-#include "util.h"
+#include "call/callctx.h"
+#include "base/log.h"
+#include "call/result.h"
+#include "base/util.h"
 #include "check_main.h"
 
 #define PLAIN (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "protocol/jsonrpc.h"
 #include "check_main.h"
 
 static th_rpc_msg msg;

@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "jsonschema.h"
+#include "schema/jsonschema.h"
 #include "check_main.h"
 
 /* Compile schema TEXT; the test fails when it does not compile. */

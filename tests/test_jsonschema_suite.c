@@ -13,7 +13,7 @@
 
 #include <json-c/json.h>
 
-#include "jsonschema.h"
+#include "schema/jsonschema.h"
 
 #define SUITE_DIR TEST_SRCDIR "/jsonschema-suite"
 #define REMOTE_PREFIX "http://localhost:1234/"

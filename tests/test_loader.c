@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "callctx.h"
-#include "loader.h"
-#include "log.h"
+#include "call/callctx.h"
+#include "plugin/loader.h"
+#include "base/log.h"
 #include "check_main.h"
 
 #define PLUGIN_BUILDDIR TEST_BUILDDIR "/plugins/.libs"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jsonrpc.h"
+#include "protocol/jsonrpc.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 

@@ -19,12 +19,12 @@
 #include <json-c/json.h>
 #include <json-c/linkhash.h>
 
-#include "jsonrpc.h"
-#include "loader.h"
-#include "log.h"
-#include "mcp.h"
-#include "registry.h"
-#include "util.h"
+#include "protocol/jsonrpc.h"
+#include "plugin/loader.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "plugin/registry.h"
+#include "base/util.h"
 #include "check_main.h"
 
 /* Overridable from the environment to reproduce or to search longer. */

@@ -16,7 +16,7 @@
 
 #include <toolhost/plugin.h>
 
-#include "jsonrpc.h"
+#include "protocol/jsonrpc.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "mcp_harness.h"
-#include "util.h"
+#include "base/util.h"
 #include "check_main.h"
 
 #define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "registry.h"
+#include "base/log.h"
+#include "plugin/registry.h"
 #include "check_main.h"
 
 #define EMPTY_SCHEMA "{\"type\":\"object\",\"properties\":{}}"

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
-#include "log.h"
-#include "registry.h"
+#include "plugin/loader.h"
+#include "base/log.h"
+#include "plugin/registry.h"
 #include "typed/helpers.h"
 #include "check_main.h"
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "registry.h"
+#include "base/log.h"
+#include "plugin/registry.h"
 #include "typed/helpers.h"
 #include "check_main.h"
 

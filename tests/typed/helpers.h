@@ -9,8 +9,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "callctx.h"
-#include "typed.h"
+#include "call/callctx.h"
+#include "call/typed.h"
 
 #define JSON_PLAIN (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 

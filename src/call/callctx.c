@@ -1,0 +1,477 @@
+/*
+** call/callctx.c: th_call, the one way a running handler talks to the host. It
+** collects content blocks, structured content and the error flag, and turns
+** progress and log reports into notifications through the call's hooks.
+** What a plugin hands over is made fit for the wire here, or refused.
+*/
+#include "config.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call/callctx.h"
+#include "base/log.h"
+#include "call/result.h"
+#include "base/util.h"
+
+struct th_call {
+    char *tool_name;
+    th_call_hooks hooks;
+    json_object *content;    /* array */
+    json_object *structured; /* NULL until set */
+    bool is_error;
+    atomic_bool cancelled;
+    bool progress_warned;    /* a non-finite progress was logged once */
+    char *invalid;           /* the first reason the result cannot be sent */
+    size_t content_bytes;    /* estimated serialised size of content */
+    size_t structured_bytes; /* ... and of structured */
+    bool too_big;            /* their sum passed hooks.max_result_bytes */
+};
+
+th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
+{
+    th_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->tool_name = strdup(tool_name ? tool_name : "");
+    c->content = json_object_new_array();
+    if (!c->tool_name || !c->content) {
+        th_call_free(c);
+        return NULL;
+    }
+    if (hooks)
+        c->hooks = *hooks;
+    atomic_init(&c->cancelled, false);
+    return c;
+}
+
+void th_call_free(th_call *c)
+{
+    if (!c)
+        return;
+    free(c->tool_name);
+    json_object_put(c->content);
+    json_object_put(c->structured);
+    free(c->invalid);
+    free(c);
+}
+
+void th_call_cancel(th_call *c)
+{
+    atomic_store(&c->cancelled, true);
+}
+
+bool th_call_cancelled(const th_call *c)
+{
+    return c && atomic_load(&((th_call *)c)->cancelled);
+}
+
+const char *th_call_tool_name(const th_call *c)
+{
+    return c ? c->tool_name : "";
+}
+
+bool th_call_is_error(const th_call *c)
+{
+    return c->is_error;
+}
+
+/* Remember the first reason the result cannot be sent; WHY is consumed. */
+static void set_invalid(th_call *c, th_buf *why)
+{
+    if (!c->invalid)
+        c->invalid = why->data ? why->data : strdup("out of memory describing the problem");
+    else
+        free(why->data);
+    why->data = NULL;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return b > SIZE_MAX - a ? SIZE_MAX : a + b;
+}
+
+/* The estimated size of the result; structured content counts twice
+ * while there are no blocks, since its text is then sent as one. */
+static size_t result_bytes(const th_call *c)
+{
+    size_t sc = json_object_array_length(c->content) == 0 ? add_sat(c->structured_bytes, c->structured_bytes)
+                                                           : c->structured_bytes;
+    return add_sat(c->content_bytes, sc);
+}
+
+/* Past the limit the result is refused; what was handed over is dropped
+ * at once instead of being held until the call ends. */
+static bool within_limit(th_call *c)
+{
+    if (c->hooks.max_result_bytes && result_bytes(c) > c->hooks.max_result_bytes)
+        c->too_big = true;
+    return !c->too_big;
+}
+
+th_rc th_call_content(th_call *c, json_object *block)
+{
+    if (!c || !block) {
+        th_result_free(block);
+        return TH_ERR_MISUSE;
+    }
+    char where[40];
+    size_t bytes = 1; /* the comma before it */
+    th_buf why = {0};
+    snprintf(where, sizeof where, "content[%zu]", json_object_array_length(c->content));
+    if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
+        if (why.len)
+            set_invalid(c, &why);
+        th_result_free(block);
+        return TH_ERR_VALUE;
+    }
+    c->content_bytes = add_sat(c->content_bytes, bytes);
+    if (!within_limit(c)) {
+        th_result_free(block);
+        return TH_ERR_VALUE;
+    }
+    if (json_object_array_add(c->content, block) != 0) {
+        json_object_put(block);
+        return TH_ERR_NOMEM;
+    }
+    return TH_OK;
+}
+
+/* VALUE (a C string) as a JSON string. A plugin's C strings are messages
+ * and names: one in the wrong encoding (a Latin-1 file name) still arrives,
+ * each bad byte shown as U+FFFD. NULL when out of memory. */
+static json_object *new_str(const char *value)
+{
+    size_t len = strlen(value);
+    if (len > INT_MAX)
+        return NULL;
+    if (th_utf8_valid(value, len))
+        return json_object_new_string_len(value, (int)len);
+    char *fixed = th_utf8_repair(value, len, &len);
+    json_object *s = fixed && len <= INT_MAX ? json_object_new_string_len(fixed, (int)len) : NULL;
+    free(fixed);
+    return s;
+}
+
+/* Add KEY: VALUE to OBJ when VALUE is not NULL; false when out of memory. */
+static bool put_str(json_object *obj, const char *key, const char *value)
+{
+    if (!value)
+        return true;
+    json_object *s = new_str(value);
+    if (!s || json_object_object_add(obj, key, s) != 0) {
+        json_object_put(s);
+        return false;
+    }
+    return true;
+}
+
+static json_object *block_of(const char *type)
+{
+    json_object *b = json_object_new_object();
+    if (b && !put_str(b, "type", type)) {
+        json_object_put(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Hand B (built by the host, NULL when out of memory) to the call. */
+static th_rc add_built(th_call *c, json_object *b, bool ok)
+{
+    if (!b || !ok) {
+        json_object_put(b);
+        return TH_ERR_NOMEM;
+    }
+    return th_call_content(c, b);
+}
+
+th_rc th_call_text(th_call *c, const char *text)
+{
+    if (!c || !text)
+        return TH_ERR_MISUSE;
+    /* Refuse a text that alone passes the limit before copying it. */
+    size_t len = strlen(text);
+    if (c->hooks.max_result_bytes && len > c->hooks.max_result_bytes) {
+        c->content_bytes = add_sat(c->content_bytes, len);
+        c->too_big = true;
+        return TH_ERR_VALUE;
+    }
+    json_object *b = block_of("text");
+    return add_built(c, b, b && put_str(b, "text", text));
+}
+
+static th_rc vtextf(th_call *c, const char *fmt, va_list ap)
+{
+    th_buf buf = {0};
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return TH_ERR_MISUSE;
+    buf.data = malloc((size_t)n + 1);
+    if (!buf.data)
+        return TH_ERR_NOMEM;
+    vsnprintf(buf.data, (size_t)n + 1, fmt, ap);
+    th_rc rc = th_call_text(c, buf.data);
+    free(buf.data);
+    return rc;
+}
+
+th_rc th_call_textf(th_call *c, const char *fmt, ...)
+{
+    if (!c || !fmt)
+        return TH_ERR_MISUSE;
+    va_list ap;
+    va_start(ap, fmt);
+    th_rc rc = vtextf(c, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static th_rc media(th_call *c, const char *type, const char *mime, const char *data)
+{
+    if (!c || !mime || !data)
+        return TH_ERR_MISUSE;
+    json_object *b = block_of(type);
+    return add_built(c, b, b && put_str(b, "data", data) && put_str(b, "mimeType", mime));
+}
+
+th_rc th_call_image(th_call *c, const char *mime_type, const char *base64)
+{
+    return media(c, "image", mime_type, base64);
+}
+
+th_rc th_call_audio(th_call *c, const char *mime_type, const char *base64)
+{
+    return media(c, "audio", mime_type, base64);
+}
+
+th_rc th_call_resource_link(th_call *c, const char *uri, const char *name, const char *description,
+                            const char *mime_type)
+{
+    if (!c || !uri || !name)
+        return TH_ERR_MISUSE;
+    json_object *b = block_of("resource_link");
+    return add_built(c, b,
+                     b && put_str(b, "uri", uri) && put_str(b, "name", name) &&
+                         put_str(b, "description", description) && put_str(b, "mimeType", mime_type));
+}
+
+static th_rc embedded(th_call *c, const char *uri, const char *mime, const char *key, const char *value)
+{
+    if (!c || !uri || !value)
+        return TH_ERR_MISUSE;
+    json_object *b = block_of("resource");
+    json_object *r = json_object_new_object();
+    if (!b || !r || json_object_object_add(b, "resource", r) != 0) {
+        json_object_put(b);
+        json_object_put(r);
+        return TH_ERR_NOMEM;
+    }
+    return add_built(c, b, put_str(r, "uri", uri) && put_str(r, "mimeType", mime) && put_str(r, key, value));
+}
+
+th_rc th_call_resource_text(th_call *c, const char *uri, const char *mime_type, const char *text)
+{
+    return embedded(c, uri, mime_type, "text", text);
+}
+
+th_rc th_call_resource_blob(th_call *c, const char *uri, const char *mime_type, const char *base64)
+{
+    return embedded(c, uri, mime_type, "blob", base64);
+}
+
+th_rc th_call_structured(th_call *c, json_object *value)
+{
+    if (!c) {
+        th_result_free(value);
+        return TH_ERR_MISUSE;
+    }
+    json_object_put(c->structured);
+    c->structured = NULL;
+    c->structured_bytes = 0;
+    if (!value)
+        return TH_OK;
+    size_t bytes = 0;
+    th_buf why = {0};
+    if (!json_object_is_type(value, json_type_object)) {
+        const char *t = json_object_is_type(value, json_type_array)    ? "an array"
+                        : json_object_is_type(value, json_type_string) ? "a string"
+                        : json_object_is_type(value, json_type_boolean) ? "a boolean"
+                                                                        : "a number";
+        th_buf_printf(&why, "structuredContent: must be a JSON object, got %s", t);
+    }
+    if (c->invalid || why.len || !th_result_check_value(value, "structuredContent", &bytes, &why)) {
+        if (why.len)
+            set_invalid(c, &why);
+        th_result_free(value);
+        return TH_ERR_VALUE;
+    }
+    c->structured_bytes = bytes;
+    c->structured = value;
+    if (!within_limit(c)) {
+        json_object *v = c->structured;
+        c->structured = NULL;
+        th_result_free(v);
+        return TH_ERR_VALUE;
+    }
+    return TH_OK;
+}
+
+th_rc th_call_error(th_call *c, const char *fmt, ...)
+{
+    if (!c || !fmt)
+        return TH_ERR_MISUSE;
+    c->is_error = true;
+    va_list ap;
+    va_start(ap, fmt);
+    th_rc rc = vtextf(c, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static void notify(th_call *c, const char *method, json_object *params)
+{
+    json_object *n = json_object_new_object();
+    if (!n) {
+        json_object_put(params);
+        return;
+    }
+    json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(n, "method", json_object_new_string(method));
+    json_object_object_add(n, "params", params);
+    c->hooks.notify(c->hooks.ctx, n);
+}
+
+th_rc th_call_progress(th_call *c, double progress, double total, const char *message)
+{
+    if (!c)
+        return TH_ERR_MISUSE;
+    if (th_call_cancelled(c))
+        return TH_ERR_CANCELLED;
+    /* NaN and infinities are not JSON. Refused even when the client asked
+     * for no progress, so the plugin's bug shows in every test. */
+    if (!isfinite(progress) || !isfinite(total)) {
+        if (!c->progress_warned)
+            th_log(TH_LOG_WARNING, "tool %s: th_call_progress with a non-finite %s; not sent", c->tool_name,
+                   isfinite(progress) ? "total" : "progress");
+        c->progress_warned = true;
+        return TH_ERR_VALUE;
+    }
+    if (!c->hooks.progress_token || !c->hooks.notify)
+        return TH_OK;
+    json_object *p = json_object_new_object();
+    if (!p)
+        return TH_ERR_NOMEM;
+    json_object_object_add(p, "progressToken", json_object_get(c->hooks.progress_token));
+    json_object_object_add(p, "progress", json_object_new_double(progress));
+    if (total >= 0)
+        json_object_object_add(p, "total", json_object_new_double(total));
+    if (!put_str(p, "message", message)) {
+        json_object_put(p);
+        return TH_ERR_NOMEM;
+    }
+    notify(c, "notifications/progress", p);
+    return TH_OK;
+}
+
+th_rc th_call_log(th_call *c, th_log_level level, const char *fmt, ...)
+{
+    if (!c || !fmt || (unsigned)level > TH_LOG_EMERGENCY)
+        return TH_ERR_MISUSE;
+    char text[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    /* A cut message must not end in half a character (which would then
+     * show as U+FFFD). */
+    if (n >= (int)sizeof text)
+        th_utf8_clip(text);
+
+    th_rc rc = TH_OK;
+    json_object *data = new_str(text);
+    if (!data)
+        return TH_ERR_NOMEM;
+    if (c->hooks.log_to_client && c->hooks.notify && level >= c->hooks.log_level && !th_call_cancelled(c)) {
+        json_object *p = json_object_new_object();
+        if (!p) {
+            json_object_put(data);
+            return TH_ERR_NOMEM;
+        }
+        json_object_object_add(p, "level", json_object_new_string(th_log_level_name(level)));
+        json_object_object_add(p, "logger", json_object_new_string(c->tool_name));
+        json_object_object_add(p, "data", data);
+        notify(c, "notifications/message", p);
+    } else {
+        th_log(level, "tool %s: %s", c->tool_name, json_object_get_string(data));
+        json_object_put(data);
+    }
+    return rc;
+}
+
+/* The result that replaces one that cannot be sent: one text block. */
+static json_object *refusal(th_call *c)
+{
+    th_buf msg = {0};
+    if (c->invalid)
+        th_buf_printf(&msg, "Tool '%s' returned an invalid result: %s", c->tool_name, c->invalid);
+    else
+        th_buf_printf(&msg, "Tool '%s' returned %zu bytes, more than --max-result-bytes (%zu)", c->tool_name,
+                      result_bytes(c), c->hooks.max_result_bytes);
+    if (!msg.data)
+        return NULL;
+    th_log(TH_LOG_ERROR, "%s", msg.data);
+    json_object *r = json_object_new_object(), *content = json_object_new_array(), *b = block_of("text");
+    json_object *text = new_str(msg.data);
+    free(msg.data);
+    if (!r || !content || !b || !text) {
+        json_object_put(r);
+        json_object_put(content);
+        json_object_put(b);
+        json_object_put(text);
+        return NULL;
+    }
+    json_object_object_add(b, "text", text);
+    json_object_array_add(content, b);
+    json_object_object_add(r, "content", content);
+    json_object_object_add(r, "isError", json_object_new_boolean(1));
+    return r;
+}
+
+json_object *th_call_finish(th_call *c, th_rc handler_rc)
+{
+    if (c->invalid || c->too_big)
+        return refusal(c);
+    if (handler_rc != TH_OK && !c->is_error) {
+        c->is_error = true;
+        th_call_textf(c, "Tool '%s' failed (%s)", c->tool_name, th_rc_name(handler_rc));
+    }
+    json_object *r = json_object_new_object();
+    if (!r)
+        return NULL;
+    /* Structured content is also sent as text for clients that ignore it.
+     * It was checked when handed over, so serialising it is safe, and its
+     * size was counted twice then. */
+    c->hooks.max_result_bytes = 0;
+    if (c->structured && json_object_array_length(c->content) == 0)
+        th_call_text(c, json_object_to_json_string_ext(c->structured, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_object_add(r, "content", c->content);
+    c->content = json_object_new_array();
+    if (c->structured) {
+        json_object_object_add(r, "structuredContent", c->structured);
+        c->structured = NULL;
+    }
+    if (c->is_error)
+        json_object_object_add(r, "isError", json_object_new_boolean(1));
+    return r;
+}

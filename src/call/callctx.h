@@ -1,0 +1,52 @@
+/*
+** call/callctx.h: the host side of th_call, the call context a handler builds
+** its result through. The protocol layer creates one per tools/call, runs the
+** handler, then takes the finished CallToolResult object.
+*/
+#ifndef TH_CALLCTX_H
+#define TH_CALLCTX_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include "toolhost/plugin.h"
+
+/*
+** How a call reaches its client while it runs. NOTIFY receives a complete
+** JSON-RPC notification object (ownership passes to it) and must be
+** thread-safe. PROGRESS_TOKEN is borrowed for the call's duration (NULL: the
+** client asked for no progress). Log messages at or above LOG_LEVEL go to
+** the client when LOG_TO_CLIENT, otherwise to stderr.
+*/
+typedef struct th_call_hooks {
+    void (*notify)(void *ctx, json_object *notification);
+    void *ctx;
+    json_object *progress_token;
+    bool log_to_client;
+    th_log_level log_level;
+    size_t max_result_bytes;
+} th_call_hooks;
+
+/* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
+th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks);
+
+/* Ask the handler to stop; also silences its notifications. Any thread. */
+void th_call_cancel(th_call *call);
+
+/*
+** Finish the call: HANDLER_RC is what the handler returned. Returns the
+** CallToolResult object ({"content":[...], "structuredContent":...,
+** "isError":...}) as a new reference; the call keeps nothing. A result that
+** could not go on the wire as handed over (a value JSON cannot carry, a
+** block the MCP schema refuses, too deep, too big) is replaced by an
+** isError result whose text names the problem.
+*/
+json_object *th_call_finish(th_call *call, th_rc handler_rc);
+
+/* True when the handler called th_call_error(). */
+bool th_call_is_error(const th_call *call);
+
+void th_call_free(th_call *call);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+** call/workpool.c: the thread pool tool calls run on, with one FIFO queue. A
+** core of threads (one per CPU) starts on demand; beyond it a supervisor adds
+** a thread only when jobs wait and no thread has taken one for
+** GROW_AFTER_MS: the threads are stuck in slow calls. So a slow call never
+** holds up another for long, while a flood of fast calls (a long queue that
+** moves) does not pay for dozens of contending threads. A job that waits
+** longer than the queue timeout is taken out and handed to its expiry
+** function instead (all threads may be stuck for good). Shutdown drains the
+** queue and joins with a deadline.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "call/workpool.h"
+
+/* How long a queued job may wait for a busy pool before a thread is added. */
+#define GROW_AFTER_MS 2
+
+typedef struct job {
+    void (*fn)(void *);
+    void (*expired)(void *); /* NULL: waits as long as it takes */
+    void *arg;
+    long long queued_ms;
+    struct job *next;
+} job;
+
+struct th_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work;     /* a job was queued, or shutdown */
+    pthread_cond_t backlog;  /* for the supervisor: jobs wait, no thread free */
+    pthread_cond_t finished; /* a thread exited */
+    job *head, *tail;
+    size_t max_threads, core_threads, nthreads, nidle, nexited;
+    size_t nqueued;          /* jobs in the queue */
+    long long queue_timeout_ms; /* 0: none */
+    long long last_take_ms;  /* when a thread last took a job */
+    int held;                /* th_pool_hold depth: wake-ups deferred */
+    size_t wakes_pending;    /* signals owed to idle threads */
+    bool stopping;
+    bool supervising;        /* the supervisor thread runs */
+    pthread_t supervisor;
+    pthread_t *threads;
+};
+
+static void *worker(void *p)
+{
+    th_pool *pool = p;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->head && !pool->stopping) {
+            pool->nidle++;
+            pthread_cond_wait(&pool->work, &pool->lock);
+            pool->nidle--;
+        }
+        job *j = pool->head;
+        if (!j)
+            break; /* stopping and nothing left */
+        pool->head = j->next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pool->nqueued--;
+        pool->last_take_ms = th_now_ms();
+        pthread_mutex_unlock(&pool->lock);
+        j->fn(j->arg);
+        free(j);
+        pthread_mutex_lock(&pool->lock);
+    }
+    pool->nexited++;
+    pthread_cond_broadcast(&pool->finished);
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+/* Start one more worker. Under pool->lock. */
+static void spawn(th_pool *pool)
+{
+    if (pool->nthreads < pool->max_threads &&
+        pthread_create(&pool->threads[pool->nthreads], NULL, worker, pool) == 0)
+        pool->nthreads++;
+    /* On failure the job waits for a running thread; if there is none it
+     * still runs at shutdown's drain, never silently dropped. */
+}
+
+/* Take the jobs at the head that waited past the queue timeout (the queue
+ * is FIFO, so they are the oldest). Under pool->lock. */
+static job *take_expired(th_pool *pool, long long now)
+{
+    job *out = NULL, **tail = &out;
+    while (pool->queue_timeout_ms > 0 && pool->head && pool->head->expired &&
+           now >= pool->head->queued_ms + pool->queue_timeout_ms) {
+        job *j = pool->head;
+        pool->head = j->next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pool->nqueued--;
+        j->next = NULL;
+        *tail = j;
+        tail = &j->next;
+    }
+    return out;
+}
+
+/*
+** The supervisor: adds a thread when jobs wait and none was taken for
+** GROW_AFTER_MS (below the maximum), and expires jobs that waited past the
+** queue timeout, calling their expiry functions here, outside the lock.
+*/
+static void *supervise(void *p)
+{
+    th_pool *pool = p;
+    pthread_mutex_lock(&pool->lock);
+    while (!pool->stopping) {
+        long long now = th_now_ms();
+        job *expired = take_expired(pool, now);
+        if (expired) {
+            pthread_mutex_unlock(&pool->lock);
+            for (job *j = expired, *next; j; j = next) {
+                next = j->next;
+                j->expired(j->arg);
+                free(j);
+            }
+            pthread_mutex_lock(&pool->lock);
+            continue;
+        }
+        long long wake = LLONG_MAX;
+        if (pool->head && pool->nthreads < pool->max_threads) {
+            long long since =
+                pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
+            long long due = since + GROW_AFTER_MS;
+            /* Idle threads already woken count as free until they run: only
+             * jobs beyond them need a new thread. */
+            if (now >= due && pool->nqueued > pool->nidle) {
+                spawn(pool);
+                continue;
+            }
+            wake = due > now ? due : now + 1;
+        }
+        if (pool->head && pool->head->expired && pool->queue_timeout_ms > 0 &&
+            pool->head->queued_ms + pool->queue_timeout_ms < wake)
+            wake = pool->head->queued_ms + pool->queue_timeout_ms;
+        if (wake == LLONG_MAX)
+            pthread_cond_wait(&pool->backlog, &pool->lock);
+        else
+            th_cond_wait_until(&pool->backlog, &pool->lock, wake);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+th_pool *th_pool_new(size_t max_threads)
+{
+    th_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->max_threads = max_threads ? max_threads : 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pool->core_threads = ncpu > 1 ? (size_t)ncpu : 1;
+    if (pool->core_threads > pool->max_threads)
+        pool->core_threads = pool->max_threads;
+    pool->threads = calloc(pool->max_threads, sizeof *pool->threads);
+    if (!pool->threads) {
+        free(pool);
+        return NULL;
+    }
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->work, NULL);
+    pthread_cond_init(&pool->backlog, NULL);
+    pthread_cond_init(&pool->finished, NULL);
+    return pool;
+}
+
+void th_pool_set_queue_timeout(th_pool *pool, long long ms)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->queue_timeout_ms = ms > 0 ? ms : 0;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg)
+{
+    return th_pool_submit_ex(pool, fn, NULL, arg);
+}
+
+th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void *), void *arg)
+{
+    job *j = malloc(sizeof *j);
+    if (!j)
+        return TH_ERR_NOMEM;
+    j->fn = fn;
+    j->expired = expired;
+    j->arg = arg;
+    j->queued_ms = th_now_ms();
+    j->next = NULL;
+
+    pthread_mutex_lock(&pool->lock);
+    if (pool->stopping) {
+        pthread_mutex_unlock(&pool->lock);
+        free(j);
+        return TH_ERR_RUNTIME;
+    }
+    if (pool->tail)
+        pool->tail->next = j;
+    else
+        pool->head = j;
+    pool->tail = j;
+    pool->nqueued++;
+    /* nidle drops only when a woken thread runs, so compare it with the
+     * queue: jobs beyond the idle threads need a new or future thread. */
+    if (pool->nqueued <= pool->nidle) {
+        if (pool->held)
+            pool->wakes_pending++;
+        else
+            pthread_cond_signal(&pool->work);
+    } else if (pool->nthreads < pool->core_threads) {
+        spawn(pool);
+    } else if (pool->nthreads < pool->max_threads || (expired && pool->queue_timeout_ms > 0)) {
+        /* The job waits: the supervisor grows the pool or expires it. */
+        if (!pool->supervising &&
+            pthread_create(&pool->supervisor, NULL, supervise, pool) == 0)
+            pool->supervising = true;
+        pthread_cond_signal(&pool->backlog);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return TH_OK;
+}
+
+void th_pool_hold(th_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->held++;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* Wake the idle threads owed a signal. Under pool->lock. */
+static void pay_wakes(th_pool *pool)
+{
+    if (!pool->wakes_pending)
+        return;
+    if (pool->wakes_pending >= pool->nidle)
+        pthread_cond_broadcast(&pool->work);
+    else
+        for (size_t i = 0; i < pool->wakes_pending; i++)
+            pthread_cond_signal(&pool->work);
+    pool->wakes_pending = 0;
+}
+
+void th_pool_release(th_pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (pool->held > 0 && --pool->held == 0)
+        pay_wakes(pool);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+
+bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
+{
+    if (!pool)
+        return true;
+    pthread_mutex_lock(&pool->lock);
+    pool->stopping = true;
+    if (pool->nthreads == 0 && pool->head) {
+        /* No thread could ever be started: run what is queued here. */
+        pthread_mutex_unlock(&pool->lock);
+        for (job *j = pool->head, *next; j; j = next) {
+            next = j->next;
+            j->fn(j->arg);
+            free(j);
+        }
+        pthread_mutex_lock(&pool->lock);
+        pool->head = pool->tail = NULL;
+        pool->nqueued = 0;
+    }
+    pthread_cond_broadcast(&pool->work);
+    pthread_cond_broadcast(&pool->backlog);
+    while (pool->nexited < pool->nthreads) {
+        if (!th_cond_wait_until(&pool->finished, &pool->lock, deadline_ms)) {
+            pthread_mutex_unlock(&pool->lock);
+            return false;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (pool->supervising)
+        pthread_join(pool->supervisor, NULL);
+    for (size_t i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->work);
+    pthread_cond_destroy(&pool->backlog);
+    pthread_cond_destroy(&pool->finished);
+    free(pool->threads);
+    free(pool);
+    return true;
+}

@@ -1,0 +1,57 @@
+/*
+** call/workpool.h: the threads tool calls run on. Threads are started on demand up
+** to a maximum and then kept, so a slow call never waits for another and a
+** burst of fast calls does not pay for thread creation each time.
+*/
+#ifndef TH_WORKPOOL_H
+#define TH_WORKPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "toolhost/plugin.h"
+
+typedef struct th_pool th_pool;
+
+/* A pool of at most MAX_THREADS threads (none started yet). */
+th_pool *th_pool_new(size_t max_threads);
+
+/*
+** Run FN(ARG) on a pool thread: an idle one, a new one if all are busy and
+** the maximum is not reached, else the first to become free. Returns
+** TH_ERR_NOMEM, or TH_ERR_RUNTIME after th_pool_shutdown began; FN is then
+** not run.
+*/
+th_rc th_pool_submit(th_pool *pool, void (*fn)(void *), void *arg);
+
+/*
+** Like th_pool_submit, but if the job waits in the queue longer than the
+** pool's queue timeout (th_pool_set_queue_timeout) it is taken out and
+** EXPIRED(ARG) is called instead of FN(ARG), on the pool's supervisor
+** thread. Exactly one of the two runs.
+*/
+th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void *), void *arg);
+
+/* How long a job from th_pool_submit_ex may wait for a thread; 0: for
+ * ever. Applies to jobs queued before the change too. */
+void th_pool_set_queue_timeout(th_pool *pool, long long ms);
+
+/*
+** Between th_pool_hold and th_pool_release, jobs are queued (and may be
+** taken by threads that are awake) but sleeping threads are not woken until
+** the release: a producer with a batch at hand pays for one wake-up per
+** batch instead of one per job. Holds nest.
+*/
+void th_pool_hold(th_pool *pool);
+void th_pool_release(th_pool *pool);
+
+/*
+** Stop accepting work, let queued and running jobs finish, and join the
+** threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and
+** frees the pool when every thread was joined; returns false and leaves the
+** pool allocated (its threads still running) when the deadline passed, since
+** freeing memory a running thread uses would be worse than leaking it.
+*/
+bool th_pool_shutdown(th_pool *pool, long long deadline_ms);
+
+#endif

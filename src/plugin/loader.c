@@ -1,0 +1,466 @@
+/*
+** plugin/loader.c: the plugin loader and the th_server handle plugins register
+** through. Every plugin directory is listed, as absolute paths, before any
+** plugin code runs: a file NAME.so present in any of them owns the tool name
+** NAME, and a constructor's chdir() cannot change what a later path names.
+** A plugin's registrations are one transaction, committed when its returned
+** descriptor is accepted and taken back when it is refused. The entry symbol
+** comes from the file name (NAME.so -> register_NAME_tool); every failure
+** names the file, the symbol or tool, and the rule.
+*/
+#define _GNU_SOURCE /* pthread_getattr_np: where this thread's stack lies */
+#include "config.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plugin/loader.h"
+#include "base/log.h"
+#include "base/signals.h"
+
+/*
+** Every function plugin.h declares, referenced here so that any program that
+** links the loader (toolhost, the tests) also links, and with -export-dynamic
+** exports, the whole API the plugins it loads will resolve against.
+*/
+__attribute__((used)) static const void *const plugin_api[] = {
+    (const void *)th_server_add_tool,  (const void *)th_server_errmsg,
+    (const void *)th_server_added_only,
+    (const void *)th_call_text,        (const void *)th_call_textf,
+    (const void *)th_call_image,       (const void *)th_call_audio,
+    (const void *)th_call_resource_link, (const void *)th_call_resource_text,
+    (const void *)th_call_resource_blob, (const void *)th_call_content,
+    (const void *)th_call_structured,  (const void *)th_call_error,
+    (const void *)th_call_progress,    (const void *)th_call_log,
+    (const void *)th_call_cancelled,   (const void *)th_call_tool_name,
+};
+
+/* The plugin files of one load, in load order; absolute paths, owned. */
+typedef struct plugin_list {
+    char **paths;
+    size_t n, cap;
+} plugin_list;
+
+static void plugin_list_free(plugin_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
+    memset(l, 0, sizeof *l);
+}
+
+/* Append PATH (malloc'd; the list owns it from now on, even on failure). */
+static th_rc plugin_list_add(plugin_list *l, char *path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        char **p = realloc(l->paths, cap * sizeof *p);
+        if (!p) {
+            free(path);
+            return TH_ERR_NOMEM;
+        }
+        l->paths = p;
+        l->cap = cap;
+    }
+    l->paths[l->n++] = path;
+    return TH_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return base ? base + 1 : path;
+}
+
+/* The first file in FILES named NAME.so: the plugin the tool name NAME
+ * belongs to. NULL when no such file is present. */
+static const char *owner_of(const plugin_list *files, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < files->n; i++) {
+        const char *b = base_name(files->paths[i]);
+        if (strncmp(b, name, len) == 0 && strcmp(b + len, ".so") == 0)
+            return files->paths[i];
+    }
+    return NULL;
+}
+
+/* The registration-time handle passed to register_NAME_tool(). */
+struct th_server {
+    th_registry *reg;
+    const char *path;         /* plugin file, for messages */
+    const char *name;         /* NAME of NAME.so, the tool name it owns */
+    const plugin_list *files; /* every plugin file of this load */
+    th_load_stats *stats;
+    const th_tool *added_own; /* the descriptor of NAME it added itself */
+    th_err err;               /* last th_server_add_tool() outcome */
+};
+
+/* What th_server_added_only() returns; compared by address, never read. */
+static const th_tool added_only_marker;
+
+th_rc th_server_add_tool(th_server *server, const th_tool *tool)
+{
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_tool t;
+    const char *owner = NULL;
+    th_rc rc;
+    /* The name can be read only once the ABI check has passed. */
+    bool readable = th_tool_normalize(tool, &t, &server->err) == TH_OK;
+    if (readable && t.name && strcmp(t.name, server->name) != 0)
+        owner = owner_of(server->files, t.name);
+    if (owner)
+        rc = th_err_set(&server->err, TH_ERR_VALUE, "tool name '%.60s' belongs to plugin file %s", t.name, owner);
+    else
+        rc = th_registry_add(server->reg, tool, server->path, &server->err);
+    if (rc == TH_OK) {
+        /* Staged: counted as loaded only when the plugin is accepted. */
+        if (readable && strcmp(t.name, server->name) == 0)
+            server->added_own = tool;
+        th_err_clear(&server->err);
+    } else {
+        server->stats->tools_refused++;
+        th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", server->path,
+               (readable && t.name) ? t.name : "?", server->err.msg, th_rc_name(rc));
+    }
+    return rc;
+}
+
+const char *th_server_errmsg(const th_server *server)
+{
+    return server ? server->err.msg : "";
+}
+
+const th_tool *th_server_added_only(th_server *server)
+{
+    (void)server;
+    return &added_only_marker;
+}
+
+size_t th_load_stats_refusals(const th_load_stats *s)
+{
+    return s->plugins_refused + s->tools_refused + s->dirs_refused;
+}
+
+/* NAME from ".../NAME.so", or false when the file is not a NAME.so. */
+static bool plugin_name(const char *path, char *name, size_t size)
+{
+    const char *base = base_name(path);
+    size_t len = strlen(base);
+    if (len <= 3 || strcmp(base + len - 3, ".so") != 0 || len - 3 >= size)
+        return false;
+    memcpy(name, base, len - 3);
+    name[len - 3] = '\0';
+    return true;
+}
+
+/* Can NAME be spelled inside a C identifier? Otherwise there is no symbol to
+ * look up. */
+static bool identifier_ok(const char *name)
+{
+    for (const char *p = name; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return *name != '\0';
+}
+
+static th_rc refuse(th_load_stats *stats, const char *path, const char *fmt, const char *a, const char *b)
+{
+    char msg[1536];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    th_log(TH_LOG_ERROR, "plugin %s refused: %s", path, msg);
+    stats->plugins_refused++;
+    return TH_ERR_VALUE;
+}
+
+/* Does a registered tool still use USER_DATA? A plugin that returns a
+ * descriptor it also registered itself gets a duplicate refusal, and its
+ * user_data must then live on with the registered copy. */
+static bool user_data_in_use(const th_registry *reg, const void *user_data)
+{
+    for (size_t i = 0; user_data && i < th_registry_count(reg); i++)
+        if (th_registry_at(reg, i)->user_data == user_data)
+            return true;
+    return false;
+}
+
+/*
+** Does P point into this thread's stack? A descriptor there, returned by
+** register_NAME_tool(), was in its frame, which ended when it returned:
+** reading it would read whatever the host's calls have put there since.
+*/
+static bool on_this_stack(const void *p)
+{
+    pthread_attr_t attr;
+    void *low;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return false; /* unknown: nothing to refuse on */
+    bool known = pthread_attr_getstack(&attr, &low, &size) == 0;
+    pthread_attr_destroy(&attr);
+    return known && (const char *)p >= (const char *)low && (const char *)p < (const char *)low + size;
+}
+
+/* Logs and takes back what a refused plugin staged since BASE. */
+static void discard_staged(th_registry *reg, size_t base, const char *path, th_load_stats *stats)
+{
+    for (size_t i = base; i < th_registry_count(reg); i++) {
+        th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,
+               th_registry_at(reg, i)->name);
+        stats->tools_refused++;
+    }
+    th_registry_truncate(reg, base);
+}
+
+/* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
+ * tool name. */
+static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
+                      th_load_stats *stats)
+{
+    char name[256], symbol[300];
+    th_rc rc;
+    struct stat st;
+
+    if (!plugin_name(path, name, sizeof name))
+        return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
+    if (!identifier_ok(name))
+        return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
+    if (lstat(path, &st) != 0)
+        return refuse(stats, path, "cannot stat: %s%s", strerror(errno), "");
+    if (S_ISLNK(st.st_mode)) {
+        if (!opts || !opts->follow_symlinks)
+            return refuse(stats, path, "is a symbolic link; not followed (use --follow-symlinks)%s%s", "", "");
+        if (stat(path, &st) != 0)
+            return refuse(stats, path, "dangling symbolic link: %s%s", strerror(errno), "");
+    }
+    if (!S_ISREG(st.st_mode))
+        return refuse(stats, path, "not a regular file%s%s", "", "");
+
+    /* PATH is absolute, so dlopen() never searches the library path. */
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
+                      dlerror(), "");
+
+    snprintf(symbol, sizeof symbol, "register_%s_tool", name);
+    dlerror();
+    th_register_fn entry;
+    *(void **)&entry = dlsym(handle, symbol);
+    if (!entry) {
+        const char *why = dlerror();
+        refuse(stats, path, "no entry point [%s]: %s", symbol, why ? why : "symbol is NULL");
+        dlclose(handle);
+        return TH_ERR_TYPE;
+    }
+
+    size_t base = th_registry_count(reg);
+    th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats};
+    const th_tool *desc = entry(&server);
+    th_tool t;
+    bool readable = false; /* may T's fields (destroy, user_data) be trusted? */
+    th_err err;
+    th_err_clear(&err);
+    if (desc == &added_only_marker) {
+        rc = th_registry_count(reg) > base
+                 ? TH_OK
+                 : th_err_set(&err, TH_ERR_VALUE, "%s() returned th_server_added_only() but added no tool", symbol);
+    } else if (!desc) {
+        rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
+    } else if (on_this_stack(desc)) {
+        rc = th_err_set(&err, TH_ERR_VALUE,
+                        "%s() returned a descriptor on its own stack, which ended when it returned; "
+                        "return one in static storage",
+                        symbol);
+    } else if (desc == server.added_own) {
+        rc = TH_OK; /* it added this very descriptor itself: nothing more to register */
+    } else if ((rc = th_tool_normalize(desc, &t, &err)) == TH_OK) {
+        /* Past the ABI check: only now can any other field be trusted. */
+        readable = true;
+        if (t.name && strcmp(t.name, name) != 0)
+            rc = th_err_set(&err, TH_ERR_VALUE,
+                            "tool name '%.60s' does not match the plugin file: %s() must return the tool named '%s'",
+                            t.name, symbol, name);
+        else
+            rc = th_registry_add(reg, &t, path, &err);
+    }
+
+    if (rc == TH_OK) {
+        stats->tools_loaded += th_registry_count(reg) - base;
+        stats->plugins_loaded++;
+    } else {
+        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", path, name, err.msg, th_rc_name(rc));
+        stats->plugins_refused++;
+        /* The plugin never learns that its returned descriptor was refused,
+         * so user_data is released here, unless a registered tool, staged
+         * or not, shares it: that one's destroy releases it. */
+        bool release = readable && t.destroy && !user_data_in_use(reg, t.user_data);
+        discard_staged(reg, base, path, stats);
+        if (release)
+            t.destroy(t.user_data);
+    }
+
+    /* Handles stay open while any of their tools is registered. */
+    if (th_registry_count(reg) == base) {
+        dlclose(handle);
+    } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
+        th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);
+        return TH_ERR_NOMEM; /* leaking the handle beats unloading live code */
+    }
+    return rc;
+}
+
+/*
+** An absolute spelling of PATH (malloc'd), relative to the working directory
+** as it is now, before any plugin constructor can change it. NULL with errno
+** set on failure.
+*/
+static char *absolute_path(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd)
+        return NULL;
+    size_t len = strlen(cwd) + strlen(path) + 2;
+    char *abs = malloc(len);
+    if (abs)
+        snprintf(abs, len, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", path);
+    free(cwd);
+    return abs;
+}
+
+th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts *opts, th_load_stats *stats)
+{
+    plugin_list files = {0};
+    char *abs = absolute_path(path);
+    if (!abs)
+        return refuse(stats, path, "cannot resolve against the working directory: %s%s", strerror(errno), "");
+    if (plugin_list_add(&files, abs) != TH_OK)
+        return refuse(stats, path, "out of memory%s%s", "", "");
+    th_rc rc = load_one(reg, files.paths[0], &files, opts, stats);
+    plugin_list_free(&files);
+    return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+** Append DIR's NAME.so files to FILES, sorted, as absolute paths. A directory
+** that cannot be read is an error when REQUIRED (the user named it), else a
+** warning; both are counted as refused directories. TH_ERR_IO then.
+*/
+static th_rc list_dir(const char *dir, bool required, plugin_list *files, th_load_stats *stats)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0, listed = 0;
+    th_rc rc = TH_OK;
+    DIR *d = NULL;
+    char *abs = absolute_path(dir);
+    if (abs)
+        d = opendir(abs);
+    if (!d) {
+        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot open: %s", dir,
+               strerror(errno));
+        stats->dirs_refused++;
+        rc = TH_ERR_IO;
+        goto cleanup;
+    }
+    struct dirent *de;
+    for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
+        size_t len = strlen(de->d_name);
+        if (len <= 3 || strcmp(de->d_name + len - 3, ".so") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p) {
+                rc = TH_ERR_NOMEM;
+                goto cleanup;
+            }
+            names = p;
+        }
+        if (!(names[n] = strdup(de->d_name))) {
+            rc = TH_ERR_NOMEM;
+            goto cleanup;
+        }
+        n++;
+    }
+    if (errno != 0) {
+        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot read: %s", dir,
+               strerror(errno));
+        stats->dirs_refused++;
+        rc = TH_ERR_IO;
+        goto cleanup;
+    }
+    if (n > 1) /* qsort's base must not be NULL, even for 0 elements */
+        qsort(names, n, sizeof *names, cmp_names);
+    if (n == 0)
+        th_log(TH_LOG_WARNING, "plugin directory %s: no NAME.so files in it", dir);
+    for (; listed < n; listed++) {
+        size_t len = strlen(abs) + strlen(names[listed]) + 2;
+        char *path = malloc(len);
+        if (!path || (snprintf(path, len, "%s/%s", abs, names[listed]), plugin_list_add(files, path)) != TH_OK) {
+            rc = TH_ERR_NOMEM;
+            goto cleanup;
+        }
+    }
+
+cleanup:
+    if (rc == TH_ERR_NOMEM)
+        th_log(TH_LOG_CRITICAL, "plugin directory %s: out of memory", dir);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (d)
+        closedir(d);
+    free(abs);
+    return rc;
+}
+
+th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndirs, const th_load_opts *opts,
+                          th_load_stats *stats)
+{
+    plugin_list files = {0};
+    bool required = opts && opts->dirs_required;
+    th_rc rc = TH_OK;
+    /* Every directory is listed before any plugin runs: ownership of names
+     * needs all of them, and nothing a plugin does can change the list. */
+    for (size_t i = 0; i < ndirs; i++) {
+        th_rc r = list_dir(dirs[i], required, &files, stats);
+        if (r == TH_ERR_NOMEM) {
+            rc = r;
+            goto cleanup;
+        }
+        if (r != TH_OK)
+            rc = r;
+    }
+    if (rc != TH_OK && required)
+        goto cleanup; /* fatal for the caller: no plugin code has run */
+    for (size_t i = 0; i < files.n; i++) {
+        th_signals_loading(files.paths[i]); /* a stop signal names it from now on */
+        load_one(reg, files.paths[i], &files, opts, stats);
+        th_signals_loading(NULL);
+    }
+
+cleanup:
+    plugin_list_free(&files);
+    return rc;
+}
+
+th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *opts, th_load_stats *stats)
+{
+    return th_loader_load_dirs(reg, &dir, 1, opts, stats);
+}

@@ -1,0 +1,56 @@
+/*
+** plugin/loader.h: turns directories of NAME.so files into registered tools. All
+** directories are listed first (NAME.so owns the tool name NAME); then each
+** plugin is dlopen()ed, its register_NAME_tool() called, and what it returns
+** checked and registered, all of its tools or none; every refusal is logged
+** with the file, the tool and the rule, and loading goes on with the next file.
+*/
+#ifndef TH_LOADER_H
+#define TH_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plugin/registry.h"
+
+typedef struct th_load_opts {
+    bool follow_symlinks; /* load NAME.so that is a symbolic link */
+    bool dirs_required;   /* the user named the directories: one that cannot
+                           * be read is fatal (an error, nothing is loaded)
+                           * instead of a warning */
+} th_load_opts;
+
+/* Counters a load adds to (zero-initialise before the first load). */
+typedef struct th_load_stats {
+    size_t tools_loaded;
+    size_t tools_refused;
+    size_t plugins_loaded;
+    size_t plugins_refused;
+    size_t dirs_refused;
+} th_load_stats;
+
+/*
+** List every NAME.so in DIRS (not recursive; each directory in strcmp order of
+** the file names, directories in the given order; other files are ignored),
+** then load them in that order. A tool name NAME may be registered only by
+** the first NAME.so listed, when one is present. Paths are made absolute
+** before any plugin runs. An empty directory gets a warning. Returns TH_OK
+** when every directory could be read (even if plugins were refused),
+** TH_ERR_IO when one could not: it is counted in dirs_refused and logged, and
+** with opts->dirs_required no plugin is loaded at all.
+*/
+th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndirs, const th_load_opts *opts,
+                          th_load_stats *stats);
+
+/* th_loader_load_dirs with one directory. */
+th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *opts,
+                         th_load_stats *stats);
+
+/* Load one plugin file. Returns TH_OK when its tool was registered. */
+th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts *opts,
+                          th_load_stats *stats);
+
+/* The total number of refusals in STATS (plugins, tools, directories). */
+size_t th_load_stats_refusals(const th_load_stats *stats);
+
+#endif

@@ -1,0 +1,499 @@
+/*
+** plugin/registry.c: the tool registry. Validation follows the registry
+** specification step by step, with its messages word for word; accepted
+** tools are deep-copied, indexed by an open-addressing hash table, and kept
+** in registration order for listing.
+*/
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "plugin/registry.h"
+
+struct th_registry {
+    atomic_int refs;
+    bool started;
+    bool shutting_down;
+    th_entry **entries; /* registration order */
+    size_t count, cap;
+    size_t *slots;      /* hash table of entry index + 1; 0 = empty */
+    size_t nslots;      /* power of two, kept at most half full */
+    void **handles;     /* dlopen handles, closed last */
+    size_t nhandles;
+};
+
+/* Minimum struct_size: everything up to and including the ABI 1 fields. */
+#define TH_TOOL_MIN_SIZE (offsetof(th_tool, function) + sizeof(const th_function *))
+
+th_rc th_tool_normalize(const th_tool *tool, th_tool *out, th_err *err)
+{
+    if (!tool)
+        return th_err_set(err, TH_ERR_TYPE, "Tool must implement MCPTool protocol (descriptor is NULL)");
+    if (tool->abi_version != TH_ABI_VERSION)
+        return th_err_set(err, TH_ERR_ABI,
+                          "incompatible tool descriptor: ABI version mismatch. "
+                          "Host ABI version is %d, plugin ABI version is %u.",
+                          TH_ABI_VERSION, (unsigned)tool->abi_version);
+    if (tool->struct_size < TH_TOOL_MIN_SIZE || tool->struct_size > sizeof(th_tool))
+        return th_err_set(err, TH_ERR_ABI,
+                          "incompatible tool descriptor: struct size mismatch. "
+                          "Host th_tool is %zu bytes, plugin th_tool is %u bytes%s.",
+                          sizeof(th_tool), (unsigned)tool->struct_size,
+                          tool->struct_size > sizeof(th_tool) ? " (built against a newer toolhost)" : "");
+    memset(out, 0, sizeof *out);
+    memcpy(out, tool, tool->struct_size);
+    return TH_OK;
+}
+
+/* FNV-1a: short names, few tools; good enough and branch-free. */
+static size_t hash_name(const char *s)
+{
+    size_t h = (size_t)14695981039346656037ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= (size_t)1099511628211ULL;
+    }
+    return h;
+}
+
+static size_t *find_slot(size_t *slots, size_t nslots, th_entry *const *entries, const char *name)
+{
+    size_t mask = nslots - 1;
+    for (size_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+        if (slots[i] == 0 || strcmp(entries[slots[i] - 1]->name, name) == 0)
+            return &slots[i];
+    }
+}
+
+th_registry *th_registry_new(void)
+{
+    th_registry *reg = calloc(1, sizeof *reg);
+    if (!reg)
+        return NULL;
+    atomic_init(&reg->refs, 1);
+    reg->nslots = 16;
+    reg->slots = calloc(reg->nslots, sizeof *reg->slots);
+    if (!reg->slots) {
+        free(reg);
+        return NULL;
+    }
+    return reg;
+}
+
+th_registry *th_registry_ref(th_registry *reg)
+{
+    atomic_fetch_add(&reg->refs, 1);
+    return reg;
+}
+
+static void entry_free(th_entry *e)
+{
+    if (!e)
+        return;
+    if (e->destroy)
+        e->destroy(e->user_data);
+    free(e->name);
+    free(e->title);
+    free(e->description);
+    json_object_put(e->input_schema);
+    json_object_put(e->output_schema);
+    json_object_put(e->annotations);
+    th_schema_free(e->validator);
+    th_schema_free(e->output_validator);
+    th_typed_free(e->typed);
+    free((char *)e->origin);
+    free(e);
+}
+
+void th_registry_unref(th_registry *reg)
+{
+    if (!reg || atomic_fetch_sub(&reg->refs, 1) != 1)
+        return;
+    /* Tools first: their destroy callbacks live in the plugins' code. */
+    for (size_t i = 0; i < reg->count; i++)
+        entry_free(reg->entries[i]);
+    for (size_t i = 0; i < reg->nhandles; i++)
+        dlclose(reg->handles[i]);
+    free(reg->handles);
+    free(reg->entries);
+    free(reg->slots);
+    free(reg);
+}
+
+static bool name_char_ok(char c, bool first)
+{
+    if (c >= 'a' && c <= 'z')
+        return true;
+    return !first && ((c >= '0' && c <= '9') || c == '_');
+}
+
+/*
+** Parse JSON text strictly (RFC 8259: no trailing commas, leading zeros or
+** invalid UTF-8, which json-c accepts by default) into *OUT, a new reference
+** (NULL for the JSON literal null). On failure write a message naming FIELD.
+*/
+static th_rc parse_json(const char *text, const char *field, json_object **out, th_err *err)
+{
+    *out = NULL;
+    json_tokener *tok = json_tokener_new();
+    if (!tok)
+        return th_err_set(err, TH_ERR_NOMEM, "out of memory parsing %s", field);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    /* -1: up to the terminating NUL, which also ends a top-level literal or
+     * number (with the bare length json-c waits for more input). */
+    json_object *obj = json_tokener_parse_ex(tok, text, -1);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    th_rc rc = TH_OK;
+    if (jerr == json_tokener_continue)
+        jerr = json_tokener_error_parse_eof;
+    if (jerr != json_tokener_success)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: %s at offset %zu", field,
+                        json_tokener_error_desc(jerr), end);
+    else if (end != strlen(text))
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: trailing characters at offset %zu",
+                        field, end);
+    json_tokener_free(tok);
+    if (rc != TH_OK)
+        json_object_put(obj);
+    else
+        *out = obj;
+    return rc;
+}
+
+static const char *json_type_word(json_object *o)
+{
+    return o ? json_type_to_name(json_object_get_type(o)) : "null";
+}
+
+/*
+** Everything check_tool derives from a descriptor. Owned by the caller until
+** moved into an entry; free with checked_free.
+*/
+typedef struct checked {
+    json_object *input_schema, *output_schema, *annotations;
+    th_schema *validator, *output_validator;
+    th_typed *typed;
+} checked;
+
+static void checked_free(checked *c)
+{
+    json_object_put(c->input_schema);
+    json_object_put(c->output_schema);
+    json_object_put(c->annotations);
+    th_schema_free(c->validator);
+    th_schema_free(c->output_validator);
+    th_typed_free(c->typed);
+    memset(c, 0, sizeof *c);
+}
+
+/*
+** The specification's first step: a registry that serves (or is shutting
+** down) refuses every descriptor, before anything in it is read.
+*/
+static th_rc check_state(const th_registry *reg, th_err *err)
+{
+    if (reg->shutting_down)
+        return th_err_set(err, TH_ERR_RUNTIME, "Server is shutting down, registration not allowed");
+    if (reg->started)
+        return th_err_set(err, TH_ERR_RUNTIME, "Cannot register tools after server has started");
+    return TH_OK;
+}
+
+/*
+** The registry rules after the state, in the specification's order: required
+** attributes, name, duplicate, description, input schema, execute. T has been
+** normalised. On success fills OUT (which the caller owns).
+*/
+static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, th_err *err)
+{
+    th_rc rc;
+    memset(out, 0, sizeof *out);
+
+    if (!t->name || !t->description)
+        return th_err_set(err, TH_ERR_ATTRIBUTE,
+                          "Tool missing required attribute: %s (Tool must have 'name' and 'description' attributes)",
+                          !t->name ? "name" : "description");
+    if (!t->input_schema && !t->function)
+        return th_err_set(err, TH_ERR_ATTRIBUTE,
+                          "Tool missing required attribute: input_schema (Tool must have 'input_schema' and 'execute' attributes)");
+
+    size_t name_bytes = strlen(t->name);
+    if (!th_utf8_valid(t->name, name_bytes))
+        return th_err_set(err, TH_ERR_VALUE, "Tool name must be string, got bytes that are not UTF-8");
+    /* Pattern before length, as the specification orders them; only the
+     * empty name, which the pattern would also refuse, gets the length
+     * message, with seed 001's wording for it. */
+    if (name_bytes == 0)
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
+    for (size_t i = 0; i < name_bytes; i++)
+        if (!name_char_ok(t->name[i], i == 0))
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool name '%s' invalid (must be lowercase, alphanumeric, underscores)", t->name);
+    if (name_bytes > TH_NAME_MAX) /* all ASCII now: bytes are characters */
+        return th_err_set(err, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got %zu", name_bytes);
+
+    if (th_registry_get(reg, t->name))
+        return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", t->name);
+
+    if (!th_utf8_valid(t->description, strlen(t->description)))
+        return th_err_set(err, TH_ERR_VALUE, "Tool description must be string (valid UTF-8)");
+    size_t dlen = th_utf8_length(t->description);
+    if (dlen < TH_DESCRIPTION_MIN)
+        return th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    if (dlen > TH_DESCRIPTION_MAX)
+        return th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+    if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
+        return th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
+
+    if (t->function) {
+        if (t->input_schema)
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool input_schema must be NULL for a typed function (it is generated)");
+        if (t->handler)
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool must have exactly one execute method: 'handler' or 'function', not both");
+        if (t->output_schema)
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool output_schema must be NULL for a typed function (it is generated)");
+        rc = th_typed_prepare(t->function, &out->typed, &out->input_schema, &out->output_schema, err);
+        if (rc != TH_OK)
+            return rc;
+    } else {
+        rc = parse_json(t->input_schema, "input_schema", &out->input_schema, err);
+        if (rc != TH_OK)
+            return rc;
+        if (!json_object_is_type(out->input_schema, json_type_object)) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must be dict (a JSON object), got %s",
+                            json_type_word(out->input_schema));
+            goto fail;
+        }
+        json_object *type;
+        if (!json_object_object_get_ex(out->input_schema, "type", &type) ||
+            !json_object_is_type(type, json_type_string) ||
+            strcmp(json_object_get_string(type), "object") != 0) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object'");
+            goto fail;
+        }
+        if (!json_object_object_get_ex(out->input_schema, "properties", NULL)) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have 'properties' field");
+            goto fail;
+        }
+        if (!t->handler) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool must have callable 'execute' method");
+            goto fail;
+        }
+        if (t->output_schema) {
+            rc = parse_json(t->output_schema, "output_schema", &out->output_schema, err);
+            if (rc != TH_OK)
+                goto fail;
+            if (!json_object_is_type(out->output_schema, json_type_object)) {
+                rc = th_err_set(err, TH_ERR_VALUE, "Tool output_schema must be dict (a JSON object), got %s",
+                                json_type_word(out->output_schema));
+                goto fail;
+            }
+        }
+    }
+
+    char msg[512];
+    out->validator = th_schema_compile(out->input_schema, msg, sizeof msg);
+    if (!out->validator) {
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema is not a valid JSON Schema: %s", msg);
+        goto fail;
+    }
+    if (out->output_schema) {
+        out->output_validator = th_schema_compile(out->output_schema, msg, sizeof msg);
+        if (!out->output_validator) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool output_schema is not a valid JSON Schema: %s", msg);
+            goto fail;
+        }
+    }
+
+    if (t->annotations) {
+        rc = parse_json(t->annotations, "annotations", &out->annotations, err);
+        if (rc != TH_OK)
+            goto fail;
+        if (!json_object_is_type(out->annotations, json_type_object)) {
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool annotations must be dict (a JSON object), got %s",
+                            json_type_word(out->annotations));
+            goto fail;
+        }
+    }
+    th_err_clear(err);
+    return TH_OK;
+
+fail:
+    checked_free(out);
+    return rc;
+}
+
+static bool grow_table(th_registry *reg)
+{
+    size_t n = reg->nslots * 2;
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < reg->count; i++)
+        *find_slot(slots, n, reg->entries, reg->entries[i]->name) = i + 1;
+    free(reg->slots);
+    reg->slots = slots;
+    reg->nslots = n;
+    return true;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        *oom = true;
+    return d;
+}
+
+th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin, th_err *err)
+{
+    th_tool t;
+    checked c;
+    th_rc rc = check_state(reg, err);
+    if (rc == TH_OK)
+        rc = th_tool_normalize(tool, &t, err);
+    if (rc != TH_OK)
+        return rc;
+    rc = check_tool(reg, &t, &c, err);
+    if (rc != TH_OK)
+        return rc;
+
+    /* Reserve everything before touching the registry, so failure changes
+     * nothing. */
+    if ((reg->count + 1) * 2 > reg->nslots && !grow_table(reg))
+        goto nomem;
+    if (reg->count == reg->cap) {
+        size_t cap = reg->cap ? reg->cap * 2 : 8;
+        th_entry **p = realloc(reg->entries, cap * sizeof *p);
+        if (!p)
+            goto nomem;
+        reg->entries = p;
+        reg->cap = cap;
+    }
+    th_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        goto nomem;
+    bool oom = false;
+    e->name = dup_or_null(t.name, &oom);
+    e->title = dup_or_null(t.title, &oom);
+    e->description = dup_or_null(t.description, &oom);
+    e->origin = dup_or_null(origin ? origin : "", &oom);
+    if (oom) {
+        entry_free(e);
+        goto nomem;
+    }
+    e->input_schema = c.input_schema;
+    e->output_schema = c.output_schema;
+    e->annotations = c.annotations;
+    e->validator = c.validator;
+    e->output_validator = c.output_validator;
+    e->typed = c.typed;
+    e->handler = t.handler;
+    e->user_data = t.user_data;
+    e->destroy = t.destroy;
+
+    reg->entries[reg->count] = e;
+    *find_slot(reg->slots, reg->nslots, reg->entries, e->name) = reg->count + 1;
+    reg->count++;
+    th_log(TH_LOG_INFO, "tool_registered tool_name=%s total_tools=%zu%s%s", e->name, reg->count,
+           *e->origin ? " plugin=" : "", e->origin);
+    return TH_OK;
+
+nomem:
+    checked_free(&c);
+    return th_err_set(err, TH_ERR_NOMEM, "out of memory registering tool '%s'", t.name);
+}
+
+void th_registry_truncate(th_registry *reg, size_t count)
+{
+    if (reg->started || count >= reg->count)
+        return;
+    while (reg->count > count)
+        entry_free(reg->entries[--reg->count]);
+    /* Open addressing cannot simply blank a slot (it would cut probe chains
+     * of later names), so the table is rebuilt; it never shrinks, so no
+     * allocation can fail here. */
+    memset(reg->slots, 0, reg->nslots * sizeof *reg->slots);
+    for (size_t i = 0; i < reg->count; i++)
+        *find_slot(reg->slots, reg->nslots, reg->entries, reg->entries[i]->name) = i + 1;
+}
+
+th_rc th_registry_add_all(th_registry *reg, const th_tool *const *tools, size_t n, const char *origin,
+                          size_t *n_added, th_err *err)
+{
+    size_t i;
+    th_rc rc = TH_OK;
+    for (i = 0; i < n; i++) {
+        rc = th_registry_add(reg, tools[i], origin, err);
+        if (rc != TH_OK)
+            break;
+    }
+    if (n_added)
+        *n_added = i;
+    return rc;
+}
+
+bool th_registry_validate(const th_registry *reg, const th_tool *tool)
+{
+    th_tool t;
+    checked c;
+    if (check_state(reg, NULL) != TH_OK || th_tool_normalize(tool, &t, NULL) != TH_OK ||
+        check_tool(reg, &t, &c, NULL) != TH_OK)
+        return false;
+    checked_free(&c);
+    return true;
+}
+
+const th_entry *th_registry_get(const th_registry *reg, const char *name)
+{
+    if (!name)
+        return NULL;
+    size_t idx = *find_slot(reg->slots, reg->nslots, reg->entries, name);
+    return idx ? reg->entries[idx - 1] : NULL;
+}
+
+size_t th_registry_count(const th_registry *reg)
+{
+    return reg->count;
+}
+
+const th_entry *th_registry_at(const th_registry *reg, size_t i)
+{
+    return i < reg->count ? reg->entries[i] : NULL;
+}
+
+void th_registry_start(th_registry *reg)
+{
+    reg->started = true;
+}
+
+bool th_registry_started(const th_registry *reg)
+{
+    return reg->started;
+}
+
+void th_registry_shutdown(th_registry *reg)
+{
+    reg->shutting_down = true;
+}
+
+th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle)
+{
+    void **p = realloc(reg->handles, (reg->nhandles + 1) * sizeof *p);
+    if (!p)
+        return TH_ERR_NOMEM;
+    reg->handles = p;
+    reg->handles[reg->nhandles++] = dl_handle;
+    return TH_OK;
+}

@@ -1,0 +1,108 @@
+/*
+** plugin/registry.h: the tool registry. It validates descriptors against the
+** registry rules, owns a copy of every accepted tool, and answers lookups by
+** name (O(1)) and listings in registration order. Once the server starts
+** serving, the registry is frozen; a later reload builds a new registry and
+** swaps it in whole, which is why readers hold references.
+*/
+#ifndef TH_REGISTRY_H
+#define TH_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "schema/jsonschema.h"
+#include "toolhost/plugin.h"
+#include "call/typed.h"
+#include "base/util.h"
+
+/* Limits from the registry rules. */
+#define TH_NAME_MAX 50
+#define TH_DESCRIPTION_MIN 10
+#define TH_DESCRIPTION_MAX 500
+
+/*
+** One registered tool. Everything is owned by the registry and lives as long
+** as it does; readers must hold a registry reference while they use it.
+*/
+typedef struct th_entry {
+    char *name;
+    char *title;                /* NULL when not given */
+    char *description;
+    json_object *input_schema;  /* parsed or generated */
+    json_object *output_schema; /* NULL when not given */
+    json_object *annotations;   /* NULL when not given */
+    th_schema *validator;       /* input_schema compiled */
+    th_schema *output_validator; /* output_schema compiled, or NULL */
+    th_handler handler;         /* NULL for typed tools */
+    th_typed *typed;            /* NULL for handler tools */
+    void *user_data;
+    void (*destroy)(void *user_data);
+    const char *origin;         /* plugin path for messages ("" if none) */
+} th_entry;
+
+typedef struct th_registry th_registry;
+
+/* A new, empty registry with one reference. NULL on allocation failure. */
+th_registry *th_registry_new(void);
+
+/* Take and drop references. The last unref destroys tools, then closes the
+** plugin handles the registry adopted. */
+th_registry *th_registry_ref(th_registry *reg);
+void th_registry_unref(th_registry *reg);
+
+/*
+** Validate TOOL and add a copy. ORIGIN (may be NULL) names where it came
+** from, for log lines, and is copied. On failure returns the rule's code
+** with ERR's message (the registry specification's text) and changes
+** nothing; TOOL's destroy is not called (the caller still owns user_data).
+** On success logs the registration with the running total.
+*/
+th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin, th_err *err);
+
+/* Register TOOLS in order; stop at the first failure, keeping those before it.
+** *N_ADDED (may be NULL) receives how many were added. */
+th_rc th_registry_add_all(th_registry *reg, const th_tool *const *tools, size_t n,
+                          const char *origin, size_t *n_added, th_err *err);
+
+/* Would TOOL be accepted now? No side effects, no logging. */
+bool th_registry_validate(const th_registry *reg, const th_tool *tool);
+
+/* The tool named NAME (case-sensitive), or NULL. */
+const th_entry *th_registry_get(const th_registry *reg, const char *name);
+
+/* Number of tools, and the I-th in registration order. */
+size_t th_registry_count(const th_registry *reg);
+const th_entry *th_registry_at(const th_registry *reg, size_t i);
+
+/* Freeze the registry: from now on registration fails with TH_ERR_RUNTIME
+** "Cannot register tools after server has started". */
+void th_registry_start(th_registry *reg);
+bool th_registry_started(const th_registry *reg);
+
+/* Refuse registration because the host is shutting down. */
+void th_registry_shutdown(th_registry *reg);
+
+/*
+** Remove the tools registered after the first COUNT (the newest ones), last
+** first, calling each one's destroy: how a loader takes back what a refused
+** plugin staged. Only before the registry is started; a COUNT at or above
+** the current count changes nothing.
+*/
+void th_registry_truncate(th_registry *reg, size_t count);
+
+/* Keep a dlopen() handle until the registry is destroyed (after its tools). */
+th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
+
+
+
+/*
+** Check TOOL's abi_version and struct_size, the first thing read from any
+** descriptor, and copy it into *OUT with fields the plugin's header did not
+** have set to zero. Returns TH_ERR_TYPE for NULL, TH_ERR_ABI for a mismatch,
+** naming the host's value first and then the plugin's.
+*/
+th_rc th_tool_normalize(const th_tool *tool, th_tool *out, th_err *err);
+#endif

@@ -1,0 +1,786 @@
+/*
+** protocol/jsonrpc.c: JSON-RPC 2.0 parsing and message building. Every way a line can
+** be wrong maps to one error code here, so transports and the MCP layer never
+** look at raw JSON structure themselves.
+*/
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/jsonrpc.h"
+#include "base/util.h"
+
+static void invalid(th_rpc_msg *out, int code, const char *message)
+{
+    out->kind = TH_RPC_INVALID;
+    out->error_code = code;
+    snprintf(out->error_message, sizeof out->error_message, "%s", message);
+}
+
+/* MCP ids are strings or integers, never null (stricter than JSON-RPC). */
+static int id_ok(json_object *id)
+{
+    return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int) ||
+           json_object_is_type(id, json_type_double);
+}
+
+/* Is O the string LIT exactly (an embedded NUL would fool strcmp)? */
+static bool string_is(json_object *o, const char *lit)
+{
+    return json_object_is_type(o, json_type_string) && (size_t)json_object_get_string_len(o) == strlen(lit) &&
+           memcmp(json_object_get_string(o), lit, strlen(lit)) == 0;
+}
+
+/* ---- what json-c would change silently ---------------------------------
+** json-c clamps integers outside [-2^63, 2^64-1], accepts NaN and Infinity
+** even in strict mode, and decodes a lone surrogate escape to U+FFFD. A
+** lexical scan outside json-c finds these; a second walk over the text and
+** the tree together then keeps each such value exactly as sent. */
+
+typedef struct scan {
+    bool nonfinite;      /* NaN or Infinity outside a string */
+    bool big_int;        /* an integer literal json-c would clamp */
+    bool lone_surrogate; /* a \uD800-\uDFFF escape without its pair */
+} scan;
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The \uXXXX escape at T (which has N bytes), or -1. */
+static long u_escape(const char *t, size_t n)
+{
+    if (n < 6 || t[0] != '\\' || t[1] != 'u')
+        return -1;
+    long v = 0;
+    for (int i = 2; i < 6; i++) {
+        int h = hexval(t[i]);
+        if (h < 0)
+            return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Does the string token T[0..N) (quotes included) hold a lone surrogate? */
+static bool has_lone_surrogate(const char *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] != '\\')
+            continue;
+        long u = u_escape(t + i, n - i);
+        if (u < 0) {
+            i++; /* a two-character escape such as \\ or \" */
+            continue;
+        }
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            long lo = u_escape(t + i + 6, n - i - 6);
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                i += 11;
+                continue;
+            }
+            return true;
+        }
+        if (u >= 0xDC00 && u <= 0xDFFF)
+            return true;
+        i += 5;
+    }
+    return false;
+}
+
+/* End of the string token starting at T[P] == '"' (one past its quote). */
+static size_t string_end(const char *t, size_t p, size_t len)
+{
+    for (p++; p < len; p++) {
+        if (t[p] == '\\')
+            p++;
+        else if (t[p] == '"')
+            return p + 1;
+    }
+    return len;
+}
+
+static bool is_number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* Is the number token T[0..N) an integer literal outside [-2^63, 2^64-1]? */
+static bool int_out_of_range(const char *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i] == '.' || t[i] == 'e' || t[i] == 'E')
+            return false;
+    bool neg = n > 0 && t[0] == '-';
+    if (neg) {
+        t++;
+        n--;
+    }
+    while (n > 1 && t[0] == '0') {
+        t++;
+        n--;
+    }
+    const char *limit = neg ? "9223372036854775808" : "18446744073709551615";
+    size_t ln = strlen(limit);
+    return n > ln || (n == ln && memcmp(t, limit, n) > 0);
+}
+
+static scan prescan(const char *t, size_t len)
+{
+    scan sc = {0};
+    for (size_t p = 0; p < len;) {
+        char c = t[p];
+        if (c == '"') {
+            size_t e = string_end(t, p, len);
+            if (!sc.lone_surrogate && memchr(t + p, '\\', e - p) && has_lone_surrogate(t + p, e - p))
+                sc.lone_surrogate = true;
+            p = e;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t e = p + 1;
+            while (e < len && is_number_char(t[e]))
+                e++;
+            if (int_out_of_range(t + p, e - p))
+                sc.big_int = true;
+            p = e;
+        } else {
+            /* Valid JSON has no N or I outside strings: only NaN and
+             * Infinity, which json-c takes, bring them. */
+            if (c == 'N' || c == 'I')
+                sc.nonfinite = true;
+            p++;
+        }
+    }
+    return sc;
+}
+
+static size_t skip_ws(const char *t, size_t p, size_t len)
+{
+    while (p < len && (t[p] == ' ' || t[p] == '\t' || t[p] == '\r' || t[p] == '\n'))
+        p++;
+    return p;
+}
+
+/*
+** Where each container of a valid message ends and where the tokens json-c
+** would change are, so the walk below jumps over a container in O(log n)
+** and skips every subtree without such a token, instead of rescanning
+** containers at every level of nesting.
+*/
+typedef struct layout {
+    const char *t;
+    size_t len;
+    size_t *open, *close, ncont, capcont; /* containers, by opening position */
+    size_t *marks, nmarks, capmarks;      /* tokens to keep exactly, in order */
+} layout;
+
+static bool grow(size_t **a, size_t **b, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 64;
+    size_t *na = realloc(*a, nc * sizeof *na);
+    if (!na)
+        return false;
+    *a = na;
+    if (b) {
+        size_t *nb = realloc(*b, nc * sizeof *nb);
+        if (!nb)
+            return false;
+        *b = nb;
+    }
+    *cap = nc;
+    return true;
+}
+
+static void layout_free(layout *ly)
+{
+    free(ly->open);
+    free(ly->close);
+    free(ly->marks);
+}
+
+/* Fill LY for the valid JSON text T; false on out of memory. */
+static bool layout_build(layout *ly, const char *t, size_t len)
+{
+    memset(ly, 0, sizeof *ly);
+    ly->t = t;
+    ly->len = len;
+    size_t stack[TH_RPC_MAX_DEPTH + 2], depth = 0;
+    for (size_t p = 0; p < len;) {
+        char c = t[p];
+        size_t e = p + 1;
+        bool mark = false;
+        if (c == '"') {
+            e = string_end(t, p, len);
+            mark = memchr(t + p, '\\', e - p) && has_lone_surrogate(t + p, e - p);
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            while (e < len && is_number_char(t[e]))
+                e++;
+            mark = int_out_of_range(t + p, e - p);
+        } else if (c == '{' || c == '[') {
+            if (!grow(&ly->open, &ly->close, ly->ncont, &ly->capcont))
+                return false;
+            if (depth < sizeof stack / sizeof stack[0])
+                stack[depth++] = ly->ncont;
+            ly->open[ly->ncont] = p;
+            ly->close[ly->ncont++] = len; /* until its end is seen */
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            ly->close[stack[--depth]] = p;
+        }
+        if (mark) {
+            if (!grow(&ly->marks, NULL, ly->nmarks, &ly->capmarks))
+                return false;
+            ly->marks[ly->nmarks++] = p;
+        }
+        p = e;
+    }
+    return true;
+}
+
+/* The index of the first entry of sorted A[0..N) that is >= KEY. */
+static size_t lower_bound(const size_t *a, size_t n, size_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One past the end of the (valid) value starting at P. */
+static size_t value_end(const layout *ly, size_t p)
+{
+    const char *t = ly->t;
+    if (t[p] == '"')
+        return string_end(t, p, ly->len);
+    if (t[p] == '{' || t[p] == '[') {
+        size_t i = lower_bound(ly->open, ly->ncont, p);
+        return i < ly->ncont && ly->open[i] == p ? ly->close[i] + 1 : ly->len;
+    }
+    while (p < ly->len && t[p] != ',' && t[p] != ']' && t[p] != '}' && t[p] != ' ' && t[p] != '\t' &&
+           t[p] != '\r' && t[p] != '\n')
+        p++;
+    return p;
+}
+
+static char *dup_span(const char *t, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, t, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* The string token T[0..N) decoded, as json-c decodes it; NULL on failure. */
+static json_object *decode_string(const char *t, size_t n)
+{
+    json_tokener *tok = json_tokener_new();
+    if (!tok)
+        return NULL;
+    json_object *o = json_tokener_parse_ex(tok, t, (int)n);
+    json_tokener_free(tok);
+    return json_object_is_type(o, json_type_string) ? o : (json_object_put(o), NULL);
+}
+
+typedef struct member {
+    size_t key, key_end, value;
+} member;
+
+/*
+** Walk the valid value at P alongside NODE, json-c's tree for it. A lone
+** surrogate string keeps its escaped text as its serialisation; a clamped
+** integer is returned as its replacement, a double that serialises as the
+** literal sent. Returns NULL when NODE stays; false in *OK on out of memory.
+*/
+static json_object *keep_exact(const layout *ly, size_t p, json_object *node, bool *ok)
+{
+    const char *t = ly->t;
+    size_t len = ly->len, end = value_end(ly, p);
+    size_t m = lower_bound(ly->marks, ly->nmarks, p);
+    if (m == ly->nmarks || ly->marks[m] >= end)
+        return NULL; /* nothing to keep in here */
+    if (t[p] == '"') {
+        if (json_object_is_type(node, json_type_string)) {
+            char *raw = dup_span(t + p, end - p);
+            if (!raw)
+                *ok = false;
+            else
+                json_object_set_serializer(node, json_object_userdata_to_json_string, raw, json_object_free_userdata);
+        }
+        return NULL;
+    }
+    if (t[p] == '-' || (t[p] >= '0' && t[p] <= '9')) {
+        char *raw = dup_span(t + p, end - p);
+        json_object *d = raw ? json_object_new_double_s(strtod(raw, NULL), raw) : NULL;
+        free(raw);
+        if (!d)
+            *ok = false;
+        return d;
+    }
+    if (t[p] == '[') {
+        if (!json_object_is_type(node, json_type_array))
+            return NULL;
+        size_t i = 0;
+        for (p = skip_ws(t, p + 1, len); p < end && t[p] != ']'; i++) {
+            json_object *repl = keep_exact(ly, p, json_object_array_get_idx(node, i), ok);
+            if (repl)
+                json_object_array_put_idx(node, i, repl);
+            p = skip_ws(t, value_end(ly, p), len);
+            if (p < end && t[p] == ',')
+                p = skip_ws(t, p + 1, len);
+        }
+        return NULL;
+    }
+    if (t[p] != '{' || !json_object_is_type(node, json_type_object))
+        return NULL;
+    /* With duplicate keys json-c keeps the last value: walk members from
+     * the last, each key once. */
+    member *ms = NULL;
+    size_t n = 0, cap = 0;
+    for (p = skip_ws(t, p + 1, len); p < end && t[p] == '"';) {
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            member *g = realloc(ms, nc * sizeof *g);
+            if (!g) {
+                *ok = false;
+                free(ms);
+                return NULL;
+            }
+            ms = g;
+            cap = nc;
+        }
+        ms[n].key = p;
+        ms[n].key_end = string_end(t, p, len);
+        p = skip_ws(t, ms[n].key_end, len);
+        p = skip_ws(t, p + 1, len); /* the colon */
+        ms[n].value = p;
+        n++;
+        p = skip_ws(t, value_end(ly, p), len);
+        if (p < end && t[p] == ',')
+            p = skip_ws(t, p + 1, len);
+    }
+    json_object *seen = json_object_new_object();
+    if (!seen)
+        *ok = false;
+    for (size_t i = n; i-- > 0 && seen;) {
+        json_object *k = decode_string(t + ms[i].key, ms[i].key_end - ms[i].key);
+        const char *key = json_object_get_string(k);
+        if (!k)
+            *ok = false;
+        else if (!json_object_object_get_ex(seen, key, NULL)) {
+            json_object_object_add(seen, key, NULL);
+            json_object *repl = keep_exact(ly, ms[i].value, json_object_object_get(node, key), ok);
+            if (repl)
+                json_object_object_add(node, key, repl);
+        }
+        json_object_put(k);
+    }
+    json_object_put(seen);
+    free(ms);
+    return NULL;
+}
+
+static void classify(th_rpc_msg *out);
+
+void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    /* json-c's default depth (32) refuses valid requests with deeply nested
+     * arguments; 128 still bounds the recursion that frees the tree. */
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    if (!tok) {
+        invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *msg = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue && end == len) {
+        /* A top-level number or literal ends only at a delimiter: give the
+         * tokener one, so "5" is a (non-object) value, not a truncation. */
+        msg = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok);
+    }
+    /* Trailing white space is harmless; anything else is a second value. */
+    while (jerr == json_tokener_success && end < len && text[end] && strchr(" \t\r", text[end]))
+        end++;
+    /* json-c's UTF-8 check lets overlong forms, surrogates and code points
+     * past U+10FFFF through; they would be echoed back in ids and names. */
+    if (jerr == json_tokener_success && end == len && !th_utf8_valid(text, len))
+        jerr = json_tokener_error_parse_utf8_string;
+    /* json-c represents the JSON literal null as NULL: a valid value, which
+     * the object check below refuses. */
+    scan sc = {0};
+    if (jerr == json_tokener_success && end == len)
+        sc = prescan(text, len);
+    if (jerr != json_tokener_success || end != len || sc.nonfinite) {
+        char m[160];
+        if (sc.nonfinite)
+            snprintf(m, sizeof m, "Parse error: NaN and Infinity are not JSON numbers");
+        else if (jerr == json_tokener_success || jerr == json_tokener_continue)
+            snprintf(m, sizeof m, "Parse error: %s at offset %zu",
+                     jerr == json_tokener_continue ? "unexpected end of input" : "trailing data", end);
+        else
+            snprintf(m, sizeof m, "Parse error: %s at offset %zu", json_tokener_error_desc(jerr), end);
+        json_object_put(msg);
+        json_tokener_free(tok);
+        invalid(out, TH_RPC_PARSE_ERROR, m);
+        return;
+    }
+    json_tokener_free(tok);
+    if (sc.big_int || sc.lone_surrogate) {
+        layout ly;
+        bool ok = layout_build(&ly, text, len);
+        json_object *repl = ok ? keep_exact(&ly, skip_ws(text, 0, len), msg, &ok) : NULL;
+        layout_free(&ly);
+        if (repl) { /* the message is a bare number */
+            json_object_put(msg);
+            msg = repl;
+        }
+        if (!ok) {
+            json_object_put(msg);
+            invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+            return;
+        }
+    }
+    out->msg = msg;
+
+    if (json_object_is_type(msg, json_type_array)) {
+        /* Whether batches are served depends on the session's revision:
+         * that is the MCP layer's call. An empty one is never valid. */
+        if (json_object_array_length(msg) == 0)
+            invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: an empty batch");
+        else
+            out->kind = TH_RPC_BATCH;
+        return;
+    }
+    classify(out);
+}
+
+void th_rpc_parse_value(json_object *value, th_rpc_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    out->msg = json_object_get(value);
+    if (json_object_is_type(value, json_type_array)) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: a batch element must be a request object, not a batch");
+        return;
+    }
+    classify(out);
+}
+
+/* Classify OUT->msg, one parsed message that is not a batch. */
+static void classify(th_rpc_msg *out)
+{
+    json_object *msg = out->msg;
+    if (!json_object_is_type(msg, json_type_object)) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: a message must be a JSON object");
+        return;
+    }
+
+    json_object *v, *id = NULL, *method = NULL;
+    bool has_id = json_object_object_get_ex(msg, "id", &id);
+    bool has_method = json_object_object_get_ex(msg, "method", &method);
+    if (has_id && id_ok(id))
+        out->id = id;
+
+    if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !string_is(v, "2.0")) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+        return;
+    }
+    if (!has_method) {
+        if (json_object_object_get_ex(msg, "result", NULL) || json_object_object_get_ex(msg, "error", NULL)) {
+            out->kind = TH_RPC_RESPONSE;
+            return;
+        }
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: missing \"method\"");
+        return;
+    }
+    if (has_id && !id_ok(id)) {
+        invalid(out, TH_RPC_INVALID_REQUEST,
+                json_object_is_type(id, json_type_null) ? "Invalid Request: \"id\" must not be null"
+                                                         : "Invalid Request: \"id\" must be a string or a number");
+        return;
+    }
+    if (!json_object_is_type(method, json_type_string) ||
+        strlen(json_object_get_string(method)) != (size_t)json_object_get_string_len(method)) {
+        invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string without NUL characters");
+        out->silent = !has_id && json_object_is_type(method, json_type_string); /* a notification */
+        return;
+    }
+    out->method = json_object_get_string(method);
+    if (json_object_object_get_ex(msg, "params", &v)) {
+        /* JSON-RPC 2.0 allows only a structured value (or no member): a
+         * scalar or null makes the Request object itself invalid. An array
+         * is valid JSON-RPC that MCP methods do not take. */
+        if (!json_object_is_type(v, json_type_object)) {
+            if (json_object_is_type(v, json_type_array))
+                invalid(out, TH_RPC_INVALID_PARAMS, "Invalid params: \"params\" must be an object, not an array");
+            else
+                invalid(out, TH_RPC_INVALID_REQUEST,
+                        "Invalid Request: \"params\" must be an object (or absent), not a scalar or null");
+            out->silent = !has_id;
+            return;
+        }
+        out->params = v;
+    }
+    out->kind = has_id ? TH_RPC_REQUEST : TH_RPC_NOTIFICATION;
+}
+
+void th_rpc_msg_clear(th_rpc_msg *m)
+{
+    json_object_put(m->msg);
+    memset(m, 0, sizeof *m);
+}
+
+static json_object *envelope(json_object *id)
+{
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
+    return o;
+}
+
+json_object *th_rpc_result(json_object *id, json_object *result)
+{
+    json_object *o = envelope(id);
+    if (!o) {
+        json_object_put(result);
+        return NULL;
+    }
+    json_object_object_add(o, "result", result);
+    return o;
+}
+
+json_object *th_rpc_error(json_object *id, int code, const char *message, json_object *data)
+{
+    json_object *o = envelope(id);
+    json_object *e = json_object_new_object();
+    if (!o || !e) {
+        json_object_put(o);
+        json_object_put(e);
+        json_object_put(data);
+        return NULL;
+    }
+    json_object_object_add(e, "code", json_object_new_int(code));
+    json_object_object_add(e, "message", json_object_new_string(message));
+    if (data)
+        json_object_object_add(e, "data", data);
+    json_object_object_add(o, "error", e);
+    return o;
+}
+
+json_object *th_rpc_notification(const char *method, json_object *params)
+{
+    json_object *o = json_object_new_object();
+    if (!o) {
+        json_object_put(params);
+        return NULL;
+    }
+    json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(o, "method", json_object_new_string(method));
+    if (params)
+        json_object_object_add(o, "params", params);
+    return o;
+}
+
+const char *th_rpc_serialize(json_object *msg, size_t *len)
+{
+    return json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+}
+
+/* Appending for the key builders: *OK turns false on allocation failure,
+ * so a key is never silently cut short. */
+static void add(th_buf *b, bool *ok, const char *s, size_t n)
+{
+    if (!th_buf_append(b, s, n))
+        *ok = false;
+}
+
+/* Append the code point CP as UTF-8, or as \uXXXX when it is a lone
+ * surrogate, a control character, a quote or a backslash (so a backslash in
+ * a key always starts an escape). */
+static void put_code_point(th_buf *b, bool *ok, long cp)
+{
+    char u[8];
+    size_t n;
+    if (cp < 0x20 || cp == '"' || cp == '\\' || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        n = (size_t)snprintf(u, sizeof u, "\\u%04lx", cp);
+    } else if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    add(b, ok, u, n);
+}
+
+/* The value of the string token RAW (quotes included, valid JSON) in one
+ * canonical form that keeps lone surrogates apart. */
+static void string_key(th_buf *b, bool *ok, const char *raw)
+{
+    static const char simple[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+    size_t n = strlen(raw);
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (raw[i] != '\\') {
+            add(b, ok, raw + i, 1); /* valid JSON: no raw quote or control */
+            continue;
+        }
+        long cp = u_escape(raw + i, n - i);
+        if (cp < 0) {
+            const char *s = strchr(simple, raw[i + 1]);
+            put_code_point(b, ok, s ? (unsigned char)s[1] : (unsigned char)raw[i + 1]);
+            i++;
+            continue;
+        }
+        i += 5;
+        long lo = cp >= 0xD800 && cp <= 0xDBFF ? u_escape(raw + i + 1, n - i - 1) : -1;
+        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+        }
+        put_code_point(b, ok, cp);
+    }
+}
+
+/*
+** The value of the JSON number TEXT in one canonical form, so ids equal in
+** value (8, 8.0, 0.8e1) get one key while every distinct literal, however
+** large, keeps its own: sign, significant digits, decimal exponent. False
+** when TEXT is not a plain JSON number (the caller then keys the text).
+*/
+static bool number_key(th_buf *b, bool *ok, const char *text)
+{
+    const char *p = text, *first = NULL, *last = NULL;
+    bool neg = *p == '-', frac = false;
+    long long exp = 0;
+    if (neg)
+        p++;
+    /* Significant digits run from the first to the last non-zero one; the
+     * exponent counts the places between the last and the decimal point. */
+    const char *digits_start = p;
+    size_t int_digits = 0;
+    for (; (*p >= '0' && *p <= '9') || (*p == '.' && !frac); p++) {
+        if (*p == '.') {
+            frac = true;
+            continue;
+        }
+        if (!frac)
+            int_digits++;
+        if (*p != '0') {
+            if (!first)
+                first = p;
+            last = p;
+        }
+    }
+    if (p == digits_start)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        bool eneg = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        long long e = 0;
+        const char *es = p;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (e > 100000000000000LL)
+                return false; /* an absurd exponent: key the text itself */
+            e = e * 10 + (*p - '0');
+        }
+        if (p == es)
+            return false;
+        exp = eneg ? -e : e;
+    }
+    if (*p)
+        return false;
+    if (!first) {
+        add(b, ok, "0", 1);
+        return true;
+    }
+    /* Position of LAST counted in digits from the start, and the places
+     * after it up to the decimal point. */
+    size_t pos = 0;
+    th_buf d = {0};
+    for (const char *q = digits_start; q <= last; q++) {
+        if (*q == '.')
+            continue;
+        pos++;
+        if (q >= first)
+            add(&d, ok, q, 1);
+    }
+    exp += (long long)int_digits - (long long)pos;
+    if (neg)
+        add(b, ok, "-", 1);
+    if (d.data)
+        add(b, ok, d.data, d.len);
+    char e[32];
+    int en = snprintf(e, sizeof e, "e%lld", exp);
+    add(b, ok, e, (size_t)en);
+    free(d.data);
+    return true;
+}
+
+char *th_rpc_id_key(json_object *id)
+{
+    if (!id_ok(id))
+        return NULL;
+    th_buf b = {0};
+    bool ok = true;
+    size_t len;
+    const char *text = json_object_to_json_string_length(id, JSON_C_TO_STRING_PLAIN, &len);
+    if (json_object_is_type(id, json_type_string)) {
+        /* A string kept as sent (it holds a lone surrogate, which its
+         * decoded value lost) is keyed by its escapes; any other by the
+         * JSON text of its value, which escapes an embedded NUL. */
+        if (json_object_get_userdata(id)) {
+            add(&b, &ok, "u:", 2);
+            string_key(&b, &ok, text);
+        } else {
+            add(&b, &ok, "s:", 2);
+            add(&b, &ok, text, len);
+        }
+    } else {
+        add(&b, &ok, "n:", 2);
+        size_t mark = b.len;
+        if (!number_key(&b, &ok, text)) {
+            b.len = mark;
+            add(&b, &ok, text, len);
+        }
+    }
+    if (!ok || !text) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}

@@ -1,0 +1,104 @@
+/*
+** protocol/jsonrpc.h: JSON-RPC 2.0 as MCP uses it: parsing one message and telling
+** requests, notifications and responses apart, and building result and error
+** messages. Knows nothing of MCP methods or transports.
+*/
+#ifndef TH_JSONRPC_H
+#define TH_JSONRPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* Deepest nesting of arrays and objects a message may have. */
+#define TH_RPC_MAX_DEPTH 128
+
+/* The JSON-RPC and MCP error codes toolhost sends. */
+enum {
+    TH_RPC_PARSE_ERROR = -32700,
+    TH_RPC_INVALID_REQUEST = -32600,
+    TH_RPC_METHOD_NOT_FOUND = -32601,
+    TH_RPC_INVALID_PARAMS = -32602,
+    TH_RPC_INTERNAL_ERROR = -32603,
+    /* Overloaded: too many calls, or one waited too long for a thread. MCP
+     * 2026-07-28 asks new implementations not to use -32000..-32019 and to
+     * put codes it does not define outside -32768..-32000. */
+    TH_RPC_SERVER_BUSY = -31000,
+    TH_RPC_HEADER_MISMATCH = -32020,
+    TH_RPC_MISSING_CAPABILITY = -32021,
+    TH_RPC_UNSUPPORTED_VERSION = -32022,
+};
+
+typedef enum th_rpc_kind {
+    TH_RPC_REQUEST,      /* method and id */
+    TH_RPC_NOTIFICATION, /* method, no id */
+    TH_RPC_RESPONSE,     /* result or error, no method: ignored by a server */
+    TH_RPC_INVALID,      /* answer with error_code/error_message to id */
+    TH_RPC_BATCH,        /* a non-empty array: MSG holds the elements */
+} th_rpc_kind;
+
+/*
+** A parsed message. MSG owns the whole tree; ID, METHOD and PARAMS point into
+** it (borrowed). For TH_RPC_INVALID, ID is the request's id when one could be
+** read (else NULL, answered with "id": null).
+*/
+typedef struct th_rpc_msg {
+    th_rpc_kind kind;
+    json_object *msg;
+    json_object *id;
+    const char *method;
+    json_object *params; /* NULL when absent */
+    int error_code;
+    char error_message[160];
+    bool silent; /* TH_RPC_INVALID, but a notification: never answered */
+} th_rpc_msg;
+
+/*
+** Parse LEN bytes (one message, no newline). Always fills OUT; release it
+** with th_rpc_msg_clear. Unparseable text or invalid UTF-8 is TH_RPC_INVALID
+** with -32700 (so are NaN and Infinity, which json-c would take); a
+** structurally wrong message, params null or a scalar included, is -32600
+** (-32602 for params that are an array). Numbers and ids are kept exactly as
+** sent: an integer json-c would clamp becomes a double that serialises as
+** its literal, and a string with a lone surrogate escape serialises as sent.
+** A non-empty array is TH_RPC_BATCH (MSG is the array; an empty one is
+** -32600): whether it is served is the session's business.
+*/
+void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
+/* Classify VALUE, one element of a batch, as th_rpc_parse would classify
+** a message (an array is invalid here: batches do not nest). OUT takes its
+** own reference to VALUE. */
+void th_rpc_parse_value(json_object *value, th_rpc_msg *out);
+void th_rpc_msg_clear(th_rpc_msg *msg);
+
+/* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Takes RESULT; ID is borrowed
+** (NULL -> null). NULL on allocation failure. */
+json_object *th_rpc_result(json_object *id, json_object *result);
+
+/* {"jsonrpc":"2.0","id":ID,"error":{code,message[,data]}}. Takes DATA (may
+** be NULL); ID borrowed. */
+json_object *th_rpc_error(json_object *id, int code, const char *message, json_object *data);
+
+/* A notification {"jsonrpc":"2.0","method":METHOD,"params":PARAMS}; takes
+** PARAMS. */
+json_object *th_rpc_notification(const char *method, json_object *params);
+
+/*
+** Serialise MSG compactly (no newline: framing is the transport's). The
+** string belongs to MSG and is valid until MSG is freed or serialised again;
+** *LEN receives its length.
+*/
+const char *th_rpc_serialize(json_object *msg, size_t *len);
+
+/*
+** A text key for a request id (for in-flight tables), equal exactly when the
+** ids are: numbers compare by value (8 and 8.0 are one id; no two distinct
+** literals share a key, however large), strings by value, with a lone
+** surrogate kept apart from U+FFFD. Malloc'd (the caller frees it); NULL for
+** an id that is not a string or number, or on allocation failure.
+** Serialises ID, so call it only from the thread that owns the message.
+*/
+char *th_rpc_id_key(json_object *id);
+
+#endif

@@ -1,0 +1,1241 @@
+/*
+** protocol/mcp.c: the MCP protocol for both eras. A request with modern per-request
+** _meta (2026-07-28) is served statelessly; anything else follows the legacy
+** initialize handshake of its session. Methods are a table; tools/call runs on
+** the worker pool, with cancellation, progress and logging wired to th_call.
+** JSON-RPC batches are served where the negotiated revision has them.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "call/callctx.h"
+#include "call/crashnote.h"
+#include "protocol/jsonrpc.h"
+#include "base/log.h"
+#include "protocol/mcp.h"
+#include "base/util.h"
+#include "call/workpool.h"
+
+/* Every revision, oldest first; the index orders features by revision. */
+static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
+                                       TH_MCP_MODERN_VERSION};
+enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSIONS };
+#define LATEST_LEGACY V_2025_11_25
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_CLIENT "io.modelcontextprotocol/clientInfo"
+#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVER "io.modelcontextprotocol/serverInfo"
+
+#define CURSOR_PREFIX "th1:"
+#define INFLIGHT_BUCKETS 4096
+/* Calls one session may have in flight; past it a tools/call is refused
+ * (TH_RPC_SERVER_BUSY) instead of taking unbounded memory. */
+#define MAX_INFLIGHT 4096
+
+struct th_mcp {
+    th_registry *reg;
+    th_mcp_config cfg;
+    th_pool *pool;
+};
+
+typedef struct job job;
+
+struct th_mcp_session {
+    th_mcp *mcp;
+    th_mcp_send_fn send;
+    void *send_ctx;
+    atomic_int refs;          /* the transport's, plus one per job */
+
+    pthread_mutex_t lock;     /* everything below */
+    pthread_cond_t idle;      /* inflight dropped to zero */
+    bool initialized;         /* legacy initialize received */
+    int legacy_version;       /* index into versions[] */
+    th_log_level legacy_log_level;
+    job *inflight[INFLIGHT_BUCKETS];
+    size_t ninflight;
+    size_t inflight_bytes;    /* request text of the calls in flight */
+    size_t msg_len;           /* the message being handled (reader thread) */
+    job *finished;            /* answered calls for the reader to free */
+    bool closing;             /* th_mcp_session_free began: free your own */
+
+    pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
+    bool closed;
+};
+
+/* The per-request context a method handler gets. */
+typedef struct request {
+    th_mcp_session *s;
+    th_rpc_msg *msg;
+    bool modern;
+    int version;           /* index into versions[] */
+    json_object *meta;     /* params._meta or NULL */
+    th_log_level log_level;
+    bool log_to_client;
+} request;
+
+struct job {
+    th_mcp_session *s;
+    th_registry *reg;
+    const th_entry *entry;
+    json_object *id;        /* a copy of the request's id */
+    json_object *args;      /* detached from the request, owned */
+    json_object *token;     /* a copy of the progress token, or NULL */
+    size_t bytes;           /* the request's text length */
+    bool modern;
+    int version;            /* index into versions[] */
+    th_call *call;
+    bool cancelled;         /* under s->lock */
+    char *key;              /* th_rpc_id_key of id, owned */
+    struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
+    job *next;              /* bucket chain */
+};
+
+void th_mcp_config_default(th_mcp_config *cfg)
+{
+    cfg->server_name = "toolhost";
+    cfg->server_version = PACKAGE_VERSION;
+    cfg->instructions = NULL;
+    cfg->page_size = 100;
+    cfg->list_ttl_ms = 60000;
+    cfg->max_threads = 64;
+    cfg->max_result_bytes = (size_t)16 << 20;
+    cfg->max_inflight_bytes = (size_t)64 << 20;
+    cfg->queue_timeout_ms = 30000;
+}
+
+static const char default_instructions[] =
+    "toolhost serves tools loaded from shared-object plugins. Call tools/list to see them; "
+    "a tool that fails returns isError with a message saying what to correct.";
+
+th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
+{
+    th_mcp *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->cfg = *cfg;
+    if (!m->cfg.instructions)
+        m->cfg.instructions = default_instructions;
+    m->pool = th_pool_new(cfg->max_threads);
+    if (!m->pool) {
+        free(m);
+        return NULL;
+    }
+    th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
+    m->reg = th_registry_ref(reg);
+    return m;
+}
+
+bool th_mcp_free(th_mcp *m, long long deadline_ms)
+{
+    if (!m)
+        return true;
+    if (!th_pool_shutdown(m->pool, deadline_ms)) {
+        th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
+        return false;
+    }
+    th_registry_unref(m->reg);
+    free(m);
+    return true;
+}
+
+/*
+** json-c asserts on a NULL container. Under memory pressure every
+** constructor here may return NULL, so building goes through these: a
+** NULL container drops the value, and the reply paths answer -32603 when
+** the result itself could not be made.
+*/
+static void put(json_object *obj, const char *key, json_object *val)
+{
+    if (obj)
+        json_object_object_add(obj, key, val);
+    else
+        json_object_put(val);
+}
+
+static void push(json_object *arr, json_object *val)
+{
+    if (arr)
+        json_object_array_add(arr, val);
+    else
+        json_object_put(val);
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+static void session_unref(th_mcp_session *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->idle);
+    pthread_rwlock_destroy(&s->send_lock);
+    free(s);
+}
+
+/*
+** A JSON-RPC batch being answered (2025-03-26): the responses of its
+** requests are collected and sent as one array once the last has one. The
+** reader holds one reference while it dispatches the elements, and each
+** tool call from the batch one more until its response is in.
+*/
+typedef struct rpc_batch {
+    th_mcp_session *s;   /* a session reference */
+    pthread_mutex_t lock; /* replies, refs */
+    json_object *replies;
+    int refs;
+} rpc_batch;
+
+/* The batch whose responses the calling thread is producing, or NULL: set
+ * by the reader while it dispatches a batch's elements and by a pool thread
+ * while it sends a batched call's response, so every path that answers a
+ * request (send_error and the like) lands in the batch without knowing. */
+static _Thread_local rpc_batch *answering;
+
+static void send_msg(th_mcp_session *s, json_object *msg);
+
+static rpc_batch *batch_new(th_mcp_session *s)
+{
+    rpc_batch *b = calloc(1, sizeof *b);
+    if (!b || !(b->replies = json_object_new_array())) {
+        free(b);
+        return NULL;
+    }
+    b->s = s;
+    b->refs = 1;
+    atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_init(&b->lock, NULL);
+    return b;
+}
+
+static void batch_hold(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->refs++;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void session_unref(th_mcp_session *s);
+
+/* Drop a reference; the last sends the array (nothing when no response
+ * was due: a batch of notifications, or of cancelled calls). */
+static void batch_release(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    bool last = --b->refs == 0;
+    pthread_mutex_unlock(&b->lock);
+    if (!last)
+        return;
+    rpc_batch *outer = answering;
+    answering = NULL;
+    if (json_object_array_length(b->replies) > 0)
+        send_msg(b->s, b->replies);
+    else
+        json_object_put(b->replies);
+    answering = outer;
+    pthread_mutex_destroy(&b->lock);
+    session_unref(b->s);
+    free(b);
+}
+
+static void send_msg(th_mcp_session *s, json_object *msg)
+{
+    if (!msg) {
+        th_log(TH_LOG_ERROR, "out of memory building a response; it was not sent");
+        return;
+    }
+    if (answering && answering->s == s) {
+        pthread_mutex_lock(&answering->lock);
+        json_object_array_add(answering->replies, msg);
+        pthread_mutex_unlock(&answering->lock);
+        return;
+    }
+    /* Sends run concurrently (the transport keeps messages whole); the lock
+     * only keeps th_mcp_session_free from closing under a send. */
+    pthread_rwlock_rdlock(&s->send_lock);
+    if (!s->closed)
+        s->send(s->send_ctx, msg);
+    else
+        json_object_put(msg);
+    pthread_rwlock_unlock(&s->send_lock);
+}
+
+static void send_error(th_mcp_session *s, json_object *id, int code, const char *message, json_object *data)
+{
+    send_msg(s, th_rpc_error(id, code, message, data));
+}
+
+static void send_errorf(th_mcp_session *s, json_object *id, int code, const char *fmt, ...) TH_PRINTF(4, 5);
+static void send_errorf(th_mcp_session *s, json_object *id, int code, const char *fmt, ...)
+{
+    char m[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    th_utf8_clip(m); /* names from the client may have been cut mid-character */
+    send_error(s, id, code, m, NULL);
+}
+
+static json_object *server_info(const th_mcp *m)
+{
+    json_object *o = json_object_new_object();
+    put(o, "name", json_object_new_string(m->cfg.server_name));
+    put(o, "version", json_object_new_string(m->cfg.server_version));
+    return o;
+}
+
+/* Modern results carry resultType and the server's identity. */
+static void finish_result(const request *r, json_object *result)
+{
+    if (r->modern) {
+        put(result, "resultType", json_object_new_string("complete"));
+        json_object *meta = json_object_new_object();
+        put(meta, META_SERVER, server_info(r->s->mcp));
+        put(result, "_meta", meta);
+    }
+}
+
+static void reply(const request *r, json_object *result)
+{
+    if (!result) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    finish_result(r, result);
+    send_msg(r->s, th_rpc_result(r->msg->id, result));
+}
+
+static json_object *capabilities(void)
+{
+    json_object *caps = json_object_new_object();
+    json_object *tools = json_object_new_object();
+    put(tools, "listChanged", json_object_new_boolean(0));
+    put(caps, "tools", tools);
+    put(caps, "logging", json_object_new_object());
+    return caps;
+}
+
+/* O's text when it is a string without an embedded NUL (which C string
+ * comparisons would silently cut at), else NULL. */
+static const char *plain_string(json_object *o)
+{
+    if (!json_object_is_type(o, json_type_string))
+        return NULL;
+    const char *p = json_object_get_string(o);
+    return strlen(p) == (size_t)json_object_get_string_len(o) ? p : NULL;
+}
+
+/*
+** Every revision served, newest first, as the 2026-07-28 versioning page's
+** dual-era example lists them ("2026-07-28", "2025-11-25"): a client that
+** speaks only a legacy revision learns that initialize will serve it.
+*/
+static json_object *supported_versions(void)
+{
+    json_object *sv = json_object_new_array();
+    for (int i = N_VERSIONS; i-- > 0;)
+        push(sv, json_object_new_string(versions[i]));
+    return sv;
+}
+
+static int version_index(const char *v)
+{
+    for (int i = 0; i < N_VERSIONS; i++)
+        if (strcmp(versions[i], v) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- methods ---------------------------------------------------------- */
+
+static void m_initialize(request *r)
+{
+    json_object *pv;
+    if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "protocolVersion", &pv) ||
+        !plain_string(pv)) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                   "Invalid params: initialize needs a string \"protocolVersion\"", NULL);
+        return;
+    }
+    int v = version_index(json_object_get_string(pv));
+    /* The requested revision if it is a legacy one we speak, else the latest
+     * legacy one: 2026-07-28 has no handshake. */
+    if (v < 0 || v > LATEST_LEGACY)
+        v = LATEST_LEGACY;
+
+    pthread_mutex_lock(&r->s->lock);
+    bool again = r->s->initialized;
+    if (!again) {
+        r->s->initialized = true;
+        r->s->legacy_version = v;
+    }
+    pthread_mutex_unlock(&r->s->lock);
+    if (again) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: already initialized", NULL);
+        return;
+    }
+    json_object *res = json_object_new_object();
+    put(res, "protocolVersion", json_object_new_string(versions[v]));
+    put(res, "capabilities", capabilities());
+    put(res, "serverInfo", server_info(r->s->mcp));
+    put(res, "instructions", json_object_new_string(r->s->mcp->cfg.instructions));
+    reply(r, res);
+}
+
+static void m_ping(request *r)
+{
+    reply(r, json_object_new_object());
+}
+
+static void m_set_level(request *r)
+{
+    json_object *lv;
+    int level = -1;
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
+        level = th_log_level_parse(json_object_get_string(lv));
+    if (level < 0) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                   "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
+                   "alert, emergency",
+                   NULL);
+        return;
+    }
+    pthread_mutex_lock(&r->s->lock);
+    r->s->legacy_log_level = (th_log_level)level;
+    pthread_mutex_unlock(&r->s->lock);
+    reply(r, json_object_new_object());
+}
+
+static void m_discover(request *r)
+{
+    const th_mcp *m = r->s->mcp;
+    json_object *res = json_object_new_object();
+    put(res, "supportedVersions", supported_versions());
+    put(res, "capabilities", capabilities());
+    put(res, "instructions", json_object_new_string(m->cfg.instructions));
+    put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
+    put(res, "cacheScope", json_object_new_string("public"));
+    reply(r, res);
+}
+
+/* One tools/list entry, with only the fields revision V defines. */
+static json_object *tool_json(const th_entry *e, int v)
+{
+    json_object *t = json_object_new_object();
+    put(t, "name", json_object_new_string(e->name));
+    if (e->title && v >= V_2025_06_18)
+        put(t, "title", json_object_new_string(e->title));
+    put(t, "description", json_object_new_string(e->description));
+    put(t, "inputSchema", json_object_get(e->input_schema));
+    if (e->output_schema && v >= V_2025_06_18)
+        put(t, "outputSchema", json_object_get(e->output_schema));
+    if (e->annotations && v >= V_2025_03_26)
+        put(t, "annotations", json_object_get(e->annotations));
+    return t;
+}
+
+/* Parse "th1:<offset>"; false for anything this server did not hand out. */
+static bool parse_cursor(const char *c, size_t count, size_t *offset)
+{
+    size_t plen = strlen(CURSOR_PREFIX);
+    if (strncmp(c, CURSOR_PREFIX, plen) != 0 || !c[plen])
+        return false;
+    size_t off = 0;
+    for (const char *p = c + plen; *p; p++) {
+        if (*p < '0' || *p > '9' || off > count)
+            return false;
+        off = off * 10 + (size_t)(*p - '0');
+    }
+    if (off == 0 || off >= count)
+        return false;
+    *offset = off;
+    return true;
+}
+
+static void m_tools_list(request *r)
+{
+    const th_registry *reg = r->s->mcp->reg;
+    size_t count = th_registry_count(reg), offset = 0;
+    json_object *cur;
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
+        !json_object_is_type(cur, json_type_null)) {
+        if (!plain_string(cur) || !parse_cursor(json_object_get_string(cur), count, &offset)) {
+            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor", NULL);
+            return;
+        }
+    }
+    size_t page = r->s->mcp->cfg.page_size ? r->s->mcp->cfg.page_size : count;
+    size_t end = offset + page < count ? offset + page : count;
+    json_object *res = json_object_new_object();
+    json_object *tools = json_object_new_array_ext((int)(end - offset));
+    for (size_t i = offset; i < end; i++)
+        push(tools, tool_json(th_registry_at(reg, i), r->version));
+    put(res, "tools", tools);
+    if (end < count) {
+        char next[64];
+        snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
+        put(res, "nextCursor", json_object_new_string(next));
+    }
+    if (r->modern) {
+        put(res, "ttlMs", json_object_new_int64(r->s->mcp->cfg.list_ttl_ms));
+        put(res, "cacheScope", json_object_new_string("public"));
+    }
+    reply(r, res);
+}
+
+/* ---- tools/call -------------------------------------------------------- */
+
+static job **bucket_of(th_mcp_session *s, const char *key)
+{
+    size_t h = 5381;
+    for (const char *p = key; *p; p++)
+        h = h * 33 + (unsigned char)*p;
+    return &s->inflight[h % INFLIGHT_BUCKETS];
+}
+
+static job *find_job(th_mcp_session *s, const char *key)
+{
+    for (job *j = *bucket_of(s, key); j; j = j->next)
+        if (strcmp(j->key, key) == 0)
+            return j;
+    return NULL;
+}
+
+/* Forget J's id: from now on the client may reuse it. Under s->lock. */
+static void unlink_job(th_mcp_session *s, job *j)
+{
+    for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    }
+}
+
+/* J's response is out (or dropped): it no longer counts. Under s->lock. */
+static void job_done(th_mcp_session *s)
+{
+    if (--s->ninflight == 0)
+        pthread_cond_broadcast(&s->idle);
+}
+
+static void job_free(job *j)
+{
+    free(j->key);
+    th_call_free(j->call);
+    json_object_put(j->args);
+    json_object_put(j->id);
+    json_object_put(j->token);
+    th_registry_unref(j->reg);
+    session_unref(j->s);
+    free(j);
+}
+
+static void notify_hook(void *ctx, json_object *notification)
+{
+    send_msg(ctx, notification);
+}
+
+/*
+** A tool that declares an output schema promises structuredContent matching
+** it (clients validate it and fail the call otherwise). A successful result
+** that breaks the promise becomes a tool error naming what is wrong, so the
+** fault is reported as the plugin's rather than surfacing in the client.
+*/
+static json_object *check_output(const th_entry *e, json_object *result)
+{
+    json_object *is_error, *sc;
+    if (!e->output_validator || !result ||
+        (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)))
+        return result;
+    char *violations = NULL;
+    th_buf msg = {0};
+    if (!json_object_object_get_ex(result, "structuredContent", &sc))
+        th_buf_printf(&msg, "Tool '%s' declares an outputSchema but returned no structuredContent", e->name);
+    else if (th_schema_validate(e->output_validator, sc, &violations) > 0)
+        th_buf_printf(&msg, "Tool '%s' returned structuredContent that does not match its outputSchema:\n%s",
+                      e->name, violations ? violations : "");
+    free(violations);
+    if (!msg.data)
+        return result;
+    th_log(TH_LOG_ERROR, "%s", msg.data);
+    json_object_put(result);
+    result = json_object_new_object();
+    json_object *content = json_object_new_array();
+    json_object *text = json_object_new_object();
+    put(text, "type", json_object_new_string("text"));
+    put(text, "text", json_object_new_string(msg.data));
+    push(content, text);
+    put(result, "content", content);
+    put(result, "isError", json_object_new_boolean(1));
+    free(msg.data);
+    return result;
+}
+
+/*
+** Content block types and the first revision that defines each. An older
+** client's schema rejects a result holding a newer block, so such a block
+** is replaced by a text block that says what it was (a resource link keeps
+** its URI, which is what the model needs).
+*/
+static const struct {
+    const char *type;
+    int since;
+} block_since[] = {
+    {.type = "audio", .since = V_2025_03_26},
+    {.type = "resource_link", .since = V_2025_06_18},
+};
+
+static json_object *downgrade_block(json_object *b, int v)
+{
+    json_object *t;
+    const char *type =
+        json_object_object_get_ex(b, "type", &t) && json_object_is_type(t, json_type_string) ? json_object_get_string(t)
+                                                                                               : "";
+    for (size_t i = 0; i < sizeof block_since / sizeof block_since[0]; i++) {
+        if (strcmp(type, block_since[i].type) != 0 || v >= block_since[i].since)
+            continue;
+        json_object *f, *text = json_object_new_object();
+        char msg[1024];
+        if (!strcmp(type, "resource_link"))
+            snprintf(msg, sizeof msg, "[resource: %s <%s>]",
+                     json_object_object_get_ex(b, "name", &f) ? json_object_get_string(f) : "",
+                     json_object_object_get_ex(b, "uri", &f) ? json_object_get_string(f) : "");
+        else
+            snprintf(msg, sizeof msg, "[%s content (%s) omitted: protocol %s cannot carry it]", type,
+                     json_object_object_get_ex(b, "mimeType", &f) ? json_object_get_string(f) : "unknown type",
+                     versions[v]);
+        th_utf8_clip(msg);
+        put(text, "type", json_object_new_string("text"));
+        put(text, "text", json_object_new_string(msg));
+        return text;
+    }
+    return NULL;
+}
+
+/* Fit RESULT to legacy revision V: newer block types become text, and
+ * structuredContent (2025-06-18) is dropped before its revision (its text
+ * serialisation is already among the blocks). */
+static void fit_result(json_object *result, int v)
+{
+    json_object *content;
+    if (v >= V_2025_06_18)
+        return;
+    json_object_object_del(result, "structuredContent");
+    if (!json_object_object_get_ex(result, "content", &content) || !json_object_is_type(content, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(content); i++) {
+        json_object *repl = downgrade_block(json_object_array_get_idx(content, i), v);
+        if (repl)
+            json_object_array_put_idx(content, i, repl);
+    }
+}
+
+/* th_validate_opts.cancelled for a call: a cancelled call's argument
+ * validation stops instead of running to the end of its budget. */
+static bool validation_cancelled(void *call)
+{
+    return th_call_cancelled(call);
+}
+
+static void job_answer(job *j, json_object *result, const char *busy);
+
+/* Cancelled while it waited in the queue: the client has given up on it,
+ * so its handler must not run (its side effects would come after the
+ * cancel). */
+static bool cancelled_in_queue(job *j)
+{
+    pthread_mutex_lock(&j->s->lock);
+    bool cancelled = j->cancelled;
+    pthread_mutex_unlock(&j->s->lock);
+    return cancelled;
+}
+
+/* Runs on a pool thread: validate, call, answer (unless cancelled). */
+static void run_job(void *p)
+{
+    job *j = p;
+    if (cancelled_in_queue(j)) {
+        job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
+        return;
+    }
+    const th_entry *e = j->entry;
+    json_object *result = NULL;
+    char *violations = NULL;
+
+    th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
+    size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
+    if (nbad > 0) {
+        th_call_error(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
+                      nbad == 1 ? "" : "s", violations ? violations : "");
+        free(violations);
+        result = th_call_finish(j->call, TH_OK);
+    } else {
+        int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
+        th_rc rc = e->typed ? th_typed_invoke(e->typed, j->call, j->args)
+                            : e->handler(j->call, j->args, e->user_data);
+        th_crashnote_end(crash_slot);
+        result = check_output(e, th_call_finish(j->call, rc));
+    }
+
+    job_answer(j, result, NULL);
+}
+
+/* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
+ * is not NULL, unless J was cancelled; hand J back to be freed. Pool
+ * thread. */
+static void job_answer(job *j, json_object *result, const char *busy)
+{
+    th_mcp_session *s = j->s;
+    /* The id is released before the response goes out: a client may reuse
+     * it as soon as it reads the response. */
+    pthread_mutex_lock(&s->lock);
+    bool cancelled = j->cancelled;
+    unlink_job(s, j);
+    pthread_mutex_unlock(&s->lock);
+
+    answering = j->batch;
+    if (cancelled) {
+        json_object_put(result);
+    } else if (busy) {
+        send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
+    } else if (result) {
+        request r = {.s = s, .modern = j->modern};
+        if (!j->modern)
+            fit_result(result, j->version);
+        finish_result(&r, result);
+        send_msg(s, th_rpc_result(j->id, result));
+    } else {
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+    }
+    answering = NULL;
+    if (j->batch)
+        batch_release(j->batch); /* may send the whole batch's array */
+    /* Only now is the call over: a drain that waits for in-flight calls
+     * must also wait for their responses to be written. The request was
+     * allocated by the reader thread; it is handed back to be freed there,
+     * since freeing it here would contend for the reader's malloc arena on
+     * every call. */
+    pthread_mutex_lock(&s->lock);
+    job_done(s);
+    s->inflight_bytes -= j->bytes;
+    bool free_here = s->closing;
+    if (!free_here) {
+        j->next = s->finished;
+        s->finished = j;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (free_here)
+        job_free(j);
+}
+
+/*
+** J waited in the pool's queue past --queue-timeout-ms: every thread was
+** taken (possibly by calls that will never return), so it is answered busy
+** and never run. On the pool's supervisor thread.
+*/
+static void expire_job(void *p)
+{
+    job *j = p;
+    const th_mcp_config *cfg = &j->s->mcp->cfg;
+    char m[320];
+    snprintf(m, sizeof m,
+             "Server busy: the call waited %lld ms (--queue-timeout-ms) and none of the %zu tool threads "
+             "(--max-concurrent-calls) became free; it was not run. Retry later",
+             cfg->queue_timeout_ms, cfg->max_threads);
+    job_answer(j, NULL, m);
+}
+
+/* Free the answered calls handed back by pool threads. Reader thread. */
+static void free_finished(job *j)
+{
+    while (j) {
+        job *next = j->next;
+        job_free(j);
+        j = next;
+    }
+}
+
+static void m_tools_call(request *r)
+{
+    th_mcp_session *s = r->s;
+    json_object *params = r->msg->params, *name, *args = NULL, *token = NULL, *meta;
+    if (!params || !json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
+        return;
+    }
+    const th_entry *e = plain_string(name) ? th_registry_get(s->mcp->reg, json_object_get_string(name)) : NULL;
+    if (!e) {
+        send_errorf(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Unknown tool: %.200s", json_object_get_string(name));
+        return;
+    }
+    if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
+        !json_object_is_type(args, json_type_object)) {
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
+        return;
+    }
+    if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
+        json_object_object_get_ex(meta, "progressToken", &token);
+    if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
+        !json_object_is_type(token, json_type_double))
+        token = NULL;
+
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    j->key = th_rpc_id_key(r->msg->id);
+    if (!j->key) {
+        free(j);
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    /* Keep only what the call needs, as its own objects: the rest of the
+     * request is freed when the reader is done with it, and no reference
+     * count is shared with the reader thread. */
+    if (token && json_object_deep_copy(token, &j->token, NULL) != 0)
+        j->token = NULL;
+    if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0)
+        j->id = NULL;
+    if (args && json_object_is_type(args, json_type_object)) {
+        j->args = json_object_get(args);
+        json_object_object_del(params, "arguments");
+    } else {
+        j->args = json_object_new_object();
+    }
+    th_call_hooks hooks = {
+        .notify = notify_hook,
+        .ctx = s,
+        .progress_token = j->token,
+        .log_to_client = r->log_to_client,
+        .log_level = r->log_level,
+        .max_result_bytes = s->mcp->cfg.max_result_bytes,
+    };
+    j->call = th_call_new(e->name, &hooks);
+    if (!j->call || !j->args || !j->id || (token && !j->token)) {
+        th_call_free(j->call);
+        json_object_put(j->args);
+        json_object_put(j->id);
+        json_object_put(j->token);
+        free(j->key);
+        free(j);
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    j->s = s;
+    j->reg = th_registry_ref(s->mcp->reg);
+    j->entry = e;
+    j->bytes = s->msg_len;
+    j->modern = r->modern;
+    j->version = r->version;
+    j->batch = answering;
+
+    pthread_mutex_lock(&s->lock);
+    /* Refuse rather than wait: a reader blocked here could no longer read
+     * the cancellations, end of input or stop request that free a slot. */
+    if (s->ninflight >= MAX_INFLIGHT) {
+        pthread_mutex_unlock(&s->lock);
+        th_call_free(j->call);
+        j->call = NULL;
+        atomic_fetch_add(&s->refs, 1);
+        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
+                    "Server busy: %d tool calls are in flight; retry when some have finished", MAX_INFLIGHT);
+        job_free(j);
+        return;
+    }
+    /* Parsed JSON takes many times its text, so memory is bounded by the
+     * bytes of requests in flight too. One call is always admitted. */
+    size_t max_bytes = s->mcp->cfg.max_inflight_bytes;
+    if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
+        size_t held = s->inflight_bytes;
+        pthread_mutex_unlock(&s->lock);
+        th_call_free(j->call);
+        j->call = NULL;
+        atomic_fetch_add(&s->refs, 1);
+        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
+                    "Server busy: tool calls in flight hold %zu bytes of requests, and this one (%zu bytes) "
+                    "would pass --max-inflight-bytes (%zu); retry when some have finished",
+                    held, j->bytes, max_bytes);
+        job_free(j);
+        return;
+    }
+    if (find_job(s, j->key)) {
+        pthread_mutex_unlock(&s->lock);
+        th_call_free(j->call);
+        j->call = NULL;
+        atomic_fetch_add(&s->refs, 1);
+        send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: a request with this id is in flight",
+                   NULL);
+        job_free(j);
+        return;
+    }
+    job **b = bucket_of(s, j->key);
+    j->next = *b;
+    *b = j;
+    s->ninflight++;
+    s->inflight_bytes += j->bytes;
+    atomic_fetch_add(&s->refs, 1);
+    job *finished = s->finished;
+    s->finished = NULL;
+    pthread_mutex_unlock(&s->lock);
+    free_finished(finished);
+
+    if (j->batch)
+        batch_hold(j->batch);
+    if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
+        pthread_mutex_lock(&s->lock);
+        unlink_job(s, j);
+        job_done(s);
+        s->inflight_bytes -= j->bytes;
+        pthread_mutex_unlock(&s->lock);
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (j->batch)
+            batch_release(j->batch);
+        job_free(j);
+    }
+}
+
+static void n_cancelled(request *r)
+{
+    json_object *rid;
+    char *key;
+    if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "requestId", &rid) ||
+        !(key = th_rpc_id_key(rid)))
+        return;
+    pthread_mutex_lock(&r->s->lock);
+    job *j = find_job(r->s, key);
+    if (j) {
+        j->cancelled = true;
+        th_call_cancel(j->call);
+    }
+    pthread_mutex_unlock(&r->s->lock);
+    free(key);
+}
+
+static void n_ignore(request *r)
+{
+    (void)r;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+enum { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 };
+
+typedef struct method {
+    const char *name;
+    unsigned eras;
+    bool before_init; /* legacy: allowed before initialize */
+    void (*fn)(request *r);
+} method;
+
+static const method requests[] = {
+    {.name = "initialize", .eras = ERA_LEGACY, .before_init = true, .fn = m_initialize},
+    {.name = "ping", .eras = ERA_LEGACY, .before_init = true, .fn = m_ping},
+    {.name = "logging/setLevel", .eras = ERA_LEGACY, .fn = m_set_level},
+    {.name = "server/discover", .eras = ERA_MODERN, .fn = m_discover},
+    {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
+    {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
+};
+
+static const method notifications[] = {
+    {.name = "notifications/initialized", .eras = ERA_LEGACY, .before_init = true, .fn = n_ignore},
+    {.name = "notifications/cancelled", .eras = ERA_BOTH, .before_init = true, .fn = n_cancelled},
+};
+
+static const method *find_method(const method *table, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return &table[i];
+    return NULL;
+}
+
+/*
+** Read the modern per-request fields. Returns 0 when the request is modern
+** and well-formed, 1 when it is a legacy request, -1 when an error was sent.
+*/
+static int read_meta(request *r)
+{
+    json_object *meta = NULL, *v, *lv;
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "_meta", &meta) &&
+        json_object_is_type(meta, json_type_object))
+        r->meta = meta;
+    if (!r->meta || !json_object_object_get_ex(r->meta, META_VERSION, &v))
+        return 1;
+    if (!plain_string(v)) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                   "Invalid params: _meta[\"" META_VERSION "\"] must be a string", NULL);
+        return -1;
+    }
+    const char *requested = json_object_get_string(v);
+    int idx = version_index(requested);
+    if (idx >= 0 && idx != V_MODERN) {
+        /* A legacy revision named per request is a legacy request: an
+         * initialize starts the handshake, anything else is served by the
+         * session that negotiated that revision (and before initialize is
+         * told to send it). It is never "unsupported": -32022 would list
+         * it as supported. */
+        pthread_mutex_lock(&r->s->lock);
+        bool other = r->s->initialized && r->s->legacy_version != idx;
+        int negotiated = r->s->legacy_version;
+        pthread_mutex_unlock(&r->s->lock);
+        if (!other || strcmp(r->msg->method, "initialize") == 0)
+            return 1;
+        send_errorf(r->s, r->msg->id, TH_RPC_INVALID_REQUEST,
+                    "Invalid Request: _meta[\"" META_VERSION "\"] names %s, but initialize negotiated %s",
+                    versions[idx], versions[negotiated]);
+        return -1;
+    }
+    if (idx != V_MODERN) {
+        json_object *data = json_object_new_object();
+        put(data, "supported", supported_versions());
+        put(data, "requested", json_object_new_string(requested));
+        send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+        return -1;
+    }
+    if (!json_object_object_get_ex(r->meta, META_CAPS, &v) || !json_object_is_type(v, json_type_object)) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                   "Invalid params: _meta[\"" META_CAPS "\"] is required and must be an object", NULL);
+        return -1;
+    }
+    r->modern = true;
+    r->version = V_MODERN;
+    r->log_to_client = false;
+    if (json_object_object_get_ex(r->meta, META_LOGLEVEL, &lv)) {
+        int level = plain_string(lv) ? th_log_level_parse(json_object_get_string(lv)) : -1;
+        if (level < 0) {
+            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                       "Invalid params: _meta[\"" META_LOGLEVEL "\"] must be a log level name", NULL);
+            return -1;
+        }
+        r->log_to_client = true;
+        r->log_level = (th_log_level)level;
+    }
+    return 0;
+}
+
+static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
+{
+    request r = {.s = s, .msg = msg};
+    const method *m = find_method(requests, sizeof requests / sizeof requests[0], msg->method);
+    if (!m) {
+        send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %.200s", msg->method);
+        return;
+    }
+    int era = read_meta(&r);
+    if (era < 0)
+        return;
+    if (answering && (era == 0 || m->fn == m_initialize)) {
+        send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: %s",
+                    era == 0 ? "a " TH_MCP_MODERN_VERSION " request cannot be part of a JSON-RPC batch"
+                             : "initialize must not be part of a JSON-RPC batch");
+        return;
+    }
+    if (era == 0) {
+        if (!(m->eras & ERA_MODERN)) {
+            send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %s is not part of protocol %s",
+                        msg->method, TH_MCP_MODERN_VERSION);
+            return;
+        }
+    } else {
+        if (!(m->eras & ERA_LEGACY)) {
+            send_errorf(s, msg->id, TH_RPC_INVALID_PARAMS,
+                        "Invalid params: %s needs _meta[\"" META_VERSION "\"] and _meta[\"" META_CAPS "\"]",
+                        msg->method);
+            return;
+        }
+        pthread_mutex_lock(&s->lock);
+        bool init = s->initialized;
+        r.version = s->legacy_version;
+        r.log_level = s->legacy_log_level;
+        pthread_mutex_unlock(&s->lock);
+        if (!init && !m->before_init) {
+            send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
+                        "Invalid Request: server not initialized; send initialize first, or give "
+                        "params._meta[\"%s\"] = \"%s\" on every request",
+                        META_VERSION, TH_MCP_MODERN_VERSION);
+            return;
+        }
+        r.log_to_client = true;
+    }
+    m->fn(&r);
+}
+
+static void handle_batch(th_mcp_session *s, th_rpc_msg *msg);
+
+static void dispatch(th_mcp_session *s, th_rpc_msg *msg)
+{
+    switch (msg->kind) {
+    case TH_RPC_REQUEST:
+        handle_request(s, msg);
+        break;
+    case TH_RPC_NOTIFICATION: {
+        /* Never answered, whatever is wrong with them. */
+        const method *m = find_method(notifications, sizeof notifications / sizeof notifications[0], msg->method);
+        if (m) {
+            request r = {.s = s, .msg = msg};
+            m->fn(&r);
+        }
+        break;
+    }
+    case TH_RPC_RESPONSE:
+        break; /* this server sends no requests: a stray response */
+    case TH_RPC_INVALID:
+        if (!msg->silent)
+            send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
+        break;
+    case TH_RPC_BATCH:
+        handle_batch(s, msg);
+        break;
+    }
+}
+
+/* Revisions whose base protocol has JSON-RPC batches: 2025-03-26 added them
+ * (servers MUST accept them) and 2025-06-18 removed them; 2024-11-05 has no
+ * batch messages in its schema. */
+static bool has_batches(int v)
+{
+    return v == V_2025_03_26;
+}
+
+/*
+** A JSON-RPC batch: served only in a session that negotiated a revision
+** with batches. Each element is handled as a message of its own, tool calls
+** still running concurrently; their responses go out as one array.
+*/
+static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
+{
+    pthread_mutex_lock(&s->lock);
+    bool init = s->initialized;
+    int v = s->legacy_version;
+    pthread_mutex_unlock(&s->lock);
+    if (answering) {
+        /* th_rpc_parse_value never yields a batch; defensive */
+        send_error(s, NULL, TH_RPC_INVALID_REQUEST, "Invalid Request: batches do not nest", NULL);
+        return;
+    }
+    if (!init || !has_batches(v)) {
+        send_errorf(s, NULL, TH_RPC_INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are served only after initialize negotiated protocol "
+                    "2025-03-26 (the one revision that has them); %s%s",
+                    init ? "this session negotiated " : "this session has not initialized",
+                    init ? versions[v] : "");
+        return;
+    }
+    rpc_batch *b = batch_new(s);
+    if (!b) {
+        send_error(s, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    size_t n = json_object_array_length(msg->msg);
+    /* Each call of a batch holds its share of the batch's text in flight. */
+    s->msg_len = n ? s->msg_len / n : s->msg_len;
+    for (size_t i = 0; i < n; i++) {
+        th_rpc_msg m;
+        th_rpc_parse_value(json_object_array_get_idx(msg->msg, i), &m);
+        answering = b;
+        dispatch(s, &m);
+        answering = NULL;
+        th_rpc_msg_clear(&m);
+    }
+    batch_release(b);
+}
+
+void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
+{
+    th_rpc_msg msg;
+    s->msg_len = len;
+    th_rpc_parse(text, len, &msg);
+    dispatch(s, &msg);
+    th_rpc_msg_clear(&msg);
+}
+
+void th_mcp_batch_begin(th_mcp *mcp)
+{
+    th_pool_hold(mcp->pool);
+}
+
+void th_mcp_batch_end(th_mcp *mcp)
+{
+    th_pool_release(mcp->pool);
+}
+
+void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
+{
+    send_error(s, NULL, code, message, NULL);
+}
+
+/* ---- session lifetime -------------------------------------------------- */
+
+th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
+{
+    th_mcp_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->mcp = mcp;
+    s->send = send;
+    s->send_ctx = ctx;
+    atomic_init(&s->refs, 1);
+    s->legacy_version = LATEST_LEGACY;
+    s->legacy_log_level = TH_LOG_DEBUG; /* until setLevel: everything */
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    pthread_rwlock_init(&s->send_lock, NULL);
+    return s;
+}
+
+size_t th_mcp_session_inflight(th_mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->ninflight;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->ninflight > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
+        ;
+    bool drained = s->ninflight == 0;
+    pthread_mutex_unlock(&s->lock);
+    return drained;
+}
+
+void th_mcp_session_cancel_all(th_mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    for (size_t b = 0; b < INFLIGHT_BUCKETS; b++)
+        for (job *j = s->inflight[b]; j; j = j->next) {
+            j->cancelled = true;
+            th_call_cancel(j->call);
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void th_mcp_session_free(th_mcp_session *s)
+{
+    if (!s)
+        return;
+    pthread_rwlock_wrlock(&s->send_lock);
+    s->closed = true;
+    pthread_rwlock_unlock(&s->send_lock);
+    pthread_mutex_lock(&s->lock);
+    s->closing = true;
+    job *finished = s->finished;
+    s->finished = NULL;
+    pthread_mutex_unlock(&s->lock);
+    free_finished(finished);
+    session_unref(s);
+}

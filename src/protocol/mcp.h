@@ -1,0 +1,93 @@
+/*
+** protocol/mcp.h: the MCP protocol, independent of any transport. A th_mcp holds what
+** every connection shares (the registry, the configuration, the threads tool
+** calls run on); a th_mcp_session is one connection's state: its era, its
+** negotiated legacy version and log level, and its calls in flight. A
+** transport feeds a session one message at a time and gives it a function to
+** send messages back.
+*/
+#ifndef TH_MCP_H
+#define TH_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "plugin/registry.h"
+
+/* The newest protocol revision, and every revision served. */
+#define TH_MCP_MODERN_VERSION "2026-07-28"
+
+typedef struct th_mcp_config {
+    const char *server_name;    /* serverInfo.name */
+    const char *server_version; /* serverInfo.version */
+    const char *instructions;   /* NULL: a default text */
+    size_t page_size;           /* tools per tools/list page; 0: all */
+    long long list_ttl_ms;      /* ttlMs on cacheable modern results */
+    size_t max_threads;         /* tool calls running at once */
+    size_t max_result_bytes;    /* a larger tool result becomes isError */
+    size_t max_inflight_bytes;  /* request text of tools/call in flight */
+    long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
+} th_mcp_config;
+
+/* Sensible defaults for every field. */
+void th_mcp_config_default(th_mcp_config *cfg);
+
+typedef struct th_mcp th_mcp;
+
+/* Serve REG (a reference is taken) with CFG (copied; strings must outlive
+ * the th_mcp). NULL on allocation failure. */
+th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg);
+
+/*
+** Release everything, waiting until DEADLINE_MS (th_now_ms clock) for tool
+** threads. All sessions must have been freed. Returns false when a handler
+** was still running at the deadline (its memory is then left alone).
+*/
+bool th_mcp_free(th_mcp *mcp, long long deadline_ms);
+
+/*
+** How a session sends: MSG is a complete JSON-RPC message whose ownership
+** passes to the function. Called from the transport's thread and from tool
+** threads, concurrently: it must be thread-safe and keep each message whole.
+** It is never called after th_mcp_session_free returns.
+*/
+typedef void (*th_mcp_send_fn)(void *ctx, json_object *msg);
+
+typedef struct th_mcp_session th_mcp_session;
+
+th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx);
+
+/* Handle one incoming message of LEN bytes (no framing). */
+void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len);
+
+/*
+** Bracket the messages of one read: tool calls they start are woken together
+** at th_mcp_batch_end instead of one by one, which matters for pipelined
+** clients. Every begin needs its end, on the same thread.
+*/
+void th_mcp_batch_begin(th_mcp *mcp);
+void th_mcp_batch_end(th_mcp *mcp);
+
+/* Answer a message the transport could not even read (e.g. too large) with
+ * an error carrying "id": null. */
+void th_mcp_session_reject(th_mcp_session *s, int code, const char *message);
+
+/* Calls still running (their responses not yet sent or dropped). */
+size_t th_mcp_session_inflight(th_mcp_session *s);
+
+/* Wait until no call is in flight or DEADLINE_MS passes; true if none is. */
+bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms);
+
+/* Cancel every call in flight: handlers see th_call_cancelled(), and their
+ * responses and notifications are dropped. */
+void th_mcp_session_cancel_all(th_mcp_session *s);
+
+/*
+** Free the session. Calls still in flight keep what they need and are
+** dropped when they finish; nothing is sent through SEND after this returns.
+*/
+void th_mcp_session_free(th_mcp_session *s);
+
+#endif
