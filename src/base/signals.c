@@ -27,8 +27,7 @@ static int stop_pipe[2] = {-1, -1};
 static volatile sig_atomic_t serving;
 static const char *volatile loading_path;
 
-/* write(2) only: this runs in a signal handler. */
-static void put(const char *s)
+void th_signal_safe_put(const char *s)
 {
     size_t n = strlen(s);
     while (n > 0) {
@@ -53,11 +52,11 @@ static void on_stop(int sig)
             if (stop_signals[i].sig == sig)
                 name = stop_signals[i].name;
         const char *path = loading_path;
-        put("toolhost: error: stopped by ");
-        put(name);
-        put(path ? " while loading plugin " : " while starting");
-        put(path ? path : "");
-        put("\n");
+        th_signal_safe_put("toolhost: error: stopped by ");
+        th_signal_safe_put(name);
+        th_signal_safe_put(path ? " while loading plugin " : " while starting");
+        th_signal_safe_put(path ? path : "");
+        th_signal_safe_put("\n");
         _exit(1);
     }
     unsigned char b = (unsigned char)sig;

@@ -27,4 +27,8 @@ void th_signals_loading(const char *path);
 */
 bool th_signals_serve(void);
 
+/* Write S to stderr with write(2) alone, retrying short writes: safe in a
+ * signal handler, where stdio and th_log are not. */
+void th_signal_safe_put(const char *s);
+
 #endif

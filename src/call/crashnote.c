@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/signals.h"
 #include "call/crashnote.h"
 
 /* More than --max-concurrent-calls allows; beyond it calls go unnamed. */
@@ -36,39 +37,25 @@ static pthread_once_t altstack_once = PTHREAD_ONCE_INIT;
 static _Thread_local bool altstack_checked;
 static char main_altstack[ALTSTACK_BYTES];
 
-static void put(const char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t k = write(STDERR_FILENO, s, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return;
-        s += k;
-        n -= (size_t)k;
-    }
-}
-
 static void on_fatal(int sig)
 {
     const char *name = "a fatal signal";
     for (size_t i = 0; i < NFATAL; i++)
         if (fatal_signals[i].sig == sig)
             name = fatal_signals[i].name;
-    put("toolhost: critical: ");
-    put(name);
+    th_signal_safe_put("toolhost: critical: ");
+    th_signal_safe_put(name);
     bool any = false;
     for (size_t i = 0; i < NSLOTS; i++) {
         const char *tool = atomic_load_explicit(&running[i], memory_order_relaxed);
         if (!tool)
             continue;
-        put(any ? ", '" : " while running tool '");
-        put(tool);
-        put("'");
+        th_signal_safe_put(any ? ", '" : " while running tool '");
+        th_signal_safe_put(tool);
+        th_signal_safe_put("'");
         any = true;
     }
-    put(any ? "; the host dies with it\n" : " while no tool was running\n");
+    th_signal_safe_put(any ? "; the host dies with it\n" : " while no tool was running\n");
     /* SA_RESETHAND restored the default action: re-raising (delivered when
      * this handler returns, the signal being blocked in it) ends the
      * process with the signal, so the exit status still says what happened. */
