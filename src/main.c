@@ -36,10 +36,16 @@ static const char usage_text[] =
     "Plugins:\n"
     "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
     "                               default " TH_PLUGINDIR ");\n"
-    "                               a DIR that cannot be read is fatal\n"
+    "                               a DIR that cannot be read or is refused\n"
+    "                               (see --allow-insecure-plugins) is fatal\n"
     "      --strict                 exit with status 1 if any plugin, tool or\n"
     "                               directory is refused\n"
     "      --follow-symlinks        load NAME.so files that are symbolic links\n"
+    "                               to a file inside their plugin directory\n"
+    "      --allow-insecure-plugins load plugin files and directories that are\n"
+    "                               writable by group or others or owned by\n"
+    "                               another user, and links that leave their\n"
+    "                               directory (for development; warns each)\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -81,12 +87,14 @@ enum {
     OPT_MAXRESULT,
     OPT_MAXINFLIGHT,
     OPT_QUEUE_TIMEOUT,
+    OPT_ALLOW_INSECURE,
 };
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"follow-symlinks", no_argument, NULL, OPT_FOLLOW},
+    {"allow-insecure-plugins", no_argument, NULL, OPT_ALLOW_INSECURE},
     {"page-size", required_argument, NULL, OPT_PAGE},
     {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
     {"max-concurrent-calls", required_argument, NULL, OPT_MAXCALLS},
@@ -217,6 +225,9 @@ int main(int argc, char **argv)
             break;
         case OPT_FOLLOW:
             load_opts.follow_symlinks = true;
+            break;
+        case OPT_ALLOW_INSECURE:
+            load_opts.allow_insecure = true;
             break;
         case OPT_PAGE:
             if (!parse_size("page-size", optarg, 1000000, &v))

@@ -22,6 +22,7 @@
 
 #include "call/callctx.h"
 #include "plugin/loader.h"
+#include "plugin/trust.h"
 #include "base/log.h"
 #include "check_main.h"
 
@@ -561,12 +562,35 @@ START_TEST(test_required_directory_missing_loads_nothing)
 }
 END_TEST
 
+/* The real path of PART, as the loader names link targets (TMPDIR may
+ * itself lie behind a link). */
+static const char *rpath(const char *part)
+{
+    static char bufs[2][PATH_MAX];
+    static int next;
+    char *b = bufs[next++ % 2];
+    ck_assert_msg(realpath(tpath(part), b) != NULL, "realpath %s: %s", part, strerror(errno));
+    return b;
+}
+
+/* Fails unless a line says PATH (a file or directory) was refused: WHO may
+ * write to it (mode MODE), fixed by "chmod go-w FIX". */
+static void assert_writable_refused(const char *kind, const char *path, const char *who, const char *mode,
+                                    const char *fix)
+{
+    char head[PATH_MAX + 64], why[PATH_MAX + 128];
+    snprintf(head, sizeof head, "%s %s refused: ", kind, path);
+    snprintf(why, sizeof why, "writable by %s (mode %s); fix with: chmod go-w %s", who, mode, fix);
+    assert_logged(head, why);
+}
+
+/* A link to a file inside its directory (here a versioned file name, which
+ * is not itself listed) loads only with --follow-symlinks. */
 START_TEST(test_symlink_refused_unless_follow_symlinks)
 {
-    make_dir("store");
     make_dir("p");
-    copy_plugin("good", "store/good.so");
-    ck_assert_int_eq(symlink(tpath("store/good.so"), tpath("p/good.so")), 0);
+    copy_plugin("good", "p/good.so.1");
+    ck_assert_int_eq(symlink(tpath("p/good.so.1"), tpath("p/good.so")), 0);
 
     ck_assert_int_eq(load("p"), TH_OK);
     assert_stats(0, 0, 0, 1, 0);
@@ -580,10 +604,233 @@ START_TEST(test_symlink_refused_unless_follow_symlinks)
 
     /* A dangling link is refused even when links are followed. */
     make_dir("q");
-    ck_assert_int_eq(symlink(tpath("store/gone.so"), tpath("q/gone.so")), 0);
+    ck_assert_int_eq(symlink(tpath("q/gone.so.1"), tpath("q/gone.so")), 0);
     ck_assert_int_eq(th_loader_load_dir(reg, tpath("q"), &follow, &stats), TH_OK);
     assert_stats(1, 0, 1, 2, 0);
     assert_logged(tpath("q/gone.so"), "dangling symbolic link");
+}
+END_TEST
+
+/* Issue 9 (trust): a link whose target lies outside its plugin directory is
+ * refused even with --follow-symlinks; --allow-insecure-plugins lets it
+ * through with a warning naming the link and its target. */
+START_TEST(test_symlink_leaving_the_directory_refused)
+{
+    make_dir("store");
+    make_dir("p");
+    copy_plugin("good", "store/good.so");
+    ck_assert_int_eq(symlink(tpath("store/good.so"), tpath("p/good.so")), 0);
+
+    th_load_opts follow = {.follow_symlinks = true};
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &follow, &stats), TH_OK);
+    assert_stats(0, 0, 0, 1, 0);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "symbolic link to %s, outside its plugin directory", rpath("store/good.so"));
+    assert_logged("plugin ", tpath("p/good.so"), " refused: ", want, "--allow-insecure-plugins");
+
+    /* ".." inside the link is resolved before the check. */
+    make_dir("q");
+    ck_assert_int_eq(symlink("../store/good.so", tpath("q/good.so")), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("q"), &follow, &stats), TH_OK);
+    assert_stats(0, 0, 0, 2, 0);
+    assert_logged(tpath("q/good.so"), " refused: ", want);
+
+    th_load_opts allow = {.follow_symlinks = true, .allow_insecure = true};
+    nlines = 0;
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &allow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 2, 0);
+    ck_assert_str_eq(names(), "good");
+    assert_logged("plugin ", tpath("p/good.so"), want, "let through by --allow-insecure-plugins");
+    ck_assert_msg(count_level(TH_LOG_WARNING) == 1 && count_level(TH_LOG_ERROR) == 0, "logged:\n%s", dump());
+}
+END_TEST
+
+/* Issue 9 (trust): a link's target gets the owner and mode checks, and so
+ * does every directory between the plugin directory and the target. */
+START_TEST(test_symlink_target_checked)
+{
+    th_load_opts follow = {.follow_symlinks = true};
+    make_dir("p");
+    make_dir("p/lib");
+    copy_plugin("good", "p/lib/good.so.1");
+    ck_assert_int_eq(symlink("lib/good.so.1", tpath("p/good.so")), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &follow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 0, 0); /* the subdirectory is fine so far */
+    th_registry_unref(reg);
+    reg = th_registry_new();
+
+    ck_assert_int_eq(chmod(tpath("p/lib/good.so.1"), 0666), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &follow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 1, 0);
+    assert_writable_refused("plugin", tpath("p/good.so"), "group and others", "0666", rpath("p/lib/good.so.1"));
+
+    ck_assert_int_eq(chmod(tpath("p/lib/good.so.1"), 0644), 0);
+    ck_assert_int_eq(chmod(tpath("p/lib"), 0757), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &follow, &stats), TH_OK);
+    assert_stats(1, 0, 1, 2, 0);
+    char into[PATH_MAX + 64], why[PATH_MAX + 64];
+    snprintf(into, sizeof into, "symbolic link into %s, which is refused", rpath("p/lib"));
+    snprintf(why, sizeof why, "writable by others (mode 0757); fix with: chmod go-w %s", rpath("p/lib"));
+    assert_logged(tpath("p/good.so"), into, why);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+/* Issue 9 (trust): the rule itself, on made-up owners and modes, so that
+ * the owner rule is tested without being root. */
+START_TEST(test_trust_rule)
+{
+    static const struct {
+        uid_t uid, euid;
+        mode_t mode;
+        const char *why; /* NULL: trusted */
+    } cases[] = {
+        {0, 0, S_IFREG | 0755, NULL},
+        {0, 1000, S_IFREG | 0644, NULL}, /* root's files are anyone's */
+        {1000, 1000, S_IFDIR | 0700, NULL},
+        {1000, 1000, S_IFREG | 0555, NULL},
+        {1234, 0, S_IFREG | 0644,
+         "owned by uid 1234, not by root or the user running toolhost (uid 0); fix with: chown 0 /x/p.so"},
+        {1000, 1001, S_IFREG | 0600,
+         "owned by uid 1000, not by root or the user running toolhost (uid 1001); fix with: chown 1001 /x/p.so"},
+        {1234, 0, S_IFREG | 0666, /* the owner first */
+         "owned by uid 1234, not by root or the user running toolhost (uid 0); fix with: chown 0 /x/p.so"},
+        {0, 0, S_IFDIR | 0777, "writable by group and others (mode 0777); fix with: chmod go-w /x/p.so"},
+        {0, 0, S_IFDIR | 01777, "writable by group and others (mode 1777); fix with: chmod go-w /x/p.so"},
+        {1000, 1000, S_IFREG | 0646, "writable by others (mode 0646); fix with: chmod go-w /x/p.so"},
+        {1000, 1000, S_IFDIR | 0770, "writable by group (mode 0770); fix with: chmod go-w /x/p.so"},
+        {0, 0, S_IFREG | 0620, "writable by group (mode 0620); fix with: chmod go-w /x/p.so"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        st.st_uid = cases[i].uid;
+        st.st_mode = cases[i].mode;
+        char why[512] = "";
+        bool ok = th_trust_check(&st, cases[i].euid, "/x/p.so", why, sizeof why);
+        ck_assert_msg(ok == (cases[i].why == NULL), "case %zu: %s", i, ok ? "trusted" : why);
+        if (cases[i].why)
+            ck_assert_str_eq(why, cases[i].why);
+    }
+}
+END_TEST
+
+/* Issue 9 (trust): a plugin file owned by another user is refused, with the
+ * chown that fixes it; the real file, where the test can chown it. */
+START_TEST(test_file_owned_by_another_user_refused)
+{
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    /* As root, hand the file to daemon (uid 1); as anyone else, a file of
+     * root's is already trusted, so the check is the unit test above. */
+    ck_assert_msg(geteuid() != 0 || chown(tpath("p/good.so"), 1, (gid_t)-1) == 0, "chown: %s", strerror(errno));
+    ck_assert_int_eq(load("p"), TH_OK);
+    if (geteuid() == 0) {
+        assert_stats(0, 0, 0, 1, 0);
+        char want[PATH_MAX + 128];
+        snprintf(want, sizeof want,
+                 "refused: owned by uid 1, not by root or the user running toolhost (uid 0); fix with: chown 0 %s",
+                 tpath("p/good.so"));
+        assert_logged(tpath("p/good.so"), want);
+    } else {
+        assert_stats(1, 0, 1, 0, 0);
+    }
+}
+END_TEST
+
+/* Issue 9 (trust): a directory anyone may write to is refused with the
+ * chmod that fixes it, and none of its files is loaded; a directory nobody
+ * named (the default one) is a warning and the others still load. */
+START_TEST(test_directory_writable_by_others_refused)
+{
+    make_dir("one");
+    copy_plugin("dup_a", "one/dup_a.so");
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    ck_assert_int_eq(chmod(tpath("p"), 0777), 0);
+    const char *dirs[] = {tpath("one"), tpath("p")};
+    ck_assert_int_eq(th_loader_load_dirs(reg, dirs, 2, NULL, &stats), TH_ERR_IO);
+    assert_stats(2, 0, 1, 0, 1);
+    ck_assert_str_eq(names(), "dup_b,dup_a");
+    assert_writable_refused("plugin directory", tpath("p"), "group and others", "0777", tpath("p"));
+    ck_assert_int_eq(count_level(TH_LOG_WARNING), 1);
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 0);
+}
+END_TEST
+
+/* Issue 9 (trust): one the user named is an error, and nothing is loaded. */
+START_TEST(test_required_directory_writable_loads_nothing)
+{
+    make_dir("one");
+    copy_plugin("good", "one/good.so");
+    make_dir("p");
+    ck_assert_int_eq(chmod(tpath("p"), 0757), 0);
+    const char *dirs[] = {tpath("one"), tpath("p")};
+    th_load_opts required = {.dirs_required = true};
+    ck_assert_int_eq(th_loader_load_dirs(reg, dirs, 2, &required, &stats), TH_ERR_IO);
+    assert_stats(0, 0, 0, 0, 1);
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    assert_writable_refused("plugin directory", tpath("p"), "others", "0757", tpath("p"));
+    ck_assert_int_eq(count_level(TH_LOG_ERROR), 1);
+}
+END_TEST
+
+/* Issue 9 (trust): group-writable is refused too, for directories and files. */
+START_TEST(test_group_writable_refused)
+{
+    make_dir("p");
+    ck_assert_int_eq(chmod(tpath("p"), 0770), 0);
+    ck_assert_int_eq(load("p"), TH_ERR_IO);
+    assert_stats(0, 0, 0, 0, 1);
+    assert_writable_refused("plugin directory", tpath("p"), "group", "0770", tpath("p"));
+
+    make_dir("q");
+    copy_plugin("good", "q/good.so");
+    ck_assert_int_eq(chmod(tpath("q/good.so"), 0664), 0);
+    ck_assert_int_eq(load("q"), TH_OK);
+    assert_stats(0, 0, 0, 1, 1);
+    assert_writable_refused("plugin", tpath("q/good.so"), "group", "0664", tpath("q/good.so"));
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+}
+END_TEST
+
+/* Issue 9 (trust): a plugin file anyone may write to is refused; the other
+ * plugins of its directory load. */
+START_TEST(test_file_writable_by_others_refused)
+{
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    copy_plugin("dup_a", "p/dup_a.so");
+    ck_assert_int_eq(chmod(tpath("p/good.so"), 0666), 0);
+    ck_assert_int_eq(load("p"), TH_OK);
+    assert_stats(2, 0, 1, 1, 0);
+    ck_assert_str_eq(names(), "dup_b,dup_a");
+    assert_writable_refused("plugin", tpath("p/good.so"), "group and others", "0666", tpath("p/good.so"));
+    /* Not a word about it before the refusal: nothing of it ran. */
+    ck_assert_msg(find_line("tool_name=good ") < 0, "good.so ran:\n%s", dump());
+}
+END_TEST
+
+/* Issue 9 (trust): --allow-insecure-plugins loads them, with one warning per
+ * path it let through. */
+START_TEST(test_allow_insecure_plugins)
+{
+    make_dir("p");
+    copy_plugin("good", "p/good.so");
+    copy_plugin("dup_a", "p/dup_a.so");
+    ck_assert_int_eq(chmod(tpath("p/good.so"), 0666), 0);
+    ck_assert_int_eq(chmod(tpath("p"), 0777), 0);
+    th_load_opts allow = {.allow_insecure = true, .dirs_required = true};
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("p"), &allow, &stats), TH_OK);
+    assert_stats(3, 0, 2, 0, 0);
+    ck_assert_str_eq(names(), "dup_b,dup_a,good");
+    char dir[PATH_MAX + 64], file[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "plugin directory %s: writable by group and others (mode 0777)", tpath("p"));
+    snprintf(file, sizeof file, "plugin %s: writable by group and others (mode 0666)", tpath("p/good.so"));
+    assert_logged(dir, "let through by --allow-insecure-plugins");
+    assert_logged(file, "let through by --allow-insecure-plugins");
+    ck_assert_msg(count_level(TH_LOG_WARNING) == 2 && count_level(TH_LOG_ERROR) == 0, "logged:\n%s", dump());
 }
 END_TEST
 
@@ -778,6 +1025,15 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_empty_directory);
     tcase_add_test(tc, test_directory_does_not_exist);
     tcase_add_test(tc, test_symlink_refused_unless_follow_symlinks);
+    tcase_add_test(tc, test_symlink_leaving_the_directory_refused);
+    tcase_add_test(tc, test_symlink_target_checked);
+    tcase_add_test(tc, test_trust_rule);
+    tcase_add_test(tc, test_file_owned_by_another_user_refused);
+    tcase_add_test(tc, test_directory_writable_by_others_refused);
+    tcase_add_test(tc, test_required_directory_writable_loads_nothing);
+    tcase_add_test(tc, test_group_writable_refused);
+    tcase_add_test(tc, test_file_writable_by_others_refused);
+    tcase_add_test(tc, test_allow_insecure_plugins);
     tcase_add_test(tc, test_not_a_shared_object);
     tcase_add_test(tc, test_name_not_an_identifier);
     tcase_add_test(tc, test_sorted_deterministic_order);

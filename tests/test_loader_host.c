@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mcp_harness.h"
@@ -193,6 +194,51 @@ START_TEST(an_empty_plugin_dir_is_a_warning)
 }
 END_TEST
 
+/* Issue 9 (trust): a named directory anyone may write to is fatal, with the
+ * chmod that fixes it, before any plugin runs. */
+START_TEST(a_plugin_dir_writable_by_others_is_fatal)
+{
+    char *dir = mh_private_dir(ECHO_SO, NULL);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    ck_assert(mh_wait_eof(p, MH_TIMEOUT_MS));
+    char want[600];
+    snprintf(want, sizeof want,
+             "error: plugin directory %s refused: writable by group and others (mode 0777); fix with: chmod go-w %s",
+             dir, dir);
+    assert_stderr_has(p, want);
+    assert_stderr_lacks(p, "tool_registered");
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Issue 9 (trust): --allow-insecure-plugins serves them, warning once for
+ * the directory and once for the file. */
+START_TEST(allow_insecure_plugins_serves_with_a_warning_each)
+{
+    char *dir = mh_private_dir(ECHO_SO, NULL);
+    char so[600];
+    snprintf(so, sizeof so, "%s/echo.so", dir);
+    ck_assert_int_eq(chmod(dir, 0777), 0);
+    ck_assert_int_eq(chmod(so, 0666), 0);
+    mh_proc *p = mh_spawn("--allow-insecure-plugins", "-d", dir, NULL);
+    assert_real_echo(p);
+    char want[700];
+    snprintf(want, sizeof want,
+             "warning: plugin directory %s: writable by group and others (mode 0777); fix with: chmod go-w %s; "
+             "let through by --allow-insecure-plugins",
+             dir, dir);
+    assert_stderr_has(p, want);
+    snprintf(want, sizeof want, "warning: plugin %s: writable by group and others (mode 0666)", so);
+    assert_stderr_has(p, want);
+    assert_stderr_has(p, "loaded 1 tool from 1 plugin; 0 plugins refused, 0 tools refused, 0 directories refused");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *loader_host_suite(void)
 {
     Suite *s = suite_create("loader_host");
@@ -206,6 +252,8 @@ static Suite *loader_host_suite(void)
     tcase_add_test(tc, an_unreadable_plugin_dir_is_fatal);
     tcase_add_test(tc, a_missing_default_dir_is_a_warning);
     tcase_add_test(tc, an_empty_plugin_dir_is_a_warning);
+    tcase_add_test(tc, a_plugin_dir_writable_by_others_is_fatal);
+    tcase_add_test(tc, allow_insecure_plugins_serves_with_a_warning_each);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,7 +6,8 @@
 ** A plugin's registrations are one transaction, committed when its returned
 ** descriptor is accepted and taken back when it is refused. The entry symbol
 ** comes from the file name (NAME.so -> register_NAME_tool); every failure
-** names the file, the symbol or tool, and the rule.
+** names the file, the symbol or tool, and the rule. Directories and files are
+** checked against the trust rule (plugin/trust.h) before any code in them runs.
 */
 #define _GNU_SOURCE /* pthread_getattr_np: where this thread's stack lies */
 #include "config.h"
@@ -14,6 +15,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "plugin/loader.h"
+#include "plugin/trust.h"
 #include "base/log.h"
 #include "base/signals.h"
 
@@ -176,7 +179,7 @@ static bool identifier_ok(const char *name)
 
 static th_rc refuse(th_load_stats *stats, const char *path, const char *fmt, const char *a, const char *b)
 {
-    char msg[1536];
+    char msg[2048];
     snprintf(msg, sizeof msg, fmt, a, b);
     th_log(TH_LOG_ERROR, "plugin %s refused: %s", path, msg);
     stats->plugins_refused++;
@@ -222,6 +225,132 @@ static void discard_staged(th_registry *reg, size_t base, const char *path, th_l
     th_registry_truncate(reg, base);
 }
 
+/*
+** Does ST, the file or directory PATH (KIND says which, for the log), pass
+** the trust rule? --allow-insecure-plugins lets one that does not through,
+** with a warning. False with WHY set when it is refused.
+*/
+static bool trusted(const struct stat *st, const char *kind, const char *path, const th_load_opts *opts,
+                    char *why, size_t size)
+{
+    if (th_trust_check(st, geteuid(), path, why, size))
+        return true;
+    if (!opts || !opts->allow_insecure)
+        return false;
+    th_log(TH_LOG_WARNING, "%s %s: %s; let through by --allow-insecure-plugins", kind, path, why);
+    return true;
+}
+
+/*
+** PATH is a symbolic link to TARGET (a real path): may it be followed? Its
+** target must lie inside PATH's plugin directory, and every directory between
+** the two must pass the trust rule too, since whoever can write one of them
+** can replace the target. Refuses (logs, counts) and returns TH_ERR_VALUE
+** when not.
+*/
+static th_rc check_link(const char *path, const char *target, const th_load_opts *opts, th_load_stats *stats)
+{
+    char why[1536];
+    th_rc rc = TH_OK;
+    char *parent = strdup(path), *dir = NULL, *walk = NULL;
+    if (!parent)
+        return refuse(stats, path, "out of memory%s%s", "", "");
+    *strrchr(parent, '/') = '\0'; /* PATH is absolute: it has a slash */
+    if (!(dir = realpath(*parent ? parent : "/", NULL))) {
+        rc = refuse(stats, path, "cannot resolve its plugin directory: %s%s", strerror(errno), "");
+        goto cleanup;
+    }
+    size_t len = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+    if (strncmp(target, dir, len) != 0 || target[len] != '/') {
+        if (!opts->allow_insecure) {
+            rc = refuse(stats, path,
+                        "symbolic link to %s, outside its plugin directory %s; not followed (move the file into "
+                        "the directory, or use --allow-insecure-plugins)",
+                        target, dir);
+            goto cleanup;
+        }
+        th_log(TH_LOG_WARNING, "plugin %s: symbolic link to %s, outside its plugin directory %s; "
+               "let through by --allow-insecure-plugins", path, target, dir);
+        goto cleanup; /* the directories on the way are not the host's to judge */
+    }
+    if (!(walk = strdup(target))) {
+        rc = refuse(stats, path, "out of memory%s%s", "", "");
+        goto cleanup;
+    }
+    for (char *slash = strchr(walk + len + 1, '/'); slash && rc == TH_OK; slash = strchr(slash + 1, '/')) {
+        struct stat st;
+        *slash = '\0';
+        if (stat(walk, &st) != 0)
+            rc = refuse(stats, path, "cannot stat %s: %s", walk, strerror(errno));
+        else if (!trusted(&st, "plugin directory", walk, opts, why, sizeof why))
+            rc = refuse(stats, path, "symbolic link into %s, which is refused: %s", walk, why);
+        *slash = '/';
+    }
+
+cleanup:
+    free(walk);
+    free(dir);
+    free(parent);
+    return rc;
+}
+
+/*
+** The checks on plugin file PATH before any of its code runs: a regular file,
+** not a symbolic link unless links are followed (then see check_link), and
+** passing the trust rule. The rule is applied to the opened file (fstat), so
+** what is judged is what was opened. dlopen() then takes the path, not
+** "/proc/self/fd/N": that form loads, but $ORIGIN in the plugin's run path
+** would then mean /proc/self/fd (its bundled libraries would not be found),
+** and dlerror() and the link map would name the descriptor, not the file.
+** What is left, the file being replaced between the check and dlopen(), needs
+** write access to its directory, which the trust rule gives only to root and
+** the user running toolhost. Refuses (logs, counts) and returns TH_ERR_VALUE.
+*/
+static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stats *stats)
+{
+    char why[1536];
+    char *target = NULL;
+    int fd = -1;
+    th_rc rc;
+    struct stat st;
+
+    if (lstat(path, &st) != 0)
+        return refuse(stats, path, "cannot stat: %s%s", strerror(errno), "");
+    if (S_ISLNK(st.st_mode)) {
+        if (!opts || !opts->follow_symlinks)
+            return refuse(stats, path, "is a symbolic link; not followed (use --follow-symlinks)%s%s", "", "");
+        if (!(target = realpath(path, NULL)) || stat(target, &st) != 0)
+            return refuse(stats, path, "dangling symbolic link: %s%s", strerror(errno), "");
+        if ((rc = check_link(path, target, opts, stats)) != TH_OK)
+            goto cleanup;
+    }
+    /* Not opened at all unless regular: a device could act on open(). */
+    if (!S_ISREG(st.st_mode)) {
+        rc = refuse(stats, path, "not a regular file%s%s", "", "");
+        goto cleanup;
+    }
+    /* O_NONBLOCK: should a FIFO take its place meanwhile, open() must not
+     * wait for a writer; it is refused as not regular below. */
+    fd = open(target ? target : path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = refuse(stats, path, "cannot open: %s%s", strerror(errno), "");
+        goto cleanup;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = refuse(stats, path, "not a regular file%s%s", "", "");
+        goto cleanup;
+    }
+    rc = trusted(&st, "plugin", target ? target : path, opts, why, sizeof why)
+             ? TH_OK
+             : refuse(stats, path, "%s%s", why, "");
+
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    free(target);
+    return rc;
+}
+
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
 static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
@@ -229,22 +358,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
 {
     char name[256], symbol[300];
     th_rc rc;
-    struct stat st;
 
     if (!plugin_name(path, name, sizeof name))
         return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
     if (!identifier_ok(name))
         return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
-    if (lstat(path, &st) != 0)
-        return refuse(stats, path, "cannot stat: %s%s", strerror(errno), "");
-    if (S_ISLNK(st.st_mode)) {
-        if (!opts || !opts->follow_symlinks)
-            return refuse(stats, path, "is a symbolic link; not followed (use --follow-symlinks)%s%s", "", "");
-        if (stat(path, &st) != 0)
-            return refuse(stats, path, "dangling symbolic link: %s%s", strerror(errno), "");
-    }
-    if (!S_ISREG(st.st_mode))
-        return refuse(stats, path, "not a regular file%s%s", "", "");
+    if ((rc = check_file(path, opts, stats)) != TH_OK)
+        return rc;
 
     /* PATH is absolute, so dlopen() never searches the library path. */
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -359,11 +479,16 @@ static int cmp_names(const void *a, const void *b)
 
 /*
 ** Append DIR's NAME.so files to FILES, sorted, as absolute paths. A directory
-** that cannot be read is an error when REQUIRED (the user named it), else a
-** warning; both are counted as refused directories. TH_ERR_IO then.
+** that cannot be read or breaks the trust rule is an error when REQUIRED (the
+** user named it), else a warning; both are counted as refused directories.
+** TH_ERR_IO then. The rule is applied to the opened directory, the one that
+** is then listed.
 */
-static th_rc list_dir(const char *dir, bool required, plugin_list *files, th_load_stats *stats)
+static th_rc list_dir(const char *dir, bool required, const th_load_opts *opts, plugin_list *files,
+                      th_load_stats *stats)
 {
+    char why[1536];
+    struct stat st;
     char **names = NULL;
     size_t n = 0, cap = 0, listed = 0;
     th_rc rc = TH_OK;
@@ -374,6 +499,19 @@ static th_rc list_dir(const char *dir, bool required, plugin_list *files, th_loa
     if (!d) {
         th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot open: %s", dir,
                strerror(errno));
+        stats->dirs_refused++;
+        rc = TH_ERR_IO;
+        goto cleanup;
+    }
+    if (fstat(dirfd(d), &st) != 0) {
+        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot stat: %s", dir,
+               strerror(errno));
+        stats->dirs_refused++;
+        rc = TH_ERR_IO;
+        goto cleanup;
+    }
+    if (!trusted(&st, "plugin directory", dir, opts, why, sizeof why)) {
+        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s refused: %s", dir, why);
         stats->dirs_refused++;
         rc = TH_ERR_IO;
         goto cleanup;
@@ -439,7 +577,7 @@ th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndir
     /* Every directory is listed before any plugin runs: ownership of names
      * needs all of them, and nothing a plugin does can change the list. */
     for (size_t i = 0; i < ndirs; i++) {
-        th_rc r = list_dir(dirs[i], required, &files, stats);
+        th_rc r = list_dir(dirs[i], required, opts, &files, stats);
         if (r == TH_ERR_NOMEM) {
             rc = r;
             goto cleanup;

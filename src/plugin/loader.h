@@ -14,10 +14,14 @@
 #include "plugin/registry.h"
 
 typedef struct th_load_opts {
-    bool follow_symlinks; /* load NAME.so that is a symbolic link */
+    bool follow_symlinks; /* load NAME.so that is a symbolic link, when
+                           * its target is inside the plugin directory */
     bool dirs_required;   /* the user named the directories: one that cannot
-                           * be read is fatal (an error, nothing is loaded)
-                           * instead of a warning */
+                           * be read or is refused is fatal (an error,
+                           * nothing is loaded) instead of a warning */
+    bool allow_insecure;  /* let through, with a warning each, files and
+                           * directories the trust rule (plugin/trust.h)
+                           * refuses, and links that leave the directory */
 } th_load_opts;
 
 /* Counters a load adds to (zero-initialise before the first load). */
@@ -34,9 +38,11 @@ typedef struct th_load_stats {
 ** the file names, directories in the given order; other files are ignored),
 ** then load them in that order. A tool name NAME may be registered only by
 ** the first NAME.so listed, when one is present. Paths are made absolute
-** before any plugin runs. An empty directory gets a warning. Returns TH_OK
-** when every directory could be read (even if plugins were refused),
-** TH_ERR_IO when one could not: it is counted in dirs_refused and logged, and
+** before any plugin runs. An empty directory gets a warning. A directory or
+** plugin file that breaks the trust rule (plugin/trust.h) is refused unless
+** opts->allow_insecure. Returns TH_OK when every directory could be read and
+** was trusted (even if plugins were refused), TH_ERR_IO when one was not: it
+** is counted in dirs_refused and logged, none of its files is loaded, and
 ** with opts->dirs_required no plugin is loaded at all.
 */
 th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndirs, const th_load_opts *opts,
