@@ -40,3 +40,7 @@ hostile_close_fds_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/aa_term_dfl.la
 hostile_aa_term_dfl_la_SOURCES = hostile/aa_term_dfl.c
 hostile_aa_term_dfl_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Call deadlines and use after end (issue 9, test_mcp_calls, test_loader).
+check_LTLIBRARIES += hostile/overrun.la
+hostile_overrun_la_SOURCES = hostile/overrun.c
+hostile_overrun_la_LDFLAGS = $(TEST_MODULE_FLAGS)

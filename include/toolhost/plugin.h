@@ -285,6 +285,14 @@ typedef struct th_function {
 **               a descriptor: its caller sees the result and keeps
 **               user_data.
 ** function      a typed function instead of handler and input_schema.
+** timeout_ms    (added in ABI 1, after function) the call deadline this tool
+**               asks for, in milliseconds; 0 (and a plugin built before the
+**               field existed) means the host's --call-timeout. A value
+**               longer than the host's is cut to the host's. On expiry the
+**               client is answered with an isError result ("tool 'x' timed
+**               out after 500 ms"), th_call_cancelled() turns true, and
+**               whatever the handler adds or returns afterwards is
+**               discarded.
 */
 typedef struct th_tool {
     uint32_t abi_version;
@@ -299,7 +307,9 @@ typedef struct th_tool {
     void *user_data;
     void (*destroy)(void *user_data);
     const th_function *function;
-    /* ABI 1 ends here. Append new fields below; never reorder. */
+    /* ABI 1's first fields end here. Append new fields below; never
+     * reorder. A host reads those past the plugin's struct_size as zero. */
+    uint32_t timeout_ms;
 } th_tool;
 
 /*
@@ -499,8 +509,9 @@ typedef enum th_log_level {
 th_rc th_call_log(th_call *call, th_log_level level, const char *fmt, ...) TH_PRINTF(3, 4);
 
 /*
-** True once the client has cancelled this call (or the host is shutting
-** down). A long-running handler should poll it and return early; whatever it
+** True once the client has cancelled this call, its deadline has passed
+** (th_tool.timeout_ms, the host's --call-timeout), or the host is shutting
+** down. A long-running handler should poll it and return early; whatever it
 ** returns afterwards is discarded. Any thread may call it.
 */
 bool th_call_cancelled(const th_call *call);
