@@ -1003,6 +1003,94 @@ START_TEST(deadline_races_give_one_response_per_request)
 }
 END_TEST
 
+/* ---- use after end (issue 9) ------------------------------------------------------------- */
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *q = hay; (q = strstr(q, needle)); q++)
+        n++;
+    return n;
+}
+
+#define ALL_REFUSED                                                                                                    \
+    "text=7 textf=7 error=7 structured=7 content=7 image=7 link=7 progress=7 log=7 cancelled=1 name=''"
+
+/* A th_call kept in a global and used from the next call (which may hold
+ * the very slot the old handle named) is refused, and logged once. */
+START_TEST(a_kept_call_used_from_the_next_call_is_refused)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    if (_i == LEGACY)
+        mh_initialize(p, "2025-11-25");
+    json_object *o = call(p, _i, "keep_call", "{\"op\":\"stash\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "stashed");
+    json_object_put(o);
+    for (int k = 0; k < 2; k++) {
+        o = call(p, _i, "keep_call", "{\"op\":\"use\"}");
+        MH_ASSERT_STR(o, "result content 0 text", ALL_REFUSED);
+        ck_assert_msg(mh_len(o, "result content") == 1, "%s", mh_json(o));
+        json_object_put(o);
+    }
+    mh_ping_is_next(p, 2);
+    char *err = mh_stderr(p);
+    ck_assert_msg(count_of(err, "tool 'keep_call': th_call_text() used its th_call after the handler returned") == 1 &&
+                      count_of(err, "used its th_call after") == 1,
+                  "%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* From a detached thread after the handler returned: refused too, and the
+ * call's response is the one it had. */
+START_TEST(a_kept_call_used_from_a_detached_thread_is_refused)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    json_object *o = call(p, MODERN, "keep_call", "{\"op\":\"thread\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "thread started");
+    ck_assert_msg(mh_len(o, "result content") == 1, "%s", mh_json(o));
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "keep_call thread: ", MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "keep_call thread: " ALL_REFUSED "\n"), "%s", err);
+    ck_assert_msg(count_of(err, "used its th_call after") == 1, "%s", err);
+    free(err);
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A th_server kept past registration: th_server_add_tool from a tool call
+ * and from a thread is refused, and the registry stays as it was. */
+START_TEST(a_kept_server_is_refused_after_registration)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_server"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "keep_server thread: ", MH_TIMEOUT_MS));
+    json_object *o = call(p, MODERN, "keep_server", "{}");
+    MH_ASSERT_STR(o, "result content 0 text", "add=7 errmsg=''");
+    json_object_put(o);
+    o = list_page(p, MODERN, NULL);
+    ck_assert_msg(mh_len(o, "result tools") == 1, "%s", mh_json(o));
+    MH_ASSERT_STR(o, "result tools 0 name", "keep_server");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "keep_server thread: add=7 errmsg=''\n"), "%s", err);
+    ck_assert_msg(count_of(err, "plugin keep_server: th_server_add_tool() used its th_server after "
+                                "register_keep_server_tool returned") == 1 &&
+                      count_of(err, "used its th_server after") == 1,
+                  "%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *calls_suite(void)
 {
     Suite *s = suite_create("mcp_calls");
@@ -1071,6 +1159,9 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, a_tool_may_ask_for_a_shorter_deadline, LEGACY, MODERN + 1);
     tcase_add_test(tc, a_tool_cannot_ask_for_a_longer_deadline);
     tcase_add_test(tc, deadline_races_give_one_response_per_request);
+    tcase_add_loop_test(tc, a_kept_call_used_from_the_next_call_is_refused, LEGACY, MODERN + 1);
+    tcase_add_test(tc, a_kept_call_used_from_a_detached_thread_is_refused);
+    tcase_add_test(tc, a_kept_server_is_refused_after_registration);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -783,8 +783,8 @@ static void run_job(void *p)
         result = th_call_finish(j->call, TH_OK);
     } else {
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
-        th_rc rc = e->typed ? th_typed_invoke(e->typed, j->call, j->args)
-                            : e->handler(j->call, j->args, e->user_data);
+        th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
+        th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
         result = check_output(e, th_call_finish(j->call, rc));
     }
