@@ -40,6 +40,7 @@ struct th_pool {
     pthread_cond_t finished; /* a thread exited */
     pthread_cond_t fired;    /* a timer's function returned */
     th_pool_timer *timers, *last_timer; /* armed, earliest first */
+    long long sleep_until;   /* the supervisor waits until then; LLONG_MIN: awake */
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
     size_t nqueued;          /* jobs in the queue */
@@ -187,10 +188,12 @@ static void *supervise(void *p)
         if (pool->head && pool->head->expired && pool->queue_timeout_ms > 0 &&
             pool->head->queued_ms + pool->queue_timeout_ms < wake)
             wake = pool->head->queued_ms + pool->queue_timeout_ms;
+        pool->sleep_until = wake;
         if (wake == LLONG_MAX)
             pthread_cond_wait(&pool->backlog, &pool->lock);
         else
             th_cond_wait_until(&pool->backlog, &pool->lock, wake);
+        pool->sleep_until = LLONG_MIN;
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
@@ -224,6 +227,7 @@ th_pool *th_pool_new(size_t max_threads)
     pthread_cond_init(&pool->backlog, NULL);
     pthread_cond_init(&pool->finished, NULL);
     pthread_cond_init(&pool->fired, NULL);
+    pool->sleep_until = LLONG_MIN;
     return pool;
 }
 
@@ -307,8 +311,10 @@ th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void
         after->next = t;
     else
         pool->timers = t;
-    if (pool->timers == t)
-        pthread_cond_signal(&pool->backlog); /* the supervisor must wake sooner */
+    /* Wake the supervisor only when it would sleep past this deadline: a
+     * call per wake-up would cost a context switch on every call. */
+    if (at_ms < pool->sleep_until)
+        pthread_cond_signal(&pool->backlog);
     pthread_mutex_unlock(&pool->lock);
     return TH_OK;
 }
