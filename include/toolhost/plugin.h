@@ -84,6 +84,12 @@ typedef enum th_rc {
 ** An opaque handle on the host, valid only during the register_NAME_tool()
 ** call it is passed to. Use it to register further tools (th_server_add_tool)
 ** and to read why a registration was refused (th_server_errmsg).
+**
+** Misuse rule: a th_server kept after register_NAME_tool() returned (in a
+** global, or by a thread it started) is refused, not undefined behaviour:
+** th_server_add_tool() returns TH_ERR_MISUSE and registers nothing,
+** th_server_errmsg() returns "", and the host logs the first such use,
+** naming the plugin.
 */
 typedef struct th_server th_server;
 
@@ -97,6 +103,14 @@ typedef struct th_server th_server;
 ** thread, or from threads the handler starts and joins before returning, but
 ** not from two threads at once, except th_call_cancelled(), which any thread
 ** may call at any time during the call.
+**
+** Misuse rule: the pointer is a handle, not the host's memory. Used after
+** the handler returned (kept in a global for the next call, or by a thread
+** still running), every th_call_* function refuses it, in every isolation
+** mode: those returning th_rc return TH_ERR_MISUSE (a value handed over is
+** still freed), th_call_cancelled() returns true (so a thread left behind
+** stops), th_call_tool_name() returns "". Nothing reaches the client; the
+** host logs the first such use, naming the tool.
 */
 typedef struct th_call th_call;
 
