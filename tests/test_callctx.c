@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "call/callctx.h"
+#include "base/handle.h"
 #include "base/log.h"
 #include "call/result.h"
 #include "base/util.h"
@@ -436,6 +437,33 @@ START_TEST(an_ended_handle_is_refused)
 }
 END_TEST
 
+/* A made-up handle naming a free slot's next generation resolves to
+ * nothing and leaves the slot as it was: reopening and closing it again
+ * does not wait for a thread that never left. */
+START_TEST(a_made_up_handle_for_a_free_slot_is_refused)
+{
+    int obj;
+    th_handle h = th_handle_open(&obj, TH_HANDLE_CALL, "x");
+    ck_assert(h != 0);
+    th_handle_close(h);
+    th_handle made = h + ((th_handle)1 << 21); /* same slot, next generation */
+    ck_assert_ptr_null(th_handle_enter(made, TH_HANDLE_CALL));
+    th_handle open[4096];
+    size_t n = 0;
+    bool same = false;
+    while (!same && n < 4096) {
+        open[n] = th_handle_open(&obj, TH_HANDLE_CALL, "y");
+        same = ((open[n] >> 1) & 0xfffff) == ((h >> 1) & 0xfffff);
+        n++;
+    }
+    ck_assert(same);
+    ck_assert_ptr_eq(th_handle_enter(open[n - 1], TH_HANDLE_CALL), &obj);
+    th_handle_leave(open[n - 1]);
+    for (size_t i = 0; i < n; i++)
+        th_handle_close(open[i]); /* would spin for ever on a leaked count */
+}
+END_TEST
+
 static atomic_int landed;
 
 static void *hammer(void *p)
@@ -489,6 +517,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, results_past_the_size_limit_become_tool_errors);
     tcase_add_test(tc, an_ended_handle_is_refused);
     tcase_add_test(tc, an_ending_handle_waits_for_threads_inside);
+    tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

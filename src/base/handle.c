@@ -123,7 +123,9 @@ void *th_handle_enter(th_handle h, int kind)
             return NULL;
     } while (!atomic_compare_exchange_weak_explicit(&s->state, &st, st + 1, memory_order_acquire,
                                                     memory_order_relaxed));
-    if (s->kind != kind) {
+    /* A made-up handle can match a free slot's next generation: it names
+     * no object then. */
+    if (s->kind != kind || !s->obj) {
         th_handle_leave(h);
         return NULL;
     }
