@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,9 @@ static const char usage_text[] =
     "                               a new call is refused as busy (default 67108864)\n"
     "      --queue-timeout-ms=N     a call waiting longer for a free thread is\n"
     "                               answered busy, not run (default 30000; 0: none)\n"
+    "      --call-timeout=SECONDS   a running call's deadline, fractions allowed\n"
+    "                               (0.5); past it the call is cancelled and\n"
+    "                               answered as timed out (default 60; 0: none)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
     "      --instructions=TEXT      the instructions sent to clients\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
@@ -88,6 +92,7 @@ enum {
     OPT_MAXINFLIGHT,
     OPT_QUEUE_TIMEOUT,
     OPT_ALLOW_INSECURE,
+    OPT_CALL_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +104,7 @@ static const struct option long_opts[] = {
     {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
     {"max-concurrent-calls", required_argument, NULL, OPT_MAXCALLS},
     {"queue-timeout-ms", required_argument, NULL, OPT_QUEUE_TIMEOUT},
+    {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
     {"list-ttl-ms", required_argument, NULL, OPT_TTL},
     {"instructions", required_argument, NULL, OPT_INSTR},
     {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
@@ -122,6 +128,22 @@ static bool parse_size(const char *opt, const char *s, unsigned long long max, u
         return false;
     }
     *out = v;
+    return true;
+}
+
+/* Parse --call-timeout: seconds, fractions allowed, to whole milliseconds
+ * (0: none). A positive value below 1 ms would silently mean none. */
+static bool parse_seconds_ms(const char *opt, const char *s, long long *out_ms)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    long long ms = !errno && end != s && !*end && v >= 0 && v <= 86400 ? llround(v * 1000) : -1;
+    if (ms < 0 || (v > 0 && ms == 0)) {
+        fprintf(stderr, "toolhost: --%s: '%s' is not a number of seconds from 0.001 to 86400 (0: none)\n", opt, s);
+        return false;
+    }
+    *out_ms = ms;
     return true;
 }
 
@@ -253,6 +275,10 @@ int main(int argc, char **argv)
             if (!parse_size("queue-timeout-ms", optarg, 86400000, &v))
                 goto usage;
             cfg.queue_timeout_ms = (long long)v;
+            break;
+        case OPT_CALL_TIMEOUT:
+            if (!parse_seconds_ms("call-timeout", optarg, &cfg.call_timeout_ms))
+                goto usage;
             break;
         case OPT_TTL:
             if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))

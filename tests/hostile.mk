@@ -40,3 +40,12 @@ hostile_close_fds_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/aa_term_dfl.la
 hostile_aa_term_dfl_la_SOURCES = hostile/aa_term_dfl.c
 hostile_aa_term_dfl_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Call deadlines and use after end (issue 9, test_mcp_calls, test_loader).
+check_LTLIBRARIES += hostile/overrun.la
+hostile_overrun_la_SOURCES = hostile/overrun.c
+hostile_overrun_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+check_LTLIBRARIES += hostile/keep_call.la hostile/keep_server.la
+hostile_keep_call_la_SOURCES = hostile/keep_call.c
+hostile_keep_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_keep_server_la_SOURCES = hostile/keep_server.c
+hostile_keep_server_la_LDFLAGS = $(TEST_MODULE_FLAGS)

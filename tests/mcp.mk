@@ -38,3 +38,7 @@ test_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 check_PROGRAMS += test_callctx
 TESTS += test_callctx
 test_callctx_SOURCES = test_callctx.c
+# The pool's deadline timers (issue 9).
+check_PROGRAMS += test_workpool
+TESTS += test_workpool
+test_workpool_SOURCES = test_workpool.c

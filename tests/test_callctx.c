@@ -10,11 +10,14 @@
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "call/callctx.h"
+#include "base/handle.h"
 #include "base/log.h"
 #include "call/result.h"
 #include "base/util.h"
@@ -371,6 +374,131 @@ START_TEST(results_past_the_size_limit_become_tool_errors)
 }
 END_TEST
 
+/* ---- use after end (issue 9) ------------------------------------------------ */
+
+static int misuse_logs;
+static char misuse_line[512];
+
+static void count_misuse(th_log_level level, const char *line, void *ctx)
+{
+    (void)ctx;
+    if (level == TH_LOG_ERROR && strstr(line, "after the handler returned")) {
+        misuse_logs++;
+        snprintf(misuse_line, sizeof misuse_line, "%s", line);
+    }
+}
+
+/* Every public function refuses an ended handle, also when its slot now
+ * serves another call; ownership-taking ones still free what they got. */
+START_TEST(an_ended_handle_is_refused)
+{
+    misuse_logs = 0;
+    th_log_set_sink(count_misuse, NULL);
+    th_call *c = new_call("resize", 0);
+    th_call *h = th_call_handle(c);
+    ck_assert_ptr_ne(h, c);
+    ck_assert_ptr_eq(th_call_handle(c), h); /* one handle per call */
+    ck_assert_int_eq(th_call_text(h, "live"), TH_OK);
+    ck_assert_str_eq(th_call_tool_name(h), "resize");
+    ck_assert(!th_call_cancelled(h));
+    char *got = finish(c, TH_OK); /* ends the handle, frees the call */
+    ck_assert_str_eq(got, "{\"content\":[{\"type\":\"text\",\"text\":\"live\"}]}");
+    free(got);
+
+    th_call *c2 = new_call("other", 0);
+    th_call *h2 = th_call_handle(c2); /* most likely the same slot, next generation */
+    ck_assert_ptr_ne(h2, h);
+    ck_assert_int_eq(th_call_text(h, "ghost"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_textf(h, "ghost %d", 1), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_error(h, "ghost"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_structured(h, json_object_new_object()), TH_ERR_MISUSE); /* freed */
+    ck_assert_int_eq(th_call_content(h, json_object_new_object()), TH_ERR_MISUSE);    /* freed */
+    ck_assert_int_eq(th_call_image(h, "image/png", "AAAA"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_audio(h, "audio/wav", "AAAA"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_resource_link(h, "file:///x", "x", NULL, NULL), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_resource_text(h, "file:///x", NULL, "x"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_resource_blob(h, "file:///x", NULL, "AAAA"), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_progress(h, 1, 2, NULL), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_log(h, TH_LOG_ERROR, "ghost"), TH_ERR_MISUSE);
+    ck_assert(th_call_cancelled(h)); /* a thread left behind must stop */
+    ck_assert_str_eq(th_call_tool_name(h), "");
+    ck_assert(!th_call_is_error(h));
+    ck_assert_int_eq(misuse_logs, 1);
+    ck_assert_msg(strstr(misuse_line, "tool 'resize': th_call_text()"), "%s", misuse_line);
+    /* A made-up handle is refused as well. */
+    ck_assert_int_eq(th_call_text((th_call *)(uintptr_t)0x7fff0001, "x"), TH_ERR_MISUSE);
+
+    ck_assert_int_eq(th_call_text(h2, "fine"), TH_OK);
+    ck_assert_str_eq(th_call_tool_name(h2), "other");
+    got = finish(c2, TH_OK);
+    ck_assert_msg(strstr(got, "fine") && !strstr(got, "ghost"), "%s", got);
+    free(got);
+    th_log_set_sink(NULL, NULL);
+}
+END_TEST
+
+/* A made-up handle naming a free slot's next generation resolves to
+ * nothing and leaves the slot as it was: reopening and closing it again
+ * does not wait for a thread that never left. */
+START_TEST(a_made_up_handle_for_a_free_slot_is_refused)
+{
+    int obj;
+    th_handle h = th_handle_open(&obj, TH_HANDLE_CALL, "x");
+    ck_assert(h != 0);
+    th_handle_close(h);
+    th_handle made = h + ((th_handle)1 << 21); /* same slot, next generation */
+    ck_assert_ptr_null(th_handle_enter(made, TH_HANDLE_CALL));
+    th_handle open[4096];
+    size_t n = 0;
+    bool same = false;
+    while (!same && n < 4096) {
+        open[n] = th_handle_open(&obj, TH_HANDLE_CALL, "y");
+        same = ((open[n] >> 1) & 0xfffff) == ((h >> 1) & 0xfffff);
+        n++;
+    }
+    ck_assert(same);
+    ck_assert_ptr_eq(th_handle_enter(open[n - 1], TH_HANDLE_CALL), &obj);
+    th_handle_leave(open[n - 1]);
+    for (size_t i = 0; i < n; i++)
+        th_handle_close(open[i]); /* would spin for ever on a leaked count */
+}
+END_TEST
+
+static atomic_int landed;
+
+static void *hammer(void *p)
+{
+    th_call *h = p;
+    while (th_call_text(h, "x") == TH_OK)
+        atomic_fetch_add(&landed, 1);
+    return NULL;
+}
+
+/* A thread the handler left behind goes on using the handle while the call
+ * ends: each use either lands before the end or is refused; none touches
+ * freed memory (the sanitizer and valgrind runs check that). */
+START_TEST(an_ending_handle_waits_for_threads_inside)
+{
+    th_log_set_sink(count_misuse, NULL);
+    for (int round = 0; round < 20; round++) {
+        atomic_store(&landed, 0);
+        th_call *c = new_call("race", 0);
+        th_call *h = th_call_handle(c);
+        pthread_t t;
+        ck_assert_int_eq(pthread_create(&t, NULL, hammer, h), 0);
+        while (atomic_load(&landed) < 10)
+            sched_yield();
+        json_object *r = th_call_finish(c, TH_OK); /* the end waits for the thread to leave */
+        size_t n = json_object_array_length(json_object_object_get(r, "content"));
+        th_call_free(c);
+        pthread_join(t, NULL);
+        ck_assert_uint_eq(n, (size_t)atomic_load(&landed));
+        json_object_put(r);
+    }
+    th_log_set_sink(NULL, NULL);
+}
+END_TEST
+
 static Suite *callctx_suite(void)
 {
     Suite *s = suite_create("callctx");
@@ -387,6 +515,9 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, size_estimate_tracks_serialised_size);
     tcase_add_test(tc, deep_values_are_refused_and_freed_without_recursion);
     tcase_add_test(tc, results_past_the_size_limit_become_tool_errors);
+    tcase_add_test(tc, an_ended_handle_is_refused);
+    tcase_add_test(tc, an_ending_handle_waits_for_threads_inside);
+    tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

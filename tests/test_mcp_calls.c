@@ -864,6 +864,233 @@ START_TEST(modern_ids_may_be_reused_once_answered)
 }
 END_TEST
 
+/* ---- deadlines (issue 9) ---------------------------------------------------------------- */
+
+/* toolhost serving only hostile/overrun.so (DIR receives the directory to
+ * remove), with OPT VAL when OPT is not NULL, in era ERA. */
+static mh_proc *start_overrun(int era, char **dir, const char *opt, const char *val)
+{
+    *dir = mh_private_dir(mh_hostile("overrun"), NULL);
+    mh_proc *p = opt ? mh_spawn("-d", *dir, opt, val, NULL) : mh_spawn("-d", *dir, NULL);
+    if (era == LEGACY)
+        mh_initialize(p, "2025-11-25");
+    return p;
+}
+
+static void assert_timed_out(json_object *o, const char *text)
+{
+    MH_ASSERT_RESULT(o);
+    ck_assert_msg(json_object_get_boolean(mh_at(o, "result isError")), "%s", mh_json(o));
+    MH_ASSERT_STR(o, "result content 0 text", text);
+    ck_assert_msg(mh_len(o, "result content") == 1, "%s", mh_json(o));
+}
+
+/* The answer comes at expiry, while the handler still sleeps; its late
+ * result never arrives; the id may be reused at once. */
+START_TEST(a_call_past_its_deadline_is_answered_at_expiry)
+{
+    char *dir;
+    mh_proc *p = start_overrun(_i, &dir, "--call-timeout", "0.5");
+    send_call(p, _i, "1", "overrun_ignore", "{\"ms\":4000}", "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "1");
+    assert_timed_out(o, "tool 'overrun_ignore' timed out after 500 ms");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "overrun_ignore returning"), "answered only when the handler returned: %s", err);
+    free(err);
+    /* Released with the answer: the same id is a new request. */
+    send_call(p, _i, "1", "overrun", "{}", "");
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "1");
+    MH_ASSERT_STR(o, "result content 0 text", "quick");
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "overrun_ignore returning", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 2); /* the late result was discarded */
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A descriptor's shorter deadline applies, and the handler sees the
+ * cancellation it brings. */
+START_TEST(a_tool_may_ask_for_a_shorter_deadline)
+{
+    char *dir;
+    mh_proc *p = start_overrun(_i, &dir, NULL, NULL);
+    send_call(p, _i, "1", "overrun_poll", "{}", "");
+    json_object *o = mh_next(p);
+    assert_timed_out(o, "tool 'overrun_poll' timed out after 300 ms");
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "saw the cancellation", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A longer one is cut to the host's. */
+START_TEST(a_tool_cannot_ask_for_a_longer_deadline)
+{
+    char *dir;
+    mh_proc *p = start_overrun(MODERN, &dir, "--call-timeout", "1");
+    send_call(p, MODERN, "1", "overrun_greedy", "{\"ms\":3000}", "");
+    json_object *o = mh_next(p);
+    assert_timed_out(o, "tool 'overrun_greedy' timed out after 1 s");
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "overrun_greedy returning", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/*
+** Handlers that end around their deadline, some cancelled by the client
+** around it too: every call gets exactly one response (a cancelled one at
+** most one), either the result or the timeout, never both.
+*/
+START_TEST(deadline_races_give_one_response_per_request)
+{
+    enum { N = 40 };
+    char *dir;
+    mh_proc *p = start_overrun(MODERN, &dir, "--call-timeout", "0.2");
+    for (int i = 1; i <= N; i++) {
+        char id[16], args[32];
+        snprintf(id, sizeof id, "%d", i);
+        snprintf(args, sizeof args, "{\"ms\":%d}", 170 + (i % 7) * 10);
+        send_call(p, MODERN, id, "overrun_ignore", args, "");
+    }
+    usleep(190 * 1000);
+    for (int i = 3; i <= N; i += 3)
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%d}}",
+                i);
+    /* Every handler has returned once stderr shows N lines; a ping sent
+     * then is answered after anything they could still cause. */
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    for (;;) {
+        char *err = mh_stderr(p);
+        int n = 0;
+        for (const char *q = err; (q = strstr(q, "overrun_ignore returning")); q++)
+            n++;
+        free(err);
+        if (n == N)
+            break;
+        ck_assert_msg(mh_now_ms() < until, "only %d of %d handlers returned", n, N);
+        usleep(20 * 1000);
+    }
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\"}");
+    int seen[N + 1] = {0};
+    for (;;) {
+        json_object *o = mh_next(p);
+        json_object *id = mh_at(o, "id");
+        if (json_object_is_type(id, json_type_string)) {
+            json_object_put(o);
+            break;
+        }
+        int i = json_object_get_int(id);
+        ck_assert_msg(i >= 1 && i <= N, "%s", mh_json(o));
+        seen[i]++;
+        const char *text = mh_str(o, "result content 0 text");
+        ck_assert_msg(text && (!strcmp(text, "late result") || strstr(text, "timed out after 200 ms")), "%s",
+                      mh_json(o));
+        json_object_put(o);
+    }
+    for (int i = 1; i <= N; i++)
+        ck_assert_msg(i % 3 == 0 ? seen[i] <= 1 : seen[i] == 1, "request %d got %d responses", i, seen[i]);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- use after end (issue 9) ------------------------------------------------------------- */
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *q = hay; (q = strstr(q, needle)); q++)
+        n++;
+    return n;
+}
+
+#define ALL_REFUSED                                                                                                    \
+    "text=7 textf=7 error=7 structured=7 content=7 image=7 link=7 progress=7 log=7 cancelled=1 name=''"
+
+/* A th_call kept in a global and used from the next call (which may hold
+ * the very slot the old handle named) is refused, and logged once. */
+START_TEST(a_kept_call_used_from_the_next_call_is_refused)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    if (_i == LEGACY)
+        mh_initialize(p, "2025-11-25");
+    json_object *o = call(p, _i, "keep_call", "{\"op\":\"stash\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "stashed");
+    json_object_put(o);
+    for (int k = 0; k < 2; k++) {
+        o = call(p, _i, "keep_call", "{\"op\":\"use\"}");
+        MH_ASSERT_STR(o, "result content 0 text", ALL_REFUSED);
+        ck_assert_msg(mh_len(o, "result content") == 1, "%s", mh_json(o));
+        json_object_put(o);
+    }
+    mh_ping_is_next(p, 2);
+    char *err = mh_stderr(p);
+    ck_assert_msg(count_of(err, "tool 'keep_call': th_call_text() used its th_call after the handler returned") == 1 &&
+                      count_of(err, "used its th_call after") == 1,
+                  "%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* From a detached thread after the handler returned: refused too, and the
+ * call's response is the one it had. */
+START_TEST(a_kept_call_used_from_a_detached_thread_is_refused)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_call"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    json_object *o = call(p, MODERN, "keep_call", "{\"op\":\"thread\"}");
+    MH_ASSERT_STR(o, "result content 0 text", "thread started");
+    ck_assert_msg(mh_len(o, "result content") == 1, "%s", mh_json(o));
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "keep_call thread: ", MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "keep_call thread: " ALL_REFUSED "\n"), "%s", err);
+    ck_assert_msg(count_of(err, "used its th_call after") == 1, "%s", err);
+    free(err);
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A th_server kept past registration: th_server_add_tool from a tool call
+ * and from a thread is refused, and the registry stays as it was. */
+START_TEST(a_kept_server_is_refused_after_registration)
+{
+    char *dir = mh_private_dir(mh_hostile("keep_server"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, "keep_server thread: ", MH_TIMEOUT_MS));
+    json_object *o = call(p, MODERN, "keep_server", "{}");
+    MH_ASSERT_STR(o, "result content 0 text", "add=7 errmsg=''");
+    json_object_put(o);
+    o = list_page(p, MODERN, NULL);
+    ck_assert_msg(mh_len(o, "result tools") == 1, "%s", mh_json(o));
+    MH_ASSERT_STR(o, "result tools 0 name", "keep_server");
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "keep_server thread: add=7 errmsg=''\n"), "%s", err);
+    ck_assert_msg(count_of(err, "plugin keep_server: th_server_add_tool() used its th_server after "
+                                "register_keep_server_tool returned") == 1 &&
+                      count_of(err, "used its th_server after") == 1,
+                  "%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *calls_suite(void)
 {
     Suite *s = suite_create("mcp_calls");
@@ -928,6 +1155,13 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, cancelled_call_with_an_id_json_c_would_change, 0, 2);
     tcase_add_test(tc, ids_json_c_would_merge_stay_apart);
     tcase_add_loop_test(tc, long_string_ids_on_tools_call, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, a_call_past_its_deadline_is_answered_at_expiry, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, a_tool_may_ask_for_a_shorter_deadline, LEGACY, MODERN + 1);
+    tcase_add_test(tc, a_tool_cannot_ask_for_a_longer_deadline);
+    tcase_add_test(tc, deadline_races_give_one_response_per_request);
+    tcase_add_loop_test(tc, a_kept_call_used_from_the_next_call_is_refused, LEGACY, MODERN + 1);
+    tcase_add_test(tc, a_kept_call_used_from_a_detached_thread_is_refused);
+    tcase_add_test(tc, a_kept_server_is_refused_after_registration);
     suite_add_tcase(s, tc);
     return s;
 }

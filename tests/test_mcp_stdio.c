@@ -548,6 +548,8 @@ START_TEST(bad_option_values_exit_two)
     static const char *const bad[][2] = {
         {"--page-size", "many"}, {"--max-message-bytes", "10"}, {"--shutdown-grace-ms", "-1"},
         {"--log-level", "loud"}, {"--max-concurrent-calls", "0"},
+        {"--call-timeout", "soon"}, {"--call-timeout", "-1"}, {"--call-timeout", "0.0001"},
+        {"--call-timeout", "nan"}, {"--call-timeout", "86401"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mh_proc *p = mh_spawn(bad[i][0], bad[i][1], NULL);

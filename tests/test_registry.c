@@ -402,6 +402,29 @@ START_TEST(test_abi_checked_first)
 }
 END_TEST
 
+/* A plugin built before th_tool had timeout_ms: its struct ends before the
+ * field, and whatever memory follows must read as 0 (the host's deadline). */
+START_TEST(test_timeout_ms_past_an_older_struct_size_reads_as_zero)
+{
+    union {
+        th_tool t;
+        unsigned char bytes[sizeof(th_tool)];
+    } old;
+    memset(old.bytes, 0x5a, sizeof old.bytes); /* what lies past the old struct */
+    th_tool t = make_tool("older", "Descriptor from an older header");
+    memcpy(&old.t, &t, offsetof(th_tool, timeout_ms));
+    old.t.struct_size = (uint32_t)offsetof(th_tool, timeout_ms);
+    th_err err;
+    ck_assert_int_eq(add(&old.t, &err), TH_OK);
+    ck_assert_uint_eq(th_registry_get(reg, "older")->timeout_ms, 0);
+
+    th_tool own = make_tool("newer", "Descriptor with its own deadline");
+    own.timeout_ms = 250;
+    ck_assert_int_eq(add(&own, &err), TH_OK);
+    ck_assert_uint_eq(th_registry_get(reg, "newer")->timeout_ms, 250);
+}
+END_TEST
+
 START_TEST(test_register_after_shutdown)
 {
     th_registry_shutdown(reg);
@@ -492,6 +515,7 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_input_schema_must_be_strict_json);
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
     tcase_add_test(extra, test_abi_checked_first);
+    tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
     tcase_add_test(extra, test_register_after_shutdown);
     tcase_add_test(extra, test_destroy_only_for_registered_tools);
     tcase_add_test(extra, test_many_tools_lookup);

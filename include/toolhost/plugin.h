@@ -84,6 +84,12 @@ typedef enum th_rc {
 ** An opaque handle on the host, valid only during the register_NAME_tool()
 ** call it is passed to. Use it to register further tools (th_server_add_tool)
 ** and to read why a registration was refused (th_server_errmsg).
+**
+** Misuse rule: a th_server kept after register_NAME_tool() returned (in a
+** global, or by a thread it started) is refused, not undefined behaviour:
+** th_server_add_tool() returns TH_ERR_MISUSE and registers nothing,
+** th_server_errmsg() returns "", and the host logs the first such use,
+** naming the plugin.
 */
 typedef struct th_server th_server;
 
@@ -97,6 +103,14 @@ typedef struct th_server th_server;
 ** thread, or from threads the handler starts and joins before returning, but
 ** not from two threads at once, except th_call_cancelled(), which any thread
 ** may call at any time during the call.
+**
+** Misuse rule: the pointer is a handle, not the host's memory. Used after
+** the handler returned (kept in a global for the next call, or by a thread
+** still running), every th_call_* function refuses it, in every isolation
+** mode: those returning th_rc return TH_ERR_MISUSE (a value handed over is
+** still freed), th_call_cancelled() returns true (so a thread left behind
+** stops), th_call_tool_name() returns "". Nothing reaches the client; the
+** host logs the first such use, naming the tool.
 */
 typedef struct th_call th_call;
 
@@ -285,6 +299,14 @@ typedef struct th_function {
 **               a descriptor: its caller sees the result and keeps
 **               user_data.
 ** function      a typed function instead of handler and input_schema.
+** timeout_ms    (added in ABI 1, after function) the call deadline this tool
+**               asks for, in milliseconds; 0 (and a plugin built before the
+**               field existed) means the host's --call-timeout. A value
+**               longer than the host's is cut to the host's. On expiry the
+**               client is answered with an isError result ("tool 'x' timed
+**               out after 500 ms"), th_call_cancelled() turns true, and
+**               whatever the handler adds or returns afterwards is
+**               discarded.
 */
 typedef struct th_tool {
     uint32_t abi_version;
@@ -299,7 +321,9 @@ typedef struct th_tool {
     void *user_data;
     void (*destroy)(void *user_data);
     const th_function *function;
-    /* ABI 1 ends here. Append new fields below; never reorder. */
+    /* ABI 1's first fields end here. Append new fields below; never
+     * reorder. A host reads those past the plugin's struct_size as zero. */
+    uint32_t timeout_ms;
 } th_tool;
 
 /*
@@ -499,8 +523,9 @@ typedef enum th_log_level {
 th_rc th_call_log(th_call *call, th_log_level level, const char *fmt, ...) TH_PRINTF(3, 4);
 
 /*
-** True once the client has cancelled this call (or the host is shutting
-** down). A long-running handler should poll it and return early; whatever it
+** True once the client has cancelled this call, its deadline has passed
+** (th_tool.timeout_ms, the host's --call-timeout), or the host is shutting
+** down. A long-running handler should poll it and return early; whatever it
 ** returns afterwards is discarded. Any thread may call it.
 */
 bool th_call_cancelled(const th_call *call);

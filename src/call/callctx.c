@@ -3,6 +3,8 @@
 ** collects content blocks, structured content and the error flag, and turns
 ** progress and log reports into notifications through the call's hooks.
 ** What a plugin hands over is made fit for the wire here, or refused.
+** The handler gets a handle, not the object: every public function resolves
+** it, so a th_call kept past the handler's return is refused, not UB.
 */
 #include "config.h"
 
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "call/callctx.h"
+#include "base/handle.h"
 #include "base/log.h"
 #include "call/result.h"
 #include "base/util.h"
@@ -32,7 +35,53 @@ struct th_call {
     size_t content_bytes;    /* estimated serialised size of content */
     size_t structured_bytes; /* ... and of structured */
     bool too_big;            /* their sum passed hooks.max_result_bytes */
+    th_handle handle;        /* what the handler was given; 0: none (yet) */
 };
+
+/*
+** The call CALL names as a plugin passed it: a handle, resolved and entered
+** (leave with unuse), or the host's own pointer. NULL for NULL and for an
+** ended handle; the latter is logged once, naming the tool and FN.
+*/
+static th_call *use(const th_call *call, const char *fn)
+{
+    if (!th_handle_is(call))
+        return (th_call *)call;
+    th_call *c = th_handle_enter((th_handle)call, TH_HANDLE_CALL);
+    char name[128];
+    if (!c && th_handle_first_misuse((th_handle)call, name, sizeof name))
+        th_log(TH_LOG_ERROR,
+               "tool '%s': %s() used its th_call after the handler returned; refused with TH_ERR_MISUSE "
+               "(a handler must not keep its th_call, nor let threads use it after it returns)",
+               name, fn);
+    return c;
+}
+
+static void unuse(const th_call *call)
+{
+    if (th_handle_is(call))
+        th_handle_leave((th_handle)call);
+}
+
+th_call *th_call_handle(th_call *c)
+{
+    if (!c->handle)
+        c->handle = th_handle_open(c, TH_HANDLE_CALL, c->tool_name);
+    if (!c->handle) {
+        th_log(TH_LOG_WARNING, "tool '%s': no handle left for its call; use after its end goes unchecked",
+               c->tool_name);
+        return c;
+    }
+    return (th_call *)c->handle;
+}
+
+void th_call_end(th_call *c)
+{
+    if (c && c->handle) {
+        th_handle_close(c->handle);
+        c->handle = 0;
+    }
+}
 
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
 {
@@ -55,6 +104,7 @@ void th_call_free(th_call *c)
 {
     if (!c)
         return;
+    th_call_end(c);
     free(c->tool_name);
     json_object_put(c->content);
     json_object_put(c->structured);
@@ -62,24 +112,40 @@ void th_call_free(th_call *c)
     free(c);
 }
 
-void th_call_cancel(th_call *c)
+void th_call_cancel(th_call *call)
 {
-    atomic_store(&c->cancelled, true);
+    th_call *c = use(call, __func__);
+    if (c)
+        atomic_store(&c->cancelled, true);
+    unuse(c ? call : NULL);
 }
 
-bool th_call_cancelled(const th_call *c)
+/* An ended call counts as cancelled: a thread the handler left behind
+ * that polls this must stop. */
+bool th_call_cancelled(const th_call *call)
 {
-    return c && atomic_load(&((th_call *)c)->cancelled);
+    if (!call)
+        return false;
+    th_call *c = use(call, __func__);
+    bool cancelled = !c || atomic_load(&c->cancelled);
+    unuse(c ? call : NULL);
+    return cancelled;
 }
 
-const char *th_call_tool_name(const th_call *c)
+const char *th_call_tool_name(const th_call *call)
 {
-    return c ? c->tool_name : "";
+    th_call *c = use(call, __func__);
+    const char *name = c ? c->tool_name : ""; /* lives until th_call_free */
+    unuse(c ? call : NULL);
+    return name;
 }
 
-bool th_call_is_error(const th_call *c)
+bool th_call_is_error(const th_call *call)
 {
-    return c->is_error;
+    th_call *c = use(call, __func__);
+    bool is_error = c && c->is_error;
+    unuse(c ? call : NULL);
+    return is_error;
 }
 
 /* Remember the first reason the result cannot be sent; WHY is consumed. */
@@ -115,7 +181,7 @@ static bool within_limit(th_call *c)
     return !c->too_big;
 }
 
-th_rc th_call_content(th_call *c, json_object *block)
+static th_rc content_in(th_call *c, json_object *block)
 {
     if (!c || !block) {
         th_result_free(block);
@@ -192,7 +258,15 @@ static th_rc add_built(th_call *c, json_object *b, bool ok)
     return th_call_content(c, b);
 }
 
-th_rc th_call_text(th_call *c, const char *text)
+th_rc th_call_content(th_call *call, json_object *block)
+{
+    th_call *c = use(call, __func__);
+    th_rc rc = content_in(c, block);
+    unuse(c ? call : NULL);
+    return rc;
+}
+
+static th_rc text_in(th_call *c, const char *text)
 {
     if (!c || !text)
         return TH_ERR_MISUSE;
@@ -205,6 +279,14 @@ th_rc th_call_text(th_call *c, const char *text)
     }
     json_object *b = block_of("text");
     return add_built(c, b, b && put_str(b, "text", text));
+}
+
+th_rc th_call_text(th_call *call, const char *text)
+{
+    th_call *c = use(call, __func__);
+    th_rc rc = text_in(c, text);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
 static th_rc vtextf(th_call *c, const char *fmt, va_list ap)
@@ -225,14 +307,18 @@ static th_rc vtextf(th_call *c, const char *fmt, va_list ap)
     return rc;
 }
 
-th_rc th_call_textf(th_call *c, const char *fmt, ...)
+th_rc th_call_textf(th_call *call, const char *fmt, ...)
 {
-    if (!c || !fmt)
+    th_call *c = use(call, __func__);
+    if (!c || !fmt) {
+        unuse(c ? call : NULL);
         return TH_ERR_MISUSE;
+    }
     va_list ap;
     va_start(ap, fmt);
     th_rc rc = vtextf(c, fmt, ap);
     va_end(ap);
+    unuse(call);
     return rc;
 }
 
@@ -244,18 +330,23 @@ static th_rc media(th_call *c, const char *type, const char *mime, const char *d
     return add_built(c, b, b && put_str(b, "data", data) && put_str(b, "mimeType", mime));
 }
 
-th_rc th_call_image(th_call *c, const char *mime_type, const char *base64)
+th_rc th_call_image(th_call *call, const char *mime_type, const char *base64)
 {
-    return media(c, "image", mime_type, base64);
+    th_call *c = use(call, __func__);
+    th_rc rc = media(c, "image", mime_type, base64);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
-th_rc th_call_audio(th_call *c, const char *mime_type, const char *base64)
+th_rc th_call_audio(th_call *call, const char *mime_type, const char *base64)
 {
-    return media(c, "audio", mime_type, base64);
+    th_call *c = use(call, __func__);
+    th_rc rc = media(c, "audio", mime_type, base64);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
-th_rc th_call_resource_link(th_call *c, const char *uri, const char *name, const char *description,
-                            const char *mime_type)
+static th_rc link_in(th_call *c, const char *uri, const char *name, const char *description, const char *mime_type)
 {
     if (!c || !uri || !name)
         return TH_ERR_MISUSE;
@@ -263,6 +354,15 @@ th_rc th_call_resource_link(th_call *c, const char *uri, const char *name, const
     return add_built(c, b,
                      b && put_str(b, "uri", uri) && put_str(b, "name", name) &&
                          put_str(b, "description", description) && put_str(b, "mimeType", mime_type));
+}
+
+th_rc th_call_resource_link(th_call *call, const char *uri, const char *name, const char *description,
+                            const char *mime_type)
+{
+    th_call *c = use(call, __func__);
+    th_rc rc = link_in(c, uri, name, description, mime_type);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
 static th_rc embedded(th_call *c, const char *uri, const char *mime, const char *key, const char *value)
@@ -279,17 +379,23 @@ static th_rc embedded(th_call *c, const char *uri, const char *mime, const char 
     return add_built(c, b, put_str(r, "uri", uri) && put_str(r, "mimeType", mime) && put_str(r, key, value));
 }
 
-th_rc th_call_resource_text(th_call *c, const char *uri, const char *mime_type, const char *text)
+th_rc th_call_resource_text(th_call *call, const char *uri, const char *mime_type, const char *text)
 {
-    return embedded(c, uri, mime_type, "text", text);
+    th_call *c = use(call, __func__);
+    th_rc rc = embedded(c, uri, mime_type, "text", text);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
-th_rc th_call_resource_blob(th_call *c, const char *uri, const char *mime_type, const char *base64)
+th_rc th_call_resource_blob(th_call *call, const char *uri, const char *mime_type, const char *base64)
 {
-    return embedded(c, uri, mime_type, "blob", base64);
+    th_call *c = use(call, __func__);
+    th_rc rc = embedded(c, uri, mime_type, "blob", base64);
+    unuse(c ? call : NULL);
+    return rc;
 }
 
-th_rc th_call_structured(th_call *c, json_object *value)
+static th_rc structured_in(th_call *c, json_object *value)
 {
     if (!c) {
         th_result_free(value);
@@ -326,15 +432,27 @@ th_rc th_call_structured(th_call *c, json_object *value)
     return TH_OK;
 }
 
-th_rc th_call_error(th_call *c, const char *fmt, ...)
+th_rc th_call_structured(th_call *call, json_object *value)
 {
-    if (!c || !fmt)
+    th_call *c = use(call, __func__);
+    th_rc rc = structured_in(c, value);
+    unuse(c ? call : NULL);
+    return rc;
+}
+
+th_rc th_call_error(th_call *call, const char *fmt, ...)
+{
+    th_call *c = use(call, __func__);
+    if (!c || !fmt) {
+        unuse(c ? call : NULL);
         return TH_ERR_MISUSE;
+    }
     c->is_error = true;
     va_list ap;
     va_start(ap, fmt);
     th_rc rc = vtextf(c, fmt, ap);
     va_end(ap);
+    unuse(call);
     return rc;
 }
 
@@ -351,7 +469,7 @@ static void notify(th_call *c, const char *method, json_object *params)
     c->hooks.notify(c->hooks.ctx, n);
 }
 
-th_rc th_call_progress(th_call *c, double progress, double total, const char *message)
+static th_rc progress_in(th_call *c, double progress, double total, const char *message)
 {
     if (!c)
         return TH_ERR_MISUSE;
@@ -383,15 +501,20 @@ th_rc th_call_progress(th_call *c, double progress, double total, const char *me
     return TH_OK;
 }
 
-th_rc th_call_log(th_call *c, th_log_level level, const char *fmt, ...)
+th_rc th_call_progress(th_call *call, double progress, double total, const char *message)
+{
+    th_call *c = use(call, __func__);
+    th_rc rc = progress_in(c, progress, total, message);
+    unuse(c ? call : NULL);
+    return rc;
+}
+
+static th_rc log_in(th_call *c, th_log_level level, const char *fmt, va_list ap)
 {
     if (!c || !fmt || (unsigned)level > TH_LOG_EMERGENCY)
         return TH_ERR_MISUSE;
     char text[4096];
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
     /* A cut message must not end in half a character (which would then
      * show as U+FFFD). */
     if (n >= (int)sizeof text)
@@ -415,6 +538,17 @@ th_rc th_call_log(th_call *c, th_log_level level, const char *fmt, ...)
         th_log(level, "tool %s: %s", c->tool_name, json_object_get_string(data));
         json_object_put(data);
     }
+    return rc;
+}
+
+th_rc th_call_log(th_call *call, th_log_level level, const char *fmt, ...)
+{
+    th_call *c = use(call, __func__);
+    va_list ap;
+    va_start(ap, fmt);
+    th_rc rc = log_in(c, level, fmt, ap);
+    va_end(ap);
+    unuse(c ? call : NULL);
     return rc;
 }
 
@@ -449,6 +583,7 @@ static json_object *refusal(th_call *c)
 
 json_object *th_call_finish(th_call *c, th_rc handler_rc)
 {
+    th_call_end(c); /* the handler has returned: its handle is dead from here */
     if (c->invalid || c->too_big)
         return refusal(c);
     if (handler_rc != TH_OK && !c->is_error) {

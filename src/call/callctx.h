@@ -31,6 +31,23 @@ typedef struct th_call_hooks {
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks);
 
+/*
+** What to pass the handler instead of CALL: a handle (base/handle.h) that
+** every public th_call_* function resolves, so a handler's (or its thread's)
+** use after th_call_end is refused with TH_ERR_MISUSE and logged once,
+** instead of reaching freed memory. The public functions accept the host's
+** own pointer too (for the host's own additions, such as argument errors).
+** Falls back to CALL itself when no handle can be had.
+*/
+th_call *th_call_handle(th_call *call);
+
+/*
+** The handler has returned: its handle is refused from now on. Waits for a
+** thread inside a th_call_* function on it to leave. th_call_finish and
+** th_call_free do this too.
+*/
+void th_call_end(th_call *call);
+
 /* Ask the handler to stop; also silences its notifications. Any thread. */
 void th_call_cancel(th_call *call);
 

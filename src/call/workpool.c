@@ -6,8 +6,9 @@
 ** holds up another for long, while a flood of fast calls (a long queue that
 ** moves) does not pay for dozens of contending threads. A job that waits
 ** longer than the queue timeout is taken out and handed to its expiry
-** function instead (all threads may be stuck for good). Shutdown drains the
-** queue and joins with a deadline.
+** function instead (all threads may be stuck for good). The supervisor also
+** fires the call deadline timers. Shutdown drains the queue and joins with a
+** deadline.
 */
 #include "config.h"
 
@@ -37,6 +38,9 @@ struct th_pool {
     pthread_cond_t work;     /* a job was queued, or shutdown */
     pthread_cond_t backlog;  /* for the supervisor: jobs wait, no thread free */
     pthread_cond_t finished; /* a thread exited */
+    pthread_cond_t fired;    /* a timer's function returned */
+    th_pool_timer *timers, *last_timer; /* armed, earliest first */
+    long long sleep_until;   /* the supervisor waits until then; LLONG_MIN: awake */
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
     size_t nqueued;          /* jobs in the queue */
@@ -108,10 +112,45 @@ static job *take_expired(th_pool *pool, long long now)
     return out;
 }
 
+enum { TIMER_IDLE, TIMER_ARMED, TIMER_FIRING, TIMER_FIRED };
+
+/* Take T out of the armed list. Under pool->lock. */
+static void timer_unlink(th_pool *pool, th_pool_timer *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        pool->timers = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        pool->last_timer = t->prev;
+    t->prev = t->next = NULL;
+}
+
+/* Fire the first timer if it is due; true if one was fired (the lock was
+ * dropped meanwhile). Under pool->lock. */
+static bool fire_due_timer(th_pool *pool, long long now)
+{
+    th_pool_timer *t = pool->timers;
+    if (!t || t->at_ms > now)
+        return false;
+    timer_unlink(pool, t);
+    t->state = TIMER_FIRING;
+    pthread_mutex_unlock(&pool->lock);
+    t->fn(t->arg);
+    pthread_mutex_lock(&pool->lock);
+    /* From here on its owner may free T: touch nothing after the wake. */
+    t->state = TIMER_FIRED;
+    pthread_cond_broadcast(&pool->fired);
+    return true;
+}
+
 /*
 ** The supervisor: adds a thread when jobs wait and none was taken for
 ** GROW_AFTER_MS (below the maximum), and expires jobs that waited past the
-** queue timeout, calling their expiry functions here, outside the lock.
+** queue timeout, calling their expiry functions here, outside the lock, and
+** fires due timers.
 */
 static void *supervise(void *p)
 {
@@ -130,7 +169,9 @@ static void *supervise(void *p)
             pthread_mutex_lock(&pool->lock);
             continue;
         }
-        long long wake = LLONG_MAX;
+        if (fire_due_timer(pool, now))
+            continue;
+        long long wake = pool->timers ? pool->timers->at_ms : LLONG_MAX;
         if (pool->head && pool->nthreads < pool->max_threads) {
             long long since =
                 pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
@@ -141,18 +182,29 @@ static void *supervise(void *p)
                 spawn(pool);
                 continue;
             }
-            wake = due > now ? due : now + 1;
+            if (due < wake)
+                wake = due > now ? due : now + 1;
         }
         if (pool->head && pool->head->expired && pool->queue_timeout_ms > 0 &&
             pool->head->queued_ms + pool->queue_timeout_ms < wake)
             wake = pool->head->queued_ms + pool->queue_timeout_ms;
+        pool->sleep_until = wake;
         if (wake == LLONG_MAX)
             pthread_cond_wait(&pool->backlog, &pool->lock);
         else
             th_cond_wait_until(&pool->backlog, &pool->lock, wake);
+        pool->sleep_until = LLONG_MIN;
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
+}
+
+/* Start the supervisor if it is not running. Under pool->lock. */
+static bool supervise_started(th_pool *pool)
+{
+    if (!pool->supervising && pthread_create(&pool->supervisor, NULL, supervise, pool) == 0)
+        pool->supervising = true;
+    return pool->supervising;
 }
 
 th_pool *th_pool_new(size_t max_threads)
@@ -174,6 +226,8 @@ th_pool *th_pool_new(size_t max_threads)
     pthread_cond_init(&pool->work, NULL);
     pthread_cond_init(&pool->backlog, NULL);
     pthread_cond_init(&pool->finished, NULL);
+    pthread_cond_init(&pool->fired, NULL);
+    pool->sleep_until = LLONG_MIN;
     return pool;
 }
 
@@ -223,13 +277,60 @@ th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void 
         spawn(pool);
     } else if (pool->nthreads < pool->max_threads || (expired && pool->queue_timeout_ms > 0)) {
         /* The job waits: the supervisor grows the pool or expires it. */
-        if (!pool->supervising &&
-            pthread_create(&pool->supervisor, NULL, supervise, pool) == 0)
-            pool->supervising = true;
+        supervise_started(pool);
         pthread_cond_signal(&pool->backlog);
     }
     pthread_mutex_unlock(&pool->lock);
     return TH_OK;
+}
+
+th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (pool->stopping || !supervise_started(pool)) {
+        th_rc rc = pool->stopping ? TH_ERR_RUNTIME : TH_ERR_NOMEM;
+        pthread_mutex_unlock(&pool->lock);
+        return rc;
+    }
+    t->fn = fn;
+    t->arg = arg;
+    t->at_ms = at_ms;
+    t->state = TIMER_ARMED;
+    /* Most calls share one timeout, so a new deadline is usually the
+     * latest: search from the end. */
+    th_pool_timer *after = pool->last_timer;
+    while (after && after->at_ms > at_ms)
+        after = after->prev;
+    t->prev = after;
+    t->next = after ? after->next : pool->timers;
+    if (t->next)
+        t->next->prev = t;
+    else
+        pool->last_timer = t;
+    if (after)
+        after->next = t;
+    else
+        pool->timers = t;
+    /* Wake the supervisor only when it would sleep past this deadline: a
+     * call per wake-up would cost a context switch on every call. */
+    if (at_ms < pool->sleep_until)
+        pthread_cond_signal(&pool->backlog);
+    pthread_mutex_unlock(&pool->lock);
+    return TH_OK;
+}
+
+bool th_pool_timer_stop(th_pool *pool, th_pool_timer *t)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (t->state == TIMER_ARMED) {
+        timer_unlink(pool, t);
+        t->state = TIMER_IDLE;
+    }
+    while (t->state == TIMER_FIRING)
+        pthread_cond_wait(&pool->fired, &pool->lock);
+    bool never_fired = t->state != TIMER_FIRED;
+    pthread_mutex_unlock(&pool->lock);
+    return never_fired;
 }
 
 void th_pool_hold(th_pool *pool)
@@ -296,6 +397,7 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
     pthread_cond_destroy(&pool->work);
     pthread_cond_destroy(&pool->backlog);
     pthread_cond_destroy(&pool->finished);
+    pthread_cond_destroy(&pool->fired);
     free(pool->threads);
     free(pool);
     return true;

@@ -37,6 +37,35 @@ th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void 
 void th_pool_set_queue_timeout(th_pool *pool, long long ms);
 
 /*
+** A one-shot timer run by the pool's supervisor thread, so a deadline per
+** call costs no thread of its own. The caller owns the memory (embed it in
+** the job it guards, zeroed) and must not touch the fields.
+*/
+typedef struct th_pool_timer {
+    void (*fn)(void *);
+    void *arg;
+    long long at_ms;
+    struct th_pool_timer *prev, *next;
+    int state; /* 0 idle, armed, firing, fired */
+} th_pool_timer;
+
+/*
+** Arm T: at AT_MS (th_now_ms clock) FN(ARG) runs on the supervisor thread,
+** outside the pool's lock, unless th_pool_timer_stop comes first. FN must
+** not stop its own timer. Returns TH_ERR_NOMEM when no supervisor thread
+** could be started, TH_ERR_RUNTIME after shutdown began (T not armed).
+*/
+th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void (*fn)(void *), void *arg);
+
+/*
+** Disarm T. Returns true when FN will never run for it; false when FN has
+** run. Either way FN is not running when this returns (it waits for one in
+** progress), so the caller may free what ARG points at. A T never armed
+** returns true.
+*/
+bool th_pool_timer_stop(th_pool *pool, th_pool_timer *t);
+
+/*
 ** Between th_pool_hold and th_pool_release, jobs are queued (and may be
 ** taken by threads that are awake) but sleeping threads are not woken until
 ** the release: a producer with a batch at hand pays for one wake-up per

@@ -25,6 +25,7 @@
 
 #include "plugin/loader.h"
 #include "plugin/trust.h"
+#include "base/handle.h"
 #include "base/log.h"
 #include "base/signals.h"
 
@@ -109,10 +110,46 @@ struct th_server {
 /* What th_server_added_only() returns; compared by address, never read. */
 static const th_tool added_only_marker;
 
-th_rc th_server_add_tool(th_server *server, const th_tool *tool)
+/*
+** The server SERVER names as the plugin passed it: register_NAME_tool gets
+** a handle that ends when it returns, so a th_server kept for later (a
+** global, a thread) is refused and logged once instead of writing into the
+** loader's dead stack frame. Leave with server_unuse.
+*/
+static th_server *server_use(const th_server *server, const char *fn)
 {
+    if (!th_handle_is(server))
+        return (th_server *)server;
+    th_server *s = th_handle_enter((th_handle)server, TH_HANDLE_SERVER);
+    char name[128];
+    if (!s && th_handle_first_misuse((th_handle)server, name, sizeof name))
+        th_log(TH_LOG_ERROR,
+               "plugin %s: %s() used its th_server after register_%s_tool returned; refused with "
+               "TH_ERR_MISUSE (the handle is valid only during that call)",
+               name, fn, name);
+    return s;
+}
+
+static void server_unuse(const th_server *server)
+{
+    if (th_handle_is(server))
+        th_handle_leave((th_handle)server);
+}
+
+static th_rc add_tool(th_server *server, const th_tool *tool);
+
+th_rc th_server_add_tool(th_server *handle, const th_tool *tool)
+{
+    th_server *server = server_use(handle, __func__);
     if (!server)
         return TH_ERR_MISUSE;
+    th_rc rc = add_tool(server, tool);
+    server_unuse(handle);
+    return rc;
+}
+
+static th_rc add_tool(th_server *server, const th_tool *tool)
+{
     th_tool t;
     const char *owner = NULL;
     th_rc rc;
@@ -137,9 +174,15 @@ th_rc th_server_add_tool(th_server *server, const th_tool *tool)
     return rc;
 }
 
-const char *th_server_errmsg(const th_server *server)
+/* The message lives in the loader's frame only while the handle is open:
+ * a stale handle gets "". */
+const char *th_server_errmsg(const th_server *handle)
 {
-    return server ? server->err.msg : "";
+    th_server *server = server_use(handle, __func__);
+    const char *msg = server ? server->err.msg : "";
+    if (server)
+        server_unuse(handle);
+    return msg;
 }
 
 const th_tool *th_server_added_only(th_server *server)
@@ -385,7 +428,10 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
 
     size_t base = th_registry_count(reg);
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats};
-    const th_tool *desc = entry(&server);
+    /* The plugin gets a handle on SERVER, which dies with this frame. */
+    th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
+    const th_tool *desc = entry(h ? (th_server *)h : &server);
+    th_handle_close(h); /* waits for a plugin thread inside th_server_add_tool */
     th_tool t;
     bool readable = false; /* may T's fields (destroy, user_data) be trusted? */
     th_err err;

@@ -402,6 +402,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->handler = t.handler;
     e->user_data = t.user_data;
     e->destroy = t.destroy;
+    e->timeout_ms = t.timeout_ms;
 
     reg->entries[reg->count] = e;
     *find_slot(reg->slots, reg->nslots, reg->entries, e->name) = reg->count + 1;

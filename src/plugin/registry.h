@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -41,6 +42,7 @@ typedef struct th_entry {
     void *user_data;
     void (*destroy)(void *user_data);
     const char *origin;         /* plugin path for messages ("" if none) */
+    uint32_t timeout_ms;        /* the descriptor's own deadline; 0: the host's */
 } th_entry;
 
 typedef struct th_registry th_registry;

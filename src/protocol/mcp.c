@@ -98,6 +98,9 @@ struct job {
     char *key;              /* th_rpc_id_key of id, owned */
     struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
     job *next;              /* bucket chain */
+    th_pool_timer deadline; /* armed while the handler runs */
+    long long timeout_ms;   /* the deadline it was given */
+    bool answered;          /* its one response is out; under s->lock */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -111,6 +114,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->max_result_bytes = (size_t)16 << 20;
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->queue_timeout_ms = 30000;
+    cfg->call_timeout_ms = 60000;
 }
 
 static const char default_instructions[] =
@@ -649,6 +653,102 @@ static bool validation_cancelled(void *call)
 }
 
 static void job_answer(job *j, json_object *result, const char *busy);
+static void deadline_passed(void *p);
+
+/* The deadline of a call of E: the tool's own when it asked for a shorter
+ * one than the host's, else the host's; 0: none. */
+static long long call_timeout(const th_mcp_config *cfg, const th_entry *e)
+{
+    long long host = cfg->call_timeout_ms, own = e->timeout_ms;
+    if (own > 0 && (host <= 0 || own < host))
+        return own;
+    return host > 0 ? host : 0;
+}
+
+/* Start J's deadline as its handler starts: time spent waiting for a
+ * thread is bounded by the queue timeout instead. Pool thread. */
+static void arm_deadline(job *j)
+{
+    j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
+    if (j->timeout_ms <= 0)
+        return;
+    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, th_now_ms() + j->timeout_ms, deadline_passed, j);
+    if (rc != TH_OK)
+        th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
+}
+
+/* "500 ms", "60 s", "1.5 s": how a deadline reads in a message. */
+static void format_duration(char *buf, size_t size, long long ms)
+{
+    if (ms < 1000)
+        snprintf(buf, size, "%lld ms", ms);
+    else if (ms % 1000 == 0)
+        snprintf(buf, size, "%lld s", ms / 1000);
+    else
+        snprintf(buf, size, "%g s", (double)ms / 1000.0);
+}
+
+/* The result a call that passed its deadline gets. NULL when out of memory. */
+static json_object *timeout_result(const char *tool, const char *after)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "tool '%s' timed out after %s", tool, after);
+    json_object *r = json_object_new_object(), *content = json_object_new_array(), *b = json_object_new_object();
+    if (!r || !content || !b) {
+        json_object_put(r);
+        json_object_put(content);
+        json_object_put(b);
+        return NULL;
+    }
+    put(b, "type", json_object_new_string("text"));
+    put(b, "text", json_object_new_string(msg));
+    push(content, b);
+    put(r, "content", content);
+    put(r, "isError", json_object_new_boolean(1));
+    return r;
+}
+
+/*
+** J's handler ran past its deadline: the client is answered now, the call
+** is cancelled so a cooperative handler stops, and whatever it returns is
+** discarded by job_answer. The id is free for reuse from now on, but the
+** call still counts as in flight (its thread is busy) until the handler
+** returns. On the pool's supervisor thread; job_answer waits for this to
+** return before J can be freed.
+*/
+static void deadline_passed(void *p)
+{
+    job *j = p;
+    th_mcp_session *s = j->s;
+    pthread_mutex_lock(&s->lock);
+    bool answer = !j->answered && !j->cancelled; /* a cancelled call gets no response */
+    if (answer) {
+        j->answered = true;
+        unlink_job(s, j);
+    }
+    pthread_mutex_unlock(&s->lock);
+    th_call_cancel(j->call);
+    if (!answer)
+        return;
+    char after[32];
+    format_duration(after, sizeof after, j->timeout_ms);
+    th_log(TH_LOG_WARNING, "tool '%s' timed out after %s; it was cancelled and its late result will be discarded",
+           j->entry->name, after);
+    json_object *result = timeout_result(j->entry->name, after);
+    answering = j->batch;
+    if (result) {
+        request r = {.s = s, .modern = j->modern};
+        if (!j->modern)
+            fit_result(result, j->version);
+        finish_result(&r, result);
+        send_msg(s, th_rpc_result(j->id, result));
+    } else {
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+    }
+    answering = NULL;
+    if (j->batch)
+        batch_release(j->batch);
+}
 
 /* Cancelled while it waited in the queue: the client has given up on it,
  * so its handler must not run (its side effects would come after the
@@ -673,6 +773,7 @@ static void run_job(void *p)
     json_object *result = NULL;
     char *violations = NULL;
 
+    arm_deadline(j);
     th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
     size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
     if (nbad > 0) {
@@ -682,8 +783,8 @@ static void run_job(void *p)
         result = th_call_finish(j->call, TH_OK);
     } else {
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
-        th_rc rc = e->typed ? th_typed_invoke(e->typed, j->call, j->args)
-                            : e->handler(j->call, j->args, e->user_data);
+        th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
+        th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
         result = check_output(e, th_call_finish(j->call, rc));
     }
@@ -697,15 +798,22 @@ static void run_job(void *p)
 static void job_answer(job *j, json_object *result, const char *busy)
 {
     th_mcp_session *s = j->s;
+    /* After this a passed deadline no longer answers, and one that did has
+     * finished with J. */
+    th_pool_timer_stop(s->mcp->pool, &j->deadline);
     /* The id is released before the response goes out: a client may reuse
      * it as soon as it reads the response. */
     pthread_mutex_lock(&s->lock);
-    bool cancelled = j->cancelled;
-    unlink_job(s, j);
+    bool cancelled = j->cancelled, answered = j->answered;
+    j->answered = true;
+    if (!answered)
+        unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
     answering = j->batch;
-    if (cancelled) {
+    if (answered) {
+        json_object_put(result); /* too late: the timeout was the answer */
+    } else if (cancelled) {
         json_object_put(result);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
@@ -719,7 +827,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
         send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
     }
     answering = NULL;
-    if (j->batch)
+    if (j->batch && !answered)
         batch_release(j->batch); /* may send the whole batch's array */
     /* Only now is the call over: a drain that waits for in-flight calls
      * must also wait for their responses to be written. The request was
