@@ -127,6 +127,21 @@ START_TEST(refuses_unresolvable_refs_and_bad_regexes)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_schema_compile: a refusal quoted a percent-decoded
+** $ref byte for byte (%fe is not UTF-8), and a small buffer cut a character
+** in half; refusals are logged and handed to plugins as text. */
+START_TEST(refusal_messages_are_utf8)
+{
+    refused("{\"$ref\":\"#/$defs/a%fe\"}",
+            "/$ref: '#/$defs/a%fe' resolves nowhere: no value at '/$defs/a\xef\xbf\xbd' in this schema");
+    json_object *j = parse("{\"$ref\":\"#/$defs/\xc3\xa9t\xc3\xa9\"}");
+    char err[18]; /* "/$ref: '#/$defs/" and the first byte of the e-acute */
+    ck_assert_ptr_null(th_schema_compile(j, err, sizeof err));
+    json_object_put(j);
+    ck_assert_str_eq(err, "/$ref: '#/$defs/");
+}
+END_TEST
+
 START_TEST(accepts_refs_ids_and_unknown_keywords)
 {
     th_schema *s = compile_ok("{\"$id\":\"https://example.com/root\",\"x-custom\":{\"a\":1},"
@@ -623,6 +638,7 @@ static Suite *jsonschema_suite(void)
     tcase_add_test(tc, builtin_meta_schema);
     tcase_add_test(tc, refuses_wrong_keyword_types);
     tcase_add_test(tc, refuses_unresolvable_refs_and_bad_regexes);
+    tcase_add_test(tc, refusal_messages_are_utf8);
     tcase_add_test(tc, accepts_refs_ids_and_unknown_keywords);
     tcase_add_test(tc, message_format);
     tcase_add_test(tc, composition_messages);

@@ -220,6 +220,15 @@ static bool cfail(cctx *c, const char *ptr, const char *kw, const char *fmt, ...
         snprintf(c->err, c->errlen, "%s/%s: %s", ptr, kw, msg);
     else
         snprintf(c->err, c->errlen, "%s: %s", *ptr ? ptr : "(root)", msg);
+    /* The message quotes the schema: a percent-decoded $ref can hold any
+     * byte, and either buffer may cut a character; the message reaches logs
+     * and plugins as text, so it must stay UTF-8. */
+    char *fixed = th_utf8_repair(c->err, strlen(c->err), NULL);
+    if (fixed) {
+        snprintf(c->err, c->errlen, "%s", fixed);
+        free(fixed);
+    }
+    th_utf8_clip(c->err);
     return false;
 }
 
