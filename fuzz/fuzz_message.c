@@ -1,33 +1,20 @@
 /*
 ** fuzz/fuzz_message.c: a libFuzzer harness for the MCP layer: each input is
 ** one session's messages, one per line; what the host sends must be UTF-8
-** JSON-RPC 2.0 and every call must finish. Not part of the build.
+** JSON-RPC 2.0 (a batch: an array of responses) and every call must finish.
 */
 
 /*
-** Build it with clang (from a directory of your choice; SRC is this tree):
+** `make fuzz` builds it with the other harnesses into fuzz/build/ and gives
+** it a short run on fuzz/corpus/message (README, Development, says how to
+** run it longer). It loads the bundled plugins from the build tree
+** (FUZZ_PLUGIN_DIR, set by make; TH_FUZZ_PLUGIN_DIR overrides it at run
+** time), resolving th_* against the executable (-rdynamic).
 **
-**   mkdir -p /tmp/build-libfuzzer && cd /tmp/build-libfuzzer
-**   $SRC/configure -q CC=clang \
-**       CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" \
-**       LDFLAGS="-fsanitize=address,undefined"
-**   make -j2
-**   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
-**       -I. -I$SRC/include -I$SRC/src -DFUZZ_PLUGIN_DIR="\"$PWD/plugins/.libs\"" \
-**       $SRC/fuzz/fuzz_message.c src/.libs/libthcore.a \
-**       $(pkg-config --libs json-c libffi libpcre2-8) -lpthread -ldl -rdynamic \
-**       -o fuzz_message
-**
-** (-rdynamic: the plugins resolve th_* against the executable.) Then run it,
-** keeping what it finds in a corpus directory:
-**
-**   mkdir -p corpus && ./fuzz_message -max_len=65536 -timeout=20 corpus
-**
-** TH_FUZZ_PLUGIN_DIR overrides the plugin directory at run time. A crash,
-** a sanitizer report, an abort() below (a malformed message sent, or a call
-** that never finished) or a libFuzzer timeout is a bug; the input it saves
-** replays with ./fuzz_message crash-<hash>, and belongs, once understood,
-** among the regressions of tests/test_mcp_fuzz.c.
+** A crash, a sanitizer report, an abort() below (a malformed message sent,
+** or a call that never finished) or a libFuzzer timeout is a bug; the input
+** it saves replays with fuzz/build/fuzz_message crash-<hash>, and belongs,
+** once understood, among the regressions of tests/test_mcp_fuzz.c.
 */
 #include "config.h"
 
@@ -72,6 +59,23 @@ static void die(const char *what, const char *text, size_t len)
     abort();
 }
 
+/* One JSON-RPC message (not an array) as the host must send it. */
+static void check_one(json_object *back, const char *text, size_t len)
+{
+    json_object *v, *id;
+    if (!json_object_is_type(back, json_type_object))
+        die("sent a message that is not an object", text, len);
+    if (!json_object_object_get_ex(back, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
+        strcmp(json_object_get_string(v), "2.0") != 0)
+        die("sent a message without \"jsonrpc\": \"2.0\"", text, len);
+    bool is_response = json_object_object_get_ex(back, "id", &id);
+    bool has_result = json_object_object_get_ex(back, "result", NULL);
+    if (is_response && has_result == json_object_object_get_ex(back, "error", NULL))
+        die("sent a response without exactly one of result and error", text, len);
+    if (!is_response && !json_object_object_get_ex(back, "method", NULL))
+        die("sent a message that is neither a response nor a notification", text, len);
+}
+
 /* Runs on the reader and on pool threads alike; checks need no state. */
 static void check_send(void *ctx, json_object *msg)
 {
@@ -89,15 +93,20 @@ static void check_send(void *ctx, json_object *msg)
     json_object *back = json_tokener_parse_ex(tok, text, (int)len);
     if (!back || json_tokener_get_parse_end(tok) != len)
         die("sent a message that does not parse back", text, len);
-    json_object *v, *id;
-    if (!json_object_object_get_ex(back, "jsonrpc", &v) || strcmp(json_object_get_string(v), "2.0") != 0)
-        die("sent a message without \"jsonrpc\": \"2.0\"", text, len);
-    bool is_response = json_object_object_get_ex(back, "id", &id);
-    bool has_result = json_object_object_get_ex(back, "result", NULL);
-    if (is_response && has_result == json_object_object_get_ex(back, "error", NULL))
-        die("sent a response without exactly one of result and error", text, len);
-    if (!is_response && !json_object_object_get_ex(back, "method", NULL))
-        die("sent a message that is neither a response nor a notification", text, len);
+    /* A 2025-03-26 batch is answered with one array of responses. */
+    if (json_object_is_type(back, json_type_array)) {
+        size_t n = json_object_array_length(back);
+        if (n == 0)
+            die("sent an empty batch response", text, len);
+        for (size_t i = 0; i < n; i++) {
+            json_object *one = json_object_array_get_idx(back, i);
+            if (!json_object_object_get_ex(one, "id", NULL))
+                die("sent a notification inside a batch response", text, len);
+            check_one(one, text, len);
+        }
+    } else {
+        check_one(back, text, len);
+    }
     json_object_put(back);
     json_tokener_free(tok);
     json_object_put(msg);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # scripts/deps-debian.sh: install what toolhost needs to build (and, with
-# --test, to run every test) on Debian 12 or later, as root. Safe to re-run.
+# --test, to run every test; with --fuzz, for `make fuzz`) on Debian 12 or
+# later, as root. Safe to re-run.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev check"
 if [ "${1:-}" = "--test" ]; then
@@ -9,6 +10,11 @@ if [ "${1:-}" = "--test" ]; then
     # the locale test compiles.
     pkgs="$pkgs valgrind locales"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
+fi
+if [ "${1:-}" = "--fuzz" ]; then
+    # `make fuzz`: clang and its libFuzzer/sanitizer runtimes (Debian 12
+    # names; the runtime is only a recommendation of clang).
+    pkgs="$pkgs clang libclang-rt-14-dev"
 fi
 missing=""
 for p in $pkgs; do

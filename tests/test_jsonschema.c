@@ -127,6 +127,21 @@ START_TEST(refuses_unresolvable_refs_and_bad_regexes)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_schema_compile: a refusal quoted a percent-decoded
+** $ref byte for byte (%fe is not UTF-8), and a small buffer cut a character
+** in half; refusals are logged and handed to plugins as text. */
+START_TEST(refusal_messages_are_utf8)
+{
+    refused("{\"$ref\":\"#/$defs/a%fe\"}",
+            "/$ref: '#/$defs/a%fe' resolves nowhere: no value at '/$defs/a\xef\xbf\xbd' in this schema");
+    json_object *j = parse("{\"$ref\":\"#/$defs/\xc3\xa9t\xc3\xa9\"}");
+    char err[18]; /* "/$ref: '#/$defs/" and the first byte of the e-acute */
+    ck_assert_ptr_null(th_schema_compile(j, err, sizeof err));
+    json_object_put(j);
+    ck_assert_str_eq(err, "/$ref: '#/$defs/");
+}
+END_TEST
+
 START_TEST(accepts_refs_ids_and_unknown_keywords)
 {
     th_schema *s = compile_ok("{\"$id\":\"https://example.com/root\",\"x-custom\":{\"a\":1},"
@@ -590,6 +605,34 @@ START_TEST(ecma_dot)
 END_TEST
 
 /* multipleOf in exact decimal: no tolerance, exact above INT64_MAX. */
+/* Found by fuzz/fuzz_typed: an integer past 64 bits arrives as a double
+** that keeps its literal, and the double had rounded onto the bound, so
+** -9223372036854775809 passed "minimum": -9223372036854775808. */
+START_TEST(bounds_judge_big_integers_by_literal)
+{
+    static const struct {
+        const char *schema;
+        double d;
+        const char *literal;
+        size_t bad;
+    } cases[] = {
+        {"{\"minimum\":-9223372036854775808}", -0x1p63, "-9223372036854775809", 1},
+        {"{\"minimum\":-9223372036854775808}", -0x1p63, "-9223372036854775808", 0},
+        {"{\"maximum\":18446744073709551615}", 0x1p64, "18446744073709551616", 1},
+        {"{\"exclusiveMaximum\":18446744073709551615}", 0x1p64, "18446744073709551616", 1},
+        {"{\"minimum\":-9.3e18}", -0x1p63, "-9223372036854775809", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        th_schema *s = compile_ok(cases[i].schema);
+        json_object *v = json_object_new_double_s(cases[i].d, cases[i].literal);
+        ck_assert_msg(th_schema_validate(s, v, NULL) == cases[i].bad, "%s against %s", cases[i].literal,
+                      cases[i].schema);
+        json_object_put(v);
+        th_schema_free(s);
+    }
+}
+END_TEST
+
 START_TEST(multiple_of_precision)
 {
     violations("{\"multipleOf\":0.0001}", "0.0075", 0, "");
@@ -623,6 +666,7 @@ static Suite *jsonschema_suite(void)
     tcase_add_test(tc, builtin_meta_schema);
     tcase_add_test(tc, refuses_wrong_keyword_types);
     tcase_add_test(tc, refuses_unresolvable_refs_and_bad_regexes);
+    tcase_add_test(tc, refusal_messages_are_utf8);
     tcase_add_test(tc, accepts_refs_ids_and_unknown_keywords);
     tcase_add_test(tc, message_format);
     tcase_add_test(tc, composition_messages);
@@ -638,6 +682,7 @@ static Suite *jsonschema_suite(void)
     tcase_add_test(tc, cheap_checks_first);
     tcase_add_test(tc, ecma_dot);
     tcase_add_test(tc, multiple_of_precision);
+    tcase_add_test(tc, bounds_judge_big_integers_by_literal);
     suite_add_tcase(s, tc);
     /* Hostile inputs: each must finish well inside this bound (on main they
     ** took from seconds to minutes). */

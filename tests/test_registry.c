@@ -336,6 +336,12 @@ START_TEST(test_input_schema_must_be_strict_json)
         "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"enum\":[1,2,]}}}",
         "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":01}}}",
         "{\"type\":\"object\",\"properties\":{\"s\":{\"description\":\"\xff\"}}}",
+        /* Found by fuzz/fuzz_schema_compile: json-c passes these, and a
+         * "const" quoted them into violation messages. Overlong "d",
+         * a surrogate, a code point past U+10FFFF. */
+        "{\"type\":\"object\",\"properties\":{\"s\":{\"const\":\"\xc1\xa4\"}}}",
+        "{\"type\":\"object\",\"properties\":{\"s\":{\"const\":\"\xed\xa0\x80\"}}}",
+        "{\"type\":\"object\",\"properties\":{\"s\":{\"const\":\"\xf4\x90\x80\x80\"}}}",
     };
     for (size_t i = 0; i < sizeof lenient / sizeof *lenient; i++) {
         th_tool t = make_tool("strict", "Schema that is not strict JSON");

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "plugin/registry.h"
+#include "schema/jsonschema.h"
 #include "typed/helpers.h"
 #include "check_main.h"
 
@@ -58,7 +59,7 @@ START_TEST(test_schema_scalars)
     check_type_schema(TH_T_UINT16, "{\"type\":\"integer\",\"minimum\":0,\"maximum\":65535}");
     check_type_schema(TH_T_UINT32, "{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}");
     check_type_schema(TH_T_UINT64, "{\"type\":\"integer\",\"minimum\":0,\"maximum\":18446744073709551615}");
-    check_type_schema(TH_T_FLOAT, "{\"type\":\"number\"}");
+    check_type_schema(TH_T_FLOAT, "{\"type\":\"number\",\"minimum\":-3.4028234663852886e+38,\"maximum\":3.4028234663852886e+38}");
     check_type_schema(TH_T_DOUBLE, "{\"type\":\"number\"}");
     check_type_schema(TH_T_STRING, "{\"type\":\"string\"}");
     check_type_schema(TH_T_JSON, "{\"type\":\"object\"}");
@@ -89,6 +90,46 @@ START_TEST(test_schema_64bit_bounds_are_exact_integers)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_typed: a float's schema said only "number", so a
+** client that followed it sent 1e39 and was refused. The schema's bounds and
+** the conversion's must agree, at the edge too. */
+static void take_float(float x)
+{
+    (void)x;
+}
+
+START_TEST(test_schema_float_bounds_match_conversion)
+{
+    th_param prm = {.name = "x", .type = TH_T_FLOAT};
+    th_function fn = {.fn = (void (*)(void))take_float, .n_params = 1, .params = &prm};
+    prepared p = prepare_ok(&fn);
+    char err[256];
+    th_schema *v = th_schema_compile(p.input, err, sizeof err);
+    ck_assert_msg(v != NULL, "%s", err);
+    static const struct {
+        const char *args;
+        bool ok;
+    } cases[] = {
+        {"{\"x\":1e39}", false},
+        {"{\"x\":-1e39}", false},
+        {"{\"x\":3.4028234663852886e38}", true},
+        {"{\"x\":-3.4028234663852886e38}", true},
+        {"{\"x\":3.402823466385289e38}", false},
+        {"{\"x\":0.5}", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_object *args = json_tokener_parse(cases[i].args);
+        ck_assert_msg((th_schema_validate(v, args, NULL) == 0) == cases[i].ok, "schema: %s", cases[i].args);
+        json_object_put(args);
+        json_object *r = invoke(&p, cases[i].args);
+        ck_assert_msg(result_is_error(r) != cases[i].ok, "conversion: %s", cases[i].args);
+        json_object_put(r);
+    }
+    th_schema_free(v);
+    prepared_free(&p);
+}
+END_TEST
+
 START_TEST(test_schema_arrays)
 {
     check_type_schema(TH_T_BOOL | TH_T_ARRAY, "{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}}");
@@ -98,7 +139,8 @@ START_TEST(test_schema_arrays)
                       "{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":-9223372036854775808,"
                       "\"maximum\":9223372036854775807}}");
     check_type_schema(TH_T_DOUBLE | TH_T_ARRAY, "{\"type\":\"array\",\"items\":{\"type\":\"number\"}}");
-    check_type_schema(TH_T_FLOAT | TH_T_ARRAY, "{\"type\":\"array\",\"items\":{\"type\":\"number\"}}");
+    check_type_schema(TH_T_FLOAT | TH_T_ARRAY,
+                      "{\"type\":\"array\",\"items\":{\"type\":\"number\",\"minimum\":-3.4028234663852886e+38,\"maximum\":3.4028234663852886e+38}}");
     check_type_schema(TH_T_STRING | TH_T_ARRAY, "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}");
 }
 END_TEST
@@ -193,7 +235,8 @@ static void check_output_schema(th_type result, const char *description, const c
 START_TEST(test_schema_output)
 {
     check_output_schema(TH_T_DOUBLE, NULL, "{\"type\":\"number\"}");
-    check_output_schema(TH_T_FLOAT, "the ratio", "{\"type\":\"number\",\"description\":\"the ratio\"}");
+    check_output_schema(TH_T_FLOAT, "the ratio",
+                        "{\"type\":\"number\",\"description\":\"the ratio\",\"minimum\":-3.4028234663852886e+38,\"maximum\":3.4028234663852886e+38}");
     check_output_schema(TH_T_BOOL, NULL, "{\"type\":\"boolean\"}");
     check_output_schema(TH_T_INT8, NULL, "{\"type\":\"integer\",\"minimum\":-128,\"maximum\":127}");
     check_output_schema(TH_T_UINT64, NULL, "{\"type\":\"integer\",\"minimum\":0,\"maximum\":18446744073709551615}");
@@ -458,6 +501,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("schema");
     tcase_add_test(tc, test_schema_scalars);
     tcase_add_test(tc, test_schema_64bit_bounds_are_exact_integers);
+    tcase_add_test(tc, test_schema_float_bounds_match_conversion);
     tcase_add_test(tc, test_schema_arrays);
     tcase_add_test(tc, test_schema_enum_description_default);
     tcase_add_test(tc, test_schema_whole_input_schema);

@@ -152,7 +152,7 @@ typedef th_rc (*th_handler)(th_call *call, json_object *args, void *user_data);
 **   TH_T_UINT8..  integer, min/max = type's range   uint8_t .. uint64_t
 **   TH_T_INT      integer, INT_MIN..INT_MAX          int
 **   TH_T_LONG     integer, LONG_MIN..LONG_MAX        long
-**   TH_T_FLOAT    number                           float
+**   TH_T_FLOAT    number, min/max = -/+FLT_MAX     float
 **   TH_T_DOUBLE   number                           double
 **   TH_T_STRING   string (enum when enum_values)   const char *
 **   TH_T_JSON     object                           json_object *

@@ -652,6 +652,11 @@ static bool put_type_details(json_object *s, const tinfo *ti, char *const *enums
         wide hi = {false, 0, ti->max};
         ok = put(s, "minimum", int_json(&lo)) && put(s, "maximum", int_json(&hi));
     }
+    /* A float refuses what it cannot hold: say so where clients look, or a
+     * client that follows the schema is refused all the same. */
+    if (ti->kind == K_FLOAT && ti->ffi == &ffi_type_float)
+        ok = put(s, "minimum", json_object_new_double(-(double)FLT_MAX)) &&
+             put(s, "maximum", json_object_new_double((double)FLT_MAX));
     if (ok && enums) {
         json_object *e = json_object_new_array();
         ok = put(s, "enum", e);

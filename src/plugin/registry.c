@@ -157,6 +157,11 @@ static th_rc parse_json(const char *text, const char *field, json_object **out, 
     else if (end != strlen(text))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: trailing characters at offset %zu",
                         field, end);
+    /* json-c's UTF-8 check lets overlong forms, surrogates and code points
+     * past U+10FFFF through; tools/list and validation messages would
+     * carry them to the client. */
+    else if (!th_utf8_valid(text, end))
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool %s is not valid JSON: invalid UTF-8", field);
     json_tokener_free(tok);
     if (rc != TH_OK)
         json_object_put(obj);

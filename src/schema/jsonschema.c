@@ -220,6 +220,15 @@ static bool cfail(cctx *c, const char *ptr, const char *kw, const char *fmt, ...
         snprintf(c->err, c->errlen, "%s/%s: %s", ptr, kw, msg);
     else
         snprintf(c->err, c->errlen, "%s: %s", *ptr ? ptr : "(root)", msg);
+    /* The message quotes the schema: a percent-decoded $ref can hold any
+     * byte, and either buffer may cut a character; the message reaches logs
+     * and plugins as text, so it must stay UTF-8. */
+    char *fixed = th_utf8_repair(c->err, strlen(c->err), NULL);
+    if (fixed) {
+        snprintf(c->err, c->errlen, "%s", fixed);
+        free(fixed);
+    }
+    th_utf8_clip(c->err);
     return false;
 }
 
@@ -837,7 +846,21 @@ static long double num_of(json_object *v)
             return (long double)json_object_get_uint64(v);
         return (long double)i;
     }
-    return (long double)json_object_get_double(v);
+    double d = json_object_get_double(v);
+    /* An integer past 64 bits arrives as a double that keeps its literal
+     * (see th_rpc_parse); the double may have rounded onto a bound, as
+     * -9223372036854775809 does onto INT64_MIN, so judge it by the literal,
+     * as typed calls do. Smaller doubles are exact already. */
+    if (fabs(d) >= 0x1p53 && d == floor(d)) {
+        const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        const char *q = text && *text == '-' ? text + 1 : text;
+        bool digits = q && *q;
+        for (; digits && *q; q++)
+            digits = *q >= '0' && *q <= '9';
+        if (digits)
+            return strtold(text, NULL);
+    }
+    return (long double)d;
 }
 
 /* A non-negative integer (2.0 counts) into *OUT. */
