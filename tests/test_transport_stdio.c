@@ -447,14 +447,16 @@ START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
 }
 END_TEST
 
+/* Since issue 9 plugins are first opened by a scanner process: the
+ * constructor closes the scanner's descriptors, never the host's, and the
+ * plugin is refused while the host serves on. */
 START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("close_fds"), NULL);
     mh_proc *p = mh_spawn("-d", dir, NULL);
-    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
-    ck_assert_msg(status == 1, "exit status %d", status);
-    ck_assert(mh_stderr_wait(p, "a plugin closed or replaced descriptor", 1000));
-    mh_free(p);
+    mh_ping_is_next(p, 1);
+    ck_assert(mh_stderr_wait(p, "close_fds.so refused: closed or replaced descriptor 3", 1000));
+    mh_finish(p);
     mh_rm_dir(dir);
 }
 END_TEST

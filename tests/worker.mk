@@ -4,3 +4,15 @@
 check_PROGRAMS += test_worker_ipc
 TESTS += test_worker_ipc
 test_worker_ipc_SOURCES = test_worker_ipc.c
+
+# The tool-call tests (progress, logging, every content kind, structured
+# content, cancellation, errors) again, with every plugin in a worker process.
+check_PROGRAMS += test_worker_mcp_calls
+TESTS += test_worker_mcp_calls
+test_worker_mcp_calls_SOURCES = test_mcp_calls.c $(MCP_HARNESS)
+test_worker_mcp_calls_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"process"'
+
+# Hostile plugins against the scanner (both isolation modes) and the workers.
+check_PROGRAMS += test_worker
+TESTS += test_worker
+test_worker_SOURCES = test_worker.c $(MCP_HARNESS)

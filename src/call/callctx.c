@@ -77,6 +77,11 @@ const char *th_call_tool_name(const th_call *c)
     return c ? c->tool_name : "";
 }
 
+void th_call_mark_error(th_call *c)
+{
+    c->is_error = true;
+}
+
 bool th_call_is_error(const th_call *c)
 {
     return c->is_error;
