@@ -18,6 +18,7 @@
 #include "call/crashnote.h"
 #include "plugin/loader.h"
 #include "base/log.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
@@ -212,6 +213,16 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
+static json_object *parse_call(const char *text, size_t len)
+{
+    th_rpc_msg m;
+    th_rpc_parse(text, len, &m);
+    json_object *params = m.kind == TH_RPC_NOTIFICATION && m.params ? json_object_get(m.params) : NULL;
+    th_rpc_msg_clear(&m);
+    return params;
+}
+
 int main(int argc, char **argv)
 {
     const char **dirs = NULL;
@@ -235,7 +246,7 @@ int main(int argc, char **argv)
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
     if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
-        return th_worker_main(argc, argv);
+        return th_worker_main(argc, argv, parse_call);
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);

@@ -236,6 +236,21 @@ START_TEST(worker_output_is_logged_tagged_with_the_plugin)
 }
 END_TEST
 
+/* Issue 9: a handler closing every descriptor closes its worker's, never
+ * the protocol's: the call fails, the host serves on. */
+START_TEST(a_handler_closing_all_descriptors_fails_only_its_call)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "close_fds_call", NULL);
+    mh_send(p, CALL(2, "close_fds_call", "{}"));
+    assert_error_result(p, "2",
+                        "tool 'close_fds_call' crashed: the plugin closed or replaced descriptor 3 (its worker's socket)");
+    assert_echo_serves(p, 3);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* Workers cost what is used: none runs before its plugin's first call. */
 START_TEST(workers_start_on_the_first_call)
 {
@@ -279,6 +294,7 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);
     tcase_add_test(tc, a_handler_ignoring_cancellation_is_killed_after_the_grace);
     tcase_add_test(tc, worker_output_is_logged_tagged_with_the_plugin);
+    tcase_add_test(tc, a_handler_closing_all_descriptors_fails_only_its_call);
     tcase_add_test(tc, workers_start_on_the_first_call);
     suite_add_tcase(s, tc);
     return s;

@@ -16,3 +16,9 @@ test_worker_mcp_calls_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"process"'
 check_PROGRAMS += test_worker
 TESTS += test_worker
 test_worker_SOURCES = test_worker.c $(MCP_HARNESS)
+
+# The result tests (exact literals, limits, deep values) in process mode.
+check_PROGRAMS += test_worker_mcp_results
+TESTS += test_worker_mcp_results
+test_worker_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
+test_worker_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"process"'

@@ -543,9 +543,14 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     w->pending = &p;
     pthread_mutex_unlock(&w->lock);
 
-    json_object *req = json_object_new_object();
-    json_object_object_add(req, "tool", json_object_new_string(pt->name));
-    json_object_object_add(req, "arguments", json_object_get(args));
+    /* A JSON-RPC notification, so that the worker parses it with the
+     * protocol's parser and sees every literal as the client sent it. */
+    json_object *req = json_object_new_object(), *params = json_object_new_object();
+    json_object_object_add(params, "tool", json_object_new_string(pt->name));
+    json_object_object_add(params, "arguments", json_object_get(args));
+    json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(req, "method", json_object_new_string("call"));
+    json_object_object_add(req, "params", params);
     size_t len = 0;
     const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
     send_frame(w, TH_IPC_CALL, p.id, text, len);

@@ -39,6 +39,7 @@ typedef struct config {
 } config;
 
 static int sock = TH_WORKER_FD;
+static th_worker_parse_fn parse_call;
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void die(const char *what)
@@ -291,7 +292,7 @@ static int serve(const config *c, th_ipc_reader *r)
     th_err err;
     while (th_ipc_recv(r, &f, &err) == 1) {
         if (f.type == TH_IPC_CALL) {
-            json_object *req = th_ipc_parse(f.payload, f.len, &err);
+            json_object *req = parse_call(f.payload, f.len);
             start_call(reg, pool, c, f.id, req);
             json_object_put(req);
         } else if (f.type == TH_IPC_CANCEL) {
@@ -304,8 +305,9 @@ static int serve(const config *c, th_ipc_reader *r)
     _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
 }
 
-int th_worker_main(int argc, char **argv)
+int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
 {
+    parse_call = parse;
     /* 1. Die with the host, and make sure it has not died already. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         die("cannot set PR_SET_PDEATHSIG");
