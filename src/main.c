@@ -45,9 +45,10 @@ static const char usage_text[] =
     "      --strict                 exit with status 1 if any plugin, tool or\n"
     "                               directory is refused\n"
     "      --follow-symlinks        load NAME.so files that are symbolic links\n"
-    "      --isolation=MODE         none: run plugins inside the host (the\n"
-    "                               default); process: one worker process per\n"
-    "                               plugin file, started on its first call\n"
+    "      --isolation=MODE         process (the default): each plugin file's\n"
+    "                               tools run in a worker process, started on\n"
+    "                               its first call; none: inside the host\n"
+    "                               (faster; a crash ends the host)\n"
     "      --load-timeout=SECONDS   a plugin that does not finish loading in time\n"
     "                               is refused (default 10; 0: none)\n"
     "      --worker-memory-limit=BYTES  address-space limit of each worker\n"
@@ -235,7 +236,7 @@ int main(int argc, char **argv)
     int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1, c;
     th_registry *reg = NULL;
     th_mcp *mcp = NULL;
-    bool isolate = false;
+    bool isolate = true;
     th_scan_opts scan_opts = {.load_timeout_ms = 10000};
     th_supervisor_opts sup_opts = {.cancel_grace_ms = 5000};
     th_supervisor *sup = NULL;

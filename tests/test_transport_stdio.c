@@ -467,7 +467,7 @@ END_TEST
 START_TEST(a_handler_closing_all_descriptors_ends_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("close_fds_call"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     mh_ping_is_next(p, 1);
     mh_send(p, MODERN_CALL(2, "close_fds_call", "{}"));
     int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
@@ -519,7 +519,7 @@ END_TEST
 START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
 {
     char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     ck_assert(mh_stderr_wait(p, "unblock_term: thread ready", MH_TIMEOUT_MS));
     mh_ping_is_next(p, 1);
     for (int i = 0; i < 20; i++)
@@ -583,10 +583,12 @@ END_TEST
 
 /* ---- item 34: a crash names the tool ------------------------------------------------- */
 
+/* In-process behaviour (--isolation=none); in process isolation a crash
+ * fails only its call (test_worker). */
 static void crash_names_the_tool(const char *args)
 {
     char *dir = mh_private_dir(mh_hostile("crash"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     mh_ping_is_next(p, 1);
     mh_send(p,
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"crash\","
