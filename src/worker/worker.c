@@ -225,17 +225,19 @@ static void run(void *p)
     free(j);
 }
 
-static void start_call(th_registry *reg, th_pool *pool, const config *c, uint32_t id, json_object *req)
+/* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
+ * when there is nothing to run (the host has been answered). */
+static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req)
 {
     json_object *name, *args;
     const th_entry *e = NULL;
-    if (json_object_object_get_ex(req, "tool", &name))
+    if (req && json_object_object_get_ex(req, "tool", &name))
         e = th_registry_get(reg, json_object_get_string(name));
     job *j = calloc(1, sizeof *j);
     if (!j || !e) {
         free(j);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
-        return;
+        return NULL;
     }
     th_call_hooks hooks = {
         .notify = forward,
@@ -249,12 +251,13 @@ static void start_call(th_registry *reg, th_pool *pool, const config *c, uint32_
     j->entry = e;
     j->call = th_call_new(e->name, &hooks);
     j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
+    if (!j->call || !j->args)
+        die("out of memory starting a call");
     pthread_mutex_lock(&jobs_lock);
     j->next = jobs;
     jobs = j;
     pthread_mutex_unlock(&jobs_lock);
-    if (!j->call || th_pool_submit(pool, run, j) != TH_OK)
-        die("cannot start a call");
+    return j;
 }
 
 static void cancel_call(uint32_t id)
@@ -264,6 +267,46 @@ static void cancel_call(uint32_t id)
         if (j->id == id)
             th_call_cancel(j->call);
     pthread_mutex_unlock(&jobs_lock);
+}
+
+/* What the reading thread needs; set once before the first reads. */
+typedef struct server {
+    th_registry *reg;
+    th_pool *pool;
+    const config *c;
+    th_ipc_reader *r;
+} server;
+static server srv;
+
+/*
+** Read frames (one thread at a time does). On a CALL, hand the reading to
+** another pool thread and run the call right here: the call's answer waits
+** for no thread hand-off, and CANCEL frames are still read while it runs.
+*/
+static void reader_loop(void *unused)
+{
+    (void)unused;
+    th_ipc_frame f;
+    th_err err;
+    while (th_ipc_recv(srv.r, &f, &err) == 1) {
+        if (f.type == TH_IPC_CANCEL) {
+            cancel_call(f.id);
+        } else if (f.type == TH_IPC_CALL) {
+            json_object *req = parse_call(f.payload, f.len);
+            job *j = new_job(srv.reg, srv.c, f.id, req);
+            json_object_put(req);
+            if (!j)
+                continue;
+            if (th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
+                die("cannot hand on the socket");
+            run(j);
+            return;
+        }
+    }
+    /* The host closed the socket (or died): nothing left to serve. Or a
+     * plugin closed it, which the host must hear about. */
+    fflush(NULL);
+    _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
 }
 
 static int serve(const config *c, th_ipc_reader *r)
@@ -284,25 +327,15 @@ static int serve(const config *c, th_ipc_reader *r)
     send_obj(TH_IPC_READY, 0, ready);
     json_object_put(ready);
     th_registry_start(reg);
-    th_pool *pool = th_pool_new(c->threads ? (size_t)c->threads : 64);
-    if (!pool)
+    /* One thread more than the host runs calls at once: the reader always
+     * finds a thread, however many calls are running. */
+    srv = (server){.reg = reg, .c = c, .r = r};
+    srv.pool = th_pool_new((c->threads ? (size_t)c->threads : 64) + 1);
+    if (!srv.pool || th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
         die("out of memory");
-
-    th_ipc_frame f;
-    th_err err;
-    while (th_ipc_recv(r, &f, &err) == 1) {
-        if (f.type == TH_IPC_CALL) {
-            json_object *req = parse_call(f.payload, f.len);
-            start_call(reg, pool, c, f.id, req);
-            json_object_put(req);
-        } else if (f.type == TH_IPC_CANCEL) {
-            cancel_call(f.id);
-        }
-    }
-    /* The host closed the socket (or died): nothing left to serve. Or a
-     * plugin closed it, which the host must hear about. */
-    fflush(NULL);
-    _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
+    for (;;)
+        pause(); /* the thread that reads end of stream ends the process */
+    return 0;
 }
 
 int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
@@ -313,6 +346,11 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
         die("cannot set PR_SET_PDEATHSIG");
     if (argc < 3 || getppid() != (pid_t)strtol(argv[2], NULL, 10))
         _exit(1);
+    /* A fatal signal ends the child with that signal, which the host
+     * reports: no handler of a sanitizer runtime turns it into exit(1). */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
     /* 2. Nothing it executes can gain privileges. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         die("cannot set PR_SET_NO_NEW_PRIVS");
