@@ -2,7 +2,10 @@
 ** bench_stdio.c: toolhost's stdio throughput against the pipe's floor. The
 ** same request bytes are pushed through `cat` (a child that only copies
 ** stdin to stdout: what the pipes alone cost) and through toolhost serving
-** echo, pipelined, and the two times are reported with their ratio.
+** echo, pipelined, and the two times are reported with their ratio; in
+** both isolation modes (--isolation=none: echo runs inside the host;
+** process: in a worker process). Then the latency of one call at a time
+** (W=1) in each mode, and the start-up time.
 */
 #include "config.h"
 
@@ -138,31 +141,112 @@ static double best(char *const argv[], const char *data, size_t len, int reps, s
     return b;
 }
 
+/*
+** One call at a time: start ARGV, send N echo calls each after the previous
+** response, and return the mean round trip in microseconds (the first call
+** excluded: it starts the worker in process mode). Negative on failure.
+*/
+static double latency_us(char *const argv[], int n, double *startup_ms)
+{
+    int in[2], out[2];
+    if (pipe(in) || pipe(out))
+        return -1;
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    FILE *rd = fdopen(out[0], "r");
+    char line[4096];
+    double total = 0;
+    int ok = 1;
+    for (int i = 0; i <= n && ok; i++) {
+        char req[512];
+        int len = snprintf(req, sizeof req,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                           "\"arguments\":{\"text\":\"ping\"},\"_meta\":{"
+                           "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                           "\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+                           i);
+        double t = now_s();
+        ok = write(in[1], req, (size_t)len) == len && fgets(line, sizeof line, rd) != NULL;
+        if (i == 0)
+            *startup_ms = (now_s() - t0) * 1e3; /* to the first answer */
+        else
+            total += now_s() - t;
+    }
+    close(in[1]);
+    while (fgets(line, sizeof line, rd))
+        ;
+    fclose(rd);
+    int status;
+    waitpid(pid, &status, 0);
+    return ok ? total / n * 1e6 : -1;
+}
+
 int main(void)
 {
     static const struct {
         size_t calls, text_len;
     } cases[] = {{50000, 8}, {20000, 1024}, {2000, 65536}};
     char *cat_argv[] = {"/bin/cat", NULL};
-    char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", "--plugin-dir", TOP_BUILDDIR "/plugins/.libs", NULL};
+    static const char *const modes[] = {"--isolation=none", "--isolation=process"};
 
     signal(SIGPIPE, SIG_IGN);
-    printf("pipelined echo calls through toolhost vs the same bytes through cat (best of 3)\n");
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        size_t len, bytes, lines;
-        char *data = requests(cases[c].calls, cases[c].text_len, &len);
-        double floor_t = best(cat_argv, data, len, 3, &bytes, &lines);
-        double th_t = best(th_argv, data, len, 3, &bytes, &lines);
-        if (floor_t < 0 || th_t < 0 || lines != cases[c].calls) {
-            fprintf(stderr, "bench_stdio: run failed (%zu of %zu responses)\n", lines, cases[c].calls);
+    for (size_t m = 0; m < 2; m++) {
+        char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", (char *)modes[m], "--plugin-dir",
+                           TOP_BUILDDIR "/plugins/.libs", NULL};
+        printf("%s: pipelined echo calls through toolhost vs the same bytes through cat (best of 3)\n", modes[m]);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            size_t len, bytes, lines;
+            char *data = requests(cases[c].calls, cases[c].text_len, &len);
+            double floor_t = best(cat_argv, data, len, 3, &bytes, &lines);
+            double th_t = best(th_argv, data, len, 3, &bytes, &lines);
+            if (floor_t < 0 || th_t < 0 || lines != cases[c].calls) {
+                fprintf(stderr, "bench_stdio: run failed (%zu of %zu responses)\n", lines, cases[c].calls);
+                free(data);
+                return 1;
+            }
+            printf("%6zu calls, %5zu-byte text: toolhost %8.1f ms (%8.0f calls/s, %6.1f MB/s in)  "
+                   "cat %7.1f ms  ratio %6.1fx\n",
+                   cases[c].calls, cases[c].text_len, th_t * 1e3, (double)cases[c].calls / th_t,
+                   (double)len / th_t / 1e6, floor_t * 1e3, th_t / floor_t);
             free(data);
-            return 1;
         }
-        printf("%6zu calls, %5zu-byte text: toolhost %8.1f ms (%8.0f calls/s, %6.1f MB/s in)  "
-               "cat %7.1f ms  ratio %6.1fx\n",
-               cases[c].calls, cases[c].text_len, th_t * 1e3, (double)cases[c].calls / th_t,
-               (double)len / th_t / 1e6, floor_t * 1e3, th_t / floor_t);
-        free(data);
     }
+    double lat[2], start[2];
+    for (size_t m = 0; m < 2; m++) {
+        char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", (char *)modes[m], "--plugin-dir",
+                           TOP_BUILDDIR "/plugins/.libs", NULL};
+        lat[m] = -1;
+        for (int r = 0; r < 3; r++) { /* best of 3 */
+            double st, l = latency_us(th_argv, 2000, &st);
+            if (l < 0) {
+                fprintf(stderr, "bench_stdio: latency run failed\n");
+                return 1;
+            }
+            if (lat[m] < 0 || l < lat[m]) {
+                lat[m] = l;
+                start[m] = st;
+            }
+        }
+        printf("%s: one call at a time (W=1): %.1f us per call; start to first answer %.1f ms\n", modes[m], lat[m],
+               start[m]);
+    }
+    printf("process / none latency at W=1: %.2fx\n", lat[1] / lat[0]);
     return 0;
 }

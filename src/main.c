@@ -19,10 +19,15 @@
 #include "call/crashnote.h"
 #include "plugin/loader.h"
 #include "base/log.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
 #include "base/util.h"
+#include "worker/scanner.h"
+#include "worker/spawn.h"
+#include "worker/supervisor.h"
+#include "worker/worker.h"
 
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
@@ -47,6 +52,18 @@ static const char usage_text[] =
     "                               writable by group or others or owned by\n"
     "                               another user, and links that leave their\n"
     "                               directory (for development; warns each)\n"
+    "      --isolation=MODE         process (the default): each plugin file's\n"
+    "                               tools run in a worker process, started on\n"
+    "                               its first call; none: inside the host\n"
+    "                               (faster; a crash ends the host)\n"
+    "      --load-timeout=SECONDS   a plugin that does not finish loading in time\n"
+    "                               is refused (default 10; 0: none)\n"
+    "      --worker-memory-limit=BYTES  address-space limit of each worker\n"
+    "                               (RLIMIT_AS; default 0: none)\n"
+    "      --worker-max-files=N     open-file limit of each worker (RLIMIT_NOFILE;\n"
+    "                               default 0: inherited)\n"
+    "      --cancel-grace-ms=N      a worker whose cancelled call has not returned\n"
+    "                               after N ms is killed (default 5000)\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -93,6 +110,11 @@ enum {
     OPT_QUEUE_TIMEOUT,
     OPT_ALLOW_INSECURE,
     OPT_CALL_TIMEOUT,
+    OPT_ISOLATION,
+    OPT_LOAD_TIMEOUT,
+    OPT_WORKER_MEMORY,
+    OPT_WORKER_FILES,
+    OPT_CANCEL_GRACE,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +133,11 @@ static const struct option long_opts[] = {
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"max-result-bytes", required_argument, NULL, OPT_MAXRESULT},
     {"max-inflight-bytes", required_argument, NULL, OPT_MAXINFLIGHT},
+    {"isolation", required_argument, NULL, OPT_ISOLATION},
+    {"load-timeout", required_argument, NULL, OPT_LOAD_TIMEOUT},
+    {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
+    {"worker-max-files", required_argument, NULL, OPT_WORKER_FILES},
+    {"cancel-grace-ms", required_argument, NULL, OPT_CANCEL_GRACE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -217,6 +244,16 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
+static json_object *parse_call(const char *text, size_t len)
+{
+    th_rpc_msg m;
+    th_rpc_parse(text, len, &m);
+    json_object *params = m.kind == TH_RPC_NOTIFICATION && m.params ? json_object_get(m.params) : NULL;
+    th_rpc_msg_clear(&m);
+    return params;
+}
+
 int main(int argc, char **argv)
 {
     const char **dirs = NULL;
@@ -229,6 +266,18 @@ int main(int argc, char **argv)
     int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1, c;
     th_registry *reg = NULL;
     th_mcp *mcp = NULL;
+    bool isolate = true;
+    th_scan_opts scan_opts = {.load_timeout_ms = 10000};
+    th_supervisor_opts sup_opts = {.cancel_grace_ms = 5000};
+    th_supervisor *sup = NULL;
+    char **paths = NULL;
+    size_t npaths = 0;
+    th_scanned *scanned = NULL;
+
+    /* A worker or scanner child: the same executable in another role,
+     * before anything of the host's start-up. */
+    if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
+        return th_worker_main(argc, argv, parse_call);
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
@@ -299,6 +348,36 @@ int main(int argc, char **argv)
             }
             cfg.max_inflight_bytes = (size_t)v;
             break;
+        case OPT_ISOLATION:
+            if (strcmp(optarg, "process") == 0) {
+                isolate = true;
+            } else if (strcmp(optarg, "none") == 0) {
+                isolate = false;
+            } else {
+                fprintf(stderr, "toolhost: --isolation: '%s' is not process or none\n", optarg);
+                goto usage;
+            }
+            break;
+        case OPT_LOAD_TIMEOUT:
+            if (!parse_size("load-timeout", optarg, 86400, &v))
+                goto usage;
+            scan_opts.load_timeout_ms = (long long)v * 1000;
+            break;
+        case OPT_WORKER_MEMORY:
+            if (!parse_size("worker-memory-limit", optarg, ULLONG_MAX, &v))
+                goto usage;
+            sup_opts.memory_limit = v;
+            break;
+        case OPT_WORKER_FILES:
+            if (!parse_size("worker-max-files", optarg, 1u << 20, &v))
+                goto usage;
+            sup_opts.max_files = v;
+            break;
+        case OPT_CANCEL_GRACE:
+            if (!parse_size("cancel-grace-ms", optarg, 86400000, &v))
+                goto usage;
+            sup_opts.cancel_grace_ms = (long long)v;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -352,6 +431,10 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!th_spawn_init()) {
+        fprintf(stderr, "toolhost: cannot find the host's own executable: %s\n", strerror(errno));
+        goto cleanup;
+    }
     if ((stop_fd = th_signals_init()) < 0 || !th_crashnote_init()) {
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
         goto cleanup;
@@ -368,12 +451,40 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     th_load_stats stats = {0};
-    th_rc load_rc = th_loader_load_dirs(reg, dirs, ndirs, &load_opts, &stats);
+    th_rc load_rc = th_loader_list_dirs(dirs, ndirs, &load_opts, &stats, &paths, &npaths);
     /* An unreadable default directory was only a warning; anything else
      * (a named directory, out of memory) left the plugins unloaded. */
     if (load_rc != TH_OK && (load_opts.dirs_required || load_rc != TH_ERR_IO)) {
         th_log(TH_LOG_ERROR, "cannot load the plugin directories (see above); exiting");
         goto cleanup;
+    }
+    /* Every plugin is first opened by a scanner process, so a constructor
+     * or register function that crashes, exits or hangs costs only that
+     * plugin. In process mode no plugin code ever runs in the host. */
+    scan_opts.load = load_opts;
+    scanned = calloc(npaths + 1, sizeof *scanned);
+    if (!scanned || th_scan_plugins(paths, npaths, &scan_opts, scanned, &stats) != TH_OK) {
+        th_log(TH_LOG_ERROR, "cannot scan the plugins (see above); exiting");
+        goto cleanup;
+    }
+    if (isolate) {
+        sup_opts.load = load_opts;
+        sup_opts.max_result_bytes = cfg.max_result_bytes;
+        sup_opts.threads = cfg.max_threads;
+        sup_opts.start_timeout_ms = scan_opts.load_timeout_ms ? scan_opts.load_timeout_ms : 86400000;
+        if (!(sup = th_supervisor_new(paths, npaths, &sup_opts))) {
+            th_log(TH_LOG_CRITICAL, "out of memory");
+            goto cleanup;
+        }
+        th_supervisor_register(sup, reg, scanned, &stats);
+    } else {
+        for (size_t i = 0; i < npaths; i++) {
+            if (!scanned[i].accepted)
+                continue;
+            th_signals_loading(paths[i]); /* a stop signal names it from now on */
+            th_loader_load_listed(reg, paths, npaths, i, &load_opts, &stats);
+            th_signals_loading(NULL);
+        }
     }
     th_log(TH_LOG_INFO,
            "loaded %zu tool%s from %zu plugin%s; %zu plugin%s refused, %zu tool%s refused, %zu director%s refused",
@@ -407,15 +518,21 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     status = th_stdio_serve(mcp, proto_in, proto_fd, stop_fd, &sopts);
+    th_supervisor_stop(sup); /* calls still waiting on a worker end now */
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
         reg = NULL;
+        sup = NULL;
     }
     mcp = NULL;
 
 cleanup:
     th_registry_unref(reg);
+    th_supervisor_free(sup); /* after the registry: its tools point into it */
+    th_scan_free(scanned, npaths);
+    free(scanned);
+    th_loader_paths_free(paths, npaths);
     if (proto_in >= 0)
         close(proto_in);
     if (proto_fd >= 0)

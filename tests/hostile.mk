@@ -49,3 +49,14 @@ hostile_keep_call_la_SOURCES = hostile/keep_call.c
 hostile_keep_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_keep_server_la_SOURCES = hostile/keep_server.c
 hostile_keep_server_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9, the process boundary (test_worker): plugins that crash, exit or
+# hang while loading or in a handler.
+check_LTLIBRARIES += hostile/crash_ctor.la hostile/crash_register.la hostile/exit_register.la hostile/die.la
+hostile_crash_ctor_la_SOURCES = hostile/crash_ctor.c
+hostile_crash_ctor_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_crash_register_la_SOURCES = hostile/crash_register.c
+hostile_crash_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_exit_register_la_SOURCES = hostile/exit_register.c
+hostile_exit_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_die_la_SOURCES = hostile/die.c
+hostile_die_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -193,6 +193,11 @@ static mh_proc *spawn_va(bool std_dirs, const char *arg, va_list ap)
     char *argv[MAX_ARGS];
     int n = 0;
     argv[n++] = (char *)TOP_BUILDDIR "/src/toolhost";
+#ifdef MH_ISOLATION
+    /* A second build of a test program runs the same tests in this
+     * isolation mode (tests/worker.mk). */
+    argv[n++] = (char *)"--isolation=" MH_ISOLATION;
+#endif
     if (std_dirs) {
         argv[n++] = (char *)"-d";
         argv[n++] = (char *)mh_plugin_dir();

@@ -447,14 +447,16 @@ START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
 }
 END_TEST
 
+/* Since issue 9 plugins are first opened by a scanner process: the
+ * constructor closes the scanner's descriptors, never the host's, and the
+ * plugin is refused while the host serves on. */
 START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("close_fds"), NULL);
     mh_proc *p = mh_spawn("-d", dir, NULL);
-    int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
-    ck_assert_msg(status == 1, "exit status %d", status);
-    ck_assert(mh_stderr_wait(p, "a plugin closed or replaced descriptor", 1000));
-    mh_free(p);
+    mh_ping_is_next(p, 1);
+    ck_assert(mh_stderr_wait(p, "close_fds.so refused: closed or replaced descriptor 3", 1000));
+    mh_finish(p);
     mh_rm_dir(dir);
 }
 END_TEST
@@ -465,7 +467,7 @@ END_TEST
 START_TEST(a_handler_closing_all_descriptors_ends_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("close_fds_call"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     mh_ping_is_next(p, 1);
     mh_send(p, MODERN_CALL(2, "close_fds_call", "{}"));
     int status = mh_wait(p, MH_TIMEOUT_MS); /* stdin stays open */
@@ -517,7 +519,7 @@ END_TEST
 START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
 {
     char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     ck_assert(mh_stderr_wait(p, "unblock_term: thread ready", MH_TIMEOUT_MS));
     mh_ping_is_next(p, 1);
     for (int i = 0; i < 20; i++)
@@ -581,10 +583,12 @@ END_TEST
 
 /* ---- item 34: a crash names the tool ------------------------------------------------- */
 
+/* In-process behaviour (--isolation=none); in process isolation a crash
+ * fails only its call (test_worker). */
 static void crash_names_the_tool(const char *args)
 {
     char *dir = mh_private_dir(mh_hostile("crash"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
     mh_ping_is_next(p, 1);
     mh_send(p,
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"crash\","

@@ -140,6 +140,14 @@ const char *th_call_tool_name(const th_call *call)
     return name;
 }
 
+void th_call_mark_error(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        c->is_error = true;
+    unuse(c ? call : NULL);
+}
+
 bool th_call_is_error(const th_call *call)
 {
     th_call *c = use(call, __func__);

@@ -61,6 +61,10 @@ void th_call_cancel(th_call *call);
 */
 json_object *th_call_finish(th_call *call, th_rc handler_rc);
 
+/* Set the result's isError flag without adding text: for a result that
+ * crossed the process boundary with its own message blocks. */
+void th_call_mark_error(th_call *call);
+
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 

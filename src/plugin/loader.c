@@ -644,6 +644,48 @@ cleanup:
     return rc;
 }
 
+th_rc th_loader_list_dirs(const char *const *dirs, size_t ndirs, const th_load_opts *opts, th_load_stats *stats,
+                          char ***paths, size_t *n)
+{
+    plugin_list files = {0};
+    bool required = opts && opts->dirs_required;
+    th_rc rc = TH_OK;
+    *paths = NULL;
+    *n = 0;
+    for (size_t i = 0; i < ndirs; i++) {
+        th_rc r = list_dir(dirs[i], required, opts, &files, stats);
+        if (r == TH_ERR_NOMEM) {
+            plugin_list_free(&files);
+            return r;
+        }
+        if (r != TH_OK)
+            rc = r;
+    }
+    if (rc != TH_OK && required) {
+        plugin_list_free(&files);
+        return rc;
+    }
+    *paths = files.paths;
+    *n = files.n;
+    return rc;
+}
+
+void th_loader_paths_free(char **paths, size_t n)
+{
+    plugin_list l = {.paths = paths, .n = n, .cap = n};
+    plugin_list_free(&l);
+}
+
+th_rc th_loader_load_listed(th_registry *reg, char *const *paths, size_t n, size_t which, const th_load_opts *opts,
+                            th_load_stats *stats)
+{
+    if (which >= n)
+        return TH_ERR_MISUSE;
+    /* Borrowed: load_one only reads the list. */
+    plugin_list files = {.paths = (char **)paths, .n = n, .cap = n};
+    return load_one(reg, paths[which], &files, opts, stats);
+}
+
 th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *opts, th_load_stats *stats)
 {
     return th_loader_load_dirs(reg, &dir, 1, opts, stats);

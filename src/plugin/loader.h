@@ -56,6 +56,23 @@ th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *
 th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts *opts,
                           th_load_stats *stats);
 
+/*
+** The listing phase of th_loader_load_dirs alone, for loading out of
+** process: *PATHS (free with th_loader_paths_free) gets the absolute NAME.so
+** paths in load order, *N their number. Same return values; with
+** opts->dirs_required and an unreadable directory, nothing is listed.
+*/
+th_rc th_loader_list_dirs(const char *const *dirs, size_t ndirs, const th_load_opts *opts, th_load_stats *stats,
+                          char ***paths, size_t *n);
+void th_loader_paths_free(char **paths, size_t n);
+
+/*
+** Load PATHS[WHICH] exactly as th_loader_load_dirs would, the whole list
+** deciding which plugin owns which tool name. TH_OK when it was accepted.
+*/
+th_rc th_loader_load_listed(th_registry *reg, char *const *paths, size_t n, size_t which, const th_load_opts *opts,
+                            th_load_stats *stats);
+
 /* The total number of refusals in STATS (plugins, tools, directories). */
 size_t th_load_stats_refusals(const th_load_stats *stats);
 

@@ -1,0 +1,213 @@
+/*
+** worker/ipc.c: frames on the host-child socket: reading them out of a
+** byte stream that may split them anywhere, writing each with one call,
+** and parsing their payloads as untrusted input.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "call/result.h"
+#include "worker/ipc.h"
+
+void th_ipc_reader_free(th_ipc_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+    r->start = r->len = r->cap = 0;
+}
+
+/* Put back the byte the last frame's NUL terminator replaced. */
+static void restore(th_ipc_reader *r)
+{
+    if (r->saved) {
+        r->buf[r->saved_at] = r->saved_byte;
+        r->saved = false;
+    }
+}
+
+long th_ipc_fill(th_ipc_reader *r)
+{
+    restore(r);
+    /* Move the unread tail to the front before growing, so the buffer
+     * stays the size of the largest frame, not of the stream. */
+    if (r->start > 0 && (r->len == 0 || r->start + r->len == r->cap)) {
+        memmove(r->buf, r->buf + r->start, r->len);
+        r->start = 0;
+    }
+    if (r->start + r->len == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 65536;
+        char *b = realloc(r->buf, cap);
+        if (!b) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->buf = b;
+        r->cap = cap;
+    }
+    for (;;) {
+        ssize_t n = read(r->fd, r->buf + r->start + r->len, r->cap - r->start - r->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0)
+            r->len += (size_t)n;
+        return (long)n;
+    }
+}
+
+/* Make room for NEED bytes from r->start; false when out of memory. */
+static bool room(th_ipc_reader *r, size_t need)
+{
+    if (r->cap - r->start >= need)
+        return true;
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->len);
+        r->start = 0;
+    }
+    if (r->cap >= need)
+        return true;
+    char *b = realloc(r->buf, need);
+    if (!b)
+        return false;
+    r->buf = b;
+    r->cap = need;
+    return true;
+}
+
+int th_ipc_next(th_ipc_reader *r, th_ipc_frame *f, th_err *err)
+{
+    restore(r);
+    if (r->len < TH_IPC_HEADER)
+        return 0;
+    const unsigned char *h = (const unsigned char *)r->buf + r->start;
+    uint32_t plen, id;
+    memcpy(&plen, h, 4);
+    memcpy(&id, h + 5, 4);
+    if (plen > r->max) {
+        th_err_set(err, TH_ERR_IO, "frame of %lu bytes is over the limit of %zu", (unsigned long)plen, r->max);
+        return -1;
+    }
+    /* One byte past the frame holds the payload's NUL terminator. */
+    size_t total = TH_IPC_HEADER + (size_t)plen;
+    if (!room(r, total + 1)) {
+        th_err_set(err, TH_ERR_NOMEM, "out of memory for a frame of %lu bytes", (unsigned long)plen);
+        return -1;
+    }
+    if (r->len < total)
+        return 0;
+    char *p = r->buf + r->start;
+    f->type = (uint8_t)p[4];
+    f->id = id;
+    f->len = plen;
+    f->payload = p + TH_IPC_HEADER;
+    r->saved_at = r->start + total;
+    r->saved_byte = r->buf[r->saved_at];
+    r->saved = true;
+    r->buf[r->saved_at] = '\0';
+    r->start += total;
+    r->len -= total;
+    return 1;
+}
+
+int th_ipc_recv(th_ipc_reader *r, th_ipc_frame *f, th_err *err)
+{
+    for (;;) {
+        int got = th_ipc_next(r, f, err);
+        if (got != 0)
+            return got;
+        long n = th_ipc_fill(r);
+        if (n < 0)
+            return th_err_set(err, TH_ERR_IO, "cannot read: %s", strerror(errno)), -1;
+        if (n == 0) {
+            if (r->len == 0)
+                return 0;
+            th_err_set(err, TH_ERR_IO, "end of stream inside a frame (%zu bytes of it read)", r->len);
+            return -1;
+        }
+    }
+}
+
+th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, size_t len)
+{
+    if (len > UINT32_MAX)
+        return TH_ERR_VALUE;
+    unsigned char h[TH_IPC_HEADER];
+    uint32_t plen = (uint32_t)len;
+    memcpy(h, &plen, 4);
+    h[4] = (unsigned char)type;
+    memcpy(h + 5, &id, 4);
+    struct iovec iov[2] = {{h, sizeof h}, {(void *)payload, len}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    size_t left = sizeof h + len;
+    while (left > 0) {
+        /* MSG_NOSIGNAL: a dead peer is an error return, never SIGPIPE. */
+        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return TH_ERR_IO;
+        left -= (size_t)n;
+        while (n > 0 && msg.msg_iovlen > 0) {
+            if ((size_t)n >= msg.msg_iov[0].iov_len) {
+                n -= (ssize_t)msg.msg_iov[0].iov_len;
+                msg.msg_iov++;
+                msg.msg_iovlen--;
+            } else {
+                msg.msg_iov[0].iov_base = (char *)msg.msg_iov[0].iov_base + n;
+                msg.msg_iov[0].iov_len -= (size_t)n;
+                n = 0;
+            }
+        }
+    }
+    return TH_OK;
+}
+
+th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj)
+{
+    size_t len = 0;
+    const char *text = obj ? json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN |
+                                                                         JSON_C_TO_STRING_NOSLASHESCAPE, &len)
+                           : "";
+    if (!text)
+        return TH_ERR_NOMEM;
+    return th_ipc_send(fd, type, id, text, len);
+}
+
+json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
+{
+    if (len > INT_MAX) {
+        th_err_set(err, TH_ERR_VALUE, "payload of %zu bytes is too large to parse", len);
+        return NULL;
+    }
+    if (!th_utf8_valid(payload, len)) {
+        th_err_set(err, TH_ERR_VALUE, "payload is not valid UTF-8");
+        return NULL;
+    }
+    /* Results may nest as deep as the host allows a plugin to build. */
+    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8);
+    if (!tok) {
+        th_err_set(err, TH_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *o = json_tokener_parse_ex(tok, payload, (int)len);
+    enum json_tokener_error e = json_tokener_get_error(tok);
+    if (e != json_tokener_success || !o || tok->char_offset != (int)len) {
+        if (e == json_tokener_continue)
+            th_err_set(err, TH_ERR_VALUE, "payload is not complete JSON");
+        else if (e != json_tokener_success)
+            th_err_set(err, TH_ERR_VALUE, "payload is not JSON: %s", json_tokener_error_desc(e));
+        else
+            th_err_set(err, TH_ERR_VALUE, "payload has bytes after its JSON value");
+        json_object_put(o);
+        o = NULL;
+    }
+    json_tokener_free(tok);
+    return o;
+}

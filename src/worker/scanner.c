@@ -1,0 +1,206 @@
+/*
+** worker/scanner.c: the host side of out-of-process loading: start a scanner
+** child, follow its LOADING/PLUGIN frames with a per-plugin deadline, and
+** turn a crash, exit or hang into a refusal naming the plugin and the cause.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/signals.h"
+#include "worker/ipc.h"
+#include "worker/scanner.h"
+#include "worker/spawn.h"
+
+void th_scan_hello_load_opts(json_object *hello, const th_load_opts *load)
+{
+    json_object_object_add(hello, "follow_symlinks", json_object_new_boolean(load->follow_symlinks));
+    json_object_object_add(hello, "allow_insecure", json_object_new_boolean(load->allow_insecure));
+}
+
+json_object *th_scan_paths_json(char *const *paths, size_t n)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_object_array_add(a, json_object_new_string(paths[i]));
+    return a;
+}
+
+void th_scan_free(th_scanned *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        json_object_put(s[i].tools);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Why a scanner died while loading, from its wait status. */
+static void death_cause(int status, char *buf, size_t size)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
+        snprintf(buf, size, "closed or replaced descriptor %d (the scanner's socket) while loading", TH_WORKER_FD);
+    } else if (WIFEXITED(status)) {
+        snprintf(buf, size, "called exit(%d) while loading", WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        const char *name = th_signal_name(WTERMSIG(status));
+        snprintf(buf, size, "crashed while loading: signal %d (%s)", WTERMSIG(status), name ? name : "unknown");
+    } else {
+        snprintf(buf, size, "ended while loading");
+    }
+}
+
+static void refuse(th_load_stats *stats, const char *path, const char *why)
+{
+    th_log(TH_LOG_ERROR, "plugin %s refused: %s", path, why);
+    stats->plugins_refused++;
+}
+
+/* Read what is left of a dead child's output without waiting for a
+ * grandchild that may still hold the pipe open. */
+static void drain(th_outbuf *ob, int fd, const char *tag)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    while (poll(&pfd, 1, 0) > 0 && th_outbuf_pump(ob, fd, tag) > 0)
+        ;
+    th_outbuf_pump(ob, -1, tag); /* the last unterminated line */
+}
+
+/*
+** One scanner child from index *NEXT on. Returns false only when no child
+** could be started; *NEXT moves past every plugin it settled.
+*/
+static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_scanned *out, th_load_stats *stats,
+                      size_t *next)
+{
+    th_child ch;
+    th_err err;
+    if (th_spawn_child(&ch, &err) != TH_OK) {
+        th_log(TH_LOG_CRITICAL, "cannot start the plugin scanner: %s", err.msg);
+        return false;
+    }
+    json_object *hello = json_object_new_object();
+    json_object_object_add(hello, "role", json_object_new_string("scan"));
+    json_object_object_add(hello, "paths", th_scan_paths_json(paths, n));
+    json_object_object_add(hello, "from", json_object_new_int64((int64_t)*next));
+    th_scan_hello_load_opts(hello, &o->load);
+    json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
+    th_ipc_send_json(ch.sock, TH_IPC_HELLO, 0, hello);
+    json_object_put(hello);
+
+    th_ipc_reader r = {.fd = ch.sock, .max = 256u << 20};
+    th_outbuf ob = {.len = 0};
+    long long current = -1; /* the plugin being loaded */
+    bool done = false, timed_out = false, eof = false;
+    long long deadline = o->load_timeout_ms ? th_now_ms() + o->load_timeout_ms : 0;
+    char tag[300] = "scanner";
+    int outfd = ch.out;
+
+    while (!done && !eof) {
+        struct pollfd pfd[2] = {{.fd = ch.sock, .events = POLLIN}, {.fd = outfd, .events = POLLIN}};
+        long long wait = deadline ? deadline - th_now_ms() : -1;
+        if (deadline && wait <= 0) {
+            timed_out = true;
+            break;
+        }
+        int k = poll(pfd, outfd >= 0 ? 2 : 1, wait > 1000 ? 1000 : (int)wait);
+        if (k < 0 && errno != EINTR)
+            break;
+        if (k <= 0)
+            continue;
+        if (outfd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if (th_outbuf_pump(&ob, outfd, tag) <= 0)
+                outfd = -1; /* closed: keep following the socket */
+        }
+        if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        long got = th_ipc_fill(&r);
+        if (got <= 0) {
+            eof = true;
+            break;
+        }
+        th_ipc_frame f;
+        int fr;
+        while ((fr = th_ipc_next(&r, &f, &err)) == 1) {
+            if (f.type == TH_IPC_LOADING && f.id < n) {
+                current = f.id;
+                snprintf(tag, sizeof tag, "%s", base_name(paths[current]));
+                th_signals_loading(paths[current]); /* a stop signal names it */
+                if (o->load_timeout_ms)
+                    deadline = th_now_ms() + o->load_timeout_ms;
+            } else if (f.type == TH_IPC_PLUGIN && (long long)f.id == current) {
+                json_object *res = th_ipc_parse(f.payload, f.len, &err), *v;
+                th_scanned *s = &out[current];
+                if (res && json_object_object_get_ex(res, "tools_refused", &v))
+                    s->tools_refused = (size_t)json_object_get_int64(v);
+                s->accepted = res && json_object_object_get_ex(res, "accepted", &v) && json_object_get_boolean(v) &&
+                              json_object_object_get_ex(res, "tools", &v) && json_object_is_type(v, json_type_array);
+                if (s->accepted)
+                    s->tools = json_object_get(v);
+                else if (!res)
+                    refuse(stats, paths[current], "the scanner's report was not valid JSON");
+                else
+                    stats->plugins_refused++; /* its loader said why */
+                if (!s->accepted) /* an accepted plugin's are counted when it is registered */
+                    stats->tools_refused += s->tools_refused;
+                json_object_put(res);
+                *next = (size_t)current + 1;
+                current = -1;
+                snprintf(tag, sizeof tag, "scanner");
+                th_signals_loading(NULL);
+            } else if (f.type == TH_IPC_DONE) {
+                done = true;
+                *next = n;
+            }
+        }
+        if (fr < 0)
+            break;
+    }
+    /* After end of stream the child is usually exiting: give it a moment
+     * to, so its own status names the cause; a hang is killed. */
+    int status = th_child_reap(ch.pid, eof ? 2000 : 0);
+    if (outfd >= 0)
+        drain(&ob, outfd, tag);
+    th_signals_loading(NULL);
+    if (!done) {
+        char why[200];
+        if (timed_out)
+            snprintf(why, sizeof why, "did not finish loading within %g s", (double)o->load_timeout_ms / 1000.0);
+        else
+            death_cause(status, why, sizeof why);
+        /* The plugin being loaded is to blame; a scanner that died before
+         * naming one blames the next, so the scan always moves on. */
+        size_t blame = current >= 0 ? (size_t)current : *next;
+        if (blame < n) {
+            refuse(stats, paths[blame], why);
+            *next = blame + 1;
+        }
+    }
+    th_ipc_reader_free(&r);
+    close(ch.sock);
+    close(ch.out);
+    return true;
+}
+
+th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
+                      th_load_stats *stats)
+{
+    size_t next = 0;
+    memset(out, 0, n * sizeof *out);
+    while (next < n)
+        if (!scan_some(paths, n, opts, out, stats, &next))
+            return TH_ERR_IO;
+    return TH_OK;
+}

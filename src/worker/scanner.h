@@ -1,0 +1,47 @@
+/*
+** worker/scanner.h: opening plugins out of process. A scanner child loads the
+** listed plugins one after another and reports each one's descriptors; a
+** plugin that crashes, exits or hangs while loading is refused and named,
+** and a new scanner goes on with the rest. No plugin code runs in the host.
+*/
+#ifndef TH_SCANNER_H
+#define TH_SCANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "plugin/loader.h"
+
+typedef struct th_scan_opts {
+    th_load_opts load;
+    long long load_timeout_ms; /* per plugin; 0: none */
+} th_scan_opts;
+
+/* What the scan found for one plugin. */
+typedef struct th_scanned {
+    bool accepted;
+    json_object *tools; /* array of descriptors (th_worker_describe); NULL if refused */
+    size_t tools_refused; /* by the scanner's loader, already logged */
+} th_scanned;
+
+/*
+** Scan PATHS[0..N) (from th_loader_list_dirs). OUT gets N entries (free
+** with th_scan_free). Refused plugins are counted in STATS
+** (plugins_refused, and the tools they took with them). TH_OK, or
+** TH_ERR_NOMEM / TH_ERR_IO when no scanner could be started at all.
+*/
+th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
+                      th_load_stats *stats);
+
+void th_scan_free(th_scanned *s, size_t n);
+
+/* The JSON array of PATHS, for a child's HELLO. */
+json_object *th_scan_paths_json(char *const *paths, size_t n);
+
+/* Put the load options a child's loader needs into its HELLO object, so the
+ * scanner and every worker judge plugin files by the host's rules. */
+void th_scan_hello_load_opts(json_object *hello, const th_load_opts *load);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+** worker/spawn.c: posix_spawn of the host's own executable as a worker or
+** scanner child, with exactly the descriptors, mask and dispositions the
+** child's start-up sequence expects.
+*/
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker/spawn.h"
+
+extern char **environ;
+
+static char self_exe[PATH_MAX];
+
+bool th_spawn_init(void)
+{
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (n <= 0)
+        return false;
+    self_exe[n] = '\0';
+    return true;
+}
+
+static const struct {
+    int sig;
+    const char *name;
+} signal_names[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
+    {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+    {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+    {SIGSYS, "SIGSYS"},   {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+};
+
+const char *th_signal_name(int sig)
+{
+    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+        if (signal_names[i].sig == sig)
+            return signal_names[i].name;
+    return NULL;
+}
+
+int th_child_reap(pid_t pid, long long grace_ms)
+{
+    int status = 0;
+    long long by = th_now_ms() + grace_ms;
+    pid_t got;
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 && th_now_ms() < by) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    return status;
+}
+
+th_rc th_spawn_child(th_child *child, th_err *err)
+{
+    int sv[2] = {-1, -1}, out[2] = {-1, -1}, theirs = -1;
+    th_rc rc = TH_ERR_IO;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    bool fa_ok = false, attr_ok = false;
+    char ppid[32];
+
+    if (!self_exe[0])
+        return th_err_set(err, TH_ERR_RUNTIME, "the host's executable is unknown (th_spawn_init)");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+        th_err_set(err, TH_ERR_IO, "cannot create the worker's socket or pipe: %s", strerror(errno));
+        goto cleanup;
+    }
+    /* dup2 onto the same number would keep close-on-exec: the child's end
+     * must not already be fd 3. */
+    if ((theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+        th_err_set(err, TH_ERR_IO, "cannot move the worker's socket: %s", strerror(errno));
+        goto cleanup;
+    }
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        goto nomem;
+    fa_ok = true;
+    if (posix_spawnattr_init(&attr) != 0)
+        goto nomem;
+    attr_ok = true;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, out[1], 2) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, theirs, TH_WORKER_FD) != 0 ||
+        posix_spawnattr_setsigmask(&attr, &none) != 0 || posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0)
+        goto nomem;
+    /* The child checks that its parent is still this process once it has
+     * asked to die with it: a host gone before that leaves no orphan. */
+    snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+    char *argv[] = {self_exe, TH_WORKER_ARG, ppid, NULL};
+    int e = posix_spawn(&child->pid, self_exe, &fa, &attr, argv, environ);
+    if (e != 0) {
+        th_err_set(err, TH_ERR_IO, "cannot start %s: %s", self_exe, strerror(e));
+        goto cleanup;
+    }
+    child->sock = sv[0];
+    child->out = out[0];
+    sv[0] = out[0] = -1;
+    rc = TH_OK;
+    goto cleanup;
+
+nomem:
+    rc = th_err_set(err, TH_ERR_NOMEM, "out of memory preparing a worker");
+cleanup:
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    if (attr_ok)
+        posix_spawnattr_destroy(&attr);
+    int fds[] = {sv[0], sv[1], out[0], out[1], theirs};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return rc;
+}
+
+static void emit(const char *tag, const char *line, size_t len)
+{
+    /* One fprintf: stdio's lock keeps it whole among other log lines. */
+    fprintf(stderr, "plugin %s: %.*s\n", tag, (int)len, line);
+}
+
+long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)
+{
+    ssize_t n;
+    do
+        n = read(fd, b->buf + b->len, sizeof b->buf - b->len);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        if (b->len > 0)
+            emit(tag, b->buf, b->len);
+        b->len = 0;
+        return (long)n;
+    }
+    b->len += (size_t)n;
+    size_t start = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        if (b->buf[i] == '\n') {
+            emit(tag, b->buf + start, i - start);
+            start = i + 1;
+        }
+    }
+    if (start == 0 && b->len == sizeof b->buf) {
+        emit(tag, b->buf, b->len);
+        start = b->len;
+    }
+    memmove(b->buf, b->buf + start, b->len - start);
+    b->len -= start;
+    return (long)n;
+}

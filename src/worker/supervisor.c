@@ -1,0 +1,800 @@
+/*
+** worker/supervisor.c: process isolation, host side. Owns one slot per plugin
+** file (its worker, restart backoff and circuit breaker), the proxy handler
+** registered for every tool, and per worker a reader thread routing frames
+** by call id to the waiting proxy and a thread logging the worker's output.
+*/
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "call/callctx.h"
+#include "worker/ipc.h"
+#include "worker/spawn.h"
+#include "worker/supervisor.h"
+
+/* Restart backoff and circuit breaker. */
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 30000
+#define HEALTHY_MS 60000       /* a worker up this long resets the backoff */
+#define BREAKER_CRASHES 5      /* this many crashes ... */
+#define BREAKER_WINDOW_MS 60000 /* ... within this window ... */
+#define QUARANTINE_MS 60000    /* ... quarantine the plugin this long */
+#define POLL_MS 25             /* a waiting proxy checks for cancellation */
+
+typedef struct qframe {
+    uint8_t type;
+    char *payload;
+    size_t len;
+    struct qframe *next;
+} qframe;
+
+/* One proxied call waiting for its frames; lives on the proxy's stack. */
+typedef struct pending {
+    uint32_t id;
+    pthread_cond_t cond;
+    qframe *head, *tail;
+    struct pending *next;
+} pending;
+
+typedef struct slot slot;
+
+typedef struct worker {
+    slot *slot;
+    th_child ch;
+    pthread_mutex_t lock; /* pending, dead, cause, refs, next_id */
+    pthread_mutex_t send_lock;
+    pending *pending;
+    bool dead;
+    char cause[256];
+    char kill_reason[256]; /* set before the host kills it on purpose */
+    int refs;
+    uint32_t next_id;
+    long long started_ms;
+} worker;
+
+struct slot {
+    th_supervisor *sup;
+    size_t index;
+    const char *path;
+    const char *tag; /* base name, for the output's log lines */
+    json_object *tools; /* the names the scan reported */
+    pthread_mutex_t lock;
+    worker *w; /* the running worker (a reference), or NULL */
+    long long crash_at[BREAKER_CRASHES];
+    size_t crashes;
+    long long backoff_ms, next_start_ms, quarantined_until_ms;
+};
+
+/* A registered tool's user_data. */
+typedef struct proxy_tool {
+    slot *slot;
+    char *name;
+} proxy_tool;
+
+struct th_supervisor {
+    th_supervisor_opts opts;
+    char **paths;
+    size_t n;
+    slot *slots;
+    proxy_tool **tools;
+    size_t ntools, captools;
+    pthread_mutex_t lock; /* threads, stopping */
+    pthread_cond_t cond;
+    int threads;
+    bool stopping;
+};
+
+/* ---- workers --------------------------------------------------------------- */
+
+static void worker_unref(worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    bool last = --w->refs == 0;
+    pthread_mutex_unlock(&w->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->send_lock);
+    close(w->ch.sock);
+    close(w->ch.out);
+    free(w);
+}
+
+static void thread_done(th_supervisor *sup)
+{
+    pthread_mutex_lock(&sup->lock);
+    sup->threads--;
+    pthread_cond_broadcast(&sup->cond);
+    pthread_mutex_unlock(&sup->lock);
+}
+
+/* Why the worker ended, for the calls it was running. */
+static void describe_death(worker *w, int status)
+{
+    if (w->kill_reason[0]) {
+        snprintf(w->cause, sizeof w->cause, "%s", w->kill_reason);
+    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+        snprintf(w->cause, sizeof w->cause, "killed (SIGKILL; out of memory or --worker-memory-limit?)");
+    } else if (WIFSIGNALED(status)) {
+        const char *name = th_signal_name(WTERMSIG(status));
+        snprintf(w->cause, sizeof w->cause, "signal %d (%s)", WTERMSIG(status), name ? name : "unknown");
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
+        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
+                 TH_WORKER_FD);
+    } else if (WIFEXITED(status)) {
+        snprintf(w->cause, sizeof w->cause, "the plugin called exit(%d)", WEXITSTATUS(status));
+    } else {
+        snprintf(w->cause, sizeof w->cause, "its worker ended");
+    }
+}
+
+/* A crash of S's worker started at STARTED: back off, maybe quarantine.
+ * Under S->lock. */
+static void note_crash(slot *s, long long started)
+{
+    long long now = th_now_ms();
+    s->crash_at[s->crashes++ % BREAKER_CRASHES] = now;
+    size_t recent = 0;
+    for (size_t i = 0; i < BREAKER_CRASHES && i < s->crashes; i++)
+        if (now - s->crash_at[i] <= BREAKER_WINDOW_MS)
+            recent++;
+    if (recent >= BREAKER_CRASHES) {
+        s->quarantined_until_ms = now + QUARANTINE_MS;
+        s->crashes = 0;
+        th_log(TH_LOG_ERROR, "plugin %s crashed %d times in %d s; quarantined for %d s", s->path, BREAKER_CRASHES,
+               BREAKER_WINDOW_MS / 1000, QUARANTINE_MS / 1000);
+    }
+    if (now - started >= HEALTHY_MS || s->backoff_ms == 0)
+        s->backoff_ms = BACKOFF_FIRST_MS;
+    else if ((s->backoff_ms *= 2) > BACKOFF_MAX_MS)
+        s->backoff_ms = BACKOFF_MAX_MS;
+    s->next_start_ms = now + s->backoff_ms;
+}
+
+/* The worker's frames, routed by call id to the proxy waiting for them. */
+static void *reader_main(void *p)
+{
+    worker *w = p;
+    slot *s = w->slot;
+    th_supervisor *sup = s->sup;
+    size_t max = sup->opts.max_result_bytes;
+    th_ipc_reader r = {.fd = w->ch.sock, .max = max > (SIZE_MAX - (1u << 20)) / 2 ? SIZE_MAX : max * 2 + (1u << 20)};
+    th_ipc_frame f;
+    th_err err;
+    int got;
+    while ((got = th_ipc_recv(&r, &f, &err)) == 1) {
+        qframe *q = malloc(sizeof *q);
+        char *copy = malloc(f.len + 1);
+        if (!q || !copy) {
+            free(q);
+            free(copy);
+            continue;
+        }
+        memcpy(copy, f.payload, f.len + 1);
+        *q = (qframe){.type = f.type, .payload = copy, .len = f.len};
+        pthread_mutex_lock(&w->lock);
+        pending *pd = w->pending;
+        while (pd && pd->id != f.id)
+            pd = pd->next;
+        if (pd) {
+            if (pd->tail)
+                pd->tail->next = q;
+            else
+                pd->head = q;
+            pd->tail = q;
+            pthread_cond_signal(&pd->cond);
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!pd) { /* a call that gave up (or never was) */
+            free(copy);
+            free(q);
+        }
+    }
+    th_ipc_reader_free(&r);
+    if (got < 0) {
+        /* The child is not trusted: a broken frame ends it. */
+        snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
+        kill(w->ch.pid, SIGKILL);
+    }
+    int status = th_child_reap(w->ch.pid, 2000);
+    pthread_mutex_lock(&sup->lock);
+    bool stopping = sup->stopping;
+    pthread_mutex_unlock(&sup->lock);
+
+    pthread_mutex_lock(&w->lock); /* kill_reason is written under it */
+    describe_death(w, status);
+    pthread_mutex_unlock(&w->lock);
+    if (!stopping)
+        th_log(TH_LOG_ERROR, "plugin %s: worker %ld ended: %s", s->path, (long)w->ch.pid, w->cause);
+    /* The slot learns of the crash before any waiting call does: a call
+     * answered "crashed" is followed by one that sees the backoff and the
+     * breaker count including this crash. */
+    pthread_mutex_lock(&s->lock);
+    bool current = s->w == w;
+    if (current) {
+        s->w = NULL;
+        if (!stopping)
+            note_crash(s, w->started_ms);
+    }
+    pthread_mutex_unlock(&s->lock);
+
+    pthread_mutex_lock(&w->lock);
+    w->dead = true;
+    for (pending *pd = w->pending; pd; pd = pd->next)
+        pthread_cond_signal(&pd->cond);
+    pthread_mutex_unlock(&w->lock);
+    if (current)
+        worker_unref(w); /* the slot's reference */
+    worker_unref(w);
+    thread_done(sup);
+    return NULL;
+}
+
+/* The worker's stdout and stderr, to the host's log, tagged. */
+static void *logger_main(void *p)
+{
+    worker *w = p;
+    th_supervisor *sup = w->slot->sup;
+    th_outbuf ob = {.len = 0};
+    for (;;) {
+        struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
+        int k = poll(&pfd, 1, 200);
+        if (k > 0) {
+            if (th_outbuf_pump(&ob, w->ch.out, w->slot->tag) <= 0)
+                break;
+            continue;
+        }
+        if (k < 0 && errno != EINTR)
+            break;
+        /* A grandchild may keep the pipe open after the worker died: stop
+         * following it then, once nothing more is waiting. */
+        pthread_mutex_lock(&w->lock);
+        bool dead = w->dead;
+        pthread_mutex_unlock(&w->lock);
+        if (dead) {
+            th_outbuf_pump(&ob, -1, w->slot->tag);
+            break;
+        }
+    }
+    worker_unref(w);
+    thread_done(sup);
+    return NULL;
+}
+
+static bool start_thread(th_supervisor *sup, void *(*fn)(void *), worker *w)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&w->lock);
+    w->refs++;
+    pthread_mutex_unlock(&w->lock);
+    pthread_mutex_lock(&sup->lock);
+    sup->threads++;
+    pthread_mutex_unlock(&sup->lock);
+    bool ok = pthread_create(&t, &attr, fn, w) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) {
+        thread_done(sup);
+        worker_unref(w);
+    }
+    return ok;
+}
+
+/* Wait for the READY frame (logging output meanwhile) and check that the
+ * worker registered what the scan reported. */
+static bool await_ready(slot *s, worker *w, char *why, size_t size)
+{
+    th_ipc_reader r = {.fd = w->ch.sock, .max = 64u << 20};
+    th_outbuf ob = {.len = 0};
+    long long deadline = th_now_ms() + s->sup->opts.start_timeout_ms;
+    bool ok = false;
+    th_err err;
+    for (;;) {
+        long long wait = deadline - th_now_ms();
+        if (wait <= 0) {
+            snprintf(why, size, "its worker did not finish loading within %g s", (double)s->sup->opts.start_timeout_ms / 1000.0);
+            break;
+        }
+        struct pollfd pfd[2] = {{.fd = w->ch.sock, .events = POLLIN}, {.fd = w->ch.out, .events = POLLIN}};
+        if (poll(pfd, 2, (int)(wait > 1000 ? 1000 : wait)) <= 0)
+            continue;
+        if (pfd[1].revents)
+            th_outbuf_pump(&ob, w->ch.out, s->tag);
+        if (!pfd[0].revents)
+            continue;
+        th_ipc_frame f;
+        long got = th_ipc_fill(&r);
+        int fr = got > 0 ? th_ipc_next(&r, &f, &err) : -1;
+        if (fr == 0)
+            continue;
+        if (fr < 0 || f.type != TH_IPC_READY) {
+            snprintf(why, size, "its worker ended while loading");
+            break;
+        }
+        json_object *ready = th_ipc_parse(f.payload, f.len, &err), *names = NULL;
+        ok = ready && json_object_object_get_ex(ready, "tools", &names) && json_object_is_type(names, json_type_array);
+        /* Every tool the host serves must be there (the host may have
+         * refused some the worker registers). */
+        for (size_t i = 0; ok && i < json_object_array_length(s->tools); i++) {
+            bool found = false;
+            for (size_t k = 0; !found && k < json_object_array_length(names); k++)
+                found = json_object_equal(json_object_array_get_idx(s->tools, i), json_object_array_get_idx(names, k));
+            ok = found;
+        }
+        if (!ok)
+            snprintf(why, size, "its worker registered other tools than the scan found (%s instead of %s)",
+                     names && ready ? json_object_to_json_string(names) : "nothing",
+                     json_object_to_json_string(s->tools));
+        json_object_put(ready);
+        /* Frames after READY belong to the reader thread: there are none
+         * yet, since no call was sent. */
+        break;
+    }
+    th_outbuf_pump(&ob, -1, s->tag);
+    th_ipc_reader_free(&r);
+    return ok;
+}
+
+/* Start S's worker. Under S->lock. NULL with WHY on failure. */
+static worker *spawn_worker(slot *s, char *why, size_t size)
+{
+    th_supervisor *sup = s->sup;
+    th_err err;
+    worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(why, size, "out of memory");
+        return NULL;
+    }
+    if (th_spawn_child(&w->ch, &err) != TH_OK) {
+        snprintf(why, size, "its worker could not start: %.160s", err.msg);
+        free(w);
+        return NULL;
+    }
+    w->slot = s;
+    w->refs = 1; /* the slot's */
+    w->started_ms = th_now_ms();
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->send_lock, NULL);
+
+    json_object *hello = json_object_new_object();
+    json_object_object_add(hello, "role", json_object_new_string("serve"));
+    json_object_object_add(hello, "paths", th_scan_paths_json(sup->paths, sup->n));
+    json_object_object_add(hello, "from", json_object_new_int64((int64_t)s->index));
+    th_scan_hello_load_opts(hello, &sup->opts.load);
+    json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
+    json_object_object_add(hello, "memory_limit", json_object_new_int64((int64_t)sup->opts.memory_limit));
+    json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
+    json_object_object_add(hello, "max_result_bytes", json_object_new_int64((int64_t)sup->opts.max_result_bytes));
+    json_object_object_add(hello, "threads", json_object_new_int64((int64_t)sup->opts.threads));
+    th_rc rc = th_ipc_send_json(w->ch.sock, TH_IPC_HELLO, 0, hello);
+    json_object_put(hello);
+
+    if (rc != TH_OK || !await_ready(s, w, why, size)) {
+        if (rc != TH_OK)
+            snprintf(why, size, "its worker could not be configured");
+        kill(w->ch.pid, SIGKILL);
+        while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        note_crash(s, w->started_ms);
+        w->dead = true;
+        worker_unref(w);
+        return NULL;
+    }
+    if (!start_thread(sup, reader_main, w)) {
+        kill(w->ch.pid, SIGKILL);
+        while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(why, size, "out of threads");
+        worker_unref(w);
+        return NULL;
+    }
+    start_thread(sup, logger_main, w); /* without it, output is lost, not calls */
+    return w;
+}
+
+/* S's running worker (a new reference), started if need be; NULL with WHY
+ * when the plugin is quarantined or its worker cannot start. */
+static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size_t size)
+{
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        long long now = th_now_ms();
+        if (s->quarantined_until_ms > now) {
+            time_t until = time(NULL) + (time_t)((s->quarantined_until_ms - now + 999) / 1000);
+            struct tm tm;
+            char when[64];
+            gmtime_r(&until, &tm);
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            snprintf(why, size, "tool '%s' is unavailable: its plugin crashed %d times in %d s; quarantined until %s",
+                     tool, BREAKER_CRASHES, BREAKER_WINDOW_MS / 1000, when);
+            pthread_mutex_unlock(&s->lock);
+            return NULL;
+        }
+        worker *w = s->w;
+        if (w) {
+            pthread_mutex_lock(&w->lock);
+            bool dead = w->dead;
+            if (!dead)
+                w->refs++;
+            pthread_mutex_unlock(&w->lock);
+            if (!dead) {
+                pthread_mutex_unlock(&s->lock);
+                return w;
+            }
+        }
+        if (now < s->next_start_ms) { /* backing off after a crash */
+            pthread_mutex_unlock(&s->lock);
+            if (th_call_cancelled(call)) {
+                snprintf(why, size, "tool '%s' was cancelled", tool);
+                return NULL;
+            }
+            long long left = s->next_start_ms - now;
+            struct timespec ts = {0, (left > POLL_MS ? POLL_MS : left) * 1000000L};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&s->lock);
+            continue;
+        }
+        char cause[256];
+        w = spawn_worker(s, cause, sizeof cause);
+        if (!w) {
+            th_log(TH_LOG_ERROR, "plugin %s: %s", s->path, cause);
+            snprintf(why, size, "tool '%s' is unavailable: %s", tool, cause);
+            pthread_mutex_unlock(&s->lock);
+            return NULL;
+        }
+        s->w = w;
+        pthread_mutex_lock(&w->lock);
+        w->refs++;
+        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&s->lock);
+        return w;
+    }
+}
+
+/* ---- the proxy handler ----------------------------------------------------- */
+
+static void apply_progress(th_call *call, const qframe *q)
+{
+    th_err err;
+    json_object *o = th_ipc_parse(q->payload, q->len, &err), *v;
+    if (!o || !json_object_is_type(o, json_type_object))
+        goto done;
+    double progress = json_object_object_get_ex(o, "progress", &v) ? json_object_get_double(v) : 0;
+    double total = json_object_object_get_ex(o, "total", &v) ? json_object_get_double(v) : -1;
+    const char *msg = json_object_object_get_ex(o, "message", &v) && json_object_is_type(v, json_type_string)
+                          ? json_object_get_string(v)
+                          : NULL;
+    th_call_progress(call, progress, total, msg);
+done:
+    json_object_put(o);
+}
+
+static void apply_log(th_call *call, const qframe *q)
+{
+    th_err err;
+    json_object *o = th_ipc_parse(q->payload, q->len, &err), *v;
+    int level = TH_LOG_INFO;
+    if (!o || !json_object_is_type(o, json_type_object))
+        goto done;
+    if (json_object_object_get_ex(o, "level", &v))
+        level = th_log_level_parse(json_object_get_string(v));
+    if (level >= 0 && json_object_object_get_ex(o, "data", &v) && json_object_is_type(v, json_type_string))
+        th_call_log(call, (th_log_level)level, "%s", json_object_get_string(v));
+done:
+    json_object_put(o);
+}
+
+/* The worker's CallToolResult onto the host's call, checked again: the
+ * child is not trusted. */
+static void apply_result(th_call *call, const char *tool, const qframe *q)
+{
+    th_err err;
+    json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
+    if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
+        !json_object_is_type(content, json_type_array)) {
+        th_call_error(call, "tool '%s' failed: its worker sent no valid result", tool);
+        json_object_put(r);
+        return;
+    }
+    for (size_t i = 0; i < json_object_array_length(content); i++)
+        if (th_call_content(call, json_object_get(json_object_array_get_idx(content, i))) != TH_OK)
+            break;
+    if (json_object_object_get_ex(r, "structuredContent", &v))
+        th_call_structured(call, json_object_get(v));
+    if (json_object_object_get_ex(r, "isError", &v) && json_object_get_boolean(v))
+        th_call_mark_error(call);
+    json_object_put(r);
+}
+
+static void send_frame(worker *w, th_ipc_type type, uint32_t id, const char *payload, size_t len)
+{
+    pthread_mutex_lock(&w->send_lock);
+    th_ipc_send(w->ch.sock, type, id, payload, len); /* a dead worker shows as EOF */
+    pthread_mutex_unlock(&w->send_lock);
+}
+
+/* A descriptor's own deadline, as the scanner reported it (0: none). */
+static uint32_t timeout_of(json_object *d)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(d, "timeout_ms", &v) || !json_object_is_type(v, json_type_int))
+        return 0;
+    int64_t ms = json_object_get_int64(v);
+    return ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : 0;
+}
+
+static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
+{
+    proxy_tool *pt = user_data;
+    slot *s = pt->slot;
+    char why[512];
+    worker *w = acquire(s, pt->name, call, why, sizeof why);
+    if (!w)
+        return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
+
+    pending p = {0};
+    pthread_cond_init(&p.cond, NULL);
+    pthread_mutex_lock(&w->lock);
+    p.id = ++w->next_id;
+    p.next = w->pending;
+    w->pending = &p;
+    pthread_mutex_unlock(&w->lock);
+
+    /* A JSON-RPC notification, so that the worker parses it with the
+     * protocol's parser and sees every literal as the client sent it. */
+    json_object *req = json_object_new_object(), *params = json_object_new_object();
+    json_object_object_add(params, "tool", json_object_new_string(pt->name));
+    json_object_object_add(params, "arguments", json_object_get(args));
+    json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+    json_object_object_add(req, "method", json_object_new_string("call"));
+    json_object_object_add(req, "params", params);
+    size_t len = 0;
+    const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    send_frame(w, TH_IPC_CALL, p.id, text, len);
+    json_object_put(req);
+
+    bool done = false, cancel_sent = false;
+    long long kill_at = 0;
+    pthread_mutex_lock(&w->lock);
+    while (!done) {
+        if (!p.head && w->dead) {
+            th_call_error(call, "tool '%s' crashed: %s", pt->name, w->cause);
+            break;
+        }
+        if (!p.head) {
+            th_cond_wait_until(&p.cond, &w->lock, th_now_ms() + POLL_MS);
+            if (!p.head && !w->dead && th_call_cancelled(call)) {
+                long long now = th_now_ms();
+                if (!cancel_sent) {
+                    cancel_sent = true;
+                    kill_at = now + s->sup->opts.cancel_grace_ms;
+                    pthread_mutex_unlock(&w->lock);
+                    send_frame(w, TH_IPC_CANCEL, p.id, "", 0);
+                    pthread_mutex_lock(&w->lock);
+                } else if (now >= kill_at && !w->kill_reason[0]) {
+                    snprintf(w->kill_reason, sizeof w->kill_reason,
+                             "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
+                             pt->name, s->sup->opts.cancel_grace_ms);
+                    th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
+                    kill(w->ch.pid, SIGKILL);
+                }
+            }
+            continue;
+        }
+        qframe *q = p.head;
+        p.head = q->next;
+        if (!p.head)
+            p.tail = NULL;
+        pthread_mutex_unlock(&w->lock);
+        if (q->type == TH_IPC_PROGRESS)
+            apply_progress(call, q);
+        else if (q->type == TH_IPC_LOG)
+            apply_log(call, q);
+        else if (q->type == TH_IPC_RESULT) {
+            apply_result(call, pt->name, q);
+            done = true;
+        }
+        free(q->payload);
+        free(q);
+        pthread_mutex_lock(&w->lock);
+    }
+    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
+        if (*pp == &p) {
+            *pp = p.next;
+            break;
+        }
+    pthread_mutex_unlock(&w->lock);
+    while (p.head) {
+        qframe *q = p.head;
+        p.head = q->next;
+        free(q->payload);
+        free(q);
+    }
+    pthread_cond_destroy(&p.cond);
+    worker_unref(w);
+    return TH_OK;
+}
+
+/* ---- set-up and tear-down -------------------------------------------------- */
+
+th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervisor_opts *opts)
+{
+    th_supervisor *sup = calloc(1, sizeof *sup);
+    if (!sup)
+        return NULL;
+    sup->opts = *opts;
+    pthread_mutex_init(&sup->lock, NULL);
+    pthread_cond_init(&sup->cond, NULL);
+    sup->paths = calloc(n + 1, sizeof *sup->paths);
+    sup->slots = calloc(n + 1, sizeof *sup->slots);
+    if (!sup->paths || !sup->slots)
+        goto fail;
+    sup->n = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!(sup->paths[i] = strdup(paths[i])))
+            goto fail;
+        slot *s = &sup->slots[i];
+        s->sup = sup;
+        s->index = i;
+        s->path = sup->paths[i];
+        const char *b = strrchr(s->path, '/');
+        s->tag = b ? b + 1 : s->path;
+        pthread_mutex_init(&s->lock, NULL);
+    }
+    return sup;
+fail:
+    th_supervisor_free(sup);
+    return NULL;
+}
+
+static proxy_tool *new_proxy(th_supervisor *sup, slot *s, const char *name)
+{
+    if (sup->ntools == sup->captools) {
+        size_t cap = sup->captools ? sup->captools * 2 : 64;
+        proxy_tool **t = realloc(sup->tools, cap * sizeof *t);
+        if (!t)
+            return NULL;
+        sup->tools = t;
+        sup->captools = cap;
+    }
+    proxy_tool *pt = calloc(1, sizeof *pt);
+    if (!pt || !(pt->name = strdup(name))) {
+        free(pt);
+        return NULL;
+    }
+    pt->slot = s;
+    sup->tools[sup->ntools++] = pt;
+    return pt;
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : NULL;
+}
+
+void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
+{
+    for (size_t i = 0; i < sup->n; i++) {
+        slot *s = &sup->slots[i];
+        if (!scanned[i].accepted)
+            continue;
+        const char *b = s->tag;
+        size_t own_len = strlen(b) - 3; /* NAME of NAME.so */
+        size_t base = th_registry_count(reg);
+        bool own_refused = false;
+        s->tools = json_object_new_array();
+        for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
+            json_object *d = json_object_array_get_idx(scanned[i].tools, k);
+            const char *name = str_of(d, "name");
+            proxy_tool *pt = name ? new_proxy(sup, s, name) : NULL;
+            th_err err;
+            th_rc rc;
+            th_err_clear(&err);
+            if (!pt) {
+                rc = th_err_set(&err, TH_ERR_NOMEM, "out of memory");
+            } else {
+                th_tool t = {
+                    TH_TOOL_INIT,
+                    .name = name,
+                    .title = str_of(d, "title"),
+                    .description = str_of(d, "description"),
+                    .input_schema = str_of(d, "input_schema"),
+                    .output_schema = str_of(d, "output_schema"),
+                    .annotations = str_of(d, "annotations"),
+                    .timeout_ms = timeout_of(d),
+                    .handler = proxy_handler,
+                    .user_data = pt,
+                };
+                rc = th_registry_add(reg, &t, s->path, &err);
+            }
+            bool own = name && strlen(name) == own_len && strncmp(name, b, own_len) == 0;
+            if (rc == TH_OK) {
+                json_object_array_add(s->tools, json_object_new_string(name));
+            } else if (own) {
+                own_refused = true;
+                th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", s->path, name, err.msg, th_rc_name(rc));
+            } else {
+                stats->tools_refused++;
+                th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", s->path, name ? name : "?",
+                       err.msg, th_rc_name(rc));
+            }
+        }
+        stats->tools_refused += scanned[i].tools_refused;
+        if (own_refused || th_registry_count(reg) == base) {
+            for (size_t k = base; k < th_registry_count(reg); k++) {
+                th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", s->path,
+                       th_registry_at(reg, k)->name);
+                stats->tools_refused++;
+            }
+            th_registry_truncate(reg, base);
+            stats->plugins_refused++;
+            continue;
+        }
+        stats->tools_loaded += th_registry_count(reg) - base;
+        stats->plugins_loaded++;
+    }
+}
+
+void th_supervisor_stop(th_supervisor *sup)
+{
+    if (!sup)
+        return;
+    pthread_mutex_lock(&sup->lock);
+    sup->stopping = true;
+    pthread_mutex_unlock(&sup->lock);
+    for (size_t i = 0; i < sup->n; i++) {
+        slot *s = &sup->slots[i];
+        pthread_mutex_lock(&s->lock);
+        if (s->w) {
+            snprintf(s->w->kill_reason, sizeof s->w->kill_reason, "the host is shutting down");
+            kill(s->w->ch.pid, SIGKILL);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+void th_supervisor_free(th_supervisor *sup)
+{
+    if (!sup)
+        return;
+    th_supervisor_stop(sup);
+    /* Reader and logger threads end once their worker is reaped. */
+    pthread_mutex_lock(&sup->lock);
+    long long deadline = th_now_ms() + 5000;
+    while (sup->threads > 0 && th_cond_wait_until(&sup->cond, &sup->lock, deadline))
+        ;
+    bool idle = sup->threads == 0;
+    pthread_mutex_unlock(&sup->lock);
+    if (!idle)
+        return; /* a thread still uses it: leaking beats a use after free */
+    for (size_t i = 0; i < sup->n; i++) {
+        json_object_put(sup->slots[i].tools);
+        pthread_mutex_destroy(&sup->slots[i].lock);
+        free(sup->paths[i]);
+    }
+    for (size_t i = 0; i < sup->ntools; i++) {
+        free(sup->tools[i]->name);
+        free(sup->tools[i]);
+    }
+    free(sup->tools);
+    free(sup->paths);
+    free(sup->slots);
+    pthread_mutex_destroy(&sup->lock);
+    pthread_cond_destroy(&sup->cond);
+    free(sup);
+}

@@ -1,0 +1,384 @@
+/*
+** worker/worker.c: the child process. Its start-up is one ordered sequence
+** (die with the host, no new privileges, receive the configuration, resource
+** limits, close inherited descriptors, the sandbox policy hook, then plugin
+** code); then it scans plugins or serves one plugin's calls over fd 3.
+*/
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "call/callctx.h"
+#include "call/workpool.h"
+#include "plugin/loader.h"
+#include "worker/ipc.h"
+#include "worker/spawn.h"
+#include "worker/worker.h"
+
+/* What the host sends in HELLO. */
+typedef struct config {
+    json_object *hello; /* owns the strings below */
+    bool scan;
+    char **paths;
+    size_t npaths;
+    size_t from; /* scan: first index; serve: the plugin */
+    th_load_opts load;
+    int log_threshold;
+    unsigned long long memory_limit, max_files, max_result_bytes, threads;
+} config;
+
+static int sock = TH_WORKER_FD;
+static th_worker_parse_fn parse_call;
+static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "toolhost worker: %s\n", what);
+    _exit(127);
+}
+
+static unsigned long long get_num(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) ? (unsigned long long)json_object_get_int64(v) : 0;
+}
+
+static bool read_config(config *c, th_ipc_reader *r)
+{
+    th_ipc_frame f;
+    th_err err;
+    if (th_ipc_recv(r, &f, &err) != 1 || f.type != TH_IPC_HELLO)
+        return false;
+    c->hello = th_ipc_parse(f.payload, f.len, &err);
+    json_object *role, *paths, *v;
+    if (!c->hello || !json_object_object_get_ex(c->hello, "role", &role) ||
+        !json_object_object_get_ex(c->hello, "paths", &paths) || !json_object_is_type(paths, json_type_array))
+        return false;
+    c->scan = strcmp(json_object_get_string(role), "scan") == 0;
+    c->npaths = json_object_array_length(paths);
+    c->paths = calloc(c->npaths + 1, sizeof *c->paths);
+    if (!c->paths)
+        return false;
+    for (size_t i = 0; i < c->npaths; i++)
+        c->paths[i] = (char *)json_object_get_string(json_object_array_get_idx(paths, i));
+    c->from = (size_t)get_num(c->hello, "from");
+    c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
+    c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
+    c->log_threshold = (int)get_num(c->hello, "log_threshold");
+    c->memory_limit = get_num(c->hello, "memory_limit");
+    c->max_files = get_num(c->hello, "max_files");
+    c->max_result_bytes = get_num(c->hello, "max_result_bytes");
+    c->threads = get_num(c->hello, "threads");
+    return c->from < c->npaths;
+}
+
+static void set_limit(int resource, unsigned long long value, const char *name)
+{
+    struct rlimit rl = {.rlim_cur = (rlim_t)value, .rlim_max = (rlim_t)value};
+    if (value && setrlimit(resource, &rl) != 0)
+        fprintf(stderr, "toolhost worker: cannot set %s to %llu: %s\n", name, value, strerror(errno));
+}
+
+/*
+** The single place a per-plugin sandbox (Landlock rules, a seccomp filter)
+** will be applied: after the limits, before any plugin code runs, so that
+** constructors run inside it. Nothing yet.
+*/
+static void apply_policy(const config *c)
+{
+    (void)c;
+}
+
+json_object *th_worker_describe(const th_registry *reg, size_t base)
+{
+    json_object *tools = json_object_new_array();
+    for (size_t i = base; tools && i < th_registry_count(reg); i++) {
+        const th_entry *e = th_registry_at(reg, i);
+        json_object *t = json_object_new_object();
+        if (!t)
+            break;
+        json_object_object_add(t, "name", json_object_new_string(e->name));
+        if (e->title)
+            json_object_object_add(t, "title", json_object_new_string(e->title));
+        json_object_object_add(t, "description", json_object_new_string(e->description));
+        json_object_object_add(t, "input_schema",
+                               json_object_new_string(json_object_to_json_string_ext(e->input_schema, JSON_C_TO_STRING_PLAIN)));
+        if (e->output_schema)
+            json_object_object_add(t, "output_schema", json_object_new_string(json_object_to_json_string_ext(
+                                                           e->output_schema, JSON_C_TO_STRING_PLAIN)));
+        if (e->annotations)
+            json_object_object_add(t, "annotations", json_object_new_string(json_object_to_json_string_ext(
+                                                         e->annotations, JSON_C_TO_STRING_PLAIN)));
+        json_object_object_add(t, "typed", json_object_new_boolean(e->typed != NULL));
+        if (e->timeout_ms)
+            json_object_object_add(t, "timeout_ms", json_object_new_int64(e->timeout_ms));
+        json_object_array_add(tools, t);
+    }
+    return tools;
+}
+
+static struct stat sock_id; /* what fd 3 was before plugin code ran */
+
+static bool sock_intact(void)
+{
+    struct stat st;
+    return fstat(sock, &st) == 0 && st.st_dev == sock_id.st_dev && st.st_ino == sock_id.st_ino;
+}
+
+static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
+{
+    pthread_mutex_lock(&send_lock);
+    th_rc rc = th_ipc_send_json(sock, type, id, o);
+    pthread_mutex_unlock(&send_lock);
+    if (rc != TH_OK)
+        _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET); /* 0: the host is gone */
+}
+
+/* Loading happens at warning level at most: the host logs each accepted
+ * tool itself, and refusals are errors. */
+static void quiet_loading(const config *c)
+{
+    th_log_set_threshold(c->log_threshold > TH_LOG_WARNING ? (th_log_level)c->log_threshold : TH_LOG_WARNING);
+}
+
+/* Static: still reachable when the scanner _exit()s (valgrind's view). */
+static th_registry *volatile scan_reg; /* volatile: a store nothing reads is kept */
+
+static int scan(const config *c)
+{
+    th_registry *reg = scan_reg = th_registry_new();
+    if (!reg)
+        die("out of memory");
+    quiet_loading(c);
+    for (size_t i = c->from; i < c->npaths; i++) {
+        send_obj(TH_IPC_LOADING, (uint32_t)i, NULL);
+        th_load_stats st = {0};
+        size_t base = th_registry_count(reg);
+        th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
+        if (!sock_intact())
+            _exit(TH_WORKER_LOST_SOCKET);
+        json_object *o = json_object_new_object();
+        if (!o)
+            die("out of memory");
+        json_object_object_add(o, "accepted", json_object_new_boolean(rc == TH_OK && st.plugins_loaded > 0));
+        json_object_object_add(o, "tools", th_worker_describe(reg, base));
+        json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
+        send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
+        json_object_put(o);
+    }
+    send_obj(TH_IPC_DONE, 0, NULL);
+    fflush(NULL);
+    /* No destroy callbacks, no unloading: plugin code ran enough here. */
+    _exit(0);
+}
+
+/* ---- serving ----------------------------------------------------------- */
+
+typedef struct job {
+    uint32_t id;
+    th_call *call;
+    json_object *args;
+    const th_entry *entry;
+    struct job *next;
+} job;
+
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static job *jobs;
+static json_object *always_token; /* progress is always forwarded; the host
+                                   * decides whether its client wants it */
+
+/* th_call_hooks.notify: the call's progress and log notifications go to
+ * the host as frames, which replays them on its own th_call. */
+static void forward(void *ctx, json_object *n)
+{
+    job *j = ctx;
+    json_object *method, *params;
+    if (json_object_object_get_ex(n, "method", &method) && json_object_object_get_ex(n, "params", &params)) {
+        bool progress = strcmp(json_object_get_string(method), "notifications/progress") == 0;
+        send_obj(progress ? TH_IPC_PROGRESS : TH_IPC_LOG, j->id, params);
+    }
+    json_object_put(n);
+}
+
+static void run(void *p)
+{
+    job *j = p;
+    const th_entry *e = j->entry;
+    th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
+    th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
+    json_object *result = th_call_finish(j->call, rc);
+    pthread_mutex_lock(&jobs_lock);
+    for (job **pp = &jobs; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    pthread_mutex_unlock(&jobs_lock);
+    send_obj(TH_IPC_RESULT, j->id, result);
+    json_object_put(result);
+    th_call_free(j->call);
+    json_object_put(j->args);
+    free(j);
+}
+
+/* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
+ * when there is nothing to run (the host has been answered). */
+static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req)
+{
+    json_object *name, *args;
+    const th_entry *e = NULL;
+    if (req && json_object_object_get_ex(req, "tool", &name))
+        e = th_registry_get(reg, json_object_get_string(name));
+    job *j = calloc(1, sizeof *j);
+    if (!j || !e) {
+        free(j);
+        send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
+        return NULL;
+    }
+    th_call_hooks hooks = {
+        .notify = forward,
+        .ctx = j,
+        .progress_token = always_token,
+        .log_to_client = true,
+        .log_level = TH_LOG_DEBUG,
+        .max_result_bytes = (size_t)c->max_result_bytes,
+    };
+    j->id = id;
+    j->entry = e;
+    j->call = th_call_new(e->name, &hooks);
+    j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
+    if (!j->call || !j->args)
+        die("out of memory starting a call");
+    pthread_mutex_lock(&jobs_lock);
+    j->next = jobs;
+    jobs = j;
+    pthread_mutex_unlock(&jobs_lock);
+    return j;
+}
+
+static void cancel_call(uint32_t id)
+{
+    pthread_mutex_lock(&jobs_lock);
+    for (job *j = jobs; j; j = j->next)
+        if (j->id == id)
+            th_call_cancel(j->call);
+    pthread_mutex_unlock(&jobs_lock);
+}
+
+/* What the reading thread needs; set once before the first reads. */
+typedef struct server {
+    th_registry *reg;
+    th_pool *pool;
+    const config *c;
+    th_ipc_reader *r;
+} server;
+static server srv;
+
+/*
+** Read frames (one thread at a time does). On a CALL, hand the reading to
+** another pool thread and run the call right here: the call's answer waits
+** for no thread hand-off, and CANCEL frames are still read while it runs.
+*/
+static void reader_loop(void *unused)
+{
+    (void)unused;
+    th_ipc_frame f;
+    th_err err;
+    while (th_ipc_recv(srv.r, &f, &err) == 1) {
+        if (f.type == TH_IPC_CANCEL) {
+            cancel_call(f.id);
+        } else if (f.type == TH_IPC_CALL) {
+            json_object *req = parse_call(f.payload, f.len);
+            job *j = new_job(srv.reg, srv.c, f.id, req);
+            json_object_put(req);
+            if (!j)
+                continue;
+            if (th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
+                die("cannot hand on the socket");
+            run(j);
+            return;
+        }
+    }
+    /* The host closed the socket (or died): nothing left to serve. Or a
+     * plugin closed it, which the host must hear about. */
+    fflush(NULL);
+    _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
+}
+
+static int serve(const config *c, th_ipc_reader *r)
+{
+    th_registry *reg = th_registry_new();
+    always_token = json_object_new_int(0);
+    if (!reg || !always_token)
+        die("out of memory");
+    quiet_loading(c);
+    th_load_stats st = {0};
+    th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &c->load, &st);
+    th_log_set_threshold((th_log_level)c->log_threshold);
+    json_object *ready = json_object_new_object();
+    json_object *names = json_object_new_array();
+    for (size_t i = 0; rc == TH_OK && i < th_registry_count(reg); i++)
+        json_object_array_add(names, json_object_new_string(th_registry_at(reg, i)->name));
+    json_object_object_add(ready, "tools", names);
+    send_obj(TH_IPC_READY, 0, ready);
+    json_object_put(ready);
+    th_registry_start(reg);
+    /* One thread more than the host runs calls at once: the reader always
+     * finds a thread, however many calls are running. */
+    srv = (server){.reg = reg, .c = c, .r = r};
+    srv.pool = th_pool_new((c->threads ? (size_t)c->threads : 64) + 1);
+    if (!srv.pool || th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
+        die("out of memory");
+    for (;;)
+        pause(); /* the thread that reads end of stream ends the process */
+    return 0;
+}
+
+int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
+{
+    parse_call = parse;
+    /* 1. Die with the host, and make sure it has not died already. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        die("cannot set PR_SET_PDEATHSIG");
+    if (argc < 3 || getppid() != (pid_t)strtol(argv[2], NULL, 10))
+        _exit(1);
+    /* A fatal signal ends the child with that signal, which the host
+     * reports: no handler of a sanitizer runtime turns it into exit(1). */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
+    /* 2. Nothing it executes can gain privileges. */
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        die("cannot set PR_SET_NO_NEW_PRIVS");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (fstat(sock, &sock_id) != 0)
+        die("no socket at fd 3");
+    /* 3. The configuration: role, plugins, limits. */
+    config c = {0};
+    th_ipc_reader r = {.fd = sock, .max = 64u << 20};
+    if (!read_config(&c, &r))
+        die("no valid configuration from the host");
+    th_log_set_threshold((th_log_level)c.log_threshold);
+    /* 4. Resource limits. */
+    set_limit(RLIMIT_AS, c.memory_limit, "RLIMIT_AS (--worker-memory-limit)");
+    set_limit(RLIMIT_NOFILE, c.max_files, "RLIMIT_NOFILE (--worker-max-files)");
+    /* 5. Nothing of the host's but fds 0-3. */
+    if (close_range(TH_WORKER_FD + 1, ~0U, 0) != 0)
+        for (int fd = TH_WORKER_FD + 1; fd < 1024; fd++)
+            close(fd);
+    /* 6. The sandbox policy, before any plugin code. */
+    apply_policy(&c);
+    /* 7. Plugin code. */
+    return c.scan ? scan(&c) : serve(&c, &r);
+}

@@ -1,0 +1,303 @@
+/*
+** test_worker.c: the process boundary with hostile plugins. Loading: a plugin
+** that crashes, exits or hangs in its constructor or register function is
+** refused and named by the scanner, in both isolation modes, and the host
+** serves the others. Calls (--isolation=process): a handler that crashes,
+** aborts, exits or overflows its stack fails only its own calls, each with
+** exactly one isError response naming the cause; the worker restarts; a
+** plugin that keeps crashing is quarantined; a handler that ignores
+** cancellation is killed after the grace period; worker output is tagged.
+*/
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+#include "check_main.h"
+
+#define ECHO_SO TOP_BUILDDIR "/plugins/.libs/echo.so"
+
+#define CALL(id, tool, args)                                                                                           \
+    "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":\"" tool                      \
+    "\",\"arguments\":" args "," MH_MODERN_META "}}"
+
+static const char *const modes[] = {"--isolation=none", "--isolation=process"};
+
+static void assert_stderr_has(const mh_proc *p, const char *needle)
+{
+    ck_assert_msg(mh_stderr_wait(p, needle, MH_TIMEOUT_MS), "stderr lacks \"%s\":\n%s", needle, mh_stderr(p));
+}
+
+/* echo answers: the good plugin serves. */
+static void assert_echo_serves(mh_proc *p, int id)
+{
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+               "\"arguments\":{\"text\":\"still here\"}," MH_MODERN_META "}}",
+            id);
+    char want[16];
+    snprintf(want, sizeof want, "%d", id);
+    json_object *o = mh_await(p, want, NULL);
+    MH_ASSERT_STR(o, "result content 0 text", "still here");
+    json_object_put(o);
+}
+
+/* Start with the hostile plugin NAME and echo.so in MODE; the hostile one
+ * must be refused with "plugin DIR/NAME.so refused: WHY". */
+static void refused_at_load(const char *name, const char *mode, const char *why, const char *extra)
+{
+    char *dir = mh_private_dir(mh_hostile(name), ECHO_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, mode, extra, NULL);
+    mh_ping_is_next(p, 1);
+    assert_echo_serves(p, 2);
+    char want[700];
+    snprintf(want, sizeof want, "plugin %s/%s.so refused: %s", dir, name, why);
+    assert_stderr_has(p, want);
+    assert_stderr_has(p, "loaded 1 tool from 1 plugin; 1 plugin refused");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+
+START_TEST(a_crash_in_a_constructor_refuses_only_that_plugin)
+{
+    refused_at_load("crash_ctor", modes[_i], "crashed while loading: signal 11 (SIGSEGV)", NULL);
+}
+END_TEST
+
+START_TEST(a_crash_in_register_refuses_only_that_plugin)
+{
+    refused_at_load("crash_register", modes[_i], "crashed while loading: signal 11 (SIGSEGV)", NULL);
+}
+END_TEST
+
+START_TEST(exit_in_register_refuses_only_that_plugin)
+{
+    refused_at_load("exit_register", modes[_i], "called exit(3) while loading", NULL);
+}
+END_TEST
+
+START_TEST(an_endless_register_is_refused_after_the_load_timeout)
+{
+    refused_at_load("loop_register", modes[_i], "did not finish loading within 1 s", "--load-timeout=1");
+}
+END_TEST
+
+/* ---- calls in worker processes ------------------------------------------------------ */
+
+static mh_proc *start_with(char **dir, const char *hostile, const char *extra)
+{
+    *dir = mh_private_dir(mh_hostile(hostile), ECHO_SO, NULL);
+    mh_proc *p = mh_spawn("-d", *dir, "--isolation=process", extra, NULL);
+    mh_ping_is_next(p, 1);
+    return p;
+}
+
+/* The response to ID is an isError result with exactly TEXT. */
+static void assert_error_result(mh_proc *p, const char *id, const char *text)
+{
+    json_object *o = mh_await(p, id, NULL);
+    MH_ASSERT_TRUE(o, "result isError");
+    MH_ASSERT_STR(o, "result content 0 text", text);
+    json_object_put(o);
+}
+
+static void crash_fails_the_call(const char *hostile, const char *call, const char *want)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, hostile, NULL);
+    mh_send(p, "%s", call);
+    assert_error_result(p, "2", want);
+    assert_echo_serves(p, 3);
+    /* The worker restarts: the same crash is reported again, not hung. */
+    mh_send(p, "%s", call);
+    assert_error_result(p, "2", want);
+    mh_ping_is_next(p, 4); /* and nothing else came: one response per request */
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+
+START_TEST(a_segfault_in_a_handler_fails_only_its_call)
+{
+    crash_fails_the_call("crash", CALL(2, "crash", "{}"), "tool 'crash' crashed: signal 11 (SIGSEGV)");
+}
+END_TEST
+
+START_TEST(a_stack_overflow_in_a_handler_fails_only_its_call)
+{
+    crash_fails_the_call("crash", CALL(2, "crash", "{\"overflow\":true}"), "tool 'crash' crashed: signal 11 (SIGSEGV)");
+}
+END_TEST
+
+START_TEST(abort_in_a_handler_fails_only_its_call)
+{
+    crash_fails_the_call("die", CALL(2, "die", "{\"how\":\"abort\"}"), "tool 'die' crashed: signal 6 (SIGABRT)");
+}
+END_TEST
+
+START_TEST(exit_in_a_handler_fails_only_its_call)
+{
+    crash_fails_the_call("die", CALL(2, "die", "{\"how\":\"exit\"}"), "tool 'die' crashed: the plugin called exit(3)");
+}
+END_TEST
+
+START_TEST(underscore_exit_in_a_handler_fails_only_its_call)
+{
+    crash_fails_the_call("die", CALL(2, "die", "{\"how\":\"_exit\"}"), "tool 'die' crashed: the plugin called exit(4)");
+}
+END_TEST
+
+/* A crash fails every call running in that worker, each exactly once. */
+START_TEST(a_crash_fails_every_call_running_in_the_worker)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", NULL);
+    mh_send(p, CALL(2, "die", "{\"how\":\"hang\"}"));
+    assert_stderr_has(p, "die: hanging");
+    mh_send(p, CALL(3, "die", "{\"how\":\"abort\"}"));
+    int seen2 = 0, seen3 = 0;
+    for (int k = 0; k < 2; k++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_TRUE(o, "result isError");
+        MH_ASSERT_STR(o, "result content 0 text", "tool 'die' crashed: signal 6 (SIGABRT)");
+        if (!strcmp(mh_json(mh_at(o, "id")), "2"))
+            seen2++;
+        else if (!strcmp(mh_json(mh_at(o, "id")), "3"))
+            seen3++;
+        json_object_put(o);
+    }
+    ck_assert_int_eq(seen2, 1);
+    ck_assert_int_eq(seen3, 1);
+    assert_echo_serves(p, 4);
+    mh_ping_is_next(p, 5);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_plugin_that_keeps_crashing_is_quarantined)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", NULL);
+    for (int i = 0; i < 5; i++) {
+        mh_send(p, CALL(2, "die", "{\"how\":\"abort\"}"));
+        assert_error_result(p, "2", "tool 'die' crashed: signal 6 (SIGABRT)");
+    }
+    long long before = mh_now_ms();
+    mh_send(p, CALL(3, "die", "{}"));
+    json_object *o = mh_await(p, "3", NULL);
+    MH_ASSERT_TRUE(o, "result isError");
+    const char *text = mh_str(o, "result content 0 text");
+    const char *want = "tool 'die' is unavailable: its plugin crashed 5 times in 60 s; quarantined until ";
+    ck_assert_msg(text && strncmp(text, want, strlen(want)) == 0, "%s", mh_json(o));
+    json_object_put(o);
+    ck_assert_msg(mh_now_ms() - before < MH_TIMEOUT_MS, "the quarantined call waited");
+    assert_stderr_has(p, "die.so crashed 5 times in 60 s; quarantined for 60 s");
+    assert_echo_serves(p, 4); /* other plugins are never affected */
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_handler_ignoring_cancellation_is_killed_after_the_grace)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", "--cancel-grace-ms=200");
+    mh_send(p, CALL(2, "die", "{\"how\":\"hang\"}"));
+    assert_stderr_has(p, "die: hanging");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2," MH_MODERN_META
+               "}}");
+    assert_stderr_has(p, "tool 'die' ignored cancellation for 200 ms (--cancel-grace-ms)");
+    /* No response for the cancelled call; the plugin serves again. */
+    mh_send(p, CALL(3, "die", "{}"));
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "3");
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strncmp(text, "alive ", 6) == 0, "%s", mh_json(o));
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(worker_output_is_logged_tagged_with_the_plugin)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", NULL);
+    mh_send(p, CALL(2, "die", "{\"how\":\"print\"}"));
+    json_object *o = mh_await(p, "2", NULL);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    assert_stderr_has(p, "plugin die.so: DIE-STDOUT-MARK pid ");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Issue 9: a handler closing every descriptor closes its worker's, never
+ * the protocol's: the call fails, the host serves on. */
+START_TEST(a_handler_closing_all_descriptors_fails_only_its_call)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "close_fds_call", NULL);
+    mh_send(p, CALL(2, "close_fds_call", "{}"));
+    assert_error_result(p, "2",
+                        "tool 'close_fds_call' crashed: the plugin closed or replaced descriptor 3 (its worker's socket)");
+    assert_echo_serves(p, 3);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Workers cost what is used: none runs before its plugin's first call. */
+START_TEST(workers_start_on_the_first_call)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", NULL);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "worker"), "%s", err);
+    free(err);
+    mh_send(p, CALL(2, "die", "{}"));
+    json_object *a = mh_await(p, "2", NULL);
+    mh_send(p, CALL(3, "die", "{}"));
+    json_object *b = mh_await(p, "3", NULL);
+    /* The same worker served both. */
+    MH_ASSERT_STR(b, "result content 0 text", mh_str(a, "result content 0 text"));
+    json_object_put(a);
+    json_object_put(b);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+static Suite *worker_suite(void)
+{
+    Suite *s = suite_create("worker");
+    TCase *tc = tcase_create("loading");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, a_crash_in_a_constructor_refuses_only_that_plugin, 0, 2);
+    tcase_add_loop_test(tc, a_crash_in_register_refuses_only_that_plugin, 0, 2);
+    tcase_add_loop_test(tc, exit_in_register_refuses_only_that_plugin, 0, 2);
+    tcase_add_loop_test(tc, an_endless_register_is_refused_after_the_load_timeout, 0, 2);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("calls");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_segfault_in_a_handler_fails_only_its_call);
+    tcase_add_test(tc, a_stack_overflow_in_a_handler_fails_only_its_call);
+    tcase_add_test(tc, abort_in_a_handler_fails_only_its_call);
+    tcase_add_test(tc, exit_in_a_handler_fails_only_its_call);
+    tcase_add_test(tc, underscore_exit_in_a_handler_fails_only_its_call);
+    tcase_add_test(tc, a_crash_fails_every_call_running_in_the_worker);
+    tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);
+    tcase_add_test(tc, a_handler_ignoring_cancellation_is_killed_after_the_grace);
+    tcase_add_test(tc, worker_output_is_logged_tagged_with_the_plugin);
+    tcase_add_test(tc, a_handler_closing_all_descriptors_fails_only_its_call);
+    tcase_add_test(tc, workers_start_on_the_first_call);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(worker_suite, mh_global_setup, mh_global_teardown)

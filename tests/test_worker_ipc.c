@@ -1,0 +1,181 @@
+/*
+** test_worker_ipc.c: the host-child framing: frames split across reads at
+** every byte, many frames in one read, an oversized length refused before
+** any allocation, end of stream inside a frame, and strict payload parsing.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "worker/ipc.h"
+#include "check_main.h"
+
+static int sp[2];
+
+static void pair(void)
+{
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+}
+
+static void unpair(void)
+{
+    if (sp[0] >= 0)
+        close(sp[0]);
+    if (sp[1] >= 0)
+        close(sp[1]);
+    sp[0] = sp[1] = -1;
+}
+
+/* The bytes of one frame as th_ipc_send writes them. */
+static size_t frame_bytes(unsigned char *out, uint8_t type, uint32_t id, const char *payload)
+{
+    uint32_t len = (uint32_t)strlen(payload);
+    memcpy(out, &len, 4);
+    out[4] = type;
+    memcpy(out + 5, &id, 4);
+    memcpy(out + 9, payload, len);
+    return 9 + len;
+}
+
+START_TEST(a_frame_split_at_every_byte_arrives_whole)
+{
+    unsigned char buf[256];
+    size_t n = frame_bytes(buf, TH_IPC_RESULT, 77, "{\"content\":[]}");
+    n += frame_bytes(buf + n, TH_IPC_LOG, 78, "{}");
+    pair();
+    th_ipc_reader r = {.fd = sp[0], .max = 1024};
+    th_ipc_frame f;
+    th_err err;
+    int got = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(write(sp[1], buf + i, 1), 1);
+        ck_assert_int_eq(th_ipc_fill(&r), 1);
+        int k;
+        while ((k = th_ipc_next(&r, &f, &err)) == 1) {
+            if (got == 0) {
+                ck_assert_int_eq(f.type, TH_IPC_RESULT);
+                ck_assert_uint_eq(f.id, 77);
+                ck_assert_str_eq(f.payload, "{\"content\":[]}");
+            } else {
+                ck_assert_int_eq(f.type, TH_IPC_LOG);
+                ck_assert_uint_eq(f.id, 78);
+                ck_assert_str_eq(f.payload, "{}");
+            }
+            got++;
+        }
+        ck_assert_int_eq(k, 0);
+    }
+    ck_assert_int_eq(got, 2);
+    th_ipc_reader_free(&r);
+    unpair();
+}
+END_TEST
+
+START_TEST(many_frames_in_one_read_each_come_out_intact)
+{
+    pair();
+    for (uint32_t i = 0; i < 200; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "{\"n\":%u}", (unsigned)i);
+        ck_assert_int_eq(th_ipc_send(sp[1], TH_IPC_PROGRESS, i, p, strlen(p)), TH_OK);
+    }
+    ck_assert_int_eq(th_ipc_send(sp[1], TH_IPC_DONE, 9, "", 0), TH_OK);
+    close(sp[1]);
+    sp[1] = -1;
+    th_ipc_reader r = {.fd = sp[0], .max = 1024};
+    th_ipc_frame f;
+    th_err err;
+    for (uint32_t i = 0; i < 200; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "{\"n\":%u}", (unsigned)i);
+        ck_assert_int_eq(th_ipc_recv(&r, &f, &err), 1);
+        ck_assert_uint_eq(f.id, i);
+        ck_assert_str_eq(f.payload, p);
+    }
+    ck_assert_int_eq(th_ipc_recv(&r, &f, &err), 1);
+    ck_assert_int_eq(f.type, TH_IPC_DONE);
+    ck_assert_uint_eq(f.len, 0);
+    ck_assert_str_eq(f.payload, "");
+    ck_assert_int_eq(th_ipc_recv(&r, &f, &err), 0); /* clean end between frames */
+    th_ipc_reader_free(&r);
+    unpair();
+}
+END_TEST
+
+START_TEST(an_oversized_length_is_refused)
+{
+    pair();
+    unsigned char h[9] = {0};
+    uint32_t len = 0xfffffff0u;
+    memcpy(h, &len, 4);
+    h[4] = TH_IPC_RESULT;
+    ck_assert_int_eq(write(sp[1], h, sizeof h), 9);
+    th_ipc_reader r = {.fd = sp[0], .max = 1u << 20};
+    th_ipc_frame f;
+    th_err err;
+    ck_assert_int_eq(th_ipc_recv(&r, &f, &err), -1);
+    ck_assert_msg(strstr(err.msg, "over the limit"), "%s", err.msg);
+    ck_assert_uint_lt(r.cap, 1u << 20); /* nothing of that size was allocated */
+    th_ipc_reader_free(&r);
+    unpair();
+}
+END_TEST
+
+START_TEST(end_of_stream_inside_a_frame_is_an_error)
+{
+    pair();
+    unsigned char buf[64];
+    size_t n = frame_bytes(buf, TH_IPC_RESULT, 1, "{\"content\":[]}");
+    ck_assert_int_eq(write(sp[1], buf, n - 3), (ssize_t)(n - 3));
+    close(sp[1]);
+    sp[1] = -1;
+    th_ipc_reader r = {.fd = sp[0], .max = 1024};
+    th_ipc_frame f;
+    th_err err;
+    ck_assert_int_eq(th_ipc_recv(&r, &f, &err), -1);
+    ck_assert_msg(strstr(err.msg, "end of stream inside a frame"), "%s", err.msg);
+    th_ipc_reader_free(&r);
+    unpair();
+}
+END_TEST
+
+START_TEST(payloads_are_parsed_strictly)
+{
+    th_err err;
+    json_object *o = th_ipc_parse("{\"a\":[1,2]}", 11, &err);
+    ck_assert_ptr_nonnull(o);
+    json_object_put(o);
+    ck_assert_ptr_null(th_ipc_parse("{\"a\":1} x", 9, &err));
+    ck_assert_ptr_null(th_ipc_parse("{\"a\":\xff}", 7, &err));
+    ck_assert_ptr_null(th_ipc_parse("{\"a\":", 5, &err));
+    /* A result nested 100 deep (the host allows 128) still parses. */
+    char deep[512];
+    size_t k = 0;
+    for (int i = 0; i < 100; i++)
+        deep[k++] = '[';
+    for (int i = 0; i < 100; i++)
+        deep[k++] = ']';
+    o = th_ipc_parse(deep, k, &err);
+    ck_assert_ptr_nonnull(o);
+    json_object_put(o);
+}
+END_TEST
+
+static Suite *ipc_suite(void)
+{
+    Suite *s = suite_create("worker_ipc");
+    TCase *tc = tcase_create("frames");
+    tcase_add_test(tc, a_frame_split_at_every_byte_arrives_whole);
+    tcase_add_test(tc, many_frames_in_one_read_each_come_out_intact);
+    tcase_add_test(tc, an_oversized_length_is_refused);
+    tcase_add_test(tc, end_of_stream_inside_a_frame_is_an_error);
+    tcase_add_test(tc, payloads_are_parsed_strictly);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(ipc_suite, th_check_nothing, th_check_nothing)

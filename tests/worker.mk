@@ -1,0 +1,25 @@
+# tests/worker.mk: the process boundary (included by tests/Makefile.am): the
+# IPC framing, the out-of-process scanner and the worker processes. Hostile
+# plugins they load live in hostile/ (registered in hostile.mk).
+check_PROGRAMS += test_worker_ipc
+TESTS += test_worker_ipc
+test_worker_ipc_SOURCES = test_worker_ipc.c
+
+# The tool-call tests (progress, logging, every content kind, structured
+# content, cancellation, errors) run in process isolation, the default, as
+# test_mcp_calls; again here with every plugin inside the host.
+check_PROGRAMS += test_inproc_mcp_calls
+TESTS += test_inproc_mcp_calls
+test_inproc_mcp_calls_SOURCES = test_mcp_calls.c $(MCP_HARNESS)
+test_inproc_mcp_calls_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
+
+# Hostile plugins against the scanner (both isolation modes) and the workers.
+check_PROGRAMS += test_worker
+TESTS += test_worker
+test_worker_SOURCES = test_worker.c $(MCP_HARNESS)
+
+# The result tests (exact literals, limits, deep values), likewise.
+check_PROGRAMS += test_inproc_mcp_results
+TESTS += test_inproc_mcp_results
+test_inproc_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
+test_inproc_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
