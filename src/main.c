@@ -117,6 +117,9 @@ enum {
     OPT_CANCEL_GRACE,
 };
 
+/* In-host plugins' tools at exit: never destroyed (see the end of main). */
+static th_registry *registry_at_exit;
+
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
     {"strict", no_argument, NULL, OPT_STRICT},
@@ -526,6 +529,13 @@ int main(int argc, char **argv)
         sup = NULL;
     }
     mcp = NULL;
+    /* The last response is written: like a worker, the host calls no plugin
+     * destroy callbacks at exit, so one that crashes cannot turn a clean
+     * shutdown into a crash. Kept reachable for the leak checkers. */
+    if (!isolate) {
+        registry_at_exit = reg;
+        reg = NULL;
+    }
 
 cleanup:
     th_registry_unref(reg);

@@ -293,7 +293,8 @@ typedef struct th_function {
 ** handler       the function the host calls; required unless function is set.
 ** user_data     passed to the handler untouched.
 ** destroy       optional; called with user_data when the host lets go of a
-**               registered tool (at exit), and for a refused descriptor
+**               registered tool (never at exit: neither the host nor a
+**               worker process calls it then), and for a refused descriptor
 **               returned by register_NAME_tool (the plugin cannot learn of
 **               that refusal). Not called when th_server_add_tool() refuses
 **               a descriptor: its caller sees the result and keeps
