@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,20 @@ enum {
     OPT_WORKER_FILES,
     OPT_CANCEL_GRACE,
 };
+
+/* The protocol's descriptors, for close_protocol_in_child. */
+static int protocol_fds[2] = {-1, -1};
+
+/* A child that plugin code fork()s without exec keeps every descriptor
+ * (O_CLOEXEC acts only on exec): close the protocol's, so the child can
+ * neither write to the client's stdout pipe nor hold it open after the host
+ * exits. Runs in the child, where only async-signal-safe calls are allowed. */
+static void close_protocol_in_child(void)
+{
+    for (size_t i = 0; i < sizeof protocol_fds / sizeof protocol_fds[0]; i++)
+        if (protocol_fds[i] >= 0)
+            close(protocol_fds[i]);
+}
 
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
 static th_registry *registry_at_exit;
@@ -434,6 +449,12 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    protocol_fds[0] = proto_in;
+    protocol_fds[1] = proto_fd;
+    if (pthread_atfork(NULL, NULL, close_protocol_in_child) != 0) {
+        fprintf(stderr, "toolhost: cannot set up stdin and stdout: pthread_atfork failed\n");
+        goto cleanup;
+    }
     if (!th_spawn_init()) {
         fprintf(stderr, "toolhost: cannot find the host's own executable: %s\n", strerror(errno));
         goto cleanup;
@@ -529,6 +550,10 @@ int main(int argc, char **argv)
         sup = NULL;
     }
     mcp = NULL;
+    /* The client sees EOF now, not after the teardown below, which may wait
+     * (up to 5 s) for a worker's log pipe that a forked grandchild holds. */
+    close(proto_fd);
+    proto_fd = -1;
     /* The last response is written: like a worker, the host calls no plugin
      * destroy callbacks at exit, so one that crashes cannot turn a clean
      * shutdown into a crash. Kept reachable for the leak checkers. */
