@@ -427,12 +427,27 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         if (w) {
             pthread_mutex_lock(&w->lock);
             bool dead = w->dead;
-            if (!dead)
+            /* Killed but not yet reaped: a call sent to it now would fail
+             * with the killed one's cause. Wait for the reaper, which
+             * clears the slot, then start afresh (after the backoff). */
+            bool dying = !dead && w->kill_reason[0];
+            if (!dead && !dying)
                 w->refs++;
             pthread_mutex_unlock(&w->lock);
-            if (!dead) {
+            if (!dead && !dying) {
                 pthread_mutex_unlock(&s->lock);
                 return w;
+            }
+            if (dying) {
+                pthread_mutex_unlock(&s->lock);
+                if (th_call_cancelled(call)) {
+                    snprintf(why, size, "tool '%s' was cancelled", tool);
+                    return NULL;
+                }
+                struct timespec ts = {0, POLL_MS * 1000000L};
+                nanosleep(&ts, NULL);
+                pthread_mutex_lock(&s->lock);
+                continue;
             }
         }
         if (now < s->next_start_ms) { /* backing off after a crash */
