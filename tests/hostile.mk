@@ -60,3 +60,21 @@ hostile_exit_register_la_SOURCES = hostile/exit_register.c
 hostile_exit_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_die_la_SOURCES = hostile/die.c
 hostile_die_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9, the hostile-plugin corpus (test_hostile): fake protocol output,
+# oversized results, forks, a crashing destroy, many tools, leaks, sleeps.
+check_LTLIBRARIES += hostile/fake_rpc.la hostile/big_result.la hostile/fork_stdout.la hostile/crash_destroy.la
+hostile_fake_rpc_la_SOURCES = hostile/fake_rpc.c
+hostile_fake_rpc_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_big_result_la_SOURCES = hostile/big_result.c
+hostile_big_result_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_fork_stdout_la_SOURCES = hostile/fork_stdout.c
+hostile_fork_stdout_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_crash_destroy_la_SOURCES = hostile/crash_destroy.c
+hostile_crash_destroy_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+check_LTLIBRARIES += hostile/many_tools.la hostile/leak.la hostile/sleep30.la
+hostile_many_tools_la_SOURCES = hostile/many_tools.c
+hostile_many_tools_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_leak_la_SOURCES = hostile/leak.c
+hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_sleep30_la_SOURCES = hostile/sleep30.c
+hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)

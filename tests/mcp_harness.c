@@ -450,6 +450,11 @@ int mh_wait(mh_proc *p, int timeout_ms)
     return 1000 + WTERMSIG(p->status);
 }
 
+long mh_pid(const mh_proc *p)
+{
+    return (long)p->pid;
+}
+
 void mh_kill(mh_proc *p, int sig)
 {
     if (!p->reaped)

@@ -100,6 +100,8 @@ bool mh_wait_eof(mh_proc *p, int timeout_ms);
 */
 int mh_wait(mh_proc *p, int timeout_ms);
 void mh_kill(mh_proc *p, int sig);
+/* The toolhost process id (to read /proc/PID/status). */
+long mh_pid(const mh_proc *p);
 
 /* The captured stderr so far (malloc'd, NUL-terminated). */
 char *mh_stderr(const mh_proc *p);

@@ -23,3 +23,8 @@ check_PROGRAMS += test_inproc_mcp_results
 TESTS += test_inproc_mcp_results
 test_inproc_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 test_inproc_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
+
+# The hostile-plugin corpus of issue 9, in both isolation modes.
+check_PROGRAMS += test_hostile
+TESTS += test_hostile
+test_hostile_SOURCES = test_hostile.c $(MCP_HARNESS)
