@@ -652,6 +652,22 @@ static bool validation_cancelled(void *call)
     return th_call_cancelled(call);
 }
 
+/* Send J's RESULT (taken), fitted to its era; NULL means it could not be
+ * built, which the client learns as -32603. */
+static void send_call_result(job *j, json_object *result)
+{
+    th_mcp_session *s = j->s;
+    if (!result) {
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+        return;
+    }
+    request r = {.s = s, .modern = j->modern};
+    if (!j->modern)
+        fit_result(result, j->version);
+    finish_result(&r, result);
+    send_msg(s, th_rpc_result(j->id, result));
+}
+
 static void job_answer(job *j, json_object *result, const char *busy);
 static void deadline_passed(void *p);
 
@@ -736,15 +752,7 @@ static void deadline_passed(void *p)
            j->entry->name, after);
     json_object *result = timeout_result(j->entry->name, after);
     answering = j->batch;
-    if (result) {
-        request r = {.s = s, .modern = j->modern};
-        if (!j->modern)
-            fit_result(result, j->version);
-        finish_result(&r, result);
-        send_msg(s, th_rpc_result(j->id, result));
-    } else {
-        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
-    }
+    send_call_result(j, result);
     answering = NULL;
     if (j->batch)
         batch_release(j->batch);
@@ -817,14 +825,8 @@ static void job_answer(job *j, json_object *result, const char *busy)
         json_object_put(result);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
-    } else if (result) {
-        request r = {.s = s, .modern = j->modern};
-        if (!j->modern)
-            fit_result(result, j->version);
-        finish_result(&r, result);
-        send_msg(s, th_rpc_result(j->id, result));
     } else {
-        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+        send_call_result(j, result);
     }
     answering = NULL;
     if (j->batch && !answered)
