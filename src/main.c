@@ -133,7 +133,7 @@ static void close_protocol_in_child(void)
 }
 
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
-static th_registry *registry_at_exit;
+static th_registry *volatile registry_at_exit; /* volatile: a store never read would be optimised away */
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
