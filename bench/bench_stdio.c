@@ -57,11 +57,10 @@ static void *writer(void *p)
 ** Run ARGV with DATA on its stdin; read its stdout to the end, counting
 ** bytes and lines. Returns the wall time, or a negative value on failure.
 */
-static double run(char *const argv[], const char *data, size_t len, size_t *out_bytes, size_t *out_lines)
+/* Start ARGV with stdin from IN[0], stdout to OUT[1] and stderr to
+ * /dev/null; closes the child's ends here. -1 when fork fails. */
+static pid_t spawn(char *const argv[], int in[2], int out[2])
 {
-    int in[2], out[2];
-    if (pipe(in) || pipe(out))
-        return -1;
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -80,6 +79,17 @@ static double run(char *const argv[], const char *data, size_t len, size_t *out_
     }
     close(in[0]);
     close(out[1]);
+    return pid;
+}
+
+static double run(char *const argv[], const char *data, size_t len, size_t *out_bytes, size_t *out_lines)
+{
+    int in[2], out[2];
+    if (pipe(in) || pipe(out))
+        return -1;
+    pid_t pid = spawn(argv, in, out);
+    if (pid < 0)
+        return -1;
     double t0 = now_s();
     feed f = {.fd = in[1], .data = data, .len = len};
     pthread_t th;
@@ -152,24 +162,9 @@ static double latency_us(char *const argv[], int n, double *startup_ms)
     if (pipe(in) || pipe(out))
         return -1;
     double t0 = now_s();
-    pid_t pid = fork();
+    pid_t pid = spawn(argv, in, out);
     if (pid < 0)
         return -1;
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
     FILE *rd = fdopen(out[0], "r");
     char line[4096];
     double total = 0;

@@ -617,29 +617,19 @@ cleanup:
 th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndirs, const th_load_opts *opts,
                           th_load_stats *stats)
 {
-    plugin_list files = {0};
-    bool required = opts && opts->dirs_required;
-    th_rc rc = TH_OK;
+    char **paths;
+    size_t n;
     /* Every directory is listed before any plugin runs: ownership of names
      * needs all of them, and nothing a plugin does can change the list. */
-    for (size_t i = 0; i < ndirs; i++) {
-        th_rc r = list_dir(dirs[i], required, opts, &files, stats);
-        if (r == TH_ERR_NOMEM) {
-            rc = r;
-            goto cleanup;
-        }
-        if (r != TH_OK)
-            rc = r;
-    }
-    if (rc != TH_OK && required)
-        goto cleanup; /* fatal for the caller: no plugin code has run */
+    th_rc rc = th_loader_list_dirs(dirs, ndirs, opts, stats, &paths, &n);
+    if (rc == TH_ERR_NOMEM || (rc != TH_OK && opts && opts->dirs_required))
+        return rc; /* fatal for the caller: no plugin code has run */
+    plugin_list files = {.paths = paths, .n = n, .cap = n};
     for (size_t i = 0; i < files.n; i++) {
         th_signals_loading(files.paths[i]); /* a stop signal names it from now on */
         load_one(reg, files.paths[i], &files, opts, stats);
         th_signals_loading(NULL);
     }
-
-cleanup:
     plugin_list_free(&files);
     return rc;
 }
