@@ -162,6 +162,18 @@ static void note_crash(slot *s, long long started)
     s->next_start_ms = now + s->backoff_ms;
 }
 
+/* True with its STATUS once PID has ended (reaped) within WAIT_MS. */
+static bool ended_by_itself(pid_t pid, long long wait_ms, int *status)
+{
+    long long by = th_now_ms() + wait_ms;
+    pid_t got;
+    while ((got = waitpid(pid, status, WNOHANG)) == 0 && th_now_ms() < by) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return got == pid;
+}
+
 /* The worker's frames, routed by call id to the proxy waiting for them. */
 static void *reader_main(void *p)
 {
@@ -202,12 +214,17 @@ static void *reader_main(void *p)
         }
     }
     th_ipc_reader_free(&r);
-    if (got < 0) {
+    int status = 0;
+    /* A worker that dies with frames unread resets the socket, and one that
+     * dies while writing ends it inside a frame: its exit status says why. */
+    if (got < 0 && !ended_by_itself(w->ch.pid, 200, &status)) {
         /* The child is not trusted: a broken frame ends it. */
         snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
         kill(w->ch.pid, SIGKILL);
+        status = th_child_reap(w->ch.pid, 2000);
+    } else if (got >= 0) {
+        status = th_child_reap(w->ch.pid, 2000);
     }
-    int status = th_child_reap(w->ch.pid, 2000);
     pthread_mutex_lock(&sup->lock);
     bool stopping = sup->stopping;
     pthread_mutex_unlock(&sup->lock);
