@@ -455,6 +455,11 @@ long mh_pid(const mh_proc *p)
     return (long)p->pid;
 }
 
+int mh_stdin_fd(const mh_proc *p)
+{
+    return p->to_child;
+}
+
 void mh_kill(mh_proc *p, int sig)
 {
     if (!p->reaped)

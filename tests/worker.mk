@@ -28,3 +28,9 @@ test_inproc_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
 check_PROGRAMS += test_hostile
 TESTS += test_hostile
 test_hostile_SOURCES = test_hostile.c $(MCP_HARNESS)
+
+# Issue 9's load test: 100,000 pipelined calls, 1,000 in flight, against
+# fast, slow, failing and crashing tools (TH_LOAD_CALLS sets fewer).
+check_PROGRAMS += test_load
+TESTS += test_load
+test_load_SOURCES = test_load.c $(MCP_HARNESS)
