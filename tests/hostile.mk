@@ -78,3 +78,8 @@ hostile_leak_la_SOURCES = hostile/leak.c
 hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_sleep30_la_SOURCES = hostile/sleep30.c
 hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9's remaining proofs (test_load_limits): the worker resource limits
+# and reuse of an idle worker.
+check_LTLIBRARIES += hostile/limits.la
+hostile_limits_la_SOURCES = hostile/limits.c
+hostile_limits_la_LDFLAGS = $(TEST_MODULE_FLAGS)

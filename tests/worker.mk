@@ -34,3 +34,8 @@ test_hostile_SOURCES = test_hostile.c $(MCP_HARNESS)
 check_PROGRAMS += test_load
 TESTS += test_load
 test_load_SOURCES = test_load.c $(MCP_HARNESS)
+
+# The worker resource limits and idle workers (hostile/limits.so).
+check_PROGRAMS += test_load_limits
+TESTS += test_load_limits
+test_load_limits_SOURCES = test_load_limits.c $(MCP_HARNESS)

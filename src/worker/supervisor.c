@@ -127,8 +127,17 @@ static void describe_death(worker *w, int status)
     } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
         snprintf(w->cause, sizeof w->cause, "killed (SIGKILL; out of memory or --worker-memory-limit?)");
     } else if (WIFSIGNALED(status)) {
-        const char *name = th_signal_name(WTERMSIG(status));
-        snprintf(w->cause, sizeof w->cause, "signal %d (%s)", WTERMSIG(status), name ? name : "unknown");
+        int sig = WTERMSIG(status);
+        const char *name = th_signal_name(sig);
+        int len = snprintf(w->cause, sizeof w->cause, "signal %d (%s)", sig, name ? name : "unknown");
+        /* Past RLIMIT_AS the kernel kills nothing: allocations fail, and
+         * code that does not check then faults or aborts. Name the limit. */
+        unsigned long long limit = w->slot->sup->opts.memory_limit;
+        bool mib = limit % (1u << 20) == 0;
+        if (limit && (sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT) && len > 0 && (size_t)len < sizeof w->cause)
+            snprintf(w->cause + len, sizeof w->cause - (size_t)len,
+                     "; its memory is limited to %llu %s (--worker-memory-limit)", mib ? limit >> 20 : limit,
+                     mib ? "MiB" : "bytes");
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
         snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
                  TH_WORKER_FD);
