@@ -502,6 +502,7 @@ int main(int argc, char **argv)
         }
         th_supervisor_register(sup, reg, scanned, &stats);
     } else {
+        load_opts.scanned = true; /* the scan logged the tools it refused */
         for (size_t i = 0; i < npaths; i++) {
             if (!scanned[i].accepted)
                 continue;

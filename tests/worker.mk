@@ -39,3 +39,8 @@ test_load_SOURCES = test_load.c $(MCP_HARNESS)
 check_PROGRAMS += test_load_limits
 TESTS += test_load_limits
 test_load_limits_SOURCES = test_load_limits.c $(MCP_HARNESS)
+
+# A tool refused while loading is logged once, by the scan (both modes).
+check_PROGRAMS += test_load_refusals
+TESTS += test_load_refusals
+test_load_refusals_SOURCES = test_load_refusals.c $(MCP_HARNESS)

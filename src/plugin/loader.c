@@ -105,6 +105,7 @@ struct th_server {
     th_load_stats *stats;
     const th_tool *added_own; /* the descriptor of NAME it added itself */
     th_err err;               /* last th_server_add_tool() outcome */
+    bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -168,8 +169,8 @@ static th_rc add_tool(th_server *server, const th_tool *tool)
         th_err_clear(&server->err);
     } else {
         server->stats->tools_refused++;
-        th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", server->path,
-               (readable && t.name) ? t.name : "?", server->err.msg, th_rc_name(rc));
+        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]",
+               server->path, (readable && t.name) ? t.name : "?", server->err.msg, th_rc_name(rc));
     }
     return rc;
 }
@@ -427,7 +428,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     }
 
     size_t base = th_registry_count(reg);
-    th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats};
+    th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
+                        .quiet_refusals = opts && opts->scanned};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);

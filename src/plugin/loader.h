@@ -22,6 +22,9 @@ typedef struct th_load_opts {
     bool allow_insecure;  /* let through, with a warning each, files and
                            * directories the trust rule (plugin/trust.h)
                            * refuses, and links that leave the directory */
+    bool scanned;         /* the scanner already loaded these plugins and
+                           * logged their tool refusals: count them again,
+                           * but log them at debug level only */
 } th_load_opts;
 
 /* Counters a load adds to (zero-initialise before the first load). */

@@ -75,6 +75,7 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->from = (size_t)get_num(c->hello, "from");
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
+    c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
     c->log_threshold = (int)get_num(c->hello, "log_threshold");
     c->memory_limit = get_num(c->hello, "memory_limit");
     c->max_files = get_num(c->hello, "max_files");
