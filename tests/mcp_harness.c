@@ -45,6 +45,18 @@ struct mh_proc {
 
 static char echo_dir[64];
 
+int mh_time_scale(void)
+{
+    const char *env = getenv("CK_TIMEOUT_MULTIPLIER");
+    long k = env ? strtol(env, NULL, 10) : 1;
+    return k >= 1 && k <= 100 ? (int)k : 1;
+}
+
+int mh_timeout_ms(void)
+{
+    return 20000 * mh_time_scale();
+}
+
 long long mh_now_ms(void)
 {
     struct timespec ts;
@@ -176,7 +188,8 @@ static mh_proc *spawn_argv(char **argv)
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    int rc = posix_spawn(&p->pid, argv[0], &fa, &attr, argv, environ);
+    /* spawnp: a wrapper (TH_TEST_WRAPPER) is named without its path. */
+    int rc = posix_spawnp(&p->pid, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     ck_assert_msg(rc == 0, "cannot spawn %s: %s", argv[0], strerror(rc));
@@ -188,10 +201,33 @@ static mh_proc *spawn_argv(char **argv)
     return p;
 }
 
+/*
+** TH_TEST_WRAPPER's words (split at spaces, no quoting) go before the host's
+** command line: `make check-valgrind` runs every host under valgrind so.
+** Split once; the words stay allocated for the program's life.
+*/
+static char *wrap_argv[MAX_ARGS / 2];
+static int wrap_argc = -1;
+
+static int wrapper_words(char **argv)
+{
+    if (wrap_argc < 0) {
+        wrap_argc = 0;
+        const char *env = getenv("TH_TEST_WRAPPER");
+        char *words = env ? strdup(env) : NULL;
+        char *save = NULL;
+        for (char *w = words ? strtok_r(words, " ", &save) : NULL; w && wrap_argc < MAX_ARGS / 2;
+             w = strtok_r(NULL, " ", &save))
+            wrap_argv[wrap_argc++] = w;
+    }
+    memcpy(argv, wrap_argv, (size_t)wrap_argc * sizeof *argv);
+    return wrap_argc;
+}
+
 static mh_proc *spawn_va(bool std_dirs, const char *arg, va_list ap)
 {
     char *argv[MAX_ARGS];
-    int n = 0;
+    int n = wrapper_words(argv);
     argv[n++] = (char *)TOP_BUILDDIR "/src/toolhost";
 #ifdef MH_ISOLATION
     /* A second build of a test program runs the same tests in this

@@ -22,6 +22,15 @@
 #define SLOW_SO TEST_BUILDDIR "/mcpplugins/.libs/slow.so"
 #define FAILER_SO TEST_BUILDDIR "/mcpplugins/.libs/failer.so"
 
+/* A sanitizer build (the host is built with the same flags as this test). */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BUILD 1
+#endif
+#endif
+
 #define WINDOW 1000          /* requests in flight */
 #define DEFAULT_CALLS 100000 /* TH_LOAD_CALLS overrides (scripts/test.sh, for slow builds) */
 /* Generous: the host, its workers and a json-c client on a loaded machine.
@@ -215,7 +224,7 @@ START_TEST(pipelined_calls_each_get_one_response_and_memory_stays_bounded)
 {
     bool in_process = _i == 0;
     long calls = calls_wanted();
-    if (!in_process)
+    if (!in_process && calls / 5 >= 2 * WINDOW)
         calls /= 5;
     char *dir = in_process ? mh_private_dir(ECHO_SO, SLOW_SO, FAILER_SO, mh_hostile("crash"), NULL)
                            : mh_private_dir(ECHO_SO, SLOW_SO, FAILER_SO, NULL);
@@ -242,9 +251,19 @@ START_TEST(pipelined_calls_each_get_one_response_and_memory_stays_bounded)
             in_process ? "process" : "none", calls, WINDOW, mh_now_ms() - start, t.ok, t.tool_errors, t.crashed,
             t.quarantined, t.crash_other, t.busy, rss_half, rss_end, hwm);
 
-    ck_assert_msg(hwm < RSS_BOUND_KIB, "host VmHWM %ld kB, over the bound of %d kB", hwm, RSS_BOUND_KIB);
-    ck_assert_msg(rss_end <= rss_half + RSS_SLACK_KIB, "host VmRSS grew from %ld kB at half to %ld kB at the end",
-                  rss_half, rss_end);
+    /* Under a wrapper (TH_TEST_WRAPPER: valgrind) the process measured is
+     * the wrapper, whose own memory grows as it runs: the bounds are the
+     * host's, so they hold only without one. AddressSanitizer's allocator
+     * holds freed blocks per thread and grows with the pool's threads (its
+     * own leak check covers that build), so the growth is checked without it. */
+    const char *wrapper = getenv("TH_TEST_WRAPPER");
+    if (!wrapper || !*wrapper) {
+        ck_assert_msg(hwm < RSS_BOUND_KIB, "host VmHWM %ld kB, over the bound of %d kB", hwm, RSS_BOUND_KIB);
+#ifndef ASAN_BUILD
+        ck_assert_msg(rss_end <= rss_half + RSS_SLACK_KIB,
+                      "host VmRSS grew from %ld kB at half to %ld kB at the end", rss_half, rss_end);
+#endif
+    }
     /* The mix was served, not refused wholesale. */
     ck_assert_msg(t.busy < calls / 100, "%ld of %ld calls answered busy", t.busy, calls);
     if (in_process)
