@@ -14,15 +14,8 @@ NODE = node
 # Paths into the build tree come from here, so VPATH builds work: the scripts
 # and node_modules stay in $(srcdir)/interop.
 MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' \
-	TH_INTEROP_MODULES='$(INTEROP_MODULES)' \
 	TOOLHOST_PLUGIN_DIRS='$(abs_top_builddir)/plugins/.libs:$(abs_builddir)/conformance/.libs' \
 	$(NODE) $(srcdir)/interop/run.mjs
 
 EXTRA_DIST += interop/package.json interop/package-lock.json \
 	interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs
-
-# `make distcheck` unpacks a tarball without node_modules: configure's
-# INTEROP_MODULES (top-level AM_DISTCHECK_CONFIGURE_FLAGS passes the
-# checkout's) is used then, through copies of the scripts in interop-run/.
-clean-local:
-	rm -rf interop-run
