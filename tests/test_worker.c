@@ -149,6 +149,14 @@ START_TEST(underscore_exit_in_a_handler_fails_only_its_call)
 }
 END_TEST
 
+/* 125 is an exit status like any other: no longer the lost socket's. */
+START_TEST(exit_125_in_a_handler_is_reported_as_exit)
+{
+    crash_fails_the_call("die", CALL(2, "die", "{\"how\":\"exit125\"}"),
+                         "tool 'die' crashed: the plugin called exit(125)");
+}
+END_TEST
+
 /* A crash fails every call running in that worker, each exactly once. */
 START_TEST(a_crash_fails_every_call_running_in_the_worker)
 {
@@ -291,6 +299,7 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, underscore_exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, a_crash_fails_every_call_running_in_the_worker);
+    tcase_add_test(tc, exit_125_in_a_handler_is_reported_as_exit);
     tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);
     tcase_add_test(tc, a_handler_ignoring_cancellation_is_killed_after_the_grace);
     tcase_add_test(tc, worker_output_is_logged_tagged_with_the_plugin);

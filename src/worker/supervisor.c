@@ -126,12 +126,12 @@ static void describe_death(worker *w, int status)
         snprintf(w->cause, sizeof w->cause, "%s", w->kill_reason);
     } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
         snprintf(w->cause, sizeof w->cause, "killed (SIGKILL; out of memory or --worker-memory-limit?)");
+    } else if (th_child_lost_socket(status)) {
+        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
+                 TH_WORKER_FD);
     } else if (WIFSIGNALED(status)) {
         const char *name = th_signal_name(WTERMSIG(status));
         snprintf(w->cause, sizeof w->cause, "signal %d (%s)", WTERMSIG(status), name ? name : "unknown");
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
-        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
-                 TH_WORKER_FD);
     } else if (WIFEXITED(status)) {
         snprintf(w->cause, sizeof w->cause, "the plugin called exit(%d)", WEXITSTATUS(status));
     } else {

@@ -141,8 +141,10 @@ static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
     pthread_mutex_lock(&send_lock);
     th_rc rc = th_ipc_send_json(sock, type, id, o);
     pthread_mutex_unlock(&send_lock);
+    if (rc != TH_OK && sock_intact())
+        _exit(0); /* the host is gone */
     if (rc != TH_OK)
-        _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET); /* 0: the host is gone */
+        th_child_lose_socket();
 }
 
 /* Loading happens at warning level at most: the host logs each accepted
@@ -167,7 +169,7 @@ static int scan(const config *c)
         size_t base = th_registry_count(reg);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
         if (!sock_intact())
-            _exit(TH_WORKER_LOST_SOCKET);
+            th_child_lose_socket();
         json_object *o = json_object_new_object();
         if (!o)
             die("out of memory");
@@ -313,7 +315,9 @@ static void reader_loop(void *unused)
     /* The host closed the socket (or died): nothing left to serve. Or a
      * plugin closed it, which the host must hear about. */
     fflush(NULL);
-    _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
+    if (sock_intact())
+        _exit(0);
+    th_child_lose_socket();
 }
 
 static int serve(const config *c, th_ipc_reader *r)
