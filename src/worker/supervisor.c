@@ -1,8 +1,9 @@
 /*
 ** worker/supervisor.c: process isolation, host side. Owns one slot per plugin
 ** file (its worker, restart backoff and circuit breaker), the proxy handler
-** registered for every tool, and per worker a reader thread routing frames
-** by call id to the waiting proxy and a thread logging the worker's output.
+** registered for every tool, which reads the worker's socket itself while it
+** waits (leader/follower: no reader thread between the result and the call),
+** and per worker a monitor thread logging its output and reaping it.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,12 +33,17 @@
 #define BREAKER_WINDOW_MS 60000 /* ... within this window ... */
 #define QUARANTINE_MS 60000    /* ... quarantine the plugin this long */
 #define POLL_MS 25             /* a waiting proxy checks for cancellation */
+#define LOST_SOCKET_GRACE_MS 2000 /* socket ended, process alive: then killed */
+#define LOG_TAIL_MS 100        /* output still read once the worker is dead (a
+                                * grandchild may hold the pipe open for ever) */
 
+/* A frame for a call other than the reader's own: copied out of the shared
+ * reader, one allocation. */
 typedef struct qframe {
     uint8_t type;
-    char *payload;
     size_t len;
     struct qframe *next;
+    char payload[]; /* NUL-terminated */
 } qframe;
 
 /* One proxied call waiting for its frames; lives on the proxy's stack. */
@@ -52,10 +59,14 @@ typedef struct slot slot;
 typedef struct worker {
     slot *slot;
     th_child ch;
-    pthread_mutex_t lock; /* pending, dead, cause, refs, next_id */
+    pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
     pending *pending;
-    bool dead;
+    th_ipc_reader r; /* the socket's frames: only the leader touches it */
+    bool leading;    /* a thread (a waiting proxy) is reading the socket */
+    bool eof;        /* the socket ended or broke: nobody reads it again */
+    bool exited;     /* the process ended: the monitor drains the socket */
+    bool dead;       /* reaped, cause set: waiting calls fail */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -106,6 +117,7 @@ static void worker_unref(worker *w)
         return;
     pthread_mutex_destroy(&w->lock);
     pthread_mutex_destroy(&w->send_lock);
+    th_ipc_reader_free(&w->r);
     close(w->ch.sock);
     close(w->ch.out);
     free(w);
@@ -162,52 +174,141 @@ static void note_crash(slot *s, long long started)
     s->next_start_ms = now + s->backoff_ms;
 }
 
-/* The worker's frames, routed by call id to the proxy waiting for them. */
-static void *reader_main(void *p)
+/* Route every complete frame in W's reader to the call it belongs to;
+ * frames for calls that gave up are dropped. Under W->lock, by the leader. */
+static void route_frames(worker *w)
+{
+    th_ipc_frame f;
+    th_err err;
+    int got;
+    while ((got = th_ipc_next(&w->r, &f, &err)) == 1) {
+        pending *pd = w->pending;
+        while (pd && pd->id != f.id)
+            pd = pd->next;
+        qframe *q = pd ? malloc(sizeof *q + f.len + 1) : NULL;
+        if (!q)
+            continue;
+        q->type = f.type;
+        q->len = f.len;
+        q->next = NULL;
+        memcpy(q->payload, f.payload, f.len + 1);
+        if (pd->tail)
+            pd->tail->next = q;
+        else
+            pd->head = q;
+        pd->tail = q;
+        pthread_cond_signal(&pd->cond); /* no waiter (the leader's own): no syscall */
+    }
+    if (got < 0 && !w->eof) {
+        /* The child is not trusted: a broken frame ends it. */
+        snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
+        kill(w->ch.pid, SIGKILL);
+        w->eof = true;
+    }
+}
+
+/* One poll and read of W's socket by its leader (without W->lock), up to
+ * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
+static long read_socket(worker *w, int wait_ms)
+{
+    struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
+    int k = poll(&pfd, 1, wait_ms);
+    if (k == 0 || (k < 0 && errno == EINTR))
+        return -2;
+    return k < 0 ? -1 : th_ipc_fill(&w->r);
+}
+
+/* What read_socket returned, taken in under W->lock. */
+static void absorb(worker *w, long n)
+{
+    if (n > 0) {
+        route_frames(w);
+    } else if (n == 0 || n == -1) {
+        if (n == 0 && w->r.len > 0 && !w->eof) {
+            snprintf(w->kill_reason, sizeof w->kill_reason,
+                     "its worker broke the IPC protocol (end of stream inside a frame)");
+            kill(w->ch.pid, SIGKILL);
+        }
+        w->eof = true;
+    }
+}
+
+/* True once PID has ended (it stays a zombie for the reaper). */
+static bool has_exited(pid_t pid)
+{
+    siginfo_t si = {0};
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/*
+** The worker's monitor: logs its stdout and stderr, tagged, and when the
+** process ends (its pidfd becomes readable) routes what is left in the
+** socket, reaps it, fails the calls still waiting and tells the slot. It
+** does not wait for the socket's or the pipe's end of stream: a grandchild
+** of the plugin may hold either open for ever.
+*/
+static void *monitor_main(void *p)
 {
     worker *w = p;
     slot *s = w->slot;
     th_supervisor *sup = s->sup;
-    size_t max = sup->opts.max_result_bytes;
-    th_ipc_reader r = {.fd = w->ch.sock, .max = max > (SIZE_MAX - (1u << 20)) / 2 ? SIZE_MAX : max * 2 + (1u << 20)};
-    th_ipc_frame f;
-    th_err err;
-    int got;
-    while ((got = th_ipc_recv(&r, &f, &err)) == 1) {
-        qframe *q = malloc(sizeof *q);
-        char *copy = malloc(f.len + 1);
-        if (!q || !copy) {
-            free(q);
-            free(copy);
-            continue;
-        }
-        memcpy(copy, f.payload, f.len + 1);
-        *q = (qframe){.type = f.type, .payload = copy, .len = f.len};
+    th_outbuf ob = {.len = 0};
+    int pidfd = open_pidfd(w->ch.pid);
+    bool out_open = true;
+    long long eof_at = 0;
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
+                                {.fd = pidfd, .events = POLLIN}};
+        int k = poll(pfd, 2, pidfd >= 0 ? 1000 : 100);
+        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+            out_open = false;
+        if (has_exited(w->ch.pid))
+            break;
         pthread_mutex_lock(&w->lock);
-        pending *pd = w->pending;
-        while (pd && pd->id != f.id)
-            pd = pd->next;
-        if (pd) {
-            if (pd->tail)
-                pd->tail->next = q;
-            else
-                pd->head = q;
-            pd->tail = q;
-            pthread_cond_signal(&pd->cond);
-        }
+        bool eof = w->eof;
         pthread_mutex_unlock(&w->lock);
-        if (!pd) { /* a call that gave up (or never was) */
-            free(copy);
-            free(q);
+        if (eof && !eof_at) {
+            eof_at = th_now_ms();
+        } else if (eof && th_now_ms() - eof_at >= LOST_SOCKET_GRACE_MS) {
+            kill(w->ch.pid, SIGKILL); /* it lost its socket but lives on */
+            eof_at = th_now_ms();
         }
     }
-    th_ipc_reader_free(&r);
-    if (got < 0) {
-        /* The child is not trusted: a broken frame ends it. */
-        snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
-        kill(w->ch.pid, SIGKILL);
+    if (pidfd >= 0)
+        close(pidfd);
+
+    /* Take the reading over for good, once the current leader's poll ends,
+     * and route what the worker wrote before it ended. */
+    pthread_mutex_lock(&w->lock);
+    w->exited = true;
+    while (w->leading) {
+        pthread_mutex_unlock(&w->lock);
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&w->lock);
     }
-    int status = th_child_reap(w->ch.pid, 2000);
+    w->leading = true;
+    while (!w->eof) {
+        pthread_mutex_unlock(&w->lock);
+        long n = read_socket(w, 0);
+        pthread_mutex_lock(&w->lock);
+        if (n == -2)
+            break;
+        absorb(w, n);
+    }
+    pthread_mutex_unlock(&w->lock);
+
+    int status = th_child_reap(w->ch.pid, 0);
     pthread_mutex_lock(&sup->lock);
     bool stopping = sup->stopping;
     pthread_mutex_unlock(&sup->lock);
@@ -234,39 +335,19 @@ static void *reader_main(void *p)
     for (pending *pd = w->pending; pd; pd = pd->next)
         pthread_cond_signal(&pd->cond);
     pthread_mutex_unlock(&w->lock);
+
+    /* The output it wrote before it ended, and no more than LOG_TAIL_MS of
+     * what may follow from a grandchild. */
+    long long until = th_now_ms() + LOG_TAIL_MS;
+    while (out_open) {
+        long long left = until - th_now_ms();
+        struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+            break;
+    }
+    th_outbuf_pump(&ob, -1, s->tag);
     if (current)
         worker_unref(w); /* the slot's reference */
-    worker_unref(w);
-    thread_done(sup);
-    return NULL;
-}
-
-/* The worker's stdout and stderr, to the host's log, tagged. */
-static void *logger_main(void *p)
-{
-    worker *w = p;
-    th_supervisor *sup = w->slot->sup;
-    th_outbuf ob = {.len = 0};
-    for (;;) {
-        struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
-        int k = poll(&pfd, 1, 200);
-        if (k > 0) {
-            if (th_outbuf_pump(&ob, w->ch.out, w->slot->tag) <= 0)
-                break;
-            continue;
-        }
-        if (k < 0 && errno != EINTR)
-            break;
-        /* A grandchild may keep the pipe open after the worker died: stop
-         * following it then, once nothing more is waiting. */
-        pthread_mutex_lock(&w->lock);
-        bool dead = w->dead;
-        pthread_mutex_unlock(&w->lock);
-        if (dead) {
-            th_outbuf_pump(&ob, -1, w->slot->tag);
-            break;
-        }
-    }
     worker_unref(w);
     thread_done(sup);
     return NULL;
@@ -348,6 +429,13 @@ static bool await_ready(slot *s, worker *w, char *why, size_t size)
     return ok;
 }
 
+/* A result may be escaped to twice its size, plus the envelope. */
+static size_t max_frame(const th_supervisor *sup)
+{
+    size_t max = sup->opts.max_result_bytes;
+    return max > (SIZE_MAX - (1u << 20)) / 2 ? SIZE_MAX : max * 2 + (1u << 20);
+}
+
 /* Start S's worker. Under S->lock. NULL with WHY on failure. */
 static worker *spawn_worker(slot *s, char *why, size_t size)
 {
@@ -393,7 +481,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
-    if (!start_thread(sup, reader_main, w)) {
+    w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
+    if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
             ;
@@ -401,7 +490,6 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
-    start_thread(sup, logger_main, w); /* without it, output is lost, not calls */
     return w;
 }
 
@@ -427,10 +515,11 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         if (w) {
             pthread_mutex_lock(&w->lock);
             bool dead = w->dead;
-            /* Killed but not yet reaped: a call sent to it now would fail
-             * with the killed one's cause. Wait for the reaper, which
-             * clears the slot, then start afresh (after the backoff). */
-            bool dying = !dead && w->kill_reason[0];
+            /* Killed, ended or cut off but not yet reaped: a call sent to
+             * it now would fail with the ended one's cause. Wait for the
+             * reaper, which clears the slot, then start afresh (after the
+             * backoff). */
+            bool dying = !dead && (w->kill_reason[0] || w->exited || w->eof);
             if (!dead && !dying)
                 w->refs++;
             pthread_mutex_unlock(&w->lock);
@@ -585,46 +674,62 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     long long kill_at = 0;
     pthread_mutex_lock(&w->lock);
     while (!done) {
-        if (!p.head && w->dead) {
+        if (p.head) {
+            qframe *q = p.head;
+            p.head = q->next;
+            if (!p.head)
+                p.tail = NULL;
+            pthread_mutex_unlock(&w->lock);
+            if (q->type == TH_IPC_PROGRESS)
+                apply_progress(call, q);
+            else if (q->type == TH_IPC_LOG)
+                apply_log(call, q);
+            else if (q->type == TH_IPC_RESULT) {
+                apply_result(call, pt->name, q);
+                done = true;
+            }
+            free(q);
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
+        if (w->dead) {
             th_call_error(call, "tool '%s' crashed: %s", pt->name, w->cause);
             break;
         }
-        if (!p.head) {
+        if (!w->leading && !w->eof && !w->exited) {
+            /* Nobody reads the socket: this call does, so that its result
+             * wakes it straight from the socket. */
+            w->leading = true;
+            pthread_mutex_unlock(&w->lock);
+            long n = read_socket(w, POLL_MS);
+            pthread_mutex_lock(&w->lock);
+            absorb(w, n);
+            w->leading = false;
+            if (p.head) /* done reading: hand the role to a call still waiting */
+                for (pending *o = w->pending; o; o = o->next)
+                    if (o != &p && !o->head) {
+                        pthread_cond_signal(&o->cond);
+                        break;
+                    }
+        } else {
             th_cond_wait_until(&p.cond, &w->lock, th_now_ms() + POLL_MS);
-            if (!p.head && !w->dead && th_call_cancelled(call)) {
-                long long now = th_now_ms();
-                if (!cancel_sent) {
-                    cancel_sent = true;
-                    kill_at = now + s->sup->opts.cancel_grace_ms;
-                    pthread_mutex_unlock(&w->lock);
-                    send_frame(w, TH_IPC_CANCEL, p.id, "", 0);
-                    pthread_mutex_lock(&w->lock);
-                } else if (now >= kill_at && !w->kill_reason[0]) {
-                    snprintf(w->kill_reason, sizeof w->kill_reason,
-                             "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
-                             pt->name, s->sup->opts.cancel_grace_ms);
-                    th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
-                    kill(w->ch.pid, SIGKILL);
-                }
+        }
+        if (!p.head && !w->dead && th_call_cancelled(call)) {
+            long long now = th_now_ms();
+            if (!cancel_sent) {
+                cancel_sent = true;
+                kill_at = now + s->sup->opts.cancel_grace_ms;
+                pthread_mutex_unlock(&w->lock);
+                send_frame(w, TH_IPC_CANCEL, p.id, "", 0);
+                pthread_mutex_lock(&w->lock);
+            } else if (now >= kill_at && !w->kill_reason[0]) {
+                snprintf(w->kill_reason, sizeof w->kill_reason,
+                         "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
+                         pt->name, s->sup->opts.cancel_grace_ms);
+                th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
+                kill(w->ch.pid, SIGKILL);
             }
-            continue;
         }
-        qframe *q = p.head;
-        p.head = q->next;
-        if (!p.head)
-            p.tail = NULL;
-        pthread_mutex_unlock(&w->lock);
-        if (q->type == TH_IPC_PROGRESS)
-            apply_progress(call, q);
-        else if (q->type == TH_IPC_LOG)
-            apply_log(call, q);
-        else if (q->type == TH_IPC_RESULT) {
-            apply_result(call, pt->name, q);
-            done = true;
-        }
-        free(q->payload);
-        free(q);
-        pthread_mutex_lock(&w->lock);
     }
     for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
@@ -635,7 +740,6 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     while (p.head) {
         qframe *q = p.head;
         p.head = q->next;
-        free(q->payload);
         free(q);
     }
     pthread_cond_destroy(&p.cond);
