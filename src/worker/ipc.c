@@ -135,6 +135,19 @@ int th_ipc_recv(th_ipc_reader *r, th_ipc_frame *f, th_err *err)
 
 th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, size_t len)
 {
+    struct iovec part = {(void *)payload, len};
+    return th_ipc_sendv(fd, type, id, &part, len ? 1 : 0);
+}
+
+#define MAX_PARTS 8
+
+th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
+{
+    size_t len = 0;
+    if (nparts > MAX_PARTS)
+        return TH_ERR_VALUE;
+    for (size_t i = 0; i < nparts; i++)
+        len += parts[i].iov_len;
     if (len > UINT32_MAX)
         return TH_ERR_VALUE;
     unsigned char h[TH_IPC_HEADER];
@@ -142,8 +155,10 @@ th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, si
     memcpy(h, &plen, 4);
     h[4] = (unsigned char)type;
     memcpy(h + 5, &id, 4);
-    struct iovec iov[2] = {{h, sizeof h}, {(void *)payload, len}};
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    struct iovec iov[MAX_PARTS + 1] = {{h, sizeof h}};
+    if (nparts)
+        memcpy(iov + 1, parts, nparts * sizeof *parts);
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = nparts + 1};
     size_t left = sizeof h + len;
     while (left > 0) {
         /* MSG_NOSIGNAL: a dead peer is an error return, never SIGPIPE. */

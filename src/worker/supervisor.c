@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,6 +68,7 @@ typedef struct worker {
     bool eof;        /* the socket ended or broke: nobody reads it again */
     bool exited;     /* the process ended: the monitor drains the socket */
     bool dead;       /* reaped, cause set: waiting calls fail */
+    bool timed_reads; /* the socket's reads time out after POLL_MS */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -91,6 +93,8 @@ struct slot {
 typedef struct proxy_tool {
     slot *slot;
     char *name;
+    char *call_head; /* a CALL payload up to its arguments, made once */
+    size_t call_head_len;
 } proxy_tool;
 
 struct th_supervisor {
@@ -211,6 +215,10 @@ static void route_frames(worker *w)
  * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
 static long read_socket(worker *w, int wait_ms)
 {
+    if (wait_ms == POLL_MS && w->timed_reads) { /* one system call, not poll and read */
+        long n = th_ipc_fill(&w->r);
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : n;
+    }
     struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
     int k = poll(&pfd, 1, wait_ms);
     if (k == 0 || (k < 0 && errno == EINTR))
@@ -482,6 +490,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
+    struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
+    w->timed_reads = setsockopt(w->ch.sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
@@ -623,10 +633,10 @@ static void apply_result(th_call *call, const char *tool, const qframe *q)
     json_object_put(r);
 }
 
-static void send_frame(worker *w, th_ipc_type type, uint32_t id, const char *payload, size_t len)
+static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
-    th_ipc_send(w->ch.sock, type, id, payload, len); /* a dead worker shows as EOF */
+    th_ipc_sendv(w->ch.sock, type, id, parts, n); /* a dead worker shows as EOF */
     pthread_mutex_unlock(&w->send_lock);
 }
 
@@ -658,17 +668,18 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     pthread_mutex_unlock(&w->lock);
 
     /* A JSON-RPC notification, so that the worker parses it with the
-     * protocol's parser and sees every literal as the client sent it. */
-    json_object *req = json_object_new_object(), *params = json_object_new_object();
-    json_object_object_add(params, "tool", json_object_new_string(pt->name));
-    json_object_object_add(params, "arguments", json_object_get(args));
-    json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(req, "method", json_object_new_string("call"));
-    json_object_object_add(req, "params", params);
-    size_t len = 0;
-    const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    send_frame(w, TH_IPC_CALL, p.id, text, len);
-    json_object_put(req);
+     * protocol's parser and sees every literal as the client sent it; only
+     * the arguments are printed per call. */
+    size_t len = 2;
+    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE, &len)
+                            : NULL;
+    if (!text) {
+        text = "{}";
+        len = 2;
+    }
+    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {"}}", 2}};
+    send_frame(w, TH_IPC_CALL, p.id, parts, 3);
 
     bool done = false, cancel_sent = false;
     long long kill_at = 0;
@@ -720,7 +731,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
                 cancel_sent = true;
                 kill_at = now + s->sup->opts.cancel_grace_ms;
                 pthread_mutex_unlock(&w->lock);
-                send_frame(w, TH_IPC_CANCEL, p.id, "", 0);
+                send_frame(w, TH_IPC_CANCEL, p.id, NULL, 0);
                 pthread_mutex_lock(&w->lock);
             } else if (now >= kill_at && !w->kill_reason[0]) {
                 snprintf(w->kill_reason, sizeof w->kill_reason,
@@ -790,10 +801,21 @@ static proxy_tool *new_proxy(th_supervisor *sup, slot *s, const char *name)
         sup->captools = cap;
     }
     proxy_tool *pt = calloc(1, sizeof *pt);
-    if (!pt || !(pt->name = strdup(name))) {
+    json_object *quoted = json_object_new_string(name);
+    const char *q = quoted ? json_object_to_json_string_ext(quoted, JSON_C_TO_STRING_PLAIN |
+                                                                        JSON_C_TO_STRING_NOSLASHESCAPE)
+                           : NULL;
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"call\",\"params\":{\"tool\":";
+    size_t cap = q ? sizeof head + strlen(q) + sizeof ",\"arguments\":" : 0;
+    if (!pt || !q || !(pt->name = strdup(name)) || !(pt->call_head = malloc(cap))) {
+        json_object_put(quoted);
+        if (pt)
+            free(pt->name);
         free(pt);
         return NULL;
     }
+    pt->call_head_len = (size_t)snprintf(pt->call_head, cap, "%s%s,\"arguments\":", head, q);
+    json_object_put(quoted);
     pt->slot = s;
     sup->tools[sup->ntools++] = pt;
     return pt;
@@ -908,6 +930,7 @@ void th_supervisor_free(th_supervisor *sup)
     }
     for (size_t i = 0; i < sup->ntools; i++) {
         free(sup->tools[i]->name);
+        free(sup->tools[i]->call_head);
         free(sup->tools[i]);
     }
     free(sup->tools);
