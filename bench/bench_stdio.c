@@ -205,8 +205,22 @@ static double latency_us(char *const argv[], int n, double *startup_ms, double *
     return ok ? total / n * 1e6 : -1;
 }
 
-int main(void)
+/* `bench_stdio --latency MODE N`: only N calls at W=1 in MODE (to profile). */
+static int latency_only(const char *mode, int n)
 {
+    char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", (char *)mode, "--plugin-dir", TOP_BUILDDIR "/plugins/.libs",
+                       NULL};
+    double st, med, l = latency_us(th_argv, n, &st, &med);
+    if (l < 0)
+        return 1;
+    printf("%s: %d calls at W=1: %.1f us per call (p50 %.1f us)\n", mode, n, l, med);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--latency") == 0)
+        return latency_only(argv[2], atoi(argv[3]));
     static const struct {
         size_t calls, text_len;
     } cases[] = {{50000, 8}, {20000, 1024}, {2000, 65536}};

@@ -241,11 +241,13 @@ static void absorb(worker *w, long n)
     }
 }
 
-/* True once PID has ended (it stays a zombie for the reaper). */
+/* True once PID has ended (it stays a zombie for the reaper), or is no
+ * child to wait for at all: a monitor must not wait for it for ever. */
 static bool has_exited(pid_t pid)
 {
     siginfo_t si = {0};
-    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+    int r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    return r == 0 ? si.si_pid == pid : errno == ECHILD;
 }
 
 static int open_pidfd(pid_t pid)
