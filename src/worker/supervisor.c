@@ -38,8 +38,8 @@
 #define LOG_TAIL_MS 100        /* output still read once the worker is dead (a
                                 * grandchild may hold the pipe open for ever) */
 
-/* A frame for a call other than the reader's own: copied out of the shared
- * reader, one allocation. */
+/* A frame routed to its call, copied out of the shared reader (whose buffer
+ * the next leader reuses) in one allocation. */
 typedef struct qframe {
     uint8_t type;
     size_t len;
