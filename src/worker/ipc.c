@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -194,6 +195,45 @@ th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj)
     return th_ipc_send(fd, type, id, text, len);
 }
 
+/*
+** One tokener per thread, reset between payloads: a new one clears its
+** whole parse stack (TH_RESULT_MAX_DEPTH levels), which cost more than
+** parsing a small result. Freed when its thread ends.
+*/
+static pthread_key_t tok_key;
+static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+static bool tok_key_ok;
+
+static void tok_free(void *tok)
+{
+    json_tokener_free(tok);
+}
+
+static void tok_key_init(void)
+{
+    tok_key_ok = pthread_key_create(&tok_key, tok_free) == 0;
+}
+
+/* This thread's tokener, reset; NULL when out of memory. */
+static json_tokener *thread_tokener(void)
+{
+    pthread_once(&tok_once, tok_key_init);
+    json_tokener *tok = tok_key_ok ? pthread_getspecific(tok_key) : NULL;
+    if (tok) {
+        json_tokener_reset(tok);
+        return tok;
+    }
+    /* Results may nest as deep as the host allows a plugin to build. */
+    if (!(tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8)))
+        return NULL;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    if (!tok_key_ok || pthread_setspecific(tok_key, tok) != 0) {
+        json_tokener_free(tok);
+        return NULL;
+    }
+    return tok;
+}
+
 json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
 {
     if (len > INT_MAX) {
@@ -204,13 +244,11 @@ json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
         th_err_set(err, TH_ERR_VALUE, "payload is not valid UTF-8");
         return NULL;
     }
-    /* Results may nest as deep as the host allows a plugin to build. */
-    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8);
+    json_tokener *tok = thread_tokener();
     if (!tok) {
         th_err_set(err, TH_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *o = json_tokener_parse_ex(tok, payload, (int)len);
     enum json_tokener_error e = json_tokener_get_error(tok);
     if (e != json_tokener_success || !o || tok->char_offset != (int)len) {
@@ -223,6 +261,5 @@ json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
         json_object_put(o);
         o = NULL;
     }
-    json_tokener_free(tok);
     return o;
 }
