@@ -156,8 +156,17 @@ static double best(char *const argv[], const char *data, size_t len, int reps, s
 ** response, and return the mean round trip in microseconds (the first call
 ** excluded: it starts the worker in process mode). Negative on failure.
 */
-static double latency_us(char *const argv[], int n, double *startup_ms)
+static int cmp_double(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double latency_us(char *const argv[], int n, double *startup_ms, double *p50_us)
+{
+    double *each = calloc((size_t)n + 1, sizeof *each);
+    if (!each)
+        return -1;
     int in[2], out[2];
     if (pipe(in) || pipe(out))
         return -1;
@@ -182,7 +191,7 @@ static double latency_us(char *const argv[], int n, double *startup_ms)
         if (i == 0)
             *startup_ms = (now_s() - t0) * 1e3; /* to the first answer */
         else
-            total += now_s() - t;
+            total += each[i - 1] = now_s() - t;
     }
     close(in[1]);
     while (fgets(line, sizeof line, rd))
@@ -190,11 +199,28 @@ static double latency_us(char *const argv[], int n, double *startup_ms)
     fclose(rd);
     int status;
     waitpid(pid, &status, 0);
+    qsort(each, (size_t)n, sizeof *each, cmp_double);
+    *p50_us = each[n / 2] * 1e6;
+    free(each);
     return ok ? total / n * 1e6 : -1;
 }
 
-int main(void)
+/* `bench_stdio --latency MODE N`: only N calls at W=1 in MODE (to profile). */
+static int latency_only(const char *mode, int n)
 {
+    char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", (char *)mode, "--plugin-dir", TOP_BUILDDIR "/plugins/.libs",
+                       NULL};
+    double st, med, l = latency_us(th_argv, n, &st, &med);
+    if (l < 0)
+        return 1;
+    printf("%s: %d calls at W=1: %.1f us per call (p50 %.1f us)\n", mode, n, l, med);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--latency") == 0)
+        return latency_only(argv[2], atoi(argv[3]));
     static const struct {
         size_t calls, text_len;
     } cases[] = {{50000, 8}, {20000, 1024}, {2000, 65536}};
@@ -223,13 +249,13 @@ int main(void)
             free(data);
         }
     }
-    double lat[2], start[2];
+    double lat[2], start[2], p50[2];
     for (size_t m = 0; m < 2; m++) {
         char *th_argv[] = {TOP_BUILDDIR "/src/toolhost", "-q", (char *)modes[m], "--plugin-dir",
                            TOP_BUILDDIR "/plugins/.libs", NULL};
         lat[m] = -1;
         for (int r = 0; r < 3; r++) { /* best of 3 */
-            double st, l = latency_us(th_argv, 2000, &st);
+            double st, med, l = latency_us(th_argv, 2000, &st, &med);
             if (l < 0) {
                 fprintf(stderr, "bench_stdio: latency run failed\n");
                 return 1;
@@ -237,11 +263,12 @@ int main(void)
             if (lat[m] < 0 || l < lat[m]) {
                 lat[m] = l;
                 start[m] = st;
+                p50[m] = med;
             }
         }
-        printf("%s: one call at a time (W=1): %.1f us per call; start to first answer %.1f ms\n", modes[m], lat[m],
-               start[m]);
+        printf("%s: one call at a time (W=1): %.1f us per call (p50 %.1f us); start to first answer %.1f ms\n",
+               modes[m], lat[m], p50[m], start[m]);
     }
-    printf("process / none latency at W=1: %.2fx\n", lat[1] / lat[0]);
+    printf("process / none latency at W=1: %.2fx (p50 %.2fx)\n", lat[1] / lat[0], p50[1] / p50[0]);
     return 0;
 }

@@ -149,6 +149,34 @@ START_TEST(underscore_exit_in_a_handler_fails_only_its_call)
 }
 END_TEST
 
+/* 125 is an exit status like any other: no longer the lost socket's. */
+START_TEST(exit_125_in_a_handler_is_reported_as_exit)
+{
+    crash_fails_the_call("die", CALL(2, "die", "{\"how\":\"exit125\"}"),
+                         "tool 'die' crashed: the plugin called exit(125)");
+}
+END_TEST
+
+/* A grandchild holding the worker's socket and output pipe (fork_stdout's
+ * runs 6 s) must not hold the host's exit: it once waited 5 s for them. */
+START_TEST(a_grandchild_holding_the_workers_pipes_does_not_delay_exit)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "fork_stdout", NULL);
+    mh_send(p, CALL(2, "fork_stdout", "{}"));
+    json_object *o = mh_await(p, "2", NULL);
+    json_object_put(o);
+    mh_ping_is_next(p, 3);
+    long long t0 = mh_now_ms();
+    mh_close_stdin(p);
+    /* Generous for a loaded machine; the bug took 5 s. */
+    int status = mh_wait(p, 2500);
+    ck_assert_msg(status == 0, "host exit status %d after %lld ms (-1: still running)", status, mh_now_ms() - t0);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* A crash fails every call running in that worker, each exactly once. */
 START_TEST(a_crash_fails_every_call_running_in_the_worker)
 {
@@ -291,6 +319,8 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, underscore_exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, a_crash_fails_every_call_running_in_the_worker);
+    tcase_add_test(tc, exit_125_in_a_handler_is_reported_as_exit);
+    tcase_add_test(tc, a_grandchild_holding_the_workers_pipes_does_not_delay_exit);
     tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);
     tcase_add_test(tc, a_handler_ignoring_cancellation_is_killed_after_the_grace);
     tcase_add_test(tc, worker_output_is_logged_tagged_with_the_plugin);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -135,6 +136,19 @@ int th_ipc_recv(th_ipc_reader *r, th_ipc_frame *f, th_err *err)
 
 th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, size_t len)
 {
+    struct iovec part = {(void *)payload, len};
+    return th_ipc_sendv(fd, type, id, &part, len ? 1 : 0);
+}
+
+#define MAX_PARTS 8
+
+th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
+{
+    size_t len = 0;
+    if (nparts > MAX_PARTS)
+        return TH_ERR_VALUE;
+    for (size_t i = 0; i < nparts; i++)
+        len += parts[i].iov_len;
     if (len > UINT32_MAX)
         return TH_ERR_VALUE;
     unsigned char h[TH_IPC_HEADER];
@@ -142,8 +156,10 @@ th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, si
     memcpy(h, &plen, 4);
     h[4] = (unsigned char)type;
     memcpy(h + 5, &id, 4);
-    struct iovec iov[2] = {{h, sizeof h}, {(void *)payload, len}};
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    struct iovec iov[MAX_PARTS + 1] = {{h, sizeof h}};
+    if (nparts)
+        memcpy(iov + 1, parts, nparts * sizeof *parts);
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = nparts + 1};
     size_t left = sizeof h + len;
     while (left > 0) {
         /* MSG_NOSIGNAL: a dead peer is an error return, never SIGPIPE. */
@@ -179,6 +195,45 @@ th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj)
     return th_ipc_send(fd, type, id, text, len);
 }
 
+/*
+** One tokener per thread, reset between payloads: a new one clears its
+** whole parse stack (TH_RESULT_MAX_DEPTH levels), which cost more than
+** parsing a small result. Freed when its thread ends.
+*/
+static pthread_key_t tok_key;
+static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+static bool tok_key_ok;
+
+static void tok_free(void *tok)
+{
+    json_tokener_free(tok);
+}
+
+static void tok_key_init(void)
+{
+    tok_key_ok = pthread_key_create(&tok_key, tok_free) == 0;
+}
+
+/* This thread's tokener, reset; NULL when out of memory. */
+static json_tokener *thread_tokener(void)
+{
+    pthread_once(&tok_once, tok_key_init);
+    json_tokener *tok = tok_key_ok ? pthread_getspecific(tok_key) : NULL;
+    if (tok) {
+        json_tokener_reset(tok);
+        return tok;
+    }
+    /* Results may nest as deep as the host allows a plugin to build. */
+    if (!(tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8)))
+        return NULL;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    if (!tok_key_ok || pthread_setspecific(tok_key, tok) != 0) {
+        json_tokener_free(tok);
+        return NULL;
+    }
+    return tok;
+}
+
 json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
 {
     if (len > INT_MAX) {
@@ -189,13 +244,11 @@ json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
         th_err_set(err, TH_ERR_VALUE, "payload is not valid UTF-8");
         return NULL;
     }
-    /* Results may nest as deep as the host allows a plugin to build. */
-    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8);
+    json_tokener *tok = thread_tokener();
     if (!tok) {
         th_err_set(err, TH_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *o = json_tokener_parse_ex(tok, payload, (int)len);
     enum json_tokener_error e = json_tokener_get_error(tok);
     if (e != json_tokener_success || !o || tok->char_offset != (int)len) {
@@ -208,6 +261,5 @@ json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
         json_object_put(o);
         o = NULL;
     }
-    json_tokener_free(tok);
     return o;
 }

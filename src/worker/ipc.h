@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <json-c/json.h>
 
@@ -77,6 +78,9 @@ int th_ipc_recv(th_ipc_reader *r, th_ipc_frame *f, th_err *err);
 ** that share FD between threads hold a lock around it. TH_ERR_IO on error.
 */
 th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, size_t len);
+
+/* th_ipc_send of a payload in NPARTS pieces (at most 8), still one frame and one writev. */
+th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts);
 
 /* th_ipc_send of OBJ's compact JSON text (NULL: an empty payload). */
 th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj);

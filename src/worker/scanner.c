@@ -50,7 +50,7 @@ static const char *base_name(const char *path)
 /* Why a scanner died while loading, from its wait status. */
 static void death_cause(int status, char *buf, size_t size)
 {
-    if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
+    if (th_child_lost_socket(status)) {
         snprintf(buf, size, "closed or replaced descriptor %d (the scanner's socket) while loading", TH_WORKER_FD);
     } else if (WIFEXITED(status)) {
         snprintf(buf, size, "called exit(%d) while loading", WEXITSTATUS(status));

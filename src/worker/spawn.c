@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -50,6 +51,26 @@ const char *th_signal_name(int sig)
         if (signal_names[i].sig == sig)
             return signal_names[i].name;
     return NULL;
+}
+
+/* glibc's SIGRTMIN is a function call; real-time signals are not sent by
+ * the kernel for faults, nor handled by the sanitizer runtimes. */
+#define LOST_SOCKET_SIG (SIGRTMIN + 3)
+
+void th_child_lose_socket(void)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, LOST_SOCKET_SIG);
+    signal(LOST_SOCKET_SIG, SIG_DFL); /* plugin code may have caught it */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(LOST_SOCKET_SIG);
+    _exit(125); /* not reached; reported as the exit it is */
+}
+
+bool th_child_lost_socket(int status)
+{
+    return WIFSIGNALED(status) && WTERMSIG(status) == LOST_SOCKET_SIG;
 }
 
 int th_child_reap(pid_t pid, long long grace_ms)

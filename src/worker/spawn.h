@@ -18,9 +18,15 @@
 /* The descriptor the child finds its socket at. */
 #define TH_WORKER_FD 3
 
-/* A child's exit status when plugin code closed or replaced its socket
- * (a plugin calling exit(125) itself is reported the same way). */
-#define TH_WORKER_LOST_SOCKET 125
+/*
+** How a child ends when plugin code closed or replaced its socket: by a
+** real-time signal, not an exit status, since a plugin may exit() with any
+** status itself and must be reported as having done so. Never returns.
+*/
+void th_child_lose_socket(void) __attribute__((noreturn));
+
+/* True when wait status STATUS is a th_child_lose_socket end. */
+bool th_child_lost_socket(int status);
 
 /*
 ** Remember the running executable (/proc/self/exe) for later spawns. Call

@@ -1,8 +1,9 @@
 /*
 ** worker/supervisor.c: process isolation, host side. Owns one slot per plugin
 ** file (its worker, restart backoff and circuit breaker), the proxy handler
-** registered for every tool, and per worker a reader thread routing frames
-** by call id to the waiting proxy and a thread logging the worker's output.
+** registered for every tool, which reads the worker's socket itself while it
+** waits (leader/follower: no reader thread between the result and the call),
+** and per worker a monitor thread logging its output and reaping it.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,12 +34,17 @@
 #define BREAKER_WINDOW_MS 60000 /* ... within this window ... */
 #define QUARANTINE_MS 60000    /* ... quarantine the plugin this long */
 #define POLL_MS 25             /* a waiting proxy checks for cancellation */
+#define LOST_SOCKET_GRACE_MS 2000 /* socket ended, process alive: then killed */
+#define LOG_TAIL_MS 100        /* output still read once the worker is dead (a
+                                * grandchild may hold the pipe open for ever) */
 
+/* A frame routed to its call, copied out of the shared reader (whose buffer
+ * the next leader reuses) in one allocation. */
 typedef struct qframe {
     uint8_t type;
-    char *payload;
     size_t len;
     struct qframe *next;
+    char payload[]; /* NUL-terminated */
 } qframe;
 
 /* One proxied call waiting for its frames; lives on the proxy's stack. */
@@ -52,10 +60,16 @@ typedef struct slot slot;
 typedef struct worker {
     slot *slot;
     th_child ch;
-    pthread_mutex_t lock; /* pending, dead, cause, refs, next_id */
+    pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
     pending *pending;
-    bool dead;
+    th_ipc_reader r; /* the socket's frames: only the leader touches it */
+    bool leading;    /* a thread (a waiting proxy) is reading the socket */
+    bool eof;        /* the socket ended or broke: nobody reads it again */
+    bool exited;     /* the process ended: the monitor drains the socket */
+    bool torn;       /* the stream ended inside a frame */
+    bool dead;       /* reaped, cause set: waiting calls fail */
+    bool timed_reads; /* the socket's reads time out after POLL_MS */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -80,6 +94,8 @@ struct slot {
 typedef struct proxy_tool {
     slot *slot;
     char *name;
+    char *call_head; /* a CALL payload up to its arguments, made once */
+    size_t call_head_len;
 } proxy_tool;
 
 struct th_supervisor {
@@ -106,6 +122,7 @@ static void worker_unref(worker *w)
         return;
     pthread_mutex_destroy(&w->lock);
     pthread_mutex_destroy(&w->send_lock);
+    th_ipc_reader_free(&w->r);
     close(w->ch.sock);
     close(w->ch.out);
     free(w);
@@ -126,6 +143,9 @@ static void describe_death(worker *w, int status)
         snprintf(w->cause, sizeof w->cause, "%s", w->kill_reason);
     } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
         snprintf(w->cause, sizeof w->cause, "killed (SIGKILL; out of memory or --worker-memory-limit?)");
+    } else if (th_child_lost_socket(status)) {
+        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
+                 TH_WORKER_FD);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         const char *name = th_signal_name(sig);
@@ -138,9 +158,6 @@ static void describe_death(worker *w, int status)
             snprintf(w->cause + len, sizeof w->cause - (size_t)len,
                      "; its memory is limited to %llu %s (--worker-memory-limit)", mib ? limit >> 20 : limit,
                      mib ? "MiB" : "bytes");
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == TH_WORKER_LOST_SOCKET) {
-        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
-                 TH_WORKER_FD);
     } else if (WIFEXITED(status)) {
         snprintf(w->cause, sizeof w->cause, "the plugin called exit(%d)", WEXITSTATUS(status));
     } else {
@@ -171,69 +188,151 @@ static void note_crash(slot *s, long long started)
     s->next_start_ms = now + s->backoff_ms;
 }
 
-/* True with its STATUS once PID has ended (reaped) within WAIT_MS. */
-static bool ended_by_itself(pid_t pid, long long wait_ms, int *status)
+/* Route every complete frame in W's reader to the call it belongs to;
+ * frames for calls that gave up are dropped. Under W->lock, by the leader. */
+static void route_frames(worker *w)
 {
-    long long by = th_now_ms() + wait_ms;
-    pid_t got;
-    while ((got = waitpid(pid, status, WNOHANG)) == 0 && th_now_ms() < by) {
-        struct timespec ts = {0, 5 * 1000000L};
-        nanosleep(&ts, NULL);
+    th_ipc_frame f;
+    th_err err;
+    int got;
+    while ((got = th_ipc_next(&w->r, &f, &err)) == 1) {
+        pending *pd = w->pending;
+        while (pd && pd->id != f.id)
+            pd = pd->next;
+        qframe *q = pd ? malloc(sizeof *q + f.len + 1) : NULL;
+        if (!q)
+            continue;
+        q->type = f.type;
+        q->len = f.len;
+        q->next = NULL;
+        memcpy(q->payload, f.payload, f.len + 1);
+        if (pd->tail)
+            pd->tail->next = q;
+        else
+            pd->head = q;
+        pd->tail = q;
+        pthread_cond_signal(&pd->cond); /* no waiter (the leader's own): no syscall */
     }
-    return got == pid;
+    if (got < 0 && !w->eof) {
+        /* The child is not trusted: a broken frame ends it. */
+        snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
+        kill(w->ch.pid, SIGKILL);
+        w->eof = true;
+    }
 }
 
-/* The worker's frames, routed by call id to the proxy waiting for them. */
-static void *reader_main(void *p)
+/* One poll and read of W's socket by its leader (without W->lock), up to
+ * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
+static long read_socket(worker *w, int wait_ms)
+{
+    if (wait_ms == POLL_MS && w->timed_reads) { /* one system call, not poll and read */
+        long n = th_ipc_fill(&w->r);
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : n;
+    }
+    struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
+    int k = poll(&pfd, 1, wait_ms);
+    if (k == 0 || (k < 0 && errno == EINTR))
+        return -2;
+    return k < 0 ? -1 : th_ipc_fill(&w->r);
+}
+
+/* What read_socket returned, taken in under W->lock. */
+static void absorb(worker *w, long n)
+{
+    if (n > 0) {
+        route_frames(w);
+    } else if (n == 0 || n == -1) {
+        /* A worker that dies while writing ends its stream inside a frame:
+         * its exit status says why, so only one that lives on is blamed. */
+        if (n == 0 && w->r.len > 0 && !w->eof)
+            w->torn = true;
+        w->eof = true;
+    }
+}
+
+/* True once PID has ended (it stays a zombie for the reaper), or is no
+ * child to wait for at all: a monitor must not wait for it for ever. */
+static bool has_exited(pid_t pid)
+{
+    siginfo_t si = {0};
+    int r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    return r == 0 ? si.si_pid == pid : errno == ECHILD;
+}
+
+static int open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/*
+** The worker's monitor: logs its stdout and stderr, tagged, and when the
+** process ends (its pidfd becomes readable) routes what is left in the
+** socket, reaps it, fails the calls still waiting and tells the slot. It
+** does not wait for the socket's or the pipe's end of stream: a grandchild
+** of the plugin may hold either open for ever.
+*/
+static void *monitor_main(void *p)
 {
     worker *w = p;
     slot *s = w->slot;
     th_supervisor *sup = s->sup;
-    size_t max = sup->opts.max_result_bytes;
-    th_ipc_reader r = {.fd = w->ch.sock, .max = max > (SIZE_MAX - (1u << 20)) / 2 ? SIZE_MAX : max * 2 + (1u << 20)};
-    th_ipc_frame f;
-    th_err err;
-    int got;
-    while ((got = th_ipc_recv(&r, &f, &err)) == 1) {
-        qframe *q = malloc(sizeof *q);
-        char *copy = malloc(f.len + 1);
-        if (!q || !copy) {
-            free(q);
-            free(copy);
-            continue;
-        }
-        memcpy(copy, f.payload, f.len + 1);
-        *q = (qframe){.type = f.type, .payload = copy, .len = f.len};
+    th_outbuf ob = {.len = 0};
+    int pidfd = open_pidfd(w->ch.pid);
+    bool out_open = true;
+    long long eof_at = 0;
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
+                                {.fd = pidfd, .events = POLLIN}};
+        int k = poll(pfd, 2, pidfd >= 0 ? 1000 : 100);
+        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+            out_open = false;
+        if (has_exited(w->ch.pid))
+            break;
         pthread_mutex_lock(&w->lock);
-        pending *pd = w->pending;
-        while (pd && pd->id != f.id)
-            pd = pd->next;
-        if (pd) {
-            if (pd->tail)
-                pd->tail->next = q;
-            else
-                pd->head = q;
-            pd->tail = q;
-            pthread_cond_signal(&pd->cond);
-        }
+        bool eof = w->eof, torn = w->torn;
         pthread_mutex_unlock(&w->lock);
-        if (!pd) { /* a call that gave up (or never was) */
-            free(copy);
-            free(q);
+        if (eof && !eof_at) {
+            eof_at = th_now_ms();
+        } else if (eof && th_now_ms() - eof_at >= LOST_SOCKET_GRACE_MS) {
+            pthread_mutex_lock(&w->lock);
+            if (torn && !w->kill_reason[0])
+                snprintf(w->kill_reason, sizeof w->kill_reason,
+                         "its worker broke the IPC protocol (end of stream inside a frame)");
+            pthread_mutex_unlock(&w->lock);
+            kill(w->ch.pid, SIGKILL); /* it lost its socket but lives on */
+            eof_at = th_now_ms();
         }
     }
-    th_ipc_reader_free(&r);
-    int status = 0;
-    /* A worker that dies with frames unread resets the socket, and one that
-     * dies while writing ends it inside a frame: its exit status says why. */
-    if (got < 0 && !ended_by_itself(w->ch.pid, 200, &status)) {
-        /* The child is not trusted: a broken frame ends it. */
-        snprintf(w->kill_reason, sizeof w->kill_reason, "its worker broke the IPC protocol (%.160s)", err.msg);
-        kill(w->ch.pid, SIGKILL);
-        status = th_child_reap(w->ch.pid, 2000);
-    } else if (got >= 0) {
-        status = th_child_reap(w->ch.pid, 2000);
+    if (pidfd >= 0)
+        close(pidfd);
+
+    /* Take the reading over for good, once the current leader's poll ends,
+     * and route what the worker wrote before it ended. */
+    pthread_mutex_lock(&w->lock);
+    w->exited = true;
+    while (w->leading) {
+        pthread_mutex_unlock(&w->lock);
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&w->lock);
     }
+    w->leading = true;
+    while (!w->eof) {
+        pthread_mutex_unlock(&w->lock);
+        long n = read_socket(w, 0);
+        pthread_mutex_lock(&w->lock);
+        if (n == -2)
+            break;
+        absorb(w, n);
+    }
+    pthread_mutex_unlock(&w->lock);
+
+    int status = th_child_reap(w->ch.pid, 0);
     pthread_mutex_lock(&sup->lock);
     bool stopping = sup->stopping;
     pthread_mutex_unlock(&sup->lock);
@@ -260,39 +359,19 @@ static void *reader_main(void *p)
     for (pending *pd = w->pending; pd; pd = pd->next)
         pthread_cond_signal(&pd->cond);
     pthread_mutex_unlock(&w->lock);
+
+    /* The output it wrote before it ended, and no more than LOG_TAIL_MS of
+     * what may follow from a grandchild. */
+    long long until = th_now_ms() + LOG_TAIL_MS;
+    while (out_open) {
+        long long left = until - th_now_ms();
+        struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+            break;
+    }
+    th_outbuf_pump(&ob, -1, s->tag);
     if (current)
         worker_unref(w); /* the slot's reference */
-    worker_unref(w);
-    thread_done(sup);
-    return NULL;
-}
-
-/* The worker's stdout and stderr, to the host's log, tagged. */
-static void *logger_main(void *p)
-{
-    worker *w = p;
-    th_supervisor *sup = w->slot->sup;
-    th_outbuf ob = {.len = 0};
-    for (;;) {
-        struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
-        int k = poll(&pfd, 1, 200);
-        if (k > 0) {
-            if (th_outbuf_pump(&ob, w->ch.out, w->slot->tag) <= 0)
-                break;
-            continue;
-        }
-        if (k < 0 && errno != EINTR)
-            break;
-        /* A grandchild may keep the pipe open after the worker died: stop
-         * following it then, once nothing more is waiting. */
-        pthread_mutex_lock(&w->lock);
-        bool dead = w->dead;
-        pthread_mutex_unlock(&w->lock);
-        if (dead) {
-            th_outbuf_pump(&ob, -1, w->slot->tag);
-            break;
-        }
-    }
     worker_unref(w);
     thread_done(sup);
     return NULL;
@@ -374,6 +453,13 @@ static bool await_ready(slot *s, worker *w, char *why, size_t size)
     return ok;
 }
 
+/* A result may be escaped to twice its size, plus the envelope. */
+static size_t max_frame(const th_supervisor *sup)
+{
+    size_t max = sup->opts.max_result_bytes;
+    return max > (SIZE_MAX - (1u << 20)) / 2 ? SIZE_MAX : max * 2 + (1u << 20);
+}
+
 /* Start S's worker. Under S->lock. NULL with WHY on failure. */
 static worker *spawn_worker(slot *s, char *why, size_t size)
 {
@@ -419,7 +505,10 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
-    if (!start_thread(sup, reader_main, w)) {
+    w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
+    struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
+    w->timed_reads = setsockopt(w->ch.sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
+    if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
             ;
@@ -427,7 +516,6 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
-    start_thread(sup, logger_main, w); /* without it, output is lost, not calls */
     return w;
 }
 
@@ -453,10 +541,11 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         if (w) {
             pthread_mutex_lock(&w->lock);
             bool dead = w->dead;
-            /* Killed but not yet reaped: a call sent to it now would fail
-             * with the killed one's cause. Wait for the reaper, which
-             * clears the slot, then start afresh (after the backoff). */
-            bool dying = !dead && w->kill_reason[0];
+            /* Killed, ended or cut off but not yet reaped: a call sent to
+             * it now would fail with the ended one's cause. Wait for the
+             * reaper, which clears the slot, then start afresh (after the
+             * backoff). */
+            bool dying = !dead && (w->kill_reason[0] || w->exited || w->eof);
             if (!dead && !dying)
                 w->refs++;
             pthread_mutex_unlock(&w->lock);
@@ -560,10 +649,10 @@ static void apply_result(th_call *call, const char *tool, const qframe *q)
     json_object_put(r);
 }
 
-static void send_frame(worker *w, th_ipc_type type, uint32_t id, const char *payload, size_t len)
+static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
-    th_ipc_send(w->ch.sock, type, id, payload, len); /* a dead worker shows as EOF */
+    th_ipc_sendv(w->ch.sock, type, id, parts, n); /* a dead worker shows as EOF */
     pthread_mutex_unlock(&w->send_lock);
 }
 
@@ -595,62 +684,79 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     pthread_mutex_unlock(&w->lock);
 
     /* A JSON-RPC notification, so that the worker parses it with the
-     * protocol's parser and sees every literal as the client sent it. */
-    json_object *req = json_object_new_object(), *params = json_object_new_object();
-    json_object_object_add(params, "tool", json_object_new_string(pt->name));
-    json_object_object_add(params, "arguments", json_object_get(args));
-    json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(req, "method", json_object_new_string("call"));
-    json_object_object_add(req, "params", params);
-    size_t len = 0;
-    const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    send_frame(w, TH_IPC_CALL, p.id, text, len);
-    json_object_put(req);
+     * protocol's parser and sees every literal as the client sent it; only
+     * the arguments are printed per call. */
+    size_t len = 2;
+    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE, &len)
+                            : NULL;
+    if (!text) {
+        text = "{}";
+        len = 2;
+    }
+    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {"}}", 2}};
+    send_frame(w, TH_IPC_CALL, p.id, parts, 3);
 
     bool done = false, cancel_sent = false;
     long long kill_at = 0;
     pthread_mutex_lock(&w->lock);
     while (!done) {
-        if (!p.head && w->dead) {
+        if (p.head) {
+            qframe *q = p.head;
+            p.head = q->next;
+            if (!p.head)
+                p.tail = NULL;
+            pthread_mutex_unlock(&w->lock);
+            if (q->type == TH_IPC_PROGRESS)
+                apply_progress(call, q);
+            else if (q->type == TH_IPC_LOG)
+                apply_log(call, q);
+            else if (q->type == TH_IPC_RESULT) {
+                apply_result(call, pt->name, q);
+                done = true;
+            }
+            free(q);
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
+        if (w->dead) {
             th_call_error(call, "tool '%s' crashed: %s", pt->name, w->cause);
             break;
         }
-        if (!p.head) {
+        if (!w->leading && !w->eof && !w->exited) {
+            /* Nobody reads the socket: this call does, so that its result
+             * wakes it straight from the socket. */
+            w->leading = true;
+            pthread_mutex_unlock(&w->lock);
+            long n = read_socket(w, POLL_MS);
+            pthread_mutex_lock(&w->lock);
+            absorb(w, n);
+            w->leading = false;
+            if (p.head) /* done reading: hand the role to a call still waiting */
+                for (pending *o = w->pending; o; o = o->next)
+                    if (o != &p && !o->head) {
+                        pthread_cond_signal(&o->cond);
+                        break;
+                    }
+        } else {
             th_cond_wait_until(&p.cond, &w->lock, th_now_ms() + POLL_MS);
-            if (!p.head && !w->dead && th_call_cancelled(call)) {
-                long long now = th_now_ms();
-                if (!cancel_sent) {
-                    cancel_sent = true;
-                    kill_at = now + s->sup->opts.cancel_grace_ms;
-                    pthread_mutex_unlock(&w->lock);
-                    send_frame(w, TH_IPC_CANCEL, p.id, "", 0);
-                    pthread_mutex_lock(&w->lock);
-                } else if (now >= kill_at && !w->kill_reason[0]) {
-                    snprintf(w->kill_reason, sizeof w->kill_reason,
-                             "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
-                             pt->name, s->sup->opts.cancel_grace_ms);
-                    th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
-                    kill(w->ch.pid, SIGKILL);
-                }
+        }
+        if (!p.head && !w->dead && th_call_cancelled(call)) {
+            long long now = th_now_ms();
+            if (!cancel_sent) {
+                cancel_sent = true;
+                kill_at = now + s->sup->opts.cancel_grace_ms;
+                pthread_mutex_unlock(&w->lock);
+                send_frame(w, TH_IPC_CANCEL, p.id, NULL, 0);
+                pthread_mutex_lock(&w->lock);
+            } else if (now >= kill_at && !w->kill_reason[0]) {
+                snprintf(w->kill_reason, sizeof w->kill_reason,
+                         "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
+                         pt->name, s->sup->opts.cancel_grace_ms);
+                th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
+                kill(w->ch.pid, SIGKILL);
             }
-            continue;
         }
-        qframe *q = p.head;
-        p.head = q->next;
-        if (!p.head)
-            p.tail = NULL;
-        pthread_mutex_unlock(&w->lock);
-        if (q->type == TH_IPC_PROGRESS)
-            apply_progress(call, q);
-        else if (q->type == TH_IPC_LOG)
-            apply_log(call, q);
-        else if (q->type == TH_IPC_RESULT) {
-            apply_result(call, pt->name, q);
-            done = true;
-        }
-        free(q->payload);
-        free(q);
-        pthread_mutex_lock(&w->lock);
     }
     for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
         if (*pp == &p) {
@@ -661,7 +767,6 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     while (p.head) {
         qframe *q = p.head;
         p.head = q->next;
-        free(q->payload);
         free(q);
     }
     pthread_cond_destroy(&p.cond);
@@ -712,10 +817,21 @@ static proxy_tool *new_proxy(th_supervisor *sup, slot *s, const char *name)
         sup->captools = cap;
     }
     proxy_tool *pt = calloc(1, sizeof *pt);
-    if (!pt || !(pt->name = strdup(name))) {
+    json_object *quoted = json_object_new_string(name);
+    const char *q = quoted ? json_object_to_json_string_ext(quoted, JSON_C_TO_STRING_PLAIN |
+                                                                        JSON_C_TO_STRING_NOSLASHESCAPE)
+                           : NULL;
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"call\",\"params\":{\"tool\":";
+    size_t cap = q ? sizeof head + strlen(q) + sizeof ",\"arguments\":" : 0;
+    if (!pt || !q || !(pt->name = strdup(name)) || !(pt->call_head = malloc(cap))) {
+        json_object_put(quoted);
+        if (pt)
+            free(pt->name);
         free(pt);
         return NULL;
     }
+    pt->call_head_len = (size_t)snprintf(pt->call_head, cap, "%s%s,\"arguments\":", head, q);
+    json_object_put(quoted);
     pt->slot = s;
     sup->tools[sup->ntools++] = pt;
     return pt;
@@ -830,6 +946,7 @@ void th_supervisor_free(th_supervisor *sup)
     }
     for (size_t i = 0; i < sup->ntools; i++) {
         free(sup->tools[i]->name);
+        free(sup->tools[i]->call_head);
         free(sup->tools[i]);
     }
     free(sup->tools);

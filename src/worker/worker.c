@@ -142,8 +142,10 @@ static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
     pthread_mutex_lock(&send_lock);
     th_rc rc = th_ipc_send_json(sock, type, id, o);
     pthread_mutex_unlock(&send_lock);
+    if (rc != TH_OK && sock_intact())
+        _exit(0); /* the host is gone */
     if (rc != TH_OK)
-        _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET); /* 0: the host is gone */
+        th_child_lose_socket();
 }
 
 /* Loading happens at warning level at most: the host logs each accepted
@@ -168,7 +170,7 @@ static int scan(const config *c)
         size_t base = th_registry_count(reg);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
         if (!sock_intact())
-            _exit(TH_WORKER_LOST_SOCKET);
+            th_child_lose_socket();
         json_object *o = json_object_new_object();
         if (!o)
             die("out of memory");
@@ -287,9 +289,59 @@ typedef struct server {
 static server srv;
 
 /*
-** Read frames (one thread at a time does). On a CALL, hand the reading to
-** another pool thread and run the call right here: the call's answer waits
-** for no thread hand-off, and CANCEL frames are still read while it runs.
+** The reader runs a CALL itself, with no thread hand-off, and the watchdog
+** hands the reading to a pool thread when that call outlasts a tick (the
+** way Go's sysmon hands off a P blocked in a system call): a CANCEL or a
+** second call then waits at most about two ticks. The watchdog parks when
+** no call has run for a while, so an idle worker does not wake.
+*/
+#define WATCH_TICK_NS 1000000L
+#define WATCH_PARK_TICKS 200
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
+static bool inline_running;   /* the reader is running a call */
+static unsigned long call_seq; /* calls the reader has started */
+static unsigned long epoch;    /* bumped when the reading moves on */
+static bool watch_parked;
+
+static void reader_loop(void *unused);
+
+static void *watchdog_main(void *unused)
+{
+    (void)unused;
+    unsigned long seen = 0;
+    int idle = 0;
+    pthread_mutex_lock(&watch_lock);
+    for (;;) {
+        if (inline_running && call_seq == seen) { /* the same call, a tick later */
+            inline_running = false;
+            epoch++;
+            if (th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
+                die("cannot hand on the socket");
+        }
+        idle = inline_running || call_seq != seen ? 0 : idle + 1;
+        seen = call_seq;
+        if (idle >= WATCH_PARK_TICKS) {
+            watch_parked = true;
+            while (watch_parked)
+                pthread_cond_wait(&watch_cond, &watch_lock);
+            idle = 0;
+            seen = call_seq - 1; /* the call that woke it gets a full tick */
+            continue;
+        }
+        pthread_mutex_unlock(&watch_lock);
+        struct timespec ts = {0, WATCH_TICK_NS};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&watch_lock);
+    }
+    return NULL;
+}
+
+/*
+** Read frames (one thread at a time does) and run each CALL right here:
+** its answer waits for no thread hand-off. Returns when the watchdog has
+** handed the reading to another thread meanwhile.
 */
 static void reader_loop(void *unused)
 {
@@ -305,16 +357,31 @@ static void reader_loop(void *unused)
             json_object_put(req);
             if (!j)
                 continue;
-            if (th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
-                die("cannot hand on the socket");
+            pthread_mutex_lock(&watch_lock);
+            unsigned long mine = epoch;
+            inline_running = true;
+            call_seq++;
+            if (watch_parked) {
+                watch_parked = false;
+                pthread_cond_signal(&watch_cond);
+            }
+            pthread_mutex_unlock(&watch_lock);
             run(j);
-            return;
+            pthread_mutex_lock(&watch_lock);
+            bool still_reader = epoch == mine;
+            if (still_reader) /* else the flag is the new reader's */
+                inline_running = false;
+            pthread_mutex_unlock(&watch_lock);
+            if (!still_reader)
+                return;
         }
     }
     /* The host closed the socket (or died): nothing left to serve. Or a
      * plugin closed it, which the host must hear about. */
     fflush(NULL);
-    _exit(sock_intact() ? 0 : TH_WORKER_LOST_SOCKET);
+    if (sock_intact())
+        _exit(0);
+    th_child_lose_socket();
 }
 
 static int serve(const config *c, th_ipc_reader *r)
@@ -339,7 +406,9 @@ static int serve(const config *c, th_ipc_reader *r)
      * finds a thread, however many calls are running. */
     srv = (server){.reg = reg, .c = c, .r = r};
     srv.pool = th_pool_new((c->threads ? (size_t)c->threads : 64) + 1);
-    if (!srv.pool || th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
+    pthread_t watchdog;
+    if (!srv.pool || pthread_create(&watchdog, NULL, watchdog_main, NULL) != 0 ||
+        th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
         die("out of memory");
     for (;;)
         pause(); /* the thread that reads end of stream ends the process */
