@@ -2,7 +2,8 @@
 ** protocol/mcp.c: the MCP protocol for both eras. A request with modern per-request
 ** _meta (2026-07-28) is served statelessly; anything else follows the legacy
 ** initialize handshake of its session. Methods are a table; tools/call runs on
-** the worker pool, with cancellation, progress and logging wired to th_call.
+** the worker pool (or on the transport's thread when it allows that), with
+** cancellation, progress and logging wired to th_call.
 ** JSON-RPC batches are served where the negotiated revision has them.
 */
 #include "config.h"
@@ -67,6 +68,10 @@ struct th_mcp_session {
     size_t msg_len;           /* the message being handled (reader thread) */
     job *finished;            /* answered calls for the reader to free */
     bool closing;             /* th_mcp_session_free began: free your own */
+
+    void (*inline_begin)(void *ctx); /* th_mcp_session_run_inline */
+    void (*inline_end)(void *ctx);
+    void *inline_ctx;
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
@@ -769,7 +774,8 @@ static bool cancelled_in_queue(job *j)
     return cancelled;
 }
 
-/* Runs on a pool thread: validate, call, answer (unless cancelled). */
+/* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
+ * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
     job *j = p;
@@ -1003,6 +1009,16 @@ static void m_tools_call(request *r)
 
     if (j->batch)
         batch_hold(j->batch);
+    /* Where the transport lets calls run on its own thread (it hands its
+     * work to another one when a call turns out slow), a quick call costs
+     * no thread switch. A batch's calls run side by side, on the pool. */
+    if (s->inline_begin && !j->batch) {
+        s->inline_begin(s->inline_ctx);
+        bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
+        s->inline_end(s->inline_ctx);
+        if (ran)
+            return;
+    }
     if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
@@ -1303,6 +1319,13 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
     return s;
+}
+
+void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx)
+{
+    s->inline_begin = begin;
+    s->inline_end = end;
+    s->inline_ctx = ctx;
 }
 
 size_t th_mcp_session_inflight(th_mcp_session *s)
