@@ -78,3 +78,8 @@ hostile_leak_la_SOURCES = hostile/leak.c
 hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_sleep30_la_SOURCES = hostile/sleep30.c
 hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 11, the in-process dispatch path (test_transport_stdio): which thread
+# ran a call.
+check_LTLIBRARIES += hostile/thread_name.la
+hostile_thread_name_la_SOURCES = hostile/thread_name.c
+hostile_thread_name_la_LDFLAGS = $(TEST_MODULE_FLAGS)
