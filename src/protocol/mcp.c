@@ -47,6 +47,7 @@ struct th_mcp {
     th_registry *reg;
     th_mcp_config cfg;
     th_pool *pool;
+    char *result_tail; /* what finish_result adds to a modern result, as text */
 };
 
 typedef struct job job;
@@ -126,6 +127,8 @@ static const char default_instructions[] =
     "toolhost serves tools loaded from shared-object plugins. Call tools/list to see them; "
     "a tool that fails returns isError with a message saying what to correct.";
 
+static void modern_members(const th_mcp *m, json_object *result);
+
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
 {
     th_mcp *m = calloc(1, sizeof *m);
@@ -141,6 +144,15 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     }
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->reg = th_registry_ref(reg);
+    /* Immutable: serialised once, spliced into every modern call result
+     * (NULL when out of memory: results are then built whole). */
+    json_object *tail = json_object_new_object();
+    if (tail) {
+        modern_members(m, tail);
+        size_t len;
+        m->result_tail = strdup(th_rpc_serialize(tail, &len));
+        json_object_put(tail);
+    }
     return m;
 }
 
@@ -153,6 +165,7 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
         return false;
     }
     th_registry_unref(m->reg);
+    free(m->result_tail);
     free(m);
     return true;
 }
@@ -304,14 +317,18 @@ static json_object *server_info(const th_mcp *m)
 }
 
 /* Modern results carry resultType and the server's identity. */
+static void modern_members(const th_mcp *m, json_object *result)
+{
+    put(result, "resultType", json_object_new_string("complete"));
+    json_object *meta = json_object_new_object();
+    put(meta, META_SERVER, server_info(m));
+    put(result, "_meta", meta);
+}
+
 static void finish_result(const request *r, json_object *result)
 {
-    if (r->modern) {
-        put(result, "resultType", json_object_new_string("complete"));
-        json_object *meta = json_object_new_object();
-        put(meta, META_SERVER, server_info(r->s->mcp));
-        put(result, "_meta", meta);
-    }
+    if (r->modern)
+        modern_members(r->s->mcp, result);
 }
 
 static void reply(const request *r, json_object *result)
@@ -669,6 +686,15 @@ static void send_call_result(job *j, json_object *result)
     request r = {.s = s, .modern = j->modern};
     if (!j->modern)
         fit_result(result, j->version);
+    /* The common case costs no tree for the envelope and the modern
+     * members; a result that sets those members itself is built whole, so
+     * finish_result's values replace its own as before. */
+    const char *tail = j->modern ? s->mcp->result_tail : NULL;
+    if ((!j->modern || tail) && !json_object_object_get_ex(result, "resultType", NULL) &&
+        !json_object_object_get_ex(result, "_meta", NULL)) {
+        send_msg(s, th_rpc_result_spliced(j->id, result, tail));
+        return;
+    }
     finish_result(&r, result);
     send_msg(s, th_rpc_result(j->id, result));
 }
