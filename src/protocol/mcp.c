@@ -121,6 +121,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->queue_timeout_ms = 30000;
     cfg->call_timeout_ms = 60000;
+    cfg->inline_calls = true;
 }
 
 static const char default_instructions[] =
@@ -1038,10 +1039,14 @@ static void m_tools_call(request *r)
     /* Where the transport lets calls run on its own thread (it hands its
      * work to another one when a call turns out slow), a quick call costs
      * no thread switch. A batch's calls run side by side, on the pool. */
-    if (s->inline_begin && !j->batch) {
+    if (s->inline_begin && s->mcp->cfg.inline_calls && !j->batch) {
+        /* The call may outlive the transport's hold on the session (it
+         * hands its reading over, and may close meanwhile). */
+        atomic_fetch_add(&s->refs, 1);
         s->inline_begin(s->inline_ctx);
         bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
         s->inline_end(s->inline_ctx);
+        session_unref(s);
         if (ran)
             return;
     }

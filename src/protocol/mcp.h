@@ -30,6 +30,7 @@ typedef struct th_mcp_config {
     size_t max_inflight_bytes;  /* request text of tools/call in flight */
     long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
     long long call_timeout_ms;  /* a running call's deadline; 0: none */
+    bool inline_calls;          /* th_mcp_session_run_inline may be used (default) */
 } th_mcp_config;
 
 /* Sensible defaults for every field. */

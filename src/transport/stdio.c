@@ -442,7 +442,7 @@ typedef struct srv {
     bool over;              /* reading ended */
     bool closed;            /* the session and the writer are gone */
     int status;
-    size_t nparked;         /* spare reader threads */
+    size_t nparked, nalive; /* spare reader threads, all of them */
 } srv;
 
 static long long now_ns(void)
@@ -693,10 +693,10 @@ static int read_loop(srv *v)
 }
 
 /*
-** A reader thread never ends before the process does: a worker process it
-** started (process isolation spawns on first call) is killed when the
-** thread that forked it exits (PR_SET_PDEATHSIG is per thread). Spares
-** park; there are at most as many as calls that ran long at once, plus one.
+** A reader thread: takes the role when it is free, parks as a spare when it
+** lost it during a call, and ends once the session is closed. (Process
+** isolation runs no call on a reader: a worker process dies with the
+** thread that started it, PR_SET_PDEATHSIG being per thread.)
 */
 static void *reader_main(void *p)
 {
@@ -705,11 +705,13 @@ static void *reader_main(void *p)
     pthread_setname_np(pthread_self(), "th-read");
     pthread_mutex_lock(&v->lock);
     for (;;) {
-        while (!v->role_free || v->over) {
+        while ((!v->role_free || v->over) && !v->closed) {
             v->nparked++;
             pthread_cond_wait(&v->spare, &v->lock);
             v->nparked--;
         }
+        if (v->closed)
+            break;
         v->role_free = false;
         pthread_mutex_unlock(&v->lock);
         int r = read_loop(v);
@@ -719,6 +721,10 @@ static void *reader_main(void *p)
             pthread_cond_signal(&v->wd);
         }
     }
+    v->nalive--;
+    pthread_cond_signal(&v->wd);
+    pthread_mutex_unlock(&v->lock);
+    srv_unref(v);
     return NULL;
 }
 
@@ -737,6 +743,7 @@ static bool reader_start(srv *v)
         th_log(TH_LOG_WARNING, "cannot start a reader thread: %s", strerror(rc));
         return false;
     }
+    v->nalive++;
     return true;
 }
 
@@ -872,6 +879,14 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         deadline = th_now_ms() + 250;
     pthread_mutex_lock(&v->lock);
     v->closed = true;
+    pthread_cond_broadcast(&v->spare);
+    /* Spare readers end now; one still in a call it ran (a handler that
+     * never returns) is not waited for past the deadline, and keeps v. */
+    long long until = now_ns() + (deadline - th_now_ms()) * 1000000LL;
+    while (v->nalive > 0 && now_ns() < until) {
+        struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
+        pthread_cond_timedwait(&v->wd, &v->lock, &ts);
+    }
     pthread_mutex_unlock(&v->lock);
     writer_finish(&v->w, deadline);
     srv_unref(v); /* readers stuck in a call keep it until they return */
