@@ -83,3 +83,8 @@ hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/limits.la
 hostile_limits_la_SOURCES = hostile/limits.c
 hostile_limits_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 11, the in-process dispatch path (test_transport_stdio): which thread
+# ran a call.
+check_LTLIBRARIES += hostile/thread_name.la
+hostile_thread_name_la_SOURCES = hostile/thread_name.c
+hostile_thread_name_la_LDFLAGS = $(TEST_MODULE_FLAGS)

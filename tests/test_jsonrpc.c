@@ -573,6 +573,41 @@ START_TEST(id_key_refuses_other_types)
 }
 END_TEST
 
+/* A spliced result serialises exactly as the tree th_rpc_result builds with
+ * the tail's members added last: ids of every kind, an empty result, none. */
+START_TEST(spliced_results_match_built_ones)
+{
+    static const char *const ids[] = {"7", "\"a\\\"b\\ud800\"", "null", "12345678901234567890", "1.50"};
+    static const char *const results[] = {"{}", "{\"content\":[{\"type\":\"text\",\"text\":\"x/y\"}],\"isError\":false}"};
+    static const char tail[] = "{\"resultType\":\"complete\",\"_meta\":{\"k\":{\"name\":\"n\\\"\"}}}";
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        for (size_t r = 0; r < sizeof results / sizeof results[0]; r++) {
+            for (int with_tail = 0; with_tail < 2; with_tail++) {
+                char line[512];
+                snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"m\"}", ids[i]);
+                parse(line);
+                json_object *id = strcmp(ids[i], "null") ? msg.id : NULL; /* refused as a request id */
+                ck_assert(id || msg.kind == TH_RPC_INVALID);
+                json_object *want_res = json_tokener_parse(results[r]);
+                if (with_tail) {
+                    json_object *t = json_tokener_parse(tail);
+                    json_object_object_foreach(t, k, v) json_object_object_add(want_res, k, json_object_get(v));
+                    json_object_put(t);
+                }
+                json_object *want = th_rpc_result(id, want_res);
+                json_object *got = th_rpc_result_spliced(id, json_tokener_parse(results[r]), with_tail ? tail : NULL);
+                size_t wl, gl;
+                const char *w = th_rpc_serialize(want, &wl), *g = th_rpc_serialize(got, &gl);
+                ck_assert_msg(wl == gl && memcmp(w, g, wl) == 0, "want %s\n got %s", w, g);
+                json_object_put(want);
+                json_object_put(got);
+                th_rpc_msg_clear(&msg);
+            }
+        }
+    }
+}
+END_TEST
+
 static Suite *jsonrpc_suite(void)
 {
     Suite *s = suite_create("jsonrpc");
@@ -613,6 +648,7 @@ static Suite *jsonrpc_suite(void)
     tcase_add_test(tc, huge_integers_are_kept_as_sent);
     tcase_add_test(tc, lone_surrogate_ids_are_kept_as_sent);
     tcase_add_test(tc, fractional_ids_and_nul_in_string_ids);
+    tcase_add_test(tc, spliced_results_match_built_ones);
     suite_add_tcase(s, tc);
     return s;
 }

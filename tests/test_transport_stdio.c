@@ -615,6 +615,89 @@ START_TEST(a_stack_overflow_in_a_handler_names_the_tool)
 }
 END_TEST
 
+/* ---- issue 11: the in-process dispatch path ------------------------------------------ */
+
+/* A quick call runs on the thread that read it: no hand-off to the pool,
+ * which cost a futex wake and a context switch per call. */
+START_TEST(a_quick_call_runs_on_the_reader_thread)
+{
+    char *dir = mh_private_dir(mh_hostile("thread_name"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
+    for (int i = 1; i <= 3; i++) {
+        json_object *o = mh_rpc(p, MODERN_CALL(%d, "thread_name", "{}"), i);
+        MH_ASSERT_STR(o, "result content 0 text", "th-read");
+        json_object_put(o);
+    }
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A call that turns out slow keeps its thread, and reading moves to
+ * another: a ping and a quick call sent behind it are answered while it
+ * runs, the quick one again on a reader thread. */
+START_TEST(a_slow_call_hands_reading_to_another_thread)
+{
+    char *dir = mh_private_dir(mh_hostile("thread_name"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", NULL);
+    mh_send(p, MODERN_CALL(1, "thread_name", "{\"ms\":3000}"));
+    long long t0 = mh_now_ms();
+    mh_ping_is_next(p, 2);
+    json_object *o = mh_rpc(p, MODERN_CALL(3, "thread_name", "{}"));
+    MH_ASSERT_ID(o, "3");
+    MH_ASSERT_STR(o, "result content 0 text", "th-read");
+    json_object_put(o);
+    long long took = mh_now_ms() - t0;
+    ck_assert_msg(took < 2500, "messages behind a slow call waited %lld ms", took);
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "1");
+    MH_ASSERT_STR(o, "result content 0 text", "th-read");
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Write system calls the process has made (all its threads). */
+static long long syscw(long pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%ld/io", pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    long long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "syscw: %lld", &n) == 1)
+            break;
+    fclose(f);
+    ck_assert(n >= 0);
+    return n;
+}
+
+/* Under load output is batched: the responses to requests that arrive
+ * in one read leave in a handful of writes, not one write each. */
+START_TEST(responses_to_one_read_leave_in_few_writes)
+{
+    enum { N = 200 };
+    mh_proc *p = mh_spawn("-q", "-d", mh_echo_dir(), "--isolation=none", NULL);
+    mh_ping_is_next(p, 0);
+    static char batch[N * 512];
+    size_t len = 0;
+    for (int i = 1; i <= N; i++)
+        len += (size_t)snprintf(batch + len, sizeof batch - len, MODERN_CALL(%d, "echo", "{\"text\":\"x\"}") "\n", i);
+    long long before = syscw(mh_pid(p));
+    mh_send_raw(p, batch, len);
+    for (int i = 1; i <= N; i++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_STR(o, "result content 0 text", "x");
+        json_object_put(o);
+    }
+    long long writes = syscw(mh_pid(p)) - before;
+    ck_assert_msg(writes <= N / 10, "%d responses took %lld writes", N, writes);
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -636,6 +719,13 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_plugin_closing_all_descriptors_ends_the_host);
     tcase_add_test(tc, a_handler_closing_all_descriptors_ends_the_host);
     tcase_add_test(tc, plugin_printf_reaches_stderr_at_once);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("dispatch");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_quick_call_runs_on_the_reader_thread);
+    tcase_add_test(tc, a_slow_call_hands_reading_to_another_thread);
+    tcase_add_test(tc, responses_to_one_read_leave_in_few_writes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");

@@ -2,11 +2,14 @@
 ** test_workpool.c: the pool's deadline timers in-process: they fire in
 ** deadline order on the supervisor, a stopped one never fires, and stopping
 ** one that is firing waits until its function has returned (what lets a
-** call's owner free it right after).
+** call's owner free it right after). And th_pool_run_here: a job run on
+** the caller holds a slot like a pool thread's, and a queued job waits for
+** that slot and starts when it frees.
 */
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -83,6 +86,51 @@ START_TEST(stopping_a_firing_timer_waits_for_it)
 }
 END_TEST
 
+static pthread_t ran_on;
+static atomic_int here_done, queued_ran;
+static th_pool *shared_pool;
+
+static void note_thread(void *arg)
+{
+    (void)arg;
+    ran_on = pthread_self();
+}
+
+static void count_queued(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&queued_ran, 1);
+}
+
+/* While it runs, every slot of a one-thread pool is taken: another job is
+ * neither run here nor started on a thread until it returns. */
+static void hold_the_slot(void *arg)
+{
+    (void)arg;
+    ck_assert(!th_pool_run_here(shared_pool, note_thread, NULL));
+    ck_assert_int_eq(th_pool_submit(shared_pool, count_queued, NULL), TH_OK);
+    sleep_ms(200);
+    ck_assert_int_eq(atomic_load(&queued_ran), 0);
+    atomic_store(&here_done, 1);
+}
+
+START_TEST(a_job_run_here_holds_a_slot)
+{
+    th_pool *pool = th_pool_new(1);
+    shared_pool = pool;
+    ck_assert(th_pool_run_here(pool, note_thread, NULL));
+    ck_assert(pthread_equal(ran_on, pthread_self()));
+    atomic_store(&queued_ran, 0);
+    ck_assert(th_pool_run_here(pool, hold_the_slot, NULL));
+    ck_assert(atomic_load(&here_done));
+    long long until = th_now_ms() + 20000;
+    while (!atomic_load(&queued_ran) && th_now_ms() < until)
+        sleep_ms(1);
+    ck_assert_msg(atomic_load(&queued_ran), "the queued job never ran once the slot was free");
+    ck_assert(th_pool_shutdown(pool, th_now_ms() + 20000));
+}
+END_TEST
+
 static Suite *workpool_suite(void)
 {
     Suite *s = suite_create("workpool");
@@ -90,6 +138,10 @@ static Suite *workpool_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, timers_fire_in_deadline_order);
     tcase_add_test(tc, stopping_a_firing_timer_waits_for_it);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("run_here");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_job_run_here_holds_a_slot);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,8 @@
 ** fires the call deadline timers. Shutdown drains the queue and joins with a
 ** deadline.
 */
+/* pthread_setname_np */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
@@ -44,22 +46,36 @@ struct th_pool {
     job *head, *tail;
     size_t max_threads, core_threads, nthreads, nidle, nexited;
     size_t nqueued;          /* jobs in the queue */
+    size_t running;          /* jobs running, on pool threads and callers' */
+    size_t nhere;            /* of them, run by callers (th_pool_run_here) */
     long long queue_timeout_ms; /* 0: none */
     long long last_take_ms;  /* when a thread last took a job */
-    int held;                /* th_pool_hold depth: wake-ups deferred */
-    size_t wakes_pending;    /* signals owed to idle threads */
     bool stopping;
     bool supervising;        /* the supervisor thread runs */
     pthread_t supervisor;
     pthread_t *threads;
 };
 
+/*
+** th_pool_hold is per thread: wake-ups for jobs this thread queues are
+** owed until its release, while other threads' jobs wake at once (a thread
+** holding the pool may be stuck in a slow call it runs itself).
+*/
+static _Thread_local struct {
+    th_pool *pool;
+    int depth;
+    size_t owed;
+} holding;
+
 static void *worker(void *p)
 {
     th_pool *pool = p;
+    pthread_setname_np(pthread_self(), "th-pool"); /* not its creator's name */
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->head && !pool->stopping) {
+        /* A caller running a job itself holds a slot too: the limit is
+         * on calls running, whoever runs them. */
+        while ((!pool->head || pool->running >= pool->max_threads) && !(pool->stopping && !pool->head)) {
             pool->nidle++;
             pthread_cond_wait(&pool->work, &pool->lock);
             pool->nidle--;
@@ -67,6 +83,7 @@ static void *worker(void *p)
         job *j = pool->head;
         if (!j)
             break; /* stopping and nothing left */
+        pool->running++;
         pool->head = j->next;
         if (!pool->head)
             pool->tail = NULL;
@@ -76,6 +93,7 @@ static void *worker(void *p)
         j->fn(j->arg);
         free(j);
         pthread_mutex_lock(&pool->lock);
+        pool->running--;
     }
     pool->nexited++;
     pthread_cond_broadcast(&pool->finished);
@@ -155,6 +173,7 @@ static bool fire_due_timer(th_pool *pool, long long now)
 static void *supervise(void *p)
 {
     th_pool *pool = p;
+    pthread_setname_np(pthread_self(), "th-pool-timer");
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
         long long now = th_now_ms();
@@ -172,7 +191,7 @@ static void *supervise(void *p)
         if (fire_due_timer(pool, now))
             continue;
         long long wake = pool->timers ? pool->timers->at_ms : LLONG_MAX;
-        if (pool->head && pool->nthreads < pool->max_threads) {
+        if (pool->head && pool->nthreads < pool->max_threads && pool->running < pool->max_threads) {
             long long since =
                 pool->head->queued_ms > pool->last_take_ms ? pool->head->queued_ms : pool->last_take_ms;
             long long due = since + GROW_AFTER_MS;
@@ -268,9 +287,16 @@ th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void 
     pool->nqueued++;
     /* nidle drops only when a woken thread runs, so compare it with the
      * queue: jobs beyond the idle threads need a new or future thread. */
-    if (pool->nqueued <= pool->nidle) {
-        if (pool->held)
-            pool->wakes_pending++;
+    if (pool->running >= pool->max_threads) {
+        /* Every slot is taken (some by callers running a job here): it
+         * waits for one to free, or for the supervisor to expire it. */
+        if (expired && pool->queue_timeout_ms > 0) {
+            supervise_started(pool);
+            pthread_cond_signal(&pool->backlog);
+        }
+    } else if (pool->nqueued <= pool->nidle) {
+        if (holding.pool == pool && holding.depth > 0)
+            holding.owed++;
         else
             pthread_cond_signal(&pool->work);
     } else if (pool->nthreads < pool->core_threads) {
@@ -335,32 +361,61 @@ bool th_pool_timer_stop(th_pool *pool, th_pool_timer *t)
 
 void th_pool_hold(th_pool *pool)
 {
-    pthread_mutex_lock(&pool->lock);
-    pool->held++;
-    pthread_mutex_unlock(&pool->lock);
+    if (holding.depth == 0)
+        holding.pool = pool;
+    holding.depth++;
 }
 
-/* Wake the idle threads owed a signal. Under pool->lock. */
+/* Wake the idle threads this thread owes a signal. Under pool->lock. */
 static void pay_wakes(th_pool *pool)
 {
-    if (!pool->wakes_pending)
+    if (!holding.owed || holding.pool != pool)
         return;
-    if (pool->wakes_pending >= pool->nidle)
+    if (holding.owed >= pool->nidle)
         pthread_cond_broadcast(&pool->work);
     else
-        for (size_t i = 0; i < pool->wakes_pending; i++)
+        for (size_t i = 0; i < holding.owed; i++)
             pthread_cond_signal(&pool->work);
-    pool->wakes_pending = 0;
+    holding.owed = 0;
 }
 
 void th_pool_release(th_pool *pool)
 {
-    pthread_mutex_lock(&pool->lock);
-    if (pool->held > 0 && --pool->held == 0)
+    if (holding.depth > 0 && --holding.depth == 0 && holding.owed) {
+        pthread_mutex_lock(&pool->lock);
         pay_wakes(pool);
-    pthread_mutex_unlock(&pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
 }
 
+bool th_pool_run_here(th_pool *pool, void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&pool->lock);
+    /* Jobs already queued go first (FIFO), and a full pool is full. */
+    if (pool->stopping || pool->head || pool->running >= pool->max_threads) {
+        pthread_mutex_unlock(&pool->lock);
+        return false;
+    }
+    pool->running++;
+    pool->nhere++;
+    /* Wake-ups this thread deferred must not wait for a call that may be
+     * slow. */
+    pay_wakes(pool);
+    pthread_mutex_unlock(&pool->lock);
+    fn(arg);
+    pthread_mutex_lock(&pool->lock);
+    pool->running--;
+    pool->nhere--;
+    /* Its slot is free: a job that waited for it may start. */
+    if (pool->head && pool->nidle > 0)
+        pthread_cond_signal(&pool->work);
+    else if (pool->head && pool->nthreads < pool->max_threads)
+        spawn(pool);
+    if (pool->stopping)
+        pthread_cond_broadcast(&pool->finished);
+    pthread_mutex_unlock(&pool->lock);
+    return true;
+}
 
 bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
 {
@@ -382,7 +437,8 @@ bool th_pool_shutdown(th_pool *pool, long long deadline_ms)
     }
     pthread_cond_broadcast(&pool->work);
     pthread_cond_broadcast(&pool->backlog);
-    while (pool->nexited < pool->nthreads) {
+    /* Callers running a job here use the pool too: wait for them as well. */
+    while (pool->nexited < pool->nthreads || pool->nhere > 0) {
         if (!th_cond_wait_until(&pool->finished, &pool->lock, deadline_ms)) {
             pthread_mutex_unlock(&pool->lock);
             return false;

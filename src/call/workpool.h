@@ -66,17 +66,27 @@ th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void
 bool th_pool_timer_stop(th_pool *pool, th_pool_timer *t);
 
 /*
-** Between th_pool_hold and th_pool_release, jobs are queued (and may be
-** taken by threads that are awake) but sleeping threads are not woken until
-** the release: a producer with a batch at hand pays for one wake-up per
-** batch instead of one per job. Holds nest.
+** Between th_pool_hold and th_pool_release, jobs this thread queues may be
+** taken by threads that are awake, but sleeping threads are not woken for
+** them until the release (or until this thread runs a job itself with
+** th_pool_run_here): a producer with a batch at hand pays for one wake-up
+** per batch instead of one per job. Holds are per thread and nest; other
+** threads' jobs are not held back.
 */
 void th_pool_hold(th_pool *pool);
 void th_pool_release(th_pool *pool);
 
 /*
-** Stop accepting work, let queued and running jobs finish, and join the
-** threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and
+** Run FN(ARG) on the calling thread, without a thread hand-off, when the
+** pool has a free slot and no job is queued (so FIFO order holds); the call
+** counts against MAX_THREADS while it runs. Returns false, not running FN,
+** when it must be queued instead (th_pool_submit), or after shutdown began.
+*/
+bool th_pool_run_here(th_pool *pool, void (*fn)(void *), void *arg);
+
+/*
+** Stop accepting work, let queued and running jobs finish (those of
+** th_pool_run_here too), and join the threads, waiting until DEADLINE_MS (th_now_ms clock). Returns true and
 ** frees the pool when every thread was joined; returns false and leaves the
 ** pool allocated (its threads still running) when the deadline passed, since
 ** freeing memory a running thread uses would be worse than leaking it.

@@ -5,7 +5,9 @@
 */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,12 +400,69 @@ static json_object *keep_exact(const layout *ly, size_t p, json_object *node, bo
 
 static void classify(th_rpc_msg *out);
 
-void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
+/*
+** One tokener per thread, reset for each message: a new one allocates and
+** zeroes its 128-level stack, which was a tenth of the cost of a call. The
+** key frees it when its thread ends; the thread-local pointer keeps the
+** main thread's reachable.
+*/
+static _Thread_local json_tokener *thread_tok;
+static pthread_key_t tok_key;
+static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
+static bool tok_key_ok;
+
+static void tok_free(void *tok)
 {
-    memset(out, 0, sizeof *out);
+    json_tokener_free(tok);
+    thread_tok = NULL;
+}
+
+static void tok_key_make(void)
+{
+    tok_key_ok = pthread_key_create(&tok_key, tok_free) == 0;
+}
+
+static json_tokener *tokener(void)
+{
+    if (thread_tok) {
+        json_tokener_reset(thread_tok);
+        return thread_tok;
+    }
+    pthread_once(&tok_once, tok_key_make);
     /* json-c's default depth (32) refuses valid requests with deeply nested
      * arguments; 128 still bounds the recursion that frees the tree. */
     json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    if (tok && tok_key_ok && pthread_setspecific(tok_key, tok) == 0)
+        thread_tok = tok;
+    return tok;
+}
+
+/* Done with TOK from tokener(): kept for the thread's next message. */
+static void tokener_done(json_tokener *tok)
+{
+    if (tok != thread_tok)
+        json_tokener_free(tok);
+}
+
+/* No byte above 0x7F: valid UTF-8 without decoding it (most requests),
+ * eight bytes at a time. */
+static bool ascii(const char *t, size_t len)
+{
+    uint64_t acc = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, t + i, 8);
+        acc |= w;
+    }
+    for (; i < len; i++)
+        acc |= (unsigned char)t[i];
+    return (acc & 0x8080808080808080ULL) == 0;
+}
+
+void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    json_tokener *tok = tokener();
     if (!tok) {
         invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         return;
@@ -423,7 +482,7 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
         end++;
     /* json-c's UTF-8 check lets overlong forms, surrogates and code points
      * past U+10FFFF through; they would be echoed back in ids and names. */
-    if (jerr == json_tokener_success && end == len && !th_utf8_valid(text, len))
+    if (jerr == json_tokener_success && end == len && !ascii(text, len) && !th_utf8_valid(text, len))
         jerr = json_tokener_error_parse_utf8_string;
     /* json-c represents the JSON literal null as NULL: a valid value, which
      * the object check below refuses. */
@@ -440,11 +499,11 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
         else
             snprintf(m, sizeof m, "Parse error: %s at offset %zu", json_tokener_error_desc(jerr), end);
         json_object_put(msg);
-        json_tokener_free(tok);
+        tokener_done(tok);
         invalid(out, TH_RPC_PARSE_ERROR, m);
         return;
     }
-    json_tokener_free(tok);
+    tokener_done(tok);
     if (sc.big_int || sc.lone_surrogate) {
         layout ly;
         bool ok = layout_build(&ly, text, len);
@@ -602,9 +661,69 @@ json_object *th_rpc_notification(const char *method, json_object *params)
     return o;
 }
 
+/* A result whose members are spliced in as it is serialised. */
+typedef struct spliced {
+    json_object *id, *result;
+    const char *tail;
+} spliced;
+
+#define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int flags)
+{
+    (void)level;
+    (void)flags;
+    spliced *sp = json_object_get_userdata(o);
+    size_t idlen, rlen;
+    const char *id = sp->id ? json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen) : "null";
+    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
+    if (!sp->id)
+        idlen = 4;
+    if (!id || !res)
+        return -1;
+    printbuf_strappend(pb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    printbuf_memappend(pb, id, (int)idlen);
+    printbuf_strappend(pb, ",\"result\":");
+    if (!sp->tail || rlen < 2) {
+        printbuf_memappend(pb, res, (int)rlen);
+    } else {
+        /* RESULT's members, then the tail's: "{...}" + ",..." or "{" + "...". */
+        printbuf_memappend(pb, res, (int)rlen - 1);
+        if (rlen > 2)
+            printbuf_strappend(pb, ",");
+        printbuf_memappend(pb, sp->tail + 1, (int)strlen(sp->tail + 1));
+    }
+    return printbuf_strappend(pb, "}");
+}
+
+static void spliced_free(json_object *o, void *p)
+{
+    (void)o;
+    spliced *sp = p;
+    json_object_put(sp->id);
+    json_object_put(sp->result);
+    free(sp);
+}
+
+json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail)
+{
+    spliced *sp = malloc(sizeof *sp);
+    json_object *o = sp ? json_object_new_boolean(0) : NULL;
+    if (!o || !json_object_is_type(result, json_type_object)) {
+        free(sp);
+        json_object_put(o);
+        return th_rpc_result(id, result);
+    }
+    sp->id = id ? json_object_get(id) : NULL;
+    sp->result = result;
+    sp->tail = tail;
+    json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
+    return o;
+}
+
 const char *th_rpc_serialize(json_object *msg, size_t *len)
 {
-    return json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+    return json_object_to_json_string_length(msg, SERIALIZE_FLAGS, len);
 }
 
 /* Appending for the key builders: *OK turns false on allocation failure,

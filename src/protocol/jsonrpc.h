@@ -72,6 +72,16 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
 void th_rpc_parse_value(json_object *value, th_rpc_msg *out);
 void th_rpc_msg_clear(th_rpc_msg *msg);
 
+/*
+** Like th_rpc_result for an object RESULT, built without a tree for the
+** envelope: the message is text spliced together when it is serialised,
+** with the members of TAIL (the text of a JSON object, e.g. precomputed
+** "{\"resultType\":...}"; NULL: none) appended to RESULT's. TAIL must
+** outlive the message, and RESULT must not have TAIL's keys. Takes RESULT;
+** ID is borrowed. NULL on allocation failure.
+*/
+json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail);
+
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Takes RESULT; ID is borrowed
 ** (NULL -> null). NULL on allocation failure. */
 json_object *th_rpc_result(json_object *id, json_object *result);

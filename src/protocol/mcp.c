@@ -2,7 +2,8 @@
 ** protocol/mcp.c: the MCP protocol for both eras. A request with modern per-request
 ** _meta (2026-07-28) is served statelessly; anything else follows the legacy
 ** initialize handshake of its session. Methods are a table; tools/call runs on
-** the worker pool, with cancellation, progress and logging wired to th_call.
+** the worker pool (or on the transport's thread when it allows that), with
+** cancellation, progress and logging wired to th_call.
 ** JSON-RPC batches are served where the negotiated revision has them.
 */
 #include "config.h"
@@ -46,6 +47,7 @@ struct th_mcp {
     th_registry *reg;
     th_mcp_config cfg;
     th_pool *pool;
+    char *result_tail; /* what finish_result adds to a modern result, as text */
 };
 
 typedef struct job job;
@@ -67,6 +69,10 @@ struct th_mcp_session {
     size_t msg_len;           /* the message being handled (reader thread) */
     job *finished;            /* answered calls for the reader to free */
     bool closing;             /* th_mcp_session_free began: free your own */
+
+    void (*inline_begin)(void *ctx); /* th_mcp_session_run_inline */
+    void (*inline_end)(void *ctx);
+    void *inline_ctx;
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
@@ -115,11 +121,14 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->max_inflight_bytes = (size_t)64 << 20;
     cfg->queue_timeout_ms = 30000;
     cfg->call_timeout_ms = 60000;
+    cfg->inline_calls = true;
 }
 
 static const char default_instructions[] =
     "toolhost serves tools loaded from shared-object plugins. Call tools/list to see them; "
     "a tool that fails returns isError with a message saying what to correct.";
+
+static void modern_members(const th_mcp *m, json_object *result);
 
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
 {
@@ -136,6 +145,15 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     }
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->reg = th_registry_ref(reg);
+    /* Immutable: serialised once, spliced into every modern call result
+     * (NULL when out of memory: results are then built whole). */
+    json_object *tail = json_object_new_object();
+    if (tail) {
+        modern_members(m, tail);
+        size_t len;
+        m->result_tail = strdup(th_rpc_serialize(tail, &len));
+        json_object_put(tail);
+    }
     return m;
 }
 
@@ -148,6 +166,7 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
         return false;
     }
     th_registry_unref(m->reg);
+    free(m->result_tail);
     free(m);
     return true;
 }
@@ -299,14 +318,18 @@ static json_object *server_info(const th_mcp *m)
 }
 
 /* Modern results carry resultType and the server's identity. */
+static void modern_members(const th_mcp *m, json_object *result)
+{
+    put(result, "resultType", json_object_new_string("complete"));
+    json_object *meta = json_object_new_object();
+    put(meta, META_SERVER, server_info(m));
+    put(result, "_meta", meta);
+}
+
 static void finish_result(const request *r, json_object *result)
 {
-    if (r->modern) {
-        put(result, "resultType", json_object_new_string("complete"));
-        json_object *meta = json_object_new_object();
-        put(meta, META_SERVER, server_info(r->s->mcp));
-        put(result, "_meta", meta);
-    }
+    if (r->modern)
+        modern_members(r->s->mcp, result);
 }
 
 static void reply(const request *r, json_object *result)
@@ -664,6 +687,15 @@ static void send_call_result(job *j, json_object *result)
     request r = {.s = s, .modern = j->modern};
     if (!j->modern)
         fit_result(result, j->version);
+    /* The common case costs no tree for the envelope and the modern
+     * members; a result that sets those members itself is built whole, so
+     * finish_result's values replace its own as before. */
+    const char *tail = j->modern ? s->mcp->result_tail : NULL;
+    if ((!j->modern || tail) && !json_object_object_get_ex(result, "resultType", NULL) &&
+        !json_object_object_get_ex(result, "_meta", NULL)) {
+        send_msg(s, th_rpc_result_spliced(j->id, result, tail));
+        return;
+    }
     finish_result(&r, result);
     send_msg(s, th_rpc_result(j->id, result));
 }
@@ -769,7 +801,8 @@ static bool cancelled_in_queue(job *j)
     return cancelled;
 }
 
-/* Runs on a pool thread: validate, call, answer (unless cancelled). */
+/* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
+ * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
     job *j = p;
@@ -1003,6 +1036,20 @@ static void m_tools_call(request *r)
 
     if (j->batch)
         batch_hold(j->batch);
+    /* Where the transport lets calls run on its own thread (it hands its
+     * work to another one when a call turns out slow), a quick call costs
+     * no thread switch. A batch's calls run side by side, on the pool. */
+    if (s->inline_begin && s->mcp->cfg.inline_calls && !j->batch) {
+        /* The call may outlive the transport's hold on the session (it
+         * hands its reading over, and may close meanwhile). */
+        atomic_fetch_add(&s->refs, 1);
+        s->inline_begin(s->inline_ctx);
+        bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
+        s->inline_end(s->inline_ctx);
+        session_unref(s);
+        if (ran)
+            return;
+    }
     if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
@@ -1303,6 +1350,13 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
     return s;
+}
+
+void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx)
+{
+    s->inline_begin = begin;
+    s->inline_end = end;
+    s->inline_ctx = ctx;
 }
 
 size_t th_mcp_session_inflight(th_mcp_session *s)

@@ -30,6 +30,7 @@ typedef struct th_mcp_config {
     size_t max_inflight_bytes;  /* request text of tools/call in flight */
     long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
     long long call_timeout_ms;  /* a running call's deadline; 0: none */
+    bool inline_calls;          /* th_mcp_session_run_inline may be used (default) */
 } th_mcp_config;
 
 /* Sensible defaults for every field. */
@@ -70,6 +71,16 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len);
 */
 void th_mcp_batch_begin(th_mcp *mcp);
 void th_mcp_batch_end(th_mcp *mcp);
+
+/*
+** Let a tool call run on the thread that calls th_mcp_session_handle when a
+** slot is free, without a thread switch (call it before the first
+** message). BEGIN(CTX) and END(CTX) bracket each such call on that thread:
+** a transport that uses this must hand its reading to another thread when
+** a call outlasts a short budget, so a slow call never holds up the
+** messages behind it. Calls of a JSON-RPC batch always go to the pool.
+*/
+void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx);
 
 /* Answer a message the transport could not even read (e.g. too large) with
  * an error carrying "id": null. */

@@ -1,9 +1,11 @@
 /*
 ** transport/stdio.c: newline-delimited JSON-RPC over file descriptors. The
-** reader splits lines in place (no copy for a message that arrives whole)
-** and stops reading while too much output waits; senders queue whole
-** messages and one writer thread writes them, so concurrent replies never
-** interleave, batch under load, and never block the reader.
+** reader splits lines in place (no copy for a message that arrives whole),
+** runs quick calls itself and hands the reading over to another thread when
+** a message takes long; it stops reading while too much output waits.
+** Senders queue whole messages, written by whoever finds the output idle or
+** by one writer thread, so replies never interleave, batch under load, and
+** never block the reader.
 */
 /* pipe2, POLLRDHUP */
 #define _GNU_SOURCE
@@ -15,9 +17,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +64,12 @@ typedef struct writer {
     bool stopping;       /* write what is queued, then end */
     bool done;           /* the writer thread ended */
     int err;             /* errno of the write that failed: output is dropped */
+    int pipe_size;       /* fd is a pipe of this capacity; 0: not a pipe */
+    const void *corked_by; /* see cork() */
 } writer;
+
+/* This thread, as writer.corked_by names it. */
+static _Thread_local char self;
 
 /* Under w->lock. */
 static size_t queued(const writer *w)
@@ -167,30 +178,46 @@ static void *writer_main(void *p)
 }
 
 /*
-** Under w->lock: at low load, write a small message at once instead of
-** waking the writer thread (a thread switch per message). Only when nothing
-** is queued or being written (order), the message fits in PIPE_BUF, and
-** poll reports room: a pipe then takes it without blocking. SIGPIPE is
-** blocked around the write, as in the writer thread. Returns the bytes
-** written (0 if it did not try), or -errno.
+** Under w->lock: bytes fd takes now without blocking. For a pipe, its free
+** space (what the client has not read is known); else PIPE_BUF when poll
+** reports room. 0 when in doubt: the writer thread then takes the message.
 */
-static ssize_t write_now(writer *w, const char *text, size_t len)
+static size_t room(writer *w)
 {
-    char line[PIPE_BUF];
-    if (len + 1 > sizeof line || w->pending.len || w->out_left)
-        return 0;
     struct pollfd pf = {.fd = w->fd, .events = POLLOUT};
+    if (w->pipe_size > 0) {
+        int unread;
+        if (ioctl(w->fd, FIONREAD, &unread) == 0 && unread >= 0 && unread < w->pipe_size)
+            return (size_t)(w->pipe_size - unread);
+        return 0;
+    }
     if (poll(&pf, 1, 0) != 1 || pf.revents != POLLOUT)
         return 0; /* no room, or an error the writer thread will report */
-    memcpy(line, text, len);
-    line[len] = '\n';
+    return PIPE_BUF;
+}
+
+/*
+** Under w->lock: at low load, write at once instead of waking the writer
+** thread (a thread switch per message). Only when nothing is queued or
+** being written (order) and the whole of PARTS fits in the room the
+** descriptor has, so the blocking write cannot block. SIGPIPE is blocked
+** around the write, as in the writer thread. Returns the bytes written (0
+** if it did not try), or -errno.
+*/
+static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool queue_too)
+{
+    size_t len = 0;
+    for (int i = 0; i < nparts; i++)
+        len += parts[i].iov_len;
+    if ((!queue_too && w->pending.len) || w->out_left || len > room(w))
+        return 0;
     sigset_t pipe_only, old;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
     ssize_t n;
     do
-        n = write(w->fd, line, len + 1);
+        n = writev(w->fd, parts, nparts);
     while (n < 0 && errno == EINTR);
     int e = errno;
     if (n < 0 && e == EPIPE)
@@ -199,6 +226,32 @@ static ssize_t write_now(writer *w, const char *text, size_t len)
     if (n < 0)
         return e == EAGAIN || e == EWOULDBLOCK ? 0 : -e;
     return n;
+}
+
+/* Under w->lock: queue TEXT and its newline whole, or not at all. */
+static bool queue(writer *w, const char *text, size_t len)
+{
+    size_t old = w->pending.len;
+    if (th_buf_append(&w->pending, text, len) && th_buf_append(&w->pending, "\n", 1))
+        return true;
+    w->pending.len = old; /* a partial message must never reach the wire */
+    th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
+    return false;
+}
+
+/* Under w->lock: write what is pending now if it fits, else wake the
+ * writer thread for it. */
+static void flush_pending(writer *w)
+{
+    if (!w->pending.len || w->err || w->done)
+        return;
+    struct iovec part = {.iov_base = w->pending.data, .iov_len = w->pending.len};
+    ssize_t n = w->out_left ? 0 : write_now(w, &part, 1, true);
+    size_t done = n > 0 ? (size_t)n : 0;
+    memmove(w->pending.data, w->pending.data + done, w->pending.len - done);
+    w->pending.len -= done;
+    if (w->pending.len) /* on an error too: the writer thread fails the same way and reports it */
+        pthread_cond_signal(&w->more);
 }
 
 static void write_msg(void *ctx, json_object *msg)
@@ -210,17 +263,18 @@ static void write_msg(void *ctx, json_object *msg)
     pthread_mutex_lock(&w->lock);
     /* Once stdout is gone the session is shutting down: nobody to send to. */
     if (!w->err && !w->done) {
-        /* On an error the rest is queued: the writer thread fails the
-         * same way and reports it. */
-        ssize_t n = write_now(w, text, len);
-        size_t done = n > 0 ? (size_t)n : 0, old = w->pending.len;
-        if (done < len + 1) {
-            if ((done == len || th_buf_append(&w->pending, text + done, len - done)) &&
-                th_buf_append(&w->pending, "\n", 1)) {
+        if (w->corked_by == &self) {
+            queue(w, text, len);
+        } else {
+            struct iovec parts[2] = {{.iov_base = (void *)text, .iov_len = len}, {.iov_base = "\n", .iov_len = 1}};
+            ssize_t n = write_now(w, parts, 2, false);
+            size_t done = n > 0 ? (size_t)n : 0;
+            /* On an error the rest is queued: the writer thread fails the
+             * same way and reports it. */
+            if (done < len + 1 && (done == len || queue(w, text + done, len - done))) {
+                if (done == len)
+                    th_buf_append(&w->pending, "\n", 1);
                 pthread_cond_signal(&w->more);
-            } else {
-                w->pending.len = old; /* a partial message must never reach the wire */
-                th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
             }
         }
     }
@@ -228,10 +282,36 @@ static void write_msg(void *ctx, json_object *msg)
     json_object_put(msg);
 }
 
+/*
+** Collect this thread's messages to W, queued without a write or a
+** wake-up, until uncork writes them: one write per read of input, not one
+** per response. Only one thread corks at a time (the reader); a hand-off
+** uncorks it from outside, so the rest of a slow call's output flows.
+*/
+static void cork(writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->corked_by = &self;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void uncork(writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->corked_by = NULL;
+    flush_pending(w);
+    pthread_mutex_unlock(&w->lock);
+}
+
 static bool writer_start(writer *w, int fd)
 {
     memset(w, 0, sizeof *w);
     w->fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        int size = fcntl(fd, F_GETPIPE_SZ);
+        w->pipe_size = size > 0 ? size : 0;
+    }
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return false;
     pthread_mutex_init(&w->lock, NULL);
@@ -314,180 +394,501 @@ static void drain(int fd)
     }
 }
 
-int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_stdio_opts *opts)
-{
+/*
+** Who reads. The thread holding the reading role handles each message
+** itself, tool calls included, so a quick call costs no thread switch. A
+** watchdog (the thread that called th_stdio_serve) hands the role to
+** another thread when one message takes longer than HANDOFF_NS, the way
+** Go's scheduler hands a P over when its thread blocks in a system call:
+** a slow call holds up the messages behind it by about that long, never
+** for its whole run. The thread that ran it parks as a spare (or ends)
+** when the call returns.
+*/
+#define HANDOFF_NS 1000000LL
+
+/* The input buffer; the role holder's alone (or the watchdog's while it
+ * takes the role away under srv.lock). */
+typedef struct input {
+    char *buf;
+    size_t cap, len;
+    size_t start;     /* bytes before it are handled */
+    size_t scan;      /* no newline in [start, scan) */
+    bool discarding;  /* inside a line already refused as too long */
+    size_t discarded;
+    bool hung_up;     /* the client closed its end: read what is left */
+} input;
+
+/* srv.state: the holder's message count and two flags. */
+#define ST_BUSY 1UL   /* a message is being handled */
+#define ST_STOLEN 2UL /* ... and the watchdog took the role away meanwhile */
+
+typedef struct srv {
+    atomic_int refs;        /* th_stdio_serve's and each reader thread's */
+    th_mcp *mcp;
+    th_mcp_session *s;
     writer w;
-    if (!writer_start(&w, out_fd)) {
-        th_log(TH_LOG_CRITICAL, "cannot start the stdout writer: %s", strerror(errno));
-        return 1;
-    }
-    th_mcp_session *s = th_mcp_session_new(mcp, write_msg, &w);
-    size_t max = opts->max_message_bytes;
-    size_t cap = READ_CHUNK * 2, len = 0;
-    char *buf = malloc(cap);
-    bool discarding = false; /* inside a line already refused as too long */
-    size_t discarded = 0;
-    bool hung_up = false;    /* the client closed its end: read what is left */
-    int status = 0;
+    int in_fd, stop_fd;
+    size_t max;
+    input in;
 
-    if (!s || !buf) {
-        th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
-        free(buf);
-        th_mcp_session_free(s);
-        writer_finish(&w, th_now_ms());
-        return 1;
-    }
+    atomic_ulong state;     /* (messages << 2) | ST_* */
+    atomic_llong since_ns;  /* when the current message began */
+    atomic_bool wd_asleep;  /* the watchdog waits for a signal, not a tick */
 
+    pthread_mutex_t lock;   /* what follows */
+    pthread_cond_t wd;      /* for the watchdog: busy again, or over */
+    pthread_cond_t spare;   /* for parked readers: the role is free, or over */
+    bool role_free;         /* handed off: a spare should take it */
+    bool over;              /* reading ended */
+    bool closed;            /* the session and the writer are gone */
+    int status;
+    size_t nparked, nalive; /* spare reader threads, all of them */
+} srv;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void srv_unref(srv *v)
+{
+    if (atomic_fetch_sub(&v->refs, 1) != 1)
+        return;
+    free(v->in.buf);
+    pthread_mutex_destroy(&v->lock);
+    pthread_cond_destroy(&v->wd);
+    pthread_cond_destroy(&v->spare);
+    free(v);
+}
+
+static void reject_too_long(srv *v, size_t bytes)
+{
+    char m[160];
+    snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes", bytes, v->max);
+    th_mcp_session_reject(v->s, TH_RPC_INVALID_REQUEST, m);
+}
+
+/*
+** The holder runs a tool call itself (th_mcp_session_run_inline): from
+** call_begin to call_end the watchdog may take the reading role away.
+** Only then: the parse and other methods are quick or bounded, and a
+** thread that lost its role while parsing would still be reading its
+** buffer.
+*/
+static _Thread_local bool lost;           /* call_end found the role taken away */
+static _Thread_local unsigned long marked; /* the state call_begin stored */
+
+static void call_begin(void *ctx)
+{
+    srv *v = ctx;
+    unsigned long busy = ((atomic_load_explicit(&v->state, memory_order_relaxed) >> 2) + 1) << 2 | ST_BUSY;
+    atomic_store(&v->since_ns, now_ns());
+    atomic_store(&v->state, busy);
+    marked = busy;
+    if (atomic_load(&v->wd_asleep)) {
+        pthread_mutex_lock(&v->lock);
+        pthread_cond_signal(&v->wd);
+        pthread_mutex_unlock(&v->lock);
+    }
+}
+
+static void call_end(void *ctx)
+{
+    srv *v = ctx;
+    /* From what call_begin stored: once stolen, the state may already be
+     * the next holder's. */
+    unsigned long busy = marked;
+    if (!atomic_compare_exchange_strong(&v->state, &busy, marked & ~ST_BUSY))
+        lost = true;
+}
+
+/*
+** Handle one message as the role holder. Returns false when the role was
+** taken away during a call it ran: the caller then touches nothing of the
+** input (another thread reads now) and stops reading. MINE is the buffer
+** TEXT is in, freed here in that case (the watchdog copied what was left).
+*/
+static bool handle(srv *v, const char *text, size_t len, char *mine)
+{
+    th_mcp_session_handle(v->s, text, len);
+    if (!lost)
+        return true;
+    lost = false;
+    pthread_mutex_lock(&v->lock); /* the watchdog has finished the hand-off */
+    if (mine != v->in.buf)
+        free(mine);
+    pthread_mutex_unlock(&v->lock);
+    return false;
+}
+
+/*
+** Handle the complete lines in the input. False when the role was lost
+** on the way. Output is collected and written once at the end, and tool
+** calls queued are woken together.
+*/
+static bool take_lines(srv *v)
+{
+    input *in = &v->in;
+    bool kept = true;
+    th_mcp_batch_begin(v->mcp);
+    cork(&v->w);
+    while (kept) {
+        char *nl = memchr(in->buf + in->scan, '\n', in->len - in->scan);
+        if (!nl)
+            break;
+        size_t end = (size_t)(nl - in->buf), start = in->start, line_len = end - start;
+        in->start = in->scan = end + 1; /* consumed before it is handled: see hand_off */
+        if (in->discarding) {
+            in->discarding = false;
+            in->discarded += line_len;
+            reject_too_long(v, in->discarded);
+            in->discarded = 0;
+            continue;
+        }
+        if (line_len > 0 && in->buf[end - 1] == '\r')
+            line_len--;
+        if (line_len > v->max)
+            reject_too_long(v, line_len);
+        else if (!blank(in->buf + start, line_len))
+            kept = handle(v, in->buf + start, line_len, in->buf);
+    }
+    if (kept) {
+        in->scan = in->len;
+        uncork(&v->w);
+        th_mcp_batch_end(v->mcp);
+        return true;
+    }
+    /* The writer and the pool may be gone once the session is closed;
+     * hand_off uncorked this thread. */
+    pthread_mutex_lock(&v->lock);
+    if (!v->closed)
+        th_mcp_batch_end(v->mcp);
+    pthread_mutex_unlock(&v->lock);
+    return false;
+}
+
+enum { READ_ENDED, READ_LOST };
+
+/* Read and handle input as the role holder until it ends (status in
+ * v->status) or the role is lost. */
+static int read_loop(srv *v)
+{
+    input *in = &v->in;
+    writer *w = &v->w;
     for (;;) {
-        pthread_mutex_lock(&w.lock);
-        int werr = w.err;
+        if (!take_lines(v))
+            return READ_LOST;
+        /* Keep the unfinished tail; drop it if it is already over the limit. */
+        if (in->start > 0) {
+            memmove(in->buf, in->buf + in->start, in->len - in->start);
+            in->len -= in->start;
+            in->start = 0;
+            in->scan = in->len;
+        }
+        if (in->len > v->max) {
+            in->discarding = true;
+            in->discarded += in->len;
+            in->len = in->scan = 0;
+        }
+        if (in->cap > 4 * READ_CHUNK && in->len < READ_CHUNK) {
+            char *nb = realloc(in->buf, READ_CHUNK * 2);
+            if (nb) {
+                in->buf = nb;
+                in->cap = READ_CHUNK * 2;
+            }
+        }
+
+        pthread_mutex_lock(&w->lock);
+        int werr = w->err;
         /* A client that hung up can send no more than what is already in
          * the pipe: reading it is bounded, and it lets end of input be seen
          * while the client is not reading stdout. */
-        bool paused = !hung_up && queued(&w) > OUT_HIGH_BYTES;
-        w.reader_waiting = paused;
-        pthread_mutex_unlock(&w.lock);
+        bool paused = !in->hung_up && queued(w) > OUT_HIGH_BYTES;
+        w->reader_waiting = paused;
+        pthread_mutex_unlock(&w->lock);
         if (werr) {
             /* stdout is gone: no answer can reach the client any more. */
             if (werr == EPIPE)
                 th_log(TH_LOG_INFO, "stdout closed; shutting down");
+            else if (werr == EBADF) /* plugin code closed it */
+                th_log(TH_LOG_ERROR, "stdout: the descriptor was closed under the host; shutting down");
             else
                 th_log(TH_LOG_ERROR, "stdout failed (%s); shutting down", strerror(werr));
-            status = werr == EPIPE ? 0 : 1;
-            break;
+            v->status = werr == EPIPE ? 0 : 1;
+            return READ_ENDED;
         }
         /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
-        struct pollfd pfd[3] = {{.fd = in_fd, .events = paused ? POLLRDHUP : POLLIN},
-                                {.fd = w.wake[0], .events = POLLIN},
-                                {.fd = stop_fd, .events = POLLIN}};
-        int np = poll(pfd, stop_fd >= 0 ? 3 : 2, -1);
+        struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? POLLRDHUP : POLLIN},
+                                {.fd = w->wake[0], .events = POLLIN},
+                                {.fd = v->stop_fd, .events = POLLIN}};
+        int np = poll(pfd, v->stop_fd >= 0 ? 3 : 2, -1);
         if (np < 0) {
             if (errno == EINTR)
                 continue;
             th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
-            status = 1;
-            break;
+            v->status = 1;
+            return READ_ENDED;
         }
-        if (stop_fd >= 0 && (pfd[2].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))) {
+        if (v->stop_fd >= 0 && (pfd[2].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))) {
             if (pfd[2].revents & POLLNVAL) {
                 th_log(TH_LOG_ERROR, "the stop descriptor was closed under the host; shutting down");
-                status = 1;
+                v->status = 1;
             } else {
                 th_log(TH_LOG_INFO, "stop requested");
             }
-            break;
+            return READ_ENDED;
         }
         if (pfd[1].revents & POLLNVAL) {
             th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
-            status = 1;
-            break;
+            v->status = 1;
+            return READ_ENDED;
         }
         if (pfd[1].revents & POLLIN)
-            drain(w.wake[0]);
+            drain(w->wake[0]);
         if (pfd[0].revents & POLLNVAL) {
             /* Someone closed the descriptor (plugin code): poll would report
              * this for ever, so it is the end of input. */
             th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
-            status = 1;
-            break;
+            v->status = 1;
+            return READ_ENDED;
         }
         if (paused && (pfd[0].revents & (POLLHUP | POLLERR | POLLRDHUP)))
-            hung_up = true;
+            in->hung_up = true;
         if (paused || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
 
-        if (cap - len < READ_CHUNK) {
-            size_t ncap = cap * 2;
-            char *nb = realloc(buf, ncap);
+        if (in->cap - in->len < READ_CHUNK) {
+            size_t ncap = in->cap * 2;
+            char *nb = realloc(in->buf, ncap);
             if (!nb) {
                 th_log(TH_LOG_CRITICAL, "out of memory reading input");
-                status = 1;
-                break;
+                v->status = 1;
+                return READ_ENDED;
             }
-            buf = nb;
-            cap = ncap;
+            in->buf = nb;
+            in->cap = ncap;
         }
-        ssize_t n = read(in_fd, buf + len, cap - len);
+        ssize_t n = read(v->in_fd, in->buf + in->len, in->cap - in->len);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
             th_log(TH_LOG_ERROR, "stdin: %s", strerror(errno));
-            status = 1;
-            break;
+            v->status = 1;
+            return READ_ENDED;
         }
         if (n == 0) {
             /* A last line without a newline is still a message. */
-            if (discarding || len > max) {
-                char m[160];
-                snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes",
-                         discarded + len, max);
-                th_mcp_session_reject(s, TH_RPC_INVALID_REQUEST, m);
-            } else if (!blank(buf, len)) {
-                th_mcp_session_handle(s, buf, len);
-            }
-            break;
+            size_t len = in->len;
+            in->start = in->scan = in->len;
+            if (in->discarding || len > v->max)
+                reject_too_long(v, in->discarded + len);
+            else if (!blank(in->buf, len) && !handle(v, in->buf, len, in->buf))
+                return READ_LOST;
+            return READ_ENDED;
         }
+        in->len += (size_t)n;
+    }
+}
 
-        size_t scan = len, start = 0;
-        len += (size_t)n;
-        th_mcp_batch_begin(mcp);
-        for (;;) {
-            char *nl = memchr(buf + scan, '\n', len - scan);
-            if (!nl)
-                break;
-            size_t end = (size_t)(nl - buf);
-            size_t line_len = end - start;
-            if (discarding) {
-                discarding = false;
-                discarded += line_len;
-                char m[160];
-                snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes", discarded,
-                         max);
-                th_mcp_session_reject(s, TH_RPC_INVALID_REQUEST, m);
-                discarded = 0;
-            } else {
-                if (line_len > 0 && buf[end - 1] == '\r')
-                    line_len--;
-                if (line_len > max) {
-                    char m[160];
-                    snprintf(m, sizeof m, "Invalid Request: message of %zu bytes exceeds the limit of %zu bytes",
-                             line_len, max);
-                    th_mcp_session_reject(s, TH_RPC_INVALID_REQUEST, m);
-                } else if (!blank(buf + start, line_len)) {
-                    th_mcp_session_handle(s, buf + start, line_len);
-                }
-            }
-            start = end + 1;
-            scan = start;
+/*
+** A reader thread: takes the role when it is free, parks as a spare when it
+** lost it during a call, and ends once the session is closed. (Process
+** isolation runs no call on a reader: a worker process dies with the
+** thread that started it, PR_SET_PDEATHSIG being per thread.)
+*/
+static void *reader_main(void *p)
+{
+    srv *v = p;
+    /* Threads it starts (the pool's, say) name themselves. */
+    pthread_setname_np(pthread_self(), "th-read");
+    pthread_mutex_lock(&v->lock);
+    for (;;) {
+        while ((!v->role_free || v->over) && !v->closed) {
+            v->nparked++;
+            pthread_cond_wait(&v->spare, &v->lock);
+            v->nparked--;
         }
-        th_mcp_batch_end(mcp);
-        /* Keep the unfinished tail; drop it if it is already over the limit. */
-        if (start > 0) {
-            memmove(buf, buf + start, len - start);
-            len -= start;
-        }
-        if (len > max) {
-            discarding = true;
-            discarded += len;
-            len = 0;
-        }
-        if (cap > 4 * READ_CHUNK && len < READ_CHUNK) {
-            char *nb = realloc(buf, READ_CHUNK * 2);
-            if (nb) {
-                buf = nb;
-                cap = READ_CHUNK * 2;
-            }
+        if (v->closed)
+            break;
+        v->role_free = false;
+        pthread_mutex_unlock(&v->lock);
+        int r = read_loop(v);
+        pthread_mutex_lock(&v->lock);
+        if (r == READ_ENDED) {
+            v->over = true;
+            pthread_cond_signal(&v->wd);
         }
     }
+    v->nalive--;
+    pthread_cond_signal(&v->wd);
+    pthread_mutex_unlock(&v->lock);
+    srv_unref(v);
+    return NULL;
+}
+
+/* Start a reader thread; it waits for the role. Under v->lock. */
+static bool reader_start(srv *v)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    atomic_fetch_add(&v->refs, 1);
+    int rc = pthread_create(&t, &attr, reader_main, v);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        atomic_fetch_sub(&v->refs, 1);
+        th_log(TH_LOG_WARNING, "cannot start a reader thread: %s", strerror(rc));
+        return false;
+    }
+    v->nalive++;
+    return true;
+}
+
+/*
+** The holder's message outlasted its budget and STATE was marked stolen:
+** give the rest of the input to a spare reader. The holder may still be
+** reading its buffer (a long parse), so the tail is copied, not moved.
+** Under v->lock.
+*/
+static void hand_off(srv *v)
+{
+    input *in = &v->in;
+    size_t left = in->len - in->start, cap = READ_CHUNK * 2;
+    while (cap < left + READ_CHUNK)
+        cap *= 2;
+    char *nb = malloc(cap);
+    if (!nb) {
+        /* The holder keeps its buffer (handle frees only one it lost) and
+         * takes the role back when its message is done. */
+        th_log(TH_LOG_ERROR, "out of memory handing reading over; it waits for the slow message");
+        v->role_free = true;
+        return;
+    }
+    memcpy(nb, in->buf + in->start, left);
+    in->scan -= in->start;
+    in->buf = nb;
+    in->cap = cap;
+    in->len = left;
+    in->start = 0;
+    /* What the holder collected so far, and what its call sends from now
+     * on, must not wait for the call to end. */
+    pthread_mutex_lock(&v->w.lock);
+    v->w.corked_by = NULL;
+    if (v->w.pending.len)
+        pthread_cond_signal(&v->w.more);
+    pthread_mutex_unlock(&v->w.lock);
+    v->role_free = true;
+    if (v->nparked > 0)
+        pthread_cond_signal(&v->spare);
+    else
+        reader_start(v);
+}
+
+/*
+** The watchdog, until reading ends: it ticks every HANDOFF_NS while
+** messages arrive and sleeps for a signal when input is idle, so a busy
+** session costs it about a thousand wake-ups a second, not one per
+** message. Under v->lock.
+*/
+static void watch(srv *v)
+{
+    unsigned long seen = ~0UL;
+    while (!v->over) {
+        unsigned long st = atomic_load(&v->state);
+        long long now = now_ns(), wake;
+        if ((st & ST_BUSY) && !(st & ST_STOLEN)) {
+            /* The holder stores since_ns before state: it is this
+             * message's start or a later one's, never an earlier one's. */
+            long long due = atomic_load(&v->since_ns) + HANDOFF_NS;
+            if (now >= due) {
+                if (atomic_compare_exchange_strong(&v->state, &st, st | ST_STOLEN))
+                    hand_off(v);
+                continue;
+            }
+            seen = st;
+            wake = due;
+        } else if (st != seen) {
+            seen = st; /* messages arrive: keep ticking */
+            wake = now + HANDOFF_NS;
+        } else {
+            atomic_store(&v->wd_asleep, true);
+            if (atomic_load(&v->state) == st && !v->over)
+                pthread_cond_wait(&v->wd, &v->lock);
+            atomic_store(&v->wd_asleep, false);
+            continue;
+        }
+        struct timespec ts = {.tv_sec = wake / 1000000000LL, .tv_nsec = wake % 1000000000LL};
+        pthread_cond_timedwait(&v->wd, &v->lock, &ts);
+    }
+}
+
+int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_stdio_opts *opts)
+{
+    srv *v = calloc(1, sizeof *v);
+    if (!v) {
+        th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
+        return 1;
+    }
+    if (!writer_start(&v->w, out_fd)) {
+        th_log(TH_LOG_CRITICAL, "cannot start the stdout writer: %s", strerror(errno));
+        free(v);
+        return 1;
+    }
+    atomic_init(&v->refs, 1);
+    v->mcp = mcp;
+    v->in_fd = in_fd;
+    v->stop_fd = stop_fd;
+    v->max = opts->max_message_bytes;
+    v->in.cap = READ_CHUNK * 2;
+    v->in.buf = malloc(v->in.cap);
+    v->s = th_mcp_session_new(mcp, write_msg, &v->w);
+    pthread_mutex_init(&v->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the watchdog's ticks */
+    pthread_cond_init(&v->wd, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&v->spare, NULL);
+
+    if (v->s)
+        th_mcp_session_run_inline(v->s, call_begin, call_end, v);
+    pthread_mutex_lock(&v->lock);
+    v->role_free = true;
+    if (!v->s || !v->in.buf || !reader_start(v)) {
+        pthread_mutex_unlock(&v->lock);
+        th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
+        th_mcp_session_free(v->s);
+        writer_finish(&v->w, th_now_ms());
+        srv_unref(v);
+        return 1;
+    }
+    watch(v);
+    int status = v->status;
+    pthread_mutex_unlock(&v->lock);
 
     long long deadline = th_now_ms() + opts->grace_ms;
-    shutdown_session(s, opts->grace_ms);
-    th_mcp_session_free(s); /* no send starts after this */
+    shutdown_session(v->s, opts->grace_ms);
+    th_mcp_session_free(v->s); /* no send starts after this */
+    /* A reader still in a call it ran touches the writer no more. */
     /* Output gets what is left of the grace period, and at least a moment
      * for the responses of calls that finished at its very end. */
     if (deadline < th_now_ms() + 250)
         deadline = th_now_ms() + 250;
-    writer_finish(&w, deadline);
-    free(buf);
+    pthread_mutex_lock(&v->lock);
+    v->closed = true;
+    pthread_cond_broadcast(&v->spare);
+    /* Spare readers end now; one still in a call it ran (a handler that
+     * never returns) is not waited for past the deadline, and keeps v. */
+    long long until = now_ns() + (deadline - th_now_ms()) * 1000000LL;
+    while (v->nalive > 0 && now_ns() < until) {
+        struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
+        pthread_cond_timedwait(&v->wd, &v->lock, &ts);
+    }
+    pthread_mutex_unlock(&v->lock);
+    writer_finish(&v->w, deadline);
+    srv_unref(v); /* readers stuck in a call keep it until they return */
     return status;
 }
