@@ -405,6 +405,24 @@ cleanup:
     return rc;
 }
 
+/* Everything about PATH that is judged before its code runs; NAME gets
+ * NAME of NAME.so. */
+static th_rc check_plugin(const char *path, char *name, size_t size, const th_load_opts *opts,
+                          th_load_stats *stats)
+{
+    if (!plugin_name(path, name, size))
+        return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
+    if (!identifier_ok(name))
+        return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
+    return check_file(path, opts, stats);
+}
+
+th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats)
+{
+    char name[256];
+    return check_plugin(path, name, sizeof name, opts, stats);
+}
+
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
 static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
@@ -413,11 +431,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     char name[256], symbol[300];
     th_rc rc;
 
-    if (!plugin_name(path, name, sizeof name))
-        return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
-    if (!identifier_ok(name))
-        return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
-    if ((rc = check_file(path, opts, stats)) != TH_OK)
+    if ((rc = check_plugin(path, name, sizeof name, opts, stats)) != TH_OK)
         return rc;
 
     /* PATH is absolute, so dlopen() never searches the library path. */
