@@ -78,3 +78,8 @@ hostile_leak_la_SOURCES = hostile/leak.c
 hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_sleep30_la_SOURCES = hostile/sleep30.c
 hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 11, the registry cache (test_cache): a constructor that leaves a
+# mark each time its plugin is loaded.
+check_LTLIBRARIES += hostile/ctor_mark.la
+hostile_ctor_mark_la_SOURCES = hostile/ctor_mark.c
+hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)

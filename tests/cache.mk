@@ -1,0 +1,7 @@
+# tests/cache.mk: the registry cache (included by tests/Makefile.am): warm
+# starts skip the scan of unchanged plugins; a change, a corrupt file or
+# --no-registry-cache means a scan. Its plugin is hostile/ctor_mark.
+check_PROGRAMS += test_cache
+TESTS += test_cache
+test_cache_SOURCES = test_cache.c $(MCP_HARNESS)
+EXTRA_DIST += cache.mk
