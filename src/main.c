@@ -510,6 +510,7 @@ int main(int argc, char **argv)
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
     scan_opts.load = load_opts;
+    scan_opts.host_loads = !isolate;
     /* An unchanged plugin's scan comes from the registry cache instead. */
     if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path(dirs, ndirs)))
         cache = th_cache_open(cache_path, &load_opts);

@@ -250,6 +250,47 @@ START_TEST(no_registry_cache_scans_every_time)
 }
 END_TEST
 
+static const char *const modes[] = {"--isolation=process", "--isolation=none"};
+
+/* A cached plugin is still judged by the trust rule (_i: the mode): here a followed link
+ * whose target's directory became writable by others, which changes
+ * neither the link nor the target (their keys stay fresh). */
+START_TEST(the_trust_rule_still_applies_to_a_cached_plugin)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    char sub[600], target[700];
+    snprintf(sub, sizeof sub, "%s/sub", f.dir);
+    snprintf(target, sizeof target, "%s/ctor_mark.so", sub);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(rename(f.plugin, target), 0);
+    ck_assert_int_eq(symlink("sub/ctor_mark.so", f.plugin), 0);
+    run(&f, modes[_i], "--follow-symlinks");
+    run(&f, modes[_i], "--follow-symlinks");
+    int loads = marks(&f); /* 1 in process mode, 3 in the host: scan, then host twice */
+    ck_assert_int_eq(loads, _i == 0 ? 1 : 3);
+
+    ck_assert_int_eq(chmod(sub, 0777), 0);
+    char cache_opt[160];
+    snprintf(cache_opt, sizeof cache_opt, "--registry-cache=%s", f.cache);
+    mh_proc *p = mh_spawn("-d", f.dir, cache_opt, modes[_i], "--follow-symlinks", NULL);
+    mh_ping_is_next(p, 1);
+    ck_assert_msg(mh_stderr_wait(p, "ctor_mark.so refused: symbolic link into", MH_TIMEOUT_MS),
+                  "the cached plugin was not judged again:\n%s", mh_stderr(p));
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    ck_assert_int_eq(mh_len(o, "result tools"), 0);
+    json_object_put(o);
+    mh_finish(p);
+    ck_assert_int_eq(marks(&f), loads);
+
+    chmod(sub, 0755);
+    unlink(f.plugin);
+    unlink(target);
+    rmdir(sub);
+    fixture_done(&f);
+}
+END_TEST
+
 /* The number of registry-*.json files in $XDG_CACHE_HOME/toolhost. */
 static int default_cache_files(void)
 {
@@ -294,6 +335,7 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, the_cache_file_is_private);
     tcase_add_test(tc, no_registry_cache_scans_every_time);
     tcase_add_test(tc, the_default_cache_lives_in_xdg_cache_home);
+    tcase_add_loop_test(tc, the_trust_rule_still_applies_to_a_cached_plugin, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -266,7 +266,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         if (!tools) {
             sub[nstale] = paths[i];
             stale[nstale++] = i;
-        } else if (th_loader_check_plugin(paths[i], &opts->load, stats) == TH_OK) {
+        } else if (opts->host_loads || th_loader_check_plugin(paths[i], &opts->load, stats) == TH_OK) {
             out[i].accepted = true;
             out[i].tools = json_object_get(tools);
         }

@@ -18,6 +18,10 @@
 typedef struct th_scan_opts {
     th_load_opts load;
     long long load_timeout_ms; /* per plugin; 0: none */
+    bool host_loads;           /* the host loads every accepted plugin itself
+                                * right after (--isolation=none), applying the
+                                * trust rule then: a cached plugin need not be
+                                * checked twice */
 } th_scan_opts;
 
 /* What the scan found for one plugin. */
