@@ -87,7 +87,7 @@ static const char *unusable(json_object *root, const char *fingerprint)
 {
     json_object *v;
     if (!root || !json_object_is_type(root, json_type_object))
-        return "not a JSON object";
+        return "not a JSON object: corrupt or truncated";
     if (!json_object_object_get_ex(root, "toolhost_registry_cache", &v) || json_object_get_int(v) != CACHE_FORMAT)
         return "not a toolhost registry cache of this format";
     if (!json_object_object_get_ex(root, "fingerprint", &v) || !json_object_is_type(v, json_type_string) ||
