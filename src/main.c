@@ -65,6 +65,11 @@ static const char usage_text[] =
     "                               default 0: inherited)\n"
     "      --cancel-grace-ms=N      a worker whose cancelled call has not returned\n"
     "                               after N ms is killed (default 5000)\n"
+    "      --registry-cache=FILE    remember each accepted plugin's scan in FILE,\n"
+    "                               keyed by path, size, mtime and inode, and\n"
+    "                               skip scanning unchanged plugins (default\n"
+    "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
+    "      --no-registry-cache      scan every plugin on every start\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -116,6 +121,8 @@ enum {
     OPT_WORKER_MEMORY,
     OPT_WORKER_FILES,
     OPT_CANCEL_GRACE,
+    OPT_REGISTRY_CACHE,
+    OPT_NO_REGISTRY_CACHE,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -156,6 +163,8 @@ static const struct option long_opts[] = {
     {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
     {"worker-max-files", required_argument, NULL, OPT_WORKER_FILES},
     {"cancel-grace-ms", required_argument, NULL, OPT_CANCEL_GRACE},
+    {"registry-cache", required_argument, NULL, OPT_REGISTRY_CACHE},
+    {"no-registry-cache", no_argument, NULL, OPT_NO_REGISTRY_CACHE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -291,6 +300,10 @@ int main(int argc, char **argv)
     char **paths = NULL;
     size_t npaths = 0;
     th_scanned *scanned = NULL;
+    const char *cache_opt = NULL; /* --registry-cache */
+    bool use_cache = true;
+    char *cache_path = NULL;
+    th_cache *cache = NULL;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -396,6 +409,17 @@ int main(int argc, char **argv)
                 goto usage;
             sup_opts.cancel_grace_ms = (long long)v;
             break;
+        case OPT_REGISTRY_CACHE:
+            if (!*optarg) {
+                fprintf(stderr, "toolhost: --registry-cache: the file name is empty\n");
+                goto usage;
+            }
+            cache_opt = optarg;
+            use_cache = true;
+            break;
+        case OPT_NO_REGISTRY_CACHE:
+            use_cache = false;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -486,11 +510,18 @@ int main(int argc, char **argv)
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
     scan_opts.load = load_opts;
+    scan_opts.host_loads = !isolate;
+    /* An unchanged plugin's scan comes from the registry cache instead. */
+    if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path(dirs, ndirs)))
+        cache = th_cache_open(cache_path, &load_opts);
     scanned = calloc(npaths + 1, sizeof *scanned);
-    if (!scanned || th_scan_plugins(paths, npaths, &scan_opts, scanned, &stats) != TH_OK) {
+    if (!scanned || th_scan_plugins_cached(paths, npaths, &scan_opts, cache, scanned, &stats) != TH_OK) {
         th_log(TH_LOG_ERROR, "cannot scan the plugins (see above); exiting");
         goto cleanup;
     }
+    th_err cache_err;
+    if (th_cache_save(cache, &cache_err) != TH_OK)
+        th_log(TH_LOG_WARNING, "%s; the next start scans again", cache_err.msg);
     if (isolate) {
         sup_opts.load = load_opts;
         sup_opts.max_result_bytes = cfg.max_result_bytes;
@@ -569,6 +600,8 @@ cleanup:
     th_supervisor_free(sup); /* after the registry: its tools point into it */
     th_scan_free(scanned, npaths);
     free(scanned);
+    th_cache_free(cache);
+    free(cache_path);
     th_loader_paths_free(paths, npaths);
     if (proto_in >= 0)
         close(proto_in);

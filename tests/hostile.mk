@@ -88,3 +88,8 @@ hostile_limits_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/thread_name.la
 hostile_thread_name_la_SOURCES = hostile/thread_name.c
 hostile_thread_name_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 11, the registry cache (test_cache): a constructor that leaves a
+# mark each time its plugin is loaded.
+check_LTLIBRARIES += hostile/ctor_mark.la
+hostile_ctor_mark_la_SOURCES = hostile/ctor_mark.c
+hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)

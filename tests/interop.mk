@@ -13,7 +13,7 @@ NODE = node
 # run.mjs checks the installation, then runs the script under a watchdog.
 # Paths into the build tree come from here, so VPATH builds work: the scripts
 # and node_modules stay in $(srcdir)/interop.
-MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' \
+MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOME='$(abs_builddir)/interop-cache-home' \
 	TOOLHOST_PLUGIN_DIRS='$(abs_top_builddir)/plugins/.libs:$(abs_builddir)/conformance/.libs' \
 	$(NODE) $(srcdir)/interop/run.mjs
 

@@ -44,6 +44,7 @@ struct mh_proc {
 };
 
 static char echo_dir[64];
+static char cache_home[64]; /* XDG_CACHE_HOME of the toolhosts started */
 
 int mh_time_scale(void)
 {
@@ -109,6 +110,12 @@ void mh_global_setup(void)
     char to[128];
     snprintf(to, sizeof to, "%s/echo.so", echo_dir);
     copy_file(TOP_BUILDDIR "/plugins/.libs/echo.so", to);
+    /* Every toolhost this program starts keeps its registry cache here (a
+     * spawn inherits the variable), not in the user's ~/.cache. */
+    snprintf(cache_home, sizeof cache_home, "/tmp/mh-cache-XXXXXX");
+    if (!mkdtemp(cache_home))
+        setup_failed("cannot create", cache_home);
+    setenv("XDG_CACHE_HOME", cache_home, 1);
 }
 
 void mh_global_teardown(void)
@@ -117,6 +124,9 @@ void mh_global_teardown(void)
     snprintf(path, sizeof path, "%s/echo.so", echo_dir);
     unlink(path);
     rmdir(echo_dir);
+    snprintf(path, sizeof path, "%s/toolhost", cache_home);
+    mh_rm_dir(strdup(path));
+    rmdir(cache_home);
 }
 
 char *mh_private_dir(const char *so_path, ...)

@@ -76,6 +76,14 @@ void th_loader_paths_free(char **paths, size_t n);
 th_rc th_loader_load_listed(th_registry *reg, char *const *paths, size_t n, size_t which, const th_load_opts *opts,
                             th_load_stats *stats);
 
+/*
+** The checks th_loader_load_file makes before any of the plugin's code runs
+** (its file name, the symbolic link and trust rules), alone: for a plugin
+** whose scan is cached, so that the trust rule still holds on every start.
+** TH_OK, or the refusal is logged and counted as for a load.
+*/
+th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats);
+
 /* The total number of refusals in STATS (plugins, tools, directories). */
 size_t th_load_stats_refusals(const th_load_stats *stats);
 

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,17 @@
 #include "base/log.h"
 #include "plugin/registry.h"
 
+/* One memo: text derived from the registry's tools, under a key. */
+typedef struct memo {
+    struct memo *next;
+    char *key, *text;
+} memo;
+
 struct th_registry {
     atomic_int refs;
+    unsigned long long version; /* see th_registry_version */
+    pthread_mutex_t memo_lock;  /* memos */
+    memo *memos;
     bool started;
     bool shutting_down;
     th_entry **entries; /* registration order */
@@ -69,12 +79,40 @@ static size_t *find_slot(size_t *slots, size_t nslots, th_entry *const *entries,
     }
 }
 
+/* Versions are handed out process-wide, so that a registry built by a reload
+ * never has the version of the one it replaces. */
+static atomic_ullong last_version;
+
+static void memos_free(memo *m)
+{
+    while (m) {
+        memo *next = m->next;
+        free(m->key);
+        free(m->text);
+        free(m);
+        m = next;
+    }
+}
+
+/* The tools changed: a new version, and what was derived from them goes. */
+static void changed(th_registry *reg)
+{
+    reg->version = atomic_fetch_add(&last_version, 1) + 1;
+    pthread_mutex_lock(&reg->memo_lock);
+    memo *m = reg->memos;
+    reg->memos = NULL;
+    pthread_mutex_unlock(&reg->memo_lock);
+    memos_free(m);
+}
+
 th_registry *th_registry_new(void)
 {
     th_registry *reg = calloc(1, sizeof *reg);
     if (!reg)
         return NULL;
     atomic_init(&reg->refs, 1);
+    pthread_mutex_init(&reg->memo_lock, NULL);
+    changed(reg);
     reg->nslots = 16;
     reg->slots = calloc(reg->nslots, sizeof *reg->slots);
     if (!reg->slots) {
@@ -121,6 +159,8 @@ void th_registry_unref(th_registry *reg)
     free(reg->handles);
     free(reg->entries);
     free(reg->slots);
+    memos_free(reg->memos);
+    pthread_mutex_destroy(&reg->memo_lock);
     free(reg);
 }
 
@@ -412,6 +452,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     reg->entries[reg->count] = e;
     *find_slot(reg->slots, reg->nslots, reg->entries, e->name) = reg->count + 1;
     reg->count++;
+    changed(reg);
     th_log(TH_LOG_INFO, "tool_registered tool_name=%s total_tools=%zu%s%s", e->name, reg->count,
            *e->origin ? " plugin=" : "", e->origin);
     return TH_OK;
@@ -427,6 +468,7 @@ void th_registry_truncate(th_registry *reg, size_t count)
         return;
     while (reg->count > count)
         entry_free(reg->entries[--reg->count]);
+    changed(reg);
     /* Open addressing cannot simply blank a slot (it would cut probe chains
      * of later names), so the table is rebuilt; it never shrinks, so no
      * allocation can fail here. */
@@ -502,4 +544,49 @@ th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle)
     reg->handles = p;
     reg->handles[reg->nhandles++] = dl_handle;
     return TH_OK;
+}
+
+unsigned long long th_registry_version(const th_registry *reg)
+{
+    return reg->version;
+}
+
+/* Under memo_lock. */
+static memo *memo_find(const th_registry *reg, const char *key)
+{
+    for (memo *m = reg->memos; m; m = m->next)
+        if (strcmp(m->key, key) == 0)
+            return m;
+    return NULL;
+}
+
+const char *th_registry_memo_get(const th_registry *reg, const char *key)
+{
+    th_registry *r = (th_registry *)reg; /* the memos are a cache, not the tools */
+    pthread_mutex_lock(&r->memo_lock);
+    memo *m = memo_find(r, key);
+    const char *text = m ? m->text : NULL;
+    pthread_mutex_unlock(&r->memo_lock);
+    return text;
+}
+
+const char *th_registry_memo_put(const th_registry *reg, const char *key, const char *text)
+{
+    th_registry *r = (th_registry *)reg;
+    memo *fresh = calloc(1, sizeof *fresh);
+    if (!fresh || !(fresh->key = strdup(key)) || !(fresh->text = strdup(text))) {
+        memos_free(fresh);
+        return NULL;
+    }
+    pthread_mutex_lock(&r->memo_lock);
+    memo *m = memo_find(r, key);
+    if (!m) {
+        fresh->next = r->memos;
+        r->memos = m = fresh;
+        fresh = NULL;
+    }
+    const char *kept = m->text;
+    pthread_mutex_unlock(&r->memo_lock);
+    memos_free(fresh);
+    return kept;
 }

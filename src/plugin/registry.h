@@ -98,6 +98,26 @@ void th_registry_truncate(th_registry *reg, size_t count);
 /* Keep a dlopen() handle until the registry is destroyed (after its tools). */
 th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 
+/*
+** The registry's version: unique among all registries of the process and
+** changed by every change to its tools (a hot reload's new registry has a
+** new one), so text derived from a registry can be keyed by it.
+*/
+unsigned long long th_registry_version(const th_registry *reg);
+
+/*
+** Memos: text derived from the tools (a serialised tools/list page), kept
+** with the registry under a KEY its user chooses (naming everything the
+** text depends on besides the tools) and dropped whenever the tools change.
+** Safe from any thread; the registry's tools are not touched, so the
+** registry is const here. th_registry_memo_get returns the text or NULL;
+** th_registry_memo_put copies TEXT and returns the kept copy (the one
+** already kept under KEY if another thread was first), NULL when out of
+** memory. Both texts live as long as the registry, or until it changes.
+*/
+const char *th_registry_memo_get(const th_registry *reg, const char *key);
+const char *th_registry_memo_put(const th_registry *reg, const char *key, const char *text);
+
 
 
 /*

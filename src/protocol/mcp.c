@@ -489,6 +489,49 @@ static bool parse_cursor(const char *c, size_t count, size_t *offset)
     return true;
 }
 
+/*
+** The result of the tools/list page [OFFSET, END) of COUNT tools as R's
+** revision and era show it, serialised once per registry version (the
+** registry keeps the text, and drops it when its tools change) and sent as
+** that text: an object whose serializer prints it. The key names all else
+** the text depends on. NULL when out of memory.
+*/
+static json_object *tools_list_result(const request *r, const th_registry *reg, size_t offset, size_t end,
+                                      size_t count)
+{
+    const th_mcp_config *cfg = &r->s->mcp->cfg;
+    char key[1024];
+    snprintf(key, sizeof key, "tools/list version=%llu revision=%d modern=%d from=%zu to=%zu ttl=%lld server=%s %s",
+             th_registry_version(reg), r->version, (int)r->modern, offset, end, cfg->list_ttl_ms,
+             cfg->server_name ? cfg->server_name : "", cfg->server_version ? cfg->server_version : "");
+    const char *text = th_registry_memo_get(reg, key);
+    if (!text) {
+        json_object *res = json_object_new_object();
+        json_object *tools = json_object_new_array_ext((int)(end - offset));
+        for (size_t i = offset; i < end; i++)
+            push(tools, tool_json(th_registry_at(reg, i), r->version));
+        put(res, "tools", tools);
+        if (end < count) {
+            char next[64];
+            snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
+            put(res, "nextCursor", json_object_new_string(next));
+        }
+        if (r->modern) {
+            put(res, "ttlMs", json_object_new_int64(cfg->list_ttl_ms));
+            put(res, "cacheScope", json_object_new_string("public"));
+        }
+        finish_result(r, res);
+        size_t len;
+        const char *fresh = res ? th_rpc_serialize(res, &len) : NULL;
+        text = fresh ? th_registry_memo_put(reg, key, fresh) : NULL;
+        json_object_put(res);
+    }
+    json_object *o = text ? json_object_new_object() : NULL;
+    if (o) /* no free function: the registry owns the text */
+        json_object_set_serializer(o, json_object_userdata_to_json_string, (void *)text, NULL);
+    return o;
+}
+
 static void m_tools_list(request *r)
 {
     const th_registry *reg = r->s->mcp->reg;
@@ -503,21 +546,13 @@ static void m_tools_list(request *r)
     }
     size_t page = r->s->mcp->cfg.page_size ? r->s->mcp->cfg.page_size : count;
     size_t end = offset + page < count ? offset + page : count;
-    json_object *res = json_object_new_object();
-    json_object *tools = json_object_new_array_ext((int)(end - offset));
-    for (size_t i = offset; i < end; i++)
-        push(tools, tool_json(th_registry_at(reg, i), r->version));
-    put(res, "tools", tools);
-    if (end < count) {
-        char next[64];
-        snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
-        put(res, "nextCursor", json_object_new_string(next));
+    json_object *res = tools_list_result(r, reg, offset, end, count);
+    if (!res) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
     }
-    if (r->modern) {
-        put(res, "ttlMs", json_object_new_int64(r->s->mcp->cfg.list_ttl_ms));
-        put(res, "cacheScope", json_object_new_string("public"));
-    }
-    reply(r, res);
+    /* Not reply(): finish_result's members are in the text already. */
+    send_msg(r->s, th_rpc_result(r->msg->id, res));
 }
 
 /* ---- tools/call -------------------------------------------------------- */

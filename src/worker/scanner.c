@@ -211,3 +211,95 @@ th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th
             return TH_ERR_IO;
     return TH_OK;
 }
+
+/* The first of PATHS[0..N) named NAME.so: the file tool name NAME belongs to. */
+static const char *owner_of(char *const *paths, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < n; i++) {
+        const char *b = base_name(paths[i]);
+        if (strncmp(b, name, len) == 0 && strcmp(b + len, ".so") == 0)
+            return paths[i];
+    }
+    return NULL;
+}
+
+/*
+** A scanner child given only the stale plugins judged tool-name ownership
+** by that part of the list: refuse, as the loader would have, a tool S
+** added under a name that a file outside it owns. Its own tool is never
+** such a one, so S stays accepted unless nothing is left.
+*/
+static void own_names(char *const *paths, size_t n, const char *path, th_scanned *s, th_load_stats *stats)
+{
+    for (size_t k = json_object_array_length(s->tools); k-- > 0;) {
+        json_object *d = json_object_array_get_idx(s->tools, k), *v;
+        const char *name = json_object_object_get_ex(d, "name", &v) ? json_object_get_string(v) : NULL;
+        const char *owner = name ? owner_of(paths, n, name) : NULL;
+        if (!owner || strcmp(owner, path) == 0)
+            continue;
+        th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: tool name '%.60s' belongs to plugin file %s [%s]",
+               path, name, name, owner, th_rc_name(TH_ERR_VALUE));
+        json_object_array_del_idx(s->tools, k, 1);
+        s->tools_refused++;
+    }
+    if (json_object_array_length(s->tools) == 0) {
+        refuse(stats, path, "none of its tools is left");
+        stats->tools_refused += s->tools_refused;
+        json_object_put(s->tools);
+        s->tools = NULL;
+        s->accepted = false;
+    }
+}
+
+th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *opts, th_cache *cache,
+                             th_scanned *out, th_load_stats *stats)
+{
+    th_rc rc = TH_OK;
+    size_t nstale = 0;
+    th_cache_key *keys = calloc(n + 1, sizeof *keys);
+    size_t *stale = calloc(n + 1, sizeof *stale);
+    char **sub = calloc(n + 1, sizeof *sub);
+    th_scanned *subout = calloc(n + 1, sizeof *subout);
+    memset(out, 0, n * sizeof *out);
+    if (!keys || !stale || !sub || !subout) {
+        rc = TH_ERR_NOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* The key before the scan: a change while it runs is seen next time. */
+        keys[i] = th_cache_key_of(paths[i]);
+        json_object *tools = th_cache_lookup(cache, paths[i], &keys[i]);
+        if (!tools) {
+            sub[nstale] = paths[i];
+            stale[nstale++] = i;
+        } else if (opts->host_loads || th_loader_check_plugin(paths[i], &opts->load, stats) == TH_OK) {
+            out[i].accepted = true;
+            out[i].tools = json_object_get(tools);
+        }
+    }
+    if (nstale == 0)
+        goto cleanup; /* no scanner child at all */
+    if ((rc = th_scan_plugins(sub, nstale, opts, subout, stats)) != TH_OK)
+        goto cleanup;
+    for (size_t j = 0; j < nstale; j++) {
+        size_t i = stale[j];
+        out[i] = subout[j];
+        memset(&subout[j], 0, sizeof subout[j]); /* moved */
+        if (out[i].accepted && nstale < n)
+            own_names(paths, n, paths[i], &out[i], stats);
+        /* Only clean acceptances: a refusal's message is the loader's, and
+         * its cause (a missing library, a slow constructor) may lie outside
+         * the key, so it is scanned and reported again on every start. */
+        if (out[i].accepted && out[i].tools_refused == 0)
+            th_cache_put(cache, paths[i], &keys[i], out[i].tools);
+    }
+
+cleanup:
+    th_scan_free(subout, nstale);
+    free(subout);
+    free(sub);
+    free(stale);
+    free(keys);
+    return rc;
+}

@@ -12,11 +12,16 @@
 
 #include <json-c/json.h>
 
+#include "plugin/cache.h"
 #include "plugin/loader.h"
 
 typedef struct th_scan_opts {
     th_load_opts load;
     long long load_timeout_ms; /* per plugin; 0: none */
+    bool host_loads;           /* the host loads every accepted plugin itself
+                                * right after (--isolation=none), applying the
+                                * trust rule then: a cached plugin need not be
+                                * checked twice */
 } th_scan_opts;
 
 /* What the scan found for one plugin. */
@@ -34,6 +39,17 @@ typedef struct th_scanned {
 */
 th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
                       th_load_stats *stats);
+
+/*
+** th_scan_plugins with the registry cache CACHE (may be NULL: scan all): a
+** plugin whose cache entry is fresh is not scanned, only checked against
+** the trust rule (refused, logged and counted if it now fails it); the
+** others are scanned, in one scanner child when any, and the clean
+** acceptances among them put into CACHE. Tool names are owned by the whole
+** list, as in a full scan. Same return values.
+*/
+th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *opts, th_cache *cache,
+                             th_scanned *out, th_load_stats *stats);
 
 void th_scan_free(th_scanned *s, size_t n);
 

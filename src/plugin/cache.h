@@ -1,0 +1,68 @@
+/*
+** plugin/cache.h: the registry cache (like GStreamer's registry.bin): what a
+** scan found for each accepted plugin file, keyed by the file's path, size,
+** mtime (ns), inode and device, so an unchanged plugin is not scanned again.
+** Only clean acceptances are kept; a refusal is rescanned on every start.
+*/
+#ifndef TH_CACHE_H
+#define TH_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "plugin/loader.h"
+
+typedef struct th_cache th_cache;
+
+/* What identifies one version of a plugin file (stat of its path). */
+typedef struct th_cache_key {
+    bool valid; /* false: the file could not be stat()ed: never fresh */
+    long long size, mtime_ns, ctime_ns;
+    unsigned long long ino, dev;
+} th_cache_key;
+
+/*
+** The default cache file for plugin directories DIRS:
+** $XDG_CACHE_HOME/toolhost/registry-HASH.json, else ~/.cache/toolhost/...,
+** HASH a digest of the absolute directory list. malloc'd; NULL when neither
+** variable is set (then there is no cache) or out of memory.
+*/
+char *th_cache_default_path(const char *const *dirs, size_t ndirs);
+
+/*
+** Open the cache at PATH for a load with OPTS (kept with the entries: a
+** change of a load option that changes the outcome empties the cache).
+** A missing file is an empty cache; a corrupt one, or one written by
+** another toolhost (version, plugin ABI, executable), is ignored with a
+** warning naming it and rewritten by th_cache_save. NULL only when out of
+** memory.
+*/
+th_cache *th_cache_open(const char *path, const th_load_opts *opts);
+void th_cache_free(th_cache *c);
+
+/* The key of PLUGIN as it is now. */
+th_cache_key th_cache_key_of(const char *plugin);
+
+/*
+** The descriptors (a JSON array as the scanner reports them; borrowed, valid
+** until th_cache_free) cached for PLUGIN when its entry's key equals KEY,
+** else NULL. A hit keeps the entry for the next save.
+*/
+json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key);
+
+/* Remember TOOLS (a new reference is taken) for PLUGIN as it was at KEY
+ * (taken before it was scanned, so a change during the scan is noticed). */
+void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json_object *tools);
+
+/*
+** Write the entries looked up or put since th_cache_open (others are
+** dropped: plugins no longer listed), if anything changed: a temporary file
+** in the same directory (created 0700 if missing), mode 0600, then renamed
+** over PATH, so a reader sees the old or the new cache, never half of one.
+** TH_OK, or an error with ERR naming the file.
+*/
+th_rc th_cache_save(th_cache *c, th_err *err);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+** test_cache.c: issue 11's registry cache, through the real binary: a warm
+** start loads no plugin code for an unchanged plugin (a constructor's mark
+** shows every load), a touched, replaced or resized file is scanned again,
+** a corrupt or foreign cache file is ignored with a warning and rewritten,
+** refusals are reported on every start, the file is 0600, and
+** --no-registry-cache scans every time.
+*/
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+#include "check_main.h"
+
+#define NOENTRY_SO TEST_BUILDDIR "/plugins/.libs/noentry.so"
+
+/* One test's plugin directory, cache file and mark file. */
+typedef struct fixture {
+    char *dir;
+    char cache[128];
+    char mark[128];
+    char plugin[512];
+} fixture;
+
+static void fixture_init(fixture *f, const char *extra_so)
+{
+    f->dir = mh_private_dir(mh_hostile("ctor_mark"), extra_so, NULL);
+    snprintf(f->cache, sizeof f->cache, "%s.cache.json", f->dir);
+    snprintf(f->mark, sizeof f->mark, "%s.mark", f->dir);
+    snprintf(f->plugin, sizeof f->plugin, "%s/ctor_mark.so", f->dir);
+    unlink(f->cache);
+    unlink(f->mark);
+    setenv("TH_TEST_CTOR_MARK", f->mark, 1); /* inherited by toolhost and its children */
+}
+
+static void fixture_done(fixture *f)
+{
+    unlink(f->cache);
+    unlink(f->mark);
+    mh_rm_dir(f->dir);
+    unsetenv("TH_TEST_CTOR_MARK");
+}
+
+/* How many times ctor_mark.so has been loaded so far, by any process. */
+static int marks(const fixture *f)
+{
+    FILE *fp = fopen(f->mark, "r");
+    int n = 0, c;
+    while (fp && (c = getc(fp)) != EOF)
+        n += c == '\n';
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
+/* Start toolhost on F's directory with MODE and OPT (may be NULL), check
+ * ctor_mark is listed, and return it running. */
+static mh_proc *start(const fixture *f, const char *mode, const char *opt)
+{
+    char cache_opt[160];
+    snprintf(cache_opt, sizeof cache_opt, "--registry-cache=%s", f->cache);
+    mh_proc *p = mh_spawn("-d", f->dir, cache_opt, mode, opt, NULL);
+    mh_ping_is_next(p, 1);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    MH_ASSERT_STR(o, "result tools 0 name", "ctor_mark");
+    json_object_put(o);
+    return p;
+}
+
+/* A start that only lists, then exits. */
+static void run(const fixture *f, const char *mode, const char *opt)
+{
+    mh_finish(start(f, mode, opt));
+}
+
+static char *read_all(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, fp) : 0;
+    (void)n;
+    fclose(fp);
+    return buf;
+}
+
+static void write_all(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_msg(fp != NULL, "cannot write %s", path);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+START_TEST(a_warm_start_in_process_mode_loads_no_plugin_code)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    run(&f, "--isolation=process", NULL);
+    ck_assert_int_eq(marks(&f), 1); /* the scanner */
+    mh_proc *p = start(&f, "--isolation=process", NULL);
+    ck_assert_msg(marks(&f) == 1, "a warm start loaded the plugin (%d loads)", marks(&f));
+    /* The cached descriptor serves: the first call starts its worker. */
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"ctor_mark\",\"arguments\":{}," MH_MODERN_META "}}");
+    MH_ASSERT_STR(o, "result content 0 text", "marked");
+    json_object_put(o);
+    ck_assert_int_eq(marks(&f), 2);
+    mh_finish(p);
+    fixture_done(&f);
+}
+END_TEST
+
+START_TEST(a_warm_start_in_the_host_loads_the_plugin_once)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    run(&f, "--isolation=none", NULL);
+    ck_assert_int_eq(marks(&f), 2); /* the scanner, then the host */
+    run(&f, "--isolation=none", NULL);
+    ck_assert_msg(marks(&f) == 3, "a warm start must skip the scanner: %d loads", marks(&f));
+    fixture_done(&f);
+}
+END_TEST
+
+/* Set PATH's mtime to ST's (its atime too), so only what a change did
+ * besides the mtime tells the cache. */
+static void restore_times(const char *path, const struct stat *st)
+{
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* _i: 0 touch (mtime), 1 replace (a copy renamed over it, same times and
+ * size: a new inode), 2 grow by a byte (times restored). */
+START_TEST(a_changed_plugin_file_is_scanned_again)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    run(&f, "--isolation=process", NULL);
+    run(&f, "--isolation=process", NULL);
+    ck_assert_int_eq(marks(&f), 1);
+
+    struct stat st;
+    ck_assert_int_eq(stat(f.plugin, &st), 0);
+    if (_i == 0) {
+        struct timespec ts[2] = {st.st_atim, st.st_mtim};
+        ts[1].tv_sec += 1;
+        ck_assert_int_eq(utimensat(AT_FDCWD, f.plugin, ts, 0), 0);
+    } else if (_i == 1) {
+        char tmp[600], cmd[1400];
+        snprintf(tmp, sizeof tmp, "%s/new.tmp", f.dir);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", f.plugin, tmp);
+        ck_assert_int_eq(system(cmd), 0);
+        restore_times(tmp, &st);
+        ck_assert_int_eq(rename(tmp, f.plugin), 0);
+    } else {
+        FILE *fp = fopen(f.plugin, "a");
+        ck_assert_ptr_nonnull(fp);
+        fputc(0, fp); /* past the ELF's sections: still loads */
+        fclose(fp);
+        restore_times(f.plugin, &st);
+    }
+    run(&f, "--isolation=process", NULL);
+    ck_assert_msg(marks(&f) == 2, "change %d was not noticed: %d loads", _i, marks(&f));
+    run(&f, "--isolation=process", NULL);
+    ck_assert_msg(marks(&f) == 2, "after change %d the new scan was not cached: %d loads", _i, marks(&f));
+    fixture_done(&f);
+}
+END_TEST
+
+/* _i: 0 not JSON, 1 another toolhost's (fingerprint). */
+START_TEST(a_corrupt_or_foreign_cache_is_ignored_with_a_warning_and_rewritten)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    if (_i == 0)
+        write_all(f.cache, "{\"toolhost_registry_cache\":1,\"plugins\":{\"/x.so\":[tru");
+    else
+        write_all(f.cache, "{\"toolhost_registry_cache\":1,\"fingerprint\":\"toolhost 0.0 abi 0\",\"plugins\":{}}");
+    mh_proc *p = start(&f, "--isolation=process", NULL);
+    ck_assert_msg(mh_stderr_wait(p, "ignored", MH_TIMEOUT_MS), "no warning about the cache file:\n%s", mh_stderr(p));
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "warning: registry cache ") && strstr(err, f.cache), "the warning must name %s:\n%s",
+                  f.cache, err);
+    free(err);
+    mh_finish(p);
+    ck_assert_int_eq(marks(&f), 1); /* scanned */
+    char *text = read_all(f.cache);
+    json_object *o = text ? mh_parse(text) : NULL;
+    ck_assert_msg(o && mh_has(o, "plugins") && mh_has(o, "fingerprint") &&
+                      strstr(mh_json(o), "ctor_mark") != NULL,
+                  "the cache was not rewritten: %s", text ? text : "(missing)");
+    json_object_put(o);
+    free(text);
+    run(&f, "--isolation=process", NULL);
+    ck_assert_int_eq(marks(&f), 1); /* and used */
+    fixture_done(&f);
+}
+END_TEST
+
+START_TEST(a_refused_plugin_is_reported_on_every_start)
+{
+    fixture f;
+    fixture_init(&f, NOENTRY_SO);
+    for (int round = 0; round < 2; round++) {
+        mh_proc *p = start(&f, "--isolation=process", NULL);
+        ck_assert_msg(mh_stderr_wait(p, "noentry.so refused: no entry point", MH_TIMEOUT_MS),
+                      "start %d did not report the refusal:\n%s", round + 1, mh_stderr(p));
+        ck_assert_msg(mh_stderr_wait(p, "1 plugin refused", MH_TIMEOUT_MS), "start %d:\n%s", round + 1,
+                      mh_stderr(p));
+        mh_finish(p);
+    }
+    ck_assert_int_eq(marks(&f), 1); /* the accepted one came from the cache */
+    fixture_done(&f);
+}
+END_TEST
+
+START_TEST(the_cache_file_is_private)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    mode_t old = umask(0); /* toolhost inherits it: the file must not */
+    run(&f, "--isolation=process", NULL);
+    umask(old);
+    struct stat st;
+    ck_assert_int_eq(stat(f.cache, &st), 0);
+    ck_assert_msg((st.st_mode & 07777) == 0600, "mode %o", (unsigned)(st.st_mode & 07777));
+    fixture_done(&f);
+}
+END_TEST
+
+START_TEST(no_registry_cache_scans_every_time)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    run(&f, "--isolation=process", "--no-registry-cache");
+    run(&f, "--isolation=process", "--no-registry-cache");
+    ck_assert_int_eq(marks(&f), 2);
+    ck_assert_msg(access(f.cache, F_OK) != 0, "--no-registry-cache wrote %s", f.cache);
+    fixture_done(&f);
+}
+END_TEST
+
+static const char *const modes[] = {"--isolation=process", "--isolation=none"};
+
+/* A cached plugin is still judged by the trust rule (_i: the mode): here a followed link
+ * whose target's directory became writable by others, which changes
+ * neither the link nor the target (their keys stay fresh). */
+START_TEST(the_trust_rule_still_applies_to_a_cached_plugin)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    char sub[600], target[700];
+    snprintf(sub, sizeof sub, "%s/sub", f.dir);
+    snprintf(target, sizeof target, "%s/ctor_mark.so", sub);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(rename(f.plugin, target), 0);
+    ck_assert_int_eq(symlink("sub/ctor_mark.so", f.plugin), 0);
+    run(&f, modes[_i], "--follow-symlinks");
+    run(&f, modes[_i], "--follow-symlinks");
+    int loads = marks(&f); /* 1 in process mode, 3 in the host: scan, then host twice */
+    ck_assert_int_eq(loads, _i == 0 ? 1 : 3);
+
+    ck_assert_int_eq(chmod(sub, 0777), 0);
+    char cache_opt[160];
+    snprintf(cache_opt, sizeof cache_opt, "--registry-cache=%s", f.cache);
+    mh_proc *p = mh_spawn("-d", f.dir, cache_opt, modes[_i], "--follow-symlinks", NULL);
+    mh_ping_is_next(p, 1);
+    ck_assert_msg(mh_stderr_wait(p, "ctor_mark.so refused: symbolic link into", MH_TIMEOUT_MS),
+                  "the cached plugin was not judged again:\n%s", mh_stderr(p));
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    ck_assert_int_eq(mh_len(o, "result tools"), 0);
+    json_object_put(o);
+    mh_finish(p);
+    ck_assert_int_eq(marks(&f), loads);
+
+    chmod(sub, 0755);
+    unlink(f.plugin);
+    unlink(target);
+    rmdir(sub);
+    fixture_done(&f);
+}
+END_TEST
+
+/* The number of registry-*.json files in $XDG_CACHE_HOME/toolhost. */
+static int default_cache_files(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/toolhost", getenv("XDG_CACHE_HOME"));
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int n = 0;
+    while (d && (de = readdir(d)) != NULL)
+        n += strncmp(de->d_name, "registry-", 9) == 0 && strstr(de->d_name, ".json") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+START_TEST(the_default_cache_lives_in_xdg_cache_home)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    int before = default_cache_files();
+    for (int round = 0; round < 2; round++) {
+        mh_proc *p = mh_spawn("-d", f.dir, "--isolation=process", NULL);
+        mh_ping_is_next(p, 1);
+        mh_finish(p);
+    }
+    ck_assert_int_eq(marks(&f), 1);
+    ck_assert_int_eq(default_cache_files(), before + 1);
+    fixture_done(&f);
+}
+END_TEST
+
+static Suite *cache_suite(void)
+{
+    Suite *s = suite_create("cache");
+    TCase *tc = tcase_create("registry cache");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_test(tc, a_warm_start_in_process_mode_loads_no_plugin_code);
+    tcase_add_test(tc, a_warm_start_in_the_host_loads_the_plugin_once);
+    tcase_add_loop_test(tc, a_changed_plugin_file_is_scanned_again, 0, 3);
+    tcase_add_loop_test(tc, a_corrupt_or_foreign_cache_is_ignored_with_a_warning_and_rewritten, 0, 2);
+    tcase_add_test(tc, a_refused_plugin_is_reported_on_every_start);
+    tcase_add_test(tc, the_cache_file_is_private);
+    tcase_add_test(tc, no_registry_cache_scans_every_time);
+    tcase_add_test(tc, the_default_cache_lives_in_xdg_cache_home);
+    tcase_add_loop_test(tc, the_trust_rule_still_applies_to_a_cached_plugin, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(cache_suite, mh_global_setup, mh_global_teardown)
