@@ -80,7 +80,10 @@ static const char usage_text[] =
     "                               (0.5); past it the call is cancelled and\n"
     "                               answered as timed out (default 60; 0: none)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
-    "      --instructions=TEXT      the instructions sent to clients\n"
+    "      --instructions=TEXT      the instructions sent to clients (default:\n"
+    "                               the tools' names; '' leaves them out)\n"
+    "      --name=NAME              serverInfo.name sent to clients (default\n"
+    "                               toolhost)\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
@@ -116,6 +119,7 @@ enum {
     OPT_WORKER_MEMORY,
     OPT_WORKER_FILES,
     OPT_CANCEL_GRACE,
+    OPT_NAME,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -156,6 +160,7 @@ static const struct option long_opts[] = {
     {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
     {"worker-max-files", required_argument, NULL, OPT_WORKER_FILES},
     {"cancel-grace-ms", required_argument, NULL, OPT_CANCEL_GRACE},
+    {"name", required_argument, NULL, OPT_NAME},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -398,6 +403,14 @@ int main(int argc, char **argv)
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;
+            break;
+        case OPT_NAME:
+            /* serverInfo.name is required by the protocol: never empty. */
+            if (!*optarg) {
+                fprintf(stderr, "toolhost: --name: the server name must not be empty\n");
+                goto usage;
+            }
+            cfg.server_name = optarg;
             break;
         case OPT_GRACE:
             if (!parse_size("shutdown-grace-ms", optarg, 86400000, &v))

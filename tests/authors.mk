@@ -8,3 +8,6 @@ SH_LOG_COMPILER = env TOP_BUILDDIR='$(abs_top_builddir)' TOP_SRCDIR='$(abs_top_s
 	prefix='$(prefix)' libdir='$(libdir)' plugindir='$(plugindir)' includedir='$(includedir)' \
 	bindir='$(bindir)' mandir='$(mandir)' $(SHELL)
 EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh
+check_PROGRAMS += test_server_info
+TESTS += test_server_info
+test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)

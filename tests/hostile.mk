@@ -78,3 +78,8 @@ hostile_leak_la_SOURCES = hostile/leak.c
 hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_sleep30_la_SOURCES = hostile/sleep30.c
 hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 12 (authors): logging at registration (test_server_info) and the
+# plugins `toolhost inspect` reports on (tests/authors/inspect.sh).
+check_LTLIBRARIES += hostile/reglog.la
+hostile_reglog_la_SOURCES = hostile/reglog.c
+hostile_reglog_la_LDFLAGS = $(TEST_MODULE_FLAGS)
