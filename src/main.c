@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "call/crashnote.h"
+#include "cli/cli.h"
 #include "plugin/loader.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
@@ -301,6 +302,13 @@ int main(int argc, char **argv)
      * before anything of the host's start-up. */
     if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
         return th_worker_main(argc, argv, parse_call);
+    /* The subcommands for plugin authors (src/cli/). */
+    if (argc > 1 && strcmp(argv[1], "inspect") == 0)
+        return th_cli_inspect(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "call") == 0)
+        return th_cli_call(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "new-plugin") == 0)
+        return th_cli_new_plugin(argc - 1, argv + 1);
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
