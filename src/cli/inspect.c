@@ -160,7 +160,6 @@ static json_object *tool_json(const th_entry *e)
     if (e->title)
         json_object_object_add(t, "title", json_object_new_string(e->title));
     json_object_object_add(t, "description", json_object_new_string(e->description));
-    json_object_object_add(t, "typed", json_object_new_boolean(e->typed != NULL));
     json_object_object_add(t, "inputSchema", json_object_get(e->input_schema));
     if (e->output_schema)
         json_object_object_add(t, "outputSchema", json_object_get(e->output_schema));
@@ -208,8 +207,7 @@ static void print_text(FILE *out, json_object *report)
             fprintf(out, "  Refused: %s\n", json_object_get_string(json_object_array_get_idx(why, j)));
         for (size_t j = 0; j < json_object_array_length(tools); j++) {
             json_object *t = json_object_array_get_idx(tools, j), *v;
-            fprintf(out, "\n  Tool %s%s\n", json_object_get_string(json_object_object_get(t, "name")),
-                    json_object_get_boolean(json_object_object_get(t, "typed")) ? " (typed function)" : "");
+            fprintf(out, "\n  Tool %s\n", json_object_get_string(json_object_object_get(t, "name")));
             if (json_object_object_get_ex(t, "title", &v))
                 fprintf(out, "    Title:       %s\n", json_object_get_string(v));
             fprintf(out, "    Description: %s\n", json_object_get_string(json_object_object_get(t, "description")));
