@@ -204,17 +204,22 @@ int th_cli_call(int argc, char **argv)
     }
     sargv[ns] = NULL;
 
+    /* The executable by name: exec of /proc/self/exe itself would start a
+     * wrapper's binary (valgrind's launcher) instead of toolhost. */
+    char self[PATH_MAX];
+    ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
     int up[2], down[2];
-    if (pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0) {
+    if (self_len <= 0 || pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0) {
         fprintf(stderr, "toolhost call: cannot start the server: %s\n", strerror(errno));
         goto cleanup;
     }
+    self[self_len] = '\0';
     fflush(NULL);
     pid = fork();
     if (pid == 0) {
         dup2(down[0], 0);
         dup2(up[1], 1);
-        execv("/proc/self/exe", sargv);
+        execv(self, sargv);
         _exit(127);
     }
     close(down[0]);
