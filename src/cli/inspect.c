@@ -65,7 +65,7 @@ static bool collect(path_list *l, char *const *args, size_t nargs, const th_load
         }
         char abs[PATH_MAX];
         if (!realpath(args[i], abs)) {
-            th_log(TH_LOG_ERROR, "plugin %s refused: %s", args[i], strerror(errno));
+            th_log(TH_LOG_ERROR, "cannot read %s: %s", args[i], strerror(errno));
             stats->plugins_refused++;
             continue;
         }
