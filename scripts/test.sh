@@ -11,7 +11,15 @@ jobs=$(nproc)
 
 sh scripts/deps-debian.sh --test
 [ -x configure ] || autoreconf -fi
+# After scripts/run.sh (configured without -Werror) the object files look
+# newer than the new configuration and would not be rebuilt: when the
+# configure arguments change, start from clean objects.
+before=$(sed -n 's/^ac_cs_config=//p' config.status 2>/dev/null || true)
 ./configure --enable-werror -q
+after=$(sed -n 's/^ac_cs_config=//p' config.status)
+if [ "$before" != "$after" ]; then
+    make clean >/dev/null
+fi
 make -j"$jobs"
 npm ci --prefix tests/interop --no-audit --no-fund
 # The SDK clients need Node.js 20 or newer; Debian 12's is 18. Then take a
@@ -33,7 +41,12 @@ fi
 asan="$top/_build-asan"
 rm -rf "$asan"
 mkdir -p "$asan"
-git ls-files -co --exclude-standard | tar -cf - -T - | (cd "$asan" && tar -xf -)
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard | tar -cf - -T - | (cd "$asan" && tar -xf -)
+else
+    # A release tarball has no git: its own file list is the distribution's.
+    make distdir distdir="$asan" >/dev/null
+fi
 cd "$asan"
 autoreconf -fi >/dev/null 2>&1
 ./configure --enable-werror -q \

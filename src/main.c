@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "call/crashnote.h"
+#include "cli/cli.h"
 #include "plugin/loader.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
@@ -36,6 +37,9 @@
 
 static const char usage_text[] =
     "Usage: toolhost [OPTION]...\n"
+    "       toolhost inspect [--json] [DIR|FILE.so]...\n"
+    "       toolhost call [--plugin-dir=DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
+    "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr). Speaks MCP 2024-11-05 through\n"
     "2025-11-25 (initialize handshake) and 2026-07-28 (per-request _meta).\n"
@@ -85,7 +89,10 @@ static const char usage_text[] =
     "                               (0.5); past it the call is cancelled and\n"
     "                               answered as timed out (default 60; 0: none)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
-    "      --instructions=TEXT      the instructions sent to clients\n"
+    "      --instructions=TEXT      the instructions sent to clients (default:\n"
+    "                               the tools' names; '' leaves them out)\n"
+    "      --name=NAME              serverInfo.name sent to clients (default\n"
+    "                               toolhost)\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
@@ -96,6 +103,14 @@ static const char usage_text[] =
     "  -q, --quiet                  same as --log-level=warning\n"
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
+    "\n"
+    "Subcommands (each has --help):\n"
+    "  inspect      report plugins, their tools with final schemas, and every\n"
+    "               refusal with its reason (--json for machines; exit 1 if\n"
+    "               anything was refused)\n"
+    "  call         run one tool call without a client and print the result\n"
+    "               (exit 0 ok, 1 isError, 2 usage error or unknown tool)\n"
+    "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
     "\n"
     "Exit status: 0 after end of input, SIGTERM, SIGINT or SIGHUP; 1 on a fatal\n"
     "error, a refusal under --strict, or a stop signal while plugins load; 2 on\n"
@@ -123,6 +138,7 @@ enum {
     OPT_CANCEL_GRACE,
     OPT_REGISTRY_CACHE,
     OPT_NO_REGISTRY_CACHE,
+    OPT_NAME,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -165,6 +181,7 @@ static const struct option long_opts[] = {
     {"cancel-grace-ms", required_argument, NULL, OPT_CANCEL_GRACE},
     {"registry-cache", required_argument, NULL, OPT_REGISTRY_CACHE},
     {"no-registry-cache", no_argument, NULL, OPT_NO_REGISTRY_CACHE},
+    {"name", required_argument, NULL, OPT_NAME},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -309,6 +326,13 @@ int main(int argc, char **argv)
      * before anything of the host's start-up. */
     if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
         return th_worker_main(argc, argv, parse_call);
+    /* The subcommands for plugin authors (src/cli/). */
+    if (argc > 1 && strcmp(argv[1], "inspect") == 0)
+        return th_cli_inspect(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "call") == 0)
+        return th_cli_call(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "new-plugin") == 0)
+        return th_cli_new_plugin(argc - 1, argv + 1);
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
@@ -422,6 +446,14 @@ int main(int argc, char **argv)
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;
+            break;
+        case OPT_NAME:
+            /* serverInfo.name is required by the protocol: never empty. */
+            if (!*optarg) {
+                fprintf(stderr, "toolhost: --name: the server name must not be empty\n");
+                goto usage;
+            }
+            cfg.server_name = optarg;
             break;
         case OPT_GRACE:
             if (!parse_size("shutdown-grace-ms", optarg, 86400000, &v))

@@ -93,3 +93,8 @@ hostile_thread_name_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/ctor_mark.la
 hostile_ctor_mark_la_SOURCES = hostile/ctor_mark.c
 hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 12 (authors): logging at registration (test_server_info) and the
+# plugins `toolhost inspect` reports on (tests/authors/inspect.sh).
+check_LTLIBRARIES += hostile/reglog.la
+hostile_reglog_la_SOURCES = hostile/reglog.c
+hostile_reglog_la_LDFLAGS = $(TEST_MODULE_FLAGS)

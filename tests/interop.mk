@@ -3,10 +3,16 @@
 # spawn the built toolhost with the bundled and conformance plugins. Install
 # them first with `npm ci --prefix tests/interop`; without them the tests
 # fail (run.mjs says so), they never skip.
-# Automake wants TEST_EXTENSIONS set with '=' once; should another fragment
-# need an extension, this line moves to tests/Makefile.am.
-TEST_EXTENSIONS = .mjs
+if INTEROP_TESTS
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
+check_DATA = interop-run
+else
+check-local: interop-left-out
+endif
+.PHONY: interop-run interop-left-out
+interop-left-out:
+	@echo "NOTE: the SDK interop tests (interop/sdk-v1.mjs, interop/client-v2.mjs) were left out:"
+	@echo "NOTE: configured with --disable-interop-tests."
 
 # Override with `make check NODE=/path/to/node`; the SDKs need Node.js >= 20.
 NODE = node
@@ -15,7 +21,23 @@ NODE = node
 # and node_modules stay in $(srcdir)/interop.
 MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOME='$(abs_builddir)/interop-cache-home' \
 	TOOLHOST_PLUGIN_DIRS='$(abs_top_builddir)/plugins/.libs:$(abs_builddir)/conformance/.libs' \
-	$(NODE) $(srcdir)/interop/run.mjs
+	$(NODE) interop-run/run.mjs
 
-EXTRA_DIST += interop/package.json interop/package-lock.json \
-	interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs
+# Node resolves packages from a script's own folder upwards and ignores
+# NODE_PATH for modules, and a distcheck source tree is read-only and has no
+# node_modules. So the scripts run from a copy in the build tree, next to a
+# link to the first node_modules found: in the build tree, in the source
+# tree, then $(TH_NODE_MODULES) (from configure or the environment).
+interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs
+interop-run:
+	@rm -rf interop-run && $(MKDIR_P) interop-run
+	@for f in $(interop_mjs); do cp $(srcdir)/$$f interop-run/ || exit 1; done
+	@for d in '$(abs_builddir)/interop/node_modules' '$(abs_srcdir)/interop/node_modules' '$(TH_NODE_MODULES)'; do \
+	  if test -n "$$d" && test -d "$$d"; then ln -s "$$d" interop-run/node_modules; break; fi; \
+	done
+
+clean-local:
+	rm -rf interop-run
+
+EXTRA_DIST += interop/package.json interop/package-lock.json $(interop_mjs) \
+	interop/node/package.json interop/node/package-lock.json

@@ -450,6 +450,10 @@ START_TEST(test_duplicate_same_plugin_two_dirs)
     ck_assert_str_eq(names(), "good");
     ck_assert_str_eq(th_registry_get(reg, "good")->origin, tpath("one/good.so"));
     assert_logged(tpath("two/good.so"), "tool 'good'", "Tool 'good' already registered");
+    /* Issue 12 defect 8: the refusal names who registered the name first. */
+    char first[PATH_MAX + 32];
+    snprintf(first, sizeof first, "Tool 'good' already registered (first by %s)", tpath("one/good.so"));
+    assert_logged(tpath("two/good.so"), first);
     /* The refused copy was closed; the first one still runs. */
     char *out = call_tool("good", "still here");
     ck_assert_str_eq(out, "good says: still here");

@@ -240,11 +240,11 @@ START_TEST(test_floating)
     prepared p = ONE(take_double, TH_T_DOUBLE);
     calls = 0;
     ck_call_ok(&p, "{\"n\":5.5}", "5.5", "{\"result\":5.5}");
-    ck_call_ok(&p, "{\"n\":3}", "3.0", "{\"result\":3.0}");
+    ck_call_ok(&p, "{\"n\":3}", "3", "{\"result\":3}");
     ck_assert(got_d == 3.0);
     ck_call_ok(&p, "{\"n\":0.1}", "0.1", "{\"result\":0.1}");
     ck_call_ok(&p, "{\"n\":-1e300}", "-1e+300", "{\"result\":-1e+300}");
-    ck_call_ok(&p, "{\"n\":18446744073709551615}", "1.8446744073709552e+19", "{\"result\":1.8446744073709552e+19}");
+    ck_call_ok(&p, "{\"n\":18446744073709551615}", "18446744073709552000", "{\"result\":18446744073709552000}");
     ck_call_error(&p, "{\"n\":\"1.5\"}", "Invalid argument 'n': expected number, got string");
     ck_call_error(&p, "{\"n\":false}", "Invalid argument 'n': expected number, got boolean");
     ck_assert_int_eq(calls, 5);
@@ -254,10 +254,42 @@ START_TEST(test_floating)
     calls = 0;
     ck_call_ok(&p, "{\"n\":0.1}", "0.1", "{\"result\":0.1}");
     ck_assert(got_f == 0.1f);
-    ck_call_ok(&p, "{\"n\":-2}", "-2.0", "{\"result\":-2.0}");
+    ck_call_ok(&p, "{\"n\":-2}", "-2", "{\"result\":-2}");
     ck_call_error(&p, "{\"n\":1e39}",
                   "Invalid argument 'n': 1e+39 is out of range for float (-3.4028235e+38..3.4028235e+38)");
     ck_assert_int_eq(calls, 2);
+    prepared_free(&p);
+}
+END_TEST
+
+/* Issue 12 defect 2: double and float results read as JavaScript's
+** Number.prototype.toString prints them, not as printf's %g ("1e+01"). */
+START_TEST(test_js_number_form)
+{
+    static const struct {
+        const char *in, *out;
+    } doubles[] = {
+        {"10", "10"},          {"3000", "3000"},         {"5", "5"},
+        {"0.1", "0.1"},        {"0.30000000000000004", "0.30000000000000004"},
+        {"1e21", "1e+21"},     {"1e20", "100000000000000000000"},
+        {"1.5e-7", "1.5e-7"},  {"0.000001", "0.000001"}, {"123.456", "123.456"},
+        {"-0.5", "-0.5"},      {"-0.0", "0"},            {"1.7976931348623157e308", "1.7976931348623157e+308"},
+        {"5e-324", "5e-324"},  {"-1234.5e10", "-12345000000000"},
+    };
+    prepared p = ONE(take_double, TH_T_DOUBLE);
+    for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++) {
+        char args[64], sc[64];
+        snprintf(args, sizeof args, "{\"n\":%s}", doubles[i].in);
+        snprintf(sc, sizeof sc, "{\"result\":%s}", doubles[i].out);
+        ck_call_ok(&p, args, doubles[i].out, sc);
+    }
+    prepared_free(&p);
+
+    p = ONE(take_float, TH_T_FLOAT);
+    ck_call_ok(&p, "{\"n\":10}", "10", "{\"result\":10}");
+    ck_call_ok(&p, "{\"n\":16777216}", "16777216", "{\"result\":16777216}");
+    ck_call_ok(&p, "{\"n\":1e-10}", "1e-10", "{\"result\":1e-10}");
+    ck_call_ok(&p, "{\"n\":3e38}", "3e+38", "{\"result\":3e+38}");
     prepared_free(&p);
 }
 END_TEST
@@ -577,7 +609,7 @@ START_TEST(test_results)
                  "{\"result\":\"owned \xe2\x82\xac\"}");
     check_result(FNP(ret_object), TH_T_JSON, 0, "{\"path\":\"a/b\",\"n\":3}", "{\"result\":{\"path\":\"a/b\",\"n\":3}}");
     check_result(FNP(ret_json_null), TH_T_JSON, 0, "null", "{\"result\":null}");
-    check_result(FNP(ret_two), TH_T_DOUBLE, 0, "2.0", "{\"result\":2.0}");
+    check_result(FNP(ret_two), TH_T_DOUBLE, 0, "2", "{\"result\":2}");
     check_result(FNP(ret_third), TH_T_DOUBLE, 0, "0.3333333333333333", "{\"result\":0.3333333333333333}");
     check_result(FNP(ret_float_third), TH_T_FLOAT, 0, "0.33333334", "{\"result\":0.33333334}");
     check_result(FNP(ret_true), TH_T_BOOL, 0, "true", "{\"result\":true}");
@@ -706,6 +738,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_64bit);
     tcase_add_test(tc, test_64bit_beyond);
     tcase_add_test(tc, test_floating);
+    tcase_add_test(tc, test_js_number_form);
     tcase_add_test(tc, test_bool_strict);
     tcase_add_test(tc, test_strings);
     tcase_add_test(tc, test_enum);

@@ -94,7 +94,11 @@ START_TEST(test_add_calls)
 {
     expect("add", "{\"a\": 2, \"b\": 3.5}", "5.5", "{\"result\":5.5}");
     expect("add", "{\"a\": 0.1, \"b\": 0.2}", "0.30000000000000004", "{\"result\":0.30000000000000004}");
-    expect("add", "{\"a\": -1, \"b\": 1}", "0.0", "{\"result\":0.0}");
+    expect("add", "{\"a\": -1, \"b\": 1}", "0", "{\"result\":0}");
+    /* Issue 12 defect 2: not "1e+01", "3e+03", "5.0". */
+    expect("add", "{\"a\": 10, \"b\": 0}", "10", "{\"result\":10}");
+    expect("add", "{\"a\": 1000, \"b\": 2000}", "3000", "{\"result\":3000}");
+    expect("add", "{\"a\": 2, \"b\": 3}", "5", "{\"result\":5}");
     expect_error("add", "{\"a\": \"2\", \"b\": 1}", "Invalid argument 'a': expected number, got string");
     expect_error("add", "{\"a\": 2}", "Missing required argument 'b'");
     expect_error("add", "{\"a\": 2, \"b\": 1, \"c\": 0}", "Unknown argument 'c'");

@@ -534,6 +534,31 @@ bool th_call_cancelled(const th_call *call);
 /* The name of the tool being called. Valid for the duration of the call. */
 const char *th_call_tool_name(const th_call *call);
 
+/* ---------------------------------------------------------------------
+** Registration-time logging (added after ABI 1's first functions).
+** ------------------------------------------------------------------- */
+
+/*
+** Log a message about this plugin while it registers: a missing setting, a
+** library too old, a tool left out on purpose. th_call_log needs a call and
+** cannot be used here, and fprintf(stderr) ignores the operator's choice.
+**
+** The line goes to the host's stderr as "plugin PATH: MESSAGE" (PATH is the
+** plugin file), at LEVEL, and only when LEVEL is at or above --log-level
+** (default info), like the host's own lines. It is never sent to the
+** client: no session exists yet. FMT is printf-style; the formatted message
+** should be UTF-8 and is cut at 4096 bytes.
+**
+** With --isolation=process, registration runs once in a scanner process and
+** again in the plugin's worker, so a line can appear more than once; the
+** loading passes log at warning and above.
+**
+** Returns TH_OK, TH_ERR_MISUSE (nothing logged) when SERVER or FMT is NULL
+** or SERVER is used after register_NAME_tool() returned (see th_server).
+** Valid only during register_NAME_tool(), from any thread it waits for.
+*/
+th_rc th_server_log(th_server *server, th_log_level level, const char *fmt, ...) TH_PRINTF(3, 4);
+
 #ifdef __cplusplus
 }
 #endif

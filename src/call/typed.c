@@ -117,9 +117,10 @@ struct th_typed {
 };
 
 /* ---------------------------------------------------------------------
-** Numbers as text: the shortest form that reads back as the same value.
-** Always with a '.': a plugin may call setlocale(), and printf and strtod
-** follow LC_NUMERIC, so this thread borrows the C locale meanwhile.
+** Numbers as text: the shortest form that reads back as the same value,
+** laid out as JavaScript prints it. A plugin may call setlocale(), and
+** printf and strtod follow LC_NUMERIC, so this thread borrows the C locale
+** meanwhile (and only the digits of printf's text are used).
 ** ------------------------------------------------------------------- */
 
 static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
@@ -151,7 +152,10 @@ static void fix_radix(char *buf)
         *comma = '.';
 }
 
-static void format_double(double d, char *buf, size_t len)
+/* Messages about arguments quote a number in C's shortest %g form, with a
+** ".0" on integral values ("2.5", "1e+30", "1.8446744073709552e+19"): it
+** names the value without suggesting more precision than it has. */
+static void format_arg_double(double d, char *buf, size_t len)
 {
     locale_t old = numeric_begin();
     for (int prec = 1; prec <= 17; prec++) {
@@ -161,12 +165,11 @@ static void format_double(double d, char *buf, size_t len)
     }
     numeric_end(old);
     fix_radix(buf);
-    /* Keep a number that came from a floating type recognisable as one. */
     if (isfinite(d) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
 }
 
-static void format_float(float f, char *buf, size_t len)
+static void format_arg_float(float f, char *buf, size_t len)
 {
     locale_t old = numeric_begin();
     for (int prec = 1; prec <= 9; prec++) {
@@ -178,6 +181,94 @@ static void format_float(float f, char *buf, size_t len)
     fix_radix(buf);
     if (isfinite(f) && !strpbrk(buf, ".e"))
         strncat(buf, ".0", len - strlen(buf) - 1);
+}
+
+/* D's shortest round-trip digits and decimal exponent, as "%.*e" finds
+** them: FLOAT_WIDTH reads back through strtof, so a float keeps its own
+** shortest form ("0.33333334", not the double's 17 digits). */
+static void shortest_digits(double d, bool float_width, char *digits, size_t dlen, int *exp10)
+{
+    char sci[40];
+    locale_t old = numeric_begin();
+    for (int prec = 0; prec <= 16; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, d);
+        if (float_width ? strtof(sci, NULL) == (float)d : strtod(sci, NULL) == d)
+            break;
+    }
+    numeric_end(old);
+    /* "d[.ddd]e[+-]x", with '.' or the locale's radix character. */
+    size_t n = 0;
+    const char *c = sci;
+    for (; *c && *c != 'e'; c++)
+        if (*c >= '0' && *c <= '9' && n + 1 < dlen)
+            digits[n++] = *c;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    *exp10 = *c == 'e' ? atoi(c + 1) : 0;
+}
+
+/* JavaScript's Number.prototype.toString (ECMA-262 Number::toString):
+** what a client author sees for the same value in their own language,
+** "10", "0.1", "1e+21", "1.5e-7", never "1e+01" or "5.0". */
+static void format_js(double d, bool float_width, char *buf, size_t len)
+{
+    if (isnan(d)) {
+        snprintf(buf, len, "nan");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, len, d < 0 ? "-inf" : "inf");
+        return;
+    }
+    if (d == 0) {
+        snprintf(buf, len, "0");
+        return;
+    }
+    char digits[24], out[48];
+    int e;
+    shortest_digits(fabs(d), float_width, digits, sizeof digits, &e);
+    int k = (int)strlen(digits);
+    int n = e + 1; /* the value is 0.DIGITS times 10^n */
+    size_t o = 0;
+    if (d < 0)
+        out[o++] = '-';
+    if (k <= n && n <= 21) { /* 3000 */
+        for (int i = 0; i < n; i++)
+            out[o++] = i < k ? digits[i] : '0';
+    } else if (0 < n && n <= 21) { /* 2.75 */
+        for (int i = 0; i < k; i++) {
+            if (i == n)
+                out[o++] = '.';
+            out[o++] = digits[i];
+        }
+    } else if (-6 < n && n <= 0) { /* 0.001 */
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = 0; i < -n; i++)
+            out[o++] = '0';
+        for (int i = 0; i < k; i++)
+            out[o++] = digits[i];
+    } else { /* 1.5e-7, 1e+21 */
+        for (int i = 0; i < k; i++) {
+            if (i == 1)
+                out[o++] = '.';
+            out[o++] = digits[i];
+        }
+        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%d", n - 1 < 0 ? '-' : '+', abs(n - 1));
+    }
+    out[o] = '\0';
+    snprintf(buf, len, "%s", out);
+}
+
+static void format_double(double d, char *buf, size_t len)
+{
+    format_js(d, false, buf, len);
+}
+
+static void format_float(float f, char *buf, size_t len)
+{
+    format_js((double)f, true, buf, len);
 }
 
 /* ---------------------------------------------------------------------
@@ -268,7 +359,7 @@ static bool to_wide(const tinfo *ti, json_object *v, wide *w, th_buf *why)
     if (literal)
         return literal_wide(ti, literal, w, why);
     double d = json_object_get_double(v);
-    format_double(d, text, sizeof text);
+    format_arg_double(d, text, sizeof text);
     if (!isfinite(d) || d != floor(d)) {
         th_buf_printf(why, "expected integer, got %s", text);
         return false;
@@ -318,7 +409,7 @@ static bool to_float(const tinfo *ti, json_object *v, slot *out, th_buf *why)
         return false;
     }
     char text[40];
-    format_double(d, text, sizeof text);
+    format_arg_double(d, text, sizeof text);
     if (!isfinite(d)) {
         th_buf_printf(why, "expected number, got %s", text);
         return false;
@@ -326,7 +417,7 @@ static bool to_float(const tinfo *ti, json_object *v, slot *out, th_buf *why)
     if (ti->ffi == &ffi_type_float) {
         if (fabs(d) > FLT_MAX) {
             char max[40];
-            format_float(FLT_MAX, max, sizeof max);
+            format_arg_float(FLT_MAX, max, sizeof max);
             th_buf_printf(why, "%s is out of range for float (-%s..%s)", text, max, max);
             return false;
         }

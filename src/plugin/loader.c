@@ -36,7 +36,7 @@
 */
 __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_server_add_tool,  (const void *)th_server_errmsg,
-    (const void *)th_server_added_only,
+    (const void *)th_server_added_only, (const void *)th_server_log,
     (const void *)th_call_text,        (const void *)th_call_textf,
     (const void *)th_call_image,       (const void *)th_call_audio,
     (const void *)th_call_resource_link, (const void *)th_call_resource_text,
@@ -173,6 +173,26 @@ static th_rc add_tool(th_server *server, const th_tool *tool)
                server->path, (readable && t.name) ? t.name : "?", server->err.msg, th_rc_name(rc));
     }
     return rc;
+}
+
+/* Tagged with the plugin file, as the host's own lines about it are. */
+th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
+{
+    if (!handle || !fmt)
+        return TH_ERR_MISUSE;
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return TH_ERR_MISUSE;
+    if ((int)level < (int)TH_LOG_DEBUG || (int)level > (int)TH_LOG_EMERGENCY)
+        level = TH_LOG_ERROR;
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    th_log(level, "plugin %s: %s", server->path, msg);
+    server_unuse(handle);
+    return TH_OK;
 }
 
 /* The message lives in the loader's frame only while the handle is open:

@@ -283,7 +283,12 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
     if (name_bytes > TH_NAME_MAX) /* all ASCII now: bytes are characters */
         return th_err_set(err, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got %zu", name_bytes);
 
-    if (th_registry_get(reg, t->name))
+    /* Naming the first registrant tells the author which of two plugins
+     * to rename; tools added by the host itself have no origin. */
+    const th_entry *first = th_registry_get(reg, t->name);
+    if (first && first->origin && first->origin[0])
+        return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered (first by %s)", t->name, first->origin);
+    if (first)
         return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", t->name);
 
     if (!th_utf8_valid(t->description, strlen(t->description)))

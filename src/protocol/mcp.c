@@ -124,10 +124,6 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->inline_calls = true;
 }
 
-static const char default_instructions[] =
-    "toolhost serves tools loaded from shared-object plugins. Call tools/list to see them; "
-    "a tool that fails returns isError with a message saying what to correct.";
-
 static void modern_members(const th_mcp *m, json_object *result);
 
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
@@ -136,8 +132,6 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     if (!m)
         return NULL;
     m->cfg = *cfg;
-    if (!m->cfg.instructions)
-        m->cfg.instructions = default_instructions;
     m->pool = th_pool_new(cfg->max_threads);
     if (!m->pool) {
         free(m);
@@ -183,6 +177,33 @@ static void put(json_object *obj, const char *key, json_object *val)
         json_object_object_add(obj, key, val);
     else
         json_object_put(val);
+}
+
+/* Instructions tell a model what the server is for, so by default they
+** name the tools (a plugin author's words, through their descriptions in
+** tools/list), not the host. --instructions='' leaves the field out, as a
+** client author expects of an empty value. */
+enum { INSTRUCTION_NAMES = 30 };
+
+static void put_instructions(json_object *res, const th_mcp *m)
+{
+    if (m->cfg.instructions) {
+        if (m->cfg.instructions[0])
+            put(res, "instructions", json_object_new_string(m->cfg.instructions));
+        return;
+    }
+    size_t n = th_registry_count(m->reg);
+    th_buf b = {0};
+    th_buf_printf(&b, n ? "Tools:" : "No tools are loaded.");
+    for (size_t i = 0; i < n && i < INSTRUCTION_NAMES; i++)
+        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(m->reg, i)->name);
+    if (n > INSTRUCTION_NAMES)
+        th_buf_printf(&b, " and %zu more", n - INSTRUCTION_NAMES);
+    if (n)
+        th_buf_printf(&b, ". Call tools/list for what each does and takes.");
+    if (b.data)
+        put(res, "instructions", json_object_new_string(b.data));
+    free(b.data);
 }
 
 static void push(json_object *arr, json_object *val)
@@ -415,7 +436,7 @@ static void m_initialize(request *r)
     put(res, "protocolVersion", json_object_new_string(versions[v]));
     put(res, "capabilities", capabilities());
     put(res, "serverInfo", server_info(r->s->mcp));
-    put(res, "instructions", json_object_new_string(r->s->mcp->cfg.instructions));
+    put_instructions(res, r->s->mcp);
     reply(r, res);
 }
 
@@ -449,7 +470,7 @@ static void m_discover(request *r)
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
     put(res, "capabilities", capabilities());
-    put(res, "instructions", json_object_new_string(m->cfg.instructions));
+    put_instructions(res, m);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
     reply(r, res);

@@ -3,7 +3,7 @@
 // pinned SDKs are not installed or Node is too old, then runs SCRIPT under a
 // watchdog so a hung server fails the test instead of stalling `make check`.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,7 +21,8 @@ const wanted = { '@modelcontextprotocol/sdk': 1, '@modelcontextprotocol/client':
 for (const [name, wantMajor] of Object.entries(wanted)) {
   const manifest = join(here, 'node_modules', name, 'package.json');
   if (!existsSync(manifest))
-    fail(`${name} is not installed in ${join(here, 'node_modules')}; run \`npm ci --prefix tests/interop\` from the source tree`);
+    fail(`${name} is not installed in ${join(here, 'node_modules')}; run \`npm ci --prefix tests/interop\` ` +
+         'in the source tree, set TH_NODE_MODULES to a node_modules folder, or configure --disable-interop-tests');
   const { version } = JSON.parse(readFileSync(manifest, 'utf8'));
   if (Number(version.split('.')[0]) !== wantMajor)
     fail(`${name} ${version} is installed, but ${wantMajor}.x is pinned; run \`npm ci --prefix tests/interop\``);
@@ -35,4 +36,6 @@ if (!script) fail('usage: node run.mjs SCRIPT.mjs');
 const WATCHDOG_MS = 120 * 1000;
 setTimeout(() => fail(`${script} did not finish within ${WATCHDOG_MS / 1000} s`), WATCHDOG_MS).unref();
 
-await import(pathToFileURL(resolve(script)).href);
+// tests/interop.mk copies the scripts next to this file (interop-run/),
+// where their node_modules is: run that copy of SCRIPT.
+await import(pathToFileURL(join(here, basename(script))).href);

@@ -1,0 +1,20 @@
+/*
+** cli/cli.h: the subcommands for plugin authors, above the protocol layer:
+** `toolhost inspect`, `toolhost call` and `toolhost new-plugin`. Each takes
+** its own argv (argv[0] is the subcommand's name) and returns the process
+** exit status; main() dispatches to them.
+*/
+#ifndef TH_CLI_H
+#define TH_CLI_H
+
+/* Report plugins, tools, schemas and refusals (cli/inspect.c). */
+int th_cli_inspect(int argc, char **argv);
+
+/* Run one tool call without a client and print the result (cli/call.c).
+ * A toolhost server process, this same executable, serves it. */
+int th_cli_call(int argc, char **argv);
+
+/* Write a plugin skeleton NAME.c and its Makefile (cli/scaffold.c). */
+int th_cli_new_plugin(int argc, char **argv);
+
+#endif

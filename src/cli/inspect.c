@@ -1,0 +1,372 @@
+/*
+** cli/inspect.c: `toolhost inspect [DIR|FILE.so]...`, a report on plugins for
+** their authors: each plugin, its tools with their final schemas, and every
+** refusal with its reason. Plugins are opened only by scanner processes.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "plugin/loader.h"
+#include "plugin/registry.h"
+#include "worker/scanner.h"
+#include "worker/spawn.h"
+#include "worker/supervisor.h"
+
+/* The plugin files to inspect, in load order; owned, freed with
+ * th_loader_paths_free. */
+typedef struct path_list {
+    char **v;
+    size_t n;
+} path_list;
+
+static bool push_path(path_list *l, const char *path)
+{
+    char **grown = realloc(l->v, (l->n + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    l->v = grown;
+    if (!(l->v[l->n] = strdup(path)))
+        return false;
+    l->n++;
+    return true;
+}
+
+/* Directories are listed as the host lists them; a file is taken as named
+ * (made absolute, as the loader wants). */
+static bool collect(path_list *l, char *const *args, size_t nargs, const th_load_opts *opts, th_load_stats *stats)
+{
+    for (size_t i = 0; i < nargs; i++) {
+        struct stat st;
+        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            char **found = NULL;
+            size_t n = 0;
+            const char *dir = args[i];
+            th_loader_list_dirs(&dir, 1, opts, stats, &found, &n);
+            bool ok = true;
+            for (size_t j = 0; j < n && ok; j++)
+                ok = push_path(l, found[j]);
+            th_loader_paths_free(found, n);
+            if (!ok)
+                return false;
+            continue;
+        }
+        char abs[PATH_MAX];
+        if (!realpath(args[i], abs)) {
+            th_log(TH_LOG_ERROR, "cannot read %s: %s", args[i], strerror(errno));
+            stats->plugins_refused++;
+            continue;
+        }
+        if (!push_path(l, abs))
+            return false;
+    }
+    return true;
+}
+
+/* The reason in a captured log line: what follows "toolhost: LEVEL: ". */
+static const char *reason_of(const char *line)
+{
+    static const char *const levels[] = {"error: ", "critical: ", "alert: ", "emergency: "};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        const char *at = strstr(line, levels[i]);
+        if (at)
+            return at + strlen(levels[i]);
+    }
+    return NULL;
+}
+
+/* Where LINE names PATH (followed by ':' or ' ', not a longer name), or
+** NULL. */
+static const char *find_path(const char *line, const char *path)
+{
+    size_t len = strlen(path);
+    for (const char *at = strstr(line, path); at; at = strstr(at + 1, path))
+        if (at[len] == ':' || at[len] == ' ')
+            return at;
+    return NULL;
+}
+
+/* The listed plugin a reason is about: the one it names first (a duplicate
+** refusal names its subject, then the first registrant). -1 for none. */
+static long subject_of(const char *why, const path_list *l)
+{
+    const char *best = NULL;
+    long who = -1;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *at = find_path(why, l->v[i]);
+        if (at && (!best || at < best || (at == best && strlen(l->v[i]) > strlen(l->v[who])))) {
+            best = at;
+            who = (long)i;
+        }
+    }
+    return who;
+}
+
+/* WHY without its leading "plugin PATH: " or "plugin PATH refused: ", which
+** the report already says. */
+static const char *without_subject(const char *why, const char *path)
+{
+    static const char *const tails[] = {": ", " refused: "};
+    if (!path || strncmp(why, "plugin ", 7) != 0 || strncmp(why + 7, path, strlen(path)) != 0)
+        return why;
+    const char *rest = why + 7 + strlen(path);
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++)
+        if (strncmp(rest, tails[i], strlen(tails[i])) == 0)
+            return rest + strlen(tails[i]);
+    return why;
+}
+
+/* Refusals about plugin WHICH (-1: those naming no listed plugin) from LOG,
+** each once, into a new JSON array of strings. */
+static json_object *refusals(char *log, const path_list *l, long which)
+{
+    json_object *out = json_object_new_array();
+    for (char *line = log; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        const char *why = reason_of(line);
+        if (why && subject_of(why, l) == which) {
+            why = without_subject(why, which >= 0 ? l->v[which] : NULL);
+            bool seen = false;
+            for (size_t i = 0; i < json_object_array_length(out) && !seen; i++)
+                seen = strcmp(json_object_get_string(json_object_array_get_idx(out, i)), why) == 0;
+            if (!seen)
+                json_object_array_add(out, json_object_new_string(why));
+        }
+        if (end)
+            *end = '\n';
+        line = end ? end + 1 : NULL;
+    }
+    return out;
+}
+
+static json_object *tool_json(const th_entry *e)
+{
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "name", json_object_new_string(e->name));
+    if (e->title)
+        json_object_object_add(t, "title", json_object_new_string(e->title));
+    json_object_object_add(t, "description", json_object_new_string(e->description));
+    json_object_object_add(t, "inputSchema", json_object_get(e->input_schema));
+    if (e->output_schema)
+        json_object_object_add(t, "outputSchema", json_object_get(e->output_schema));
+    if (e->annotations)
+        json_object_object_add(t, "annotations", json_object_get(e->annotations));
+    return t;
+}
+
+/* Read the whole of FD from its start into a string (NULL if empty). */
+static char *slurp(int fd)
+{
+    th_buf b = {0};
+    char chunk[4096];
+    ssize_t got;
+    if (lseek(fd, 0, SEEK_SET) != 0)
+        return NULL;
+    while ((got = read(fd, chunk, sizeof chunk)) > 0)
+        if (!th_buf_append(&b, chunk, (size_t)got))
+            break;
+    return b.data;
+}
+
+/* Indent every line of TEXT by PAD on OUT. */
+static void indented(FILE *out, const char *pad, const char *text)
+{
+    while (*text) {
+        const char *end = strchr(text, '\n');
+        size_t len = end ? (size_t)(end - text) : strlen(text);
+        fprintf(out, "%s%.*s\n", pad, (int)len, text);
+        text += len + (end != NULL);
+    }
+}
+
+static void print_text(FILE *out, json_object *report)
+{
+    json_object *plugins = json_object_object_get(report, "plugins");
+    for (size_t i = 0; i < json_object_array_length(plugins); i++) {
+        json_object *p = json_object_array_get_idx(plugins, i);
+        json_object *tools = json_object_object_get(p, "tools");
+        json_object *why = json_object_object_get(p, "refusals");
+        bool ok = json_object_get_boolean(json_object_object_get(p, "accepted"));
+        fprintf(out, "%sPlugin %s\n", i ? "\n" : "", json_object_get_string(json_object_object_get(p, "path")));
+        fprintf(out, "  Status: %s\n", ok ? "accepted" : "REFUSED");
+        for (size_t j = 0; j < json_object_array_length(why); j++)
+            fprintf(out, "  Refused: %s\n", json_object_get_string(json_object_array_get_idx(why, j)));
+        for (size_t j = 0; j < json_object_array_length(tools); j++) {
+            json_object *t = json_object_array_get_idx(tools, j), *v;
+            fprintf(out, "\n  Tool %s\n", json_object_get_string(json_object_object_get(t, "name")));
+            if (json_object_object_get_ex(t, "title", &v))
+                fprintf(out, "    Title:       %s\n", json_object_get_string(v));
+            fprintf(out, "    Description: %s\n", json_object_get_string(json_object_object_get(t, "description")));
+            static const char *const schemas[][2] = {
+                {"inputSchema", "Input schema"}, {"outputSchema", "Output schema"}, {"annotations", "Annotations"}};
+            for (size_t k = 0; k < sizeof schemas / sizeof schemas[0]; k++) {
+                if (!json_object_object_get_ex(t, schemas[k][0], &v))
+                    continue;
+                fprintf(out, "    %s:\n", schemas[k][1]);
+                indented(out, "      ", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PRETTY |
+                                                                              JSON_C_TO_STRING_SPACED |
+                                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+            }
+        }
+    }
+    json_object *other = json_object_object_get(report, "otherRefusals");
+    for (size_t j = 0; j < json_object_array_length(other); j++)
+        fprintf(out, "\nRefused: %s\n", json_object_get_string(json_object_array_get_idx(other, j)));
+    json_object *sum = json_object_object_get(report, "summary");
+    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s; %d refusal%s\n",
+            json_object_get_int(json_object_object_get(sum, "pluginsAccepted")),
+            json_object_get_int(json_object_object_get(sum, "pluginsAccepted")) == 1 ? "" : "s",
+            json_object_get_int(json_object_object_get(sum, "pluginsRefused")),
+            json_object_get_int(json_object_object_get(sum, "tools")),
+            json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s",
+            json_object_get_int(json_object_object_get(sum, "refusals")),
+            json_object_get_int(json_object_object_get(sum, "refusals")) == 1 ? "" : "s");
+}
+
+static const char inspect_usage[] =
+    "Usage: toolhost inspect [--json] [--follow-symlinks] [--allow-insecure-plugins]\n"
+    "                        [DIR|FILE.so]...\n"
+    "Report what toolhost would serve from the plugin directories and files given\n"
+    "(default: the plugin directory): each plugin, its tools with their final\n"
+    "input and output schemas, and every refusal with its reason. Plugins are\n"
+    "opened in scanner processes, so one that crashes is reported, not fatal.\n"
+    "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
+    "error.\n";
+
+enum { I_JSON = 256, I_FOLLOW, I_INSECURE };
+
+int th_cli_inspect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, I_JSON},
+        {"follow-symlinks", no_argument, NULL, I_FOLLOW},
+        {"allow-insecure-plugins", no_argument, NULL, I_INSECURE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    th_scan_opts scan_opts = {.load_timeout_ms = 10000};
+    th_supervisor_opts sup_opts = {.cancel_grace_ms = 5000, .start_timeout_ms = 10000};
+    th_load_stats stats = {0};
+    path_list l = {0};
+    th_scanned *scanned = NULL;
+    th_registry *reg = NULL;
+    th_supervisor *sup = NULL;
+    json_object *report = NULL;
+    char *log = NULL;
+    int status = 1, c, saved_err = -1, capture = -1;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case I_JSON: json = true; break;
+        case I_FOLLOW: scan_opts.load.follow_symlinks = true; break;
+        case I_INSECURE: scan_opts.load.allow_insecure = true; break;
+        case 'h': fputs(inspect_usage, stdout); return 0;
+        default: fputs("Try 'toolhost inspect --help' for more information.\n", stderr); return 2;
+        }
+    }
+    char *default_dir[] = {(char *)TH_PLUGINDIR};
+    char *const *args = optind < argc ? argv + optind : default_dir;
+    size_t nargs = optind < argc ? (size_t)(argc - optind) : 1;
+    scan_opts.load.dirs_required = true;
+    sup_opts.load = scan_opts.load;
+
+    /* Everything said while plugins are listed and scanned (the host's lines
+     * and the scanners' relayed stderr) goes to a file, to be sorted by
+     * plugin into the report instead of onto the terminal. */
+    char tmpl[] = "/tmp/toolhost-inspect-XXXXXX";
+    if ((capture = mkstemp(tmpl)) < 0 || unlink(tmpl) != 0 || (saved_err = dup(2)) < 0 ||
+        !th_spawn_init()) {
+        fprintf(stderr, "toolhost inspect: cannot set up: %s\n", strerror(errno));
+        goto cleanup;
+    }
+    fflush(stderr);
+    dup2(capture, 2);
+    th_log_set_threshold(TH_LOG_WARNING);
+    bool ok = collect(&l, args, nargs, &scan_opts.load, &stats) &&
+              (scanned = calloc(l.n + 1, sizeof *scanned)) &&
+              th_scan_plugins(l.v, l.n, &scan_opts, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
+              (sup = th_supervisor_new(l.v, l.n, &sup_opts));
+    if (ok)
+        th_supervisor_register(sup, reg, scanned, &stats);
+    fflush(stderr);
+    dup2(saved_err, 2);
+    log = slurp(capture);
+    if (!ok) {
+        fprintf(stderr, "toolhost inspect: cannot scan the plugins%s%s\n", log ? ":\n" : "", log ? log : "");
+        goto cleanup;
+    }
+
+    report = json_object_new_object();
+    json_object *plugins = json_object_new_array();
+    size_t refused = 0, accepted = 0, n_refusals = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        json_object *p = json_object_new_object(), *tools = json_object_new_array();
+        for (size_t j = 0; j < th_registry_count(reg); j++) {
+            const th_entry *e = th_registry_at(reg, j);
+            if (e->origin && strcmp(e->origin, l.v[i]) == 0)
+                json_object_array_add(tools, tool_json(e));
+        }
+        json_object *why = refusals(log, &l, (long)i);
+        bool is_ok = scanned[i].accepted && json_object_array_length(tools) > 0;
+        /* A refusal the log did not explain still gets a line. */
+        if (!is_ok && json_object_array_length(why) == 0)
+            json_object_array_add(why, json_object_new_string("refused (no reason was logged)"));
+        accepted += is_ok;
+        refused += !is_ok;
+        n_refusals += json_object_array_length(why);
+        json_object_object_add(p, "path", json_object_new_string(l.v[i]));
+        json_object_object_add(p, "accepted", json_object_new_boolean(is_ok));
+        json_object_object_add(p, "tools", tools);
+        json_object_object_add(p, "refusals", why);
+        json_object_array_add(plugins, p);
+    }
+    json_object *other = refusals(log, &l, -1);
+    n_refusals += json_object_array_length(other);
+    json_object *sum = json_object_new_object();
+    json_object_object_add(sum, "pluginsAccepted", json_object_new_int((int)accepted));
+    json_object_object_add(sum, "pluginsRefused", json_object_new_int((int)refused));
+    json_object_object_add(sum, "tools", json_object_new_int((int)th_registry_count(reg)));
+    json_object_object_add(sum, "refusals", json_object_new_int((int)n_refusals));
+    json_object_object_add(report, "plugins", plugins);
+    json_object_object_add(report, "otherRefusals", other);
+    json_object_object_add(report, "summary", sum);
+
+    if (json)
+        printf("%s\n", json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+    else
+        print_text(stdout, report);
+    fflush(stdout);
+    status = n_refusals > 0 || th_load_stats_refusals(&stats) > 0 ? 1 : 0;
+
+cleanup:
+    json_object_put(report);
+    free(log);
+    th_registry_unref(reg);
+    th_supervisor_free(sup);
+    if (scanned)
+        th_scan_free(scanned, l.n);
+    free(scanned);
+    th_loader_paths_free(l.v, l.n);
+    if (capture >= 0)
+        close(capture);
+    if (saved_err >= 0)
+        close(saved_err);
+    return status;
+}

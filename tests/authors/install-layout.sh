@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/authors/install-layout.sh: a staged install (DESTDIR) puts the
+# binary, bundled plugins, header, pkg-config file and man page where they
+# belong, quietly; pkg-config reports them; uninstall leaves no file behind
+# (issue 12 defect 5). Run by `make check` through tests/authors.mk.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+: "${TOP_BUILDDIR:?}" "${MAKE:=make}" "${prefix:?}" "${libdir:?}" "${plugindir:?}" "${includedir:?}" "${bindir:?}" "${mandir:?}"
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/th-install.XXXXXX") || exit 1
+log="$stage.log"
+trap 'rm -rf "$stage" "$log"' EXIT
+
+# Not the tests/ directory, which is being checked right now.
+for d in src plugins; do
+    $MAKE -C "$TOP_BUILDDIR/$d" install DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make install in $d"; }
+done
+$MAKE -C "$TOP_BUILDDIR" install-data-am install-exec-am DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make install"; }
+if grep -n -e '--finish' -e 'Libraries have been installed' "$log"; then
+    fail "make install printed libtool's --finish advice, which does not apply to plugins"
+fi
+
+for f in "$bindir/toolhost" "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
+         "$includedir/toolhost/plugin.h" "$libdir/pkgconfig/toolhost.pc" "$mandir/man1/toolhost.1"; do
+    [ -f "$stage$f" ] || fail "$f was not installed"
+done
+extra=$(find "$stage$plugindir" -type f ! -name '*.so')
+[ -z "$extra" ] || fail "the plugin directory holds more than plugins: $extra"
+
+# pkg-config, as a plugin's Makefile asks it.
+PKG_CONFIG_PATH="$stage$libdir/pkgconfig"
+export PKG_CONFIG_PATH
+if pkg-config --exists json-c 2>/dev/null; then
+    got=$(pkg-config --variable=plugindir toolhost) || fail "pkg-config does not know toolhost"
+    [ "$got" = "$plugindir" ] || fail "pkg-config plugindir is '$got', expected '$plugindir'"
+    got=$(pkg-config --cflags toolhost)
+    case " $got " in *" -I$includedir "*) ;; *) fail "pkg-config --cflags is '$got', without -I$includedir" ;; esac
+    got=$(pkg-config --modversion toolhost)
+    [ -n "$got" ] || fail "pkg-config --modversion is empty"
+fi
+
+for d in src plugins; do
+    $MAKE -C "$TOP_BUILDDIR/$d" uninstall DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make uninstall in $d"; }
+done
+$MAKE -C "$TOP_BUILDDIR" uninstall-am DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make uninstall"; }
+left=$(find "$stage" ! -type d)
+[ -z "$left" ] || fail "make uninstall left files behind: $left"
+echo "PASS: install, pkg-config and uninstall layout"

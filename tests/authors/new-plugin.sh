@@ -1,0 +1,39 @@
+#!/bin/sh
+# tests/authors/new-plugin.sh: `toolhost new-plugin` writes a skeleton that,
+# as generated, builds with -Wall -Wextra -Werror against the source tree's
+# header, passes `toolhost inspect` and answers `toolhost call`; handler
+# and typed. Existing files are never replaced.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+: "${TOOLHOST:?}" "${TOP_SRCDIR:?}" "${MAKE:=make}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/th-scaffold.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+cflags="-I$TOP_SRCDIR/include $(pkg-config --cflags json-c)"
+
+mkdir "$work/h" "$work/t"
+"$TOOLHOST" new-plugin --dir "$work/h" weather >/dev/null || fail "new-plugin weather"
+"$TOOLHOST" new-plugin --typed --dir "$work/t" sum2 >/dev/null || fail "new-plugin --typed sum2"
+grep -qF 'PKG_CONFIG) --variable=plugindir toolhost' "$work/h/Makefile" || fail "the Makefile does not ask pkg-config for plugindir"
+for d in h t; do
+    $MAKE -s -C "$work/$d" TOOLHOST_CFLAGS="$cflags" CFLAGS="-O2" >"$work/$d.log" 2>&1 ||
+        { cat "$work/$d.log"; fail "the $d skeleton does not build with -Werror"; }
+done
+"$TOOLHOST" inspect "$work/h/weather.so" >"$work/i.log" 2>&1 || { cat "$work/i.log"; fail "inspect refuses the skeleton"; }
+"$TOOLHOST" inspect "$work/t/sum2.so" >"$work/i.log" 2>&1 || { cat "$work/i.log"; fail "inspect refuses the typed skeleton"; }
+out=$("$TOOLHOST" call --plugin "$work/h/weather.so" weather '{"text": "hi"}') || fail "call weather"
+[ "$out" = "weather: hi" ] || fail "weather answered '$out'"
+out=$("$TOOLHOST" call --plugin "$work/t/sum2.so" sum2 '{"a": 2, "b": 3}') || fail "call sum2"
+[ "$out" = "5" ] || fail "sum2 answered '$out'"
+
+# make install honours DESTDIR and PLUGINDIR.
+$MAKE -s -C "$work/h" install DESTDIR="$work/stage" PLUGINDIR=/p TOOLHOST_CFLAGS="$cflags" >/dev/null 2>&1 || fail "make install"
+[ -f "$work/stage/p/weather.so" ] || fail "make install did not install weather.so"
+
+before=$(cat "$work/h/weather.c")
+"$TOOLHOST" new-plugin --dir "$work/h" weather >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "new-plugin over an existing file exited $rc, not 1"
+[ "$before" = "$(cat "$work/h/weather.c")" ] || fail "new-plugin replaced an existing file"
+"$TOOLHOST" new-plugin Bad-Name >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "an invalid name exited $rc, not 2"
+echo "PASS: new-plugin skeletons build, inspect and answer"
