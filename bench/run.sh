@@ -75,15 +75,27 @@ server_cmd() {
 }
 
 # ---- measuring ---------------------------------------------------------
-# Pinning: loadgen on CPU 0, the server (its threads and children) on the
-# other CPUs. Unpinned, a W=1 ping-pong is bimodal on a small VM: 3 us when
-# the scheduler puts both ends on one CPU, 60 us when each message wakes the
-# other CPU; which one a run gets is luck, and medians of luck mislead.
-lg_pin="" P=""
+# Placement. split: loadgen on CPU 0, the server (its threads and
+# children) on the other CPUs, as a client and a server on separate cores;
+# every message then pays a cross-CPU wake-up. one: both on the last CPU, so
+# a call costs exactly the CPU time both ends spend on it, hand-offs
+# included. Unpinned, a W=1 ping-pong is bimodal on a small VM (3 us when
+# the scheduler happens to put both ends on one CPU, 60 us when not), and
+# medians of luck mislead; BENCH_PIN=0 measures that way all the same.
 ncpu=$(nproc)
-if [ "${BENCH_PIN:-1}" != 0 ] && [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
-    lg_pin="taskset -c 0" P="taskset -c 1-$((ncpu - 1))"
-fi
+pin=1
+{ [ "${BENCH_PIN:-1}" = 0 ] || [ "$ncpu" -lt 2 ] || ! command -v taskset >/dev/null 2>&1; } && pin=0
+lg_pin="" P=""
+place() { # split|one: set the prefixes of loadgen (lg_pin) and servers (P)
+    lg_pin="" P=""
+    [ "$pin" = 1 ] || return 0
+    case $1 in
+    split) lg_pin="taskset -c 0" P="taskset -c 1-$((ncpu - 1))" ;;
+    one) lg_pin="taskset -c $((ncpu - 1))" P="" ;;
+    esac
+}
+place split
+
 # record KEY LOADGEN-ARGS...: one run; its key=value line goes to the log.
 # A failed toolhost run is an error of `make bench`; a reference's is noted.
 record() {
@@ -131,13 +143,17 @@ scale() { # N: N calls, a tenth of it in quick mode
 echo "run.sh: $runs run(s) per measurement; raw lines in bench/$raw"
 
 # ---- echo calls --------------------------------------------------------
-# Scenario: name, W, text size, calls per run (sized for about half a second).
-scenarios="w1-8:1:8:$(scale 5000) w64-8:64:8:$(scale 20000) w1-1k:1:1024:$(scale 5000) \
-w64-1k:64:1024:$(scale 20000) w1-64k:1:65536:$(scale 1000) w64-64k:64:65536:$(scale 2000)"
+# Scenario: name, W, text size, calls per run (sized for about half a
+# second), placement; the 8-byte ones on one CPU too, when pinning.
+scenarios="w1-8:1:8:$(scale 5000):split w64-8:64:8:$(scale 20000):split \
+w1-1k:1:1024:$(scale 5000):split w64-1k:64:1024:$(scale 20000):split \
+w1-64k:1:65536:$(scale 1000):split w64-64k:64:65536:$(scale 2000):split"
+[ "$pin" = 1 ] && scenarios="$scenarios w1-8-one:1:8:$(scale 10000):one w64-8-one:64:8:$(scale 20000):one"
 for sc in $scenarios; do
-    IFS=: read -r name w size n <<EOF
+    IFS=: read -r name w size n where <<EOF
 $sc
 EOF
+    place "$where"
     echo "run.sh: echo $name (W=$w, $size-byte text, $n calls) x $runs"
     r=0
     # Interleaved, so that a busy moment of the shared machine hits every
@@ -152,6 +168,7 @@ EOF
         r=$((r + 1))
     done
 done
+place split
 
 # ---- start-up: generated plugins ---------------------------------------
 counts="10 100 1000"
@@ -223,7 +240,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 {
     echo "Machine: $(nproc) CPUs, $cpu, Linux $(uname -r); load average at the end:" \
         "$(cut -d' ' -f1-3 /proc/loadavg). Medians of $runs run(s) (\`BENCH_RUNS\`)." \
-        "$(if [ -n "$P" ]; then echo "loadgen pinned to CPU 0, the servers to CPUs 1-$((ncpu - 1)) (\`BENCH_PIN\`)."; else echo "Not pinned."; fi)"
+        "$(if [ "$pin" = 1 ]; then echo "loadgen on CPU 0, the servers on CPUs 1-$((ncpu - 1)); rows marked one CPU: both on CPU $((ncpu - 1)) (\`BENCH_PIN\`)."; else echo "Not pinned to CPUs."; fi)"
     echo
     echo "Echo calls over stdio (bench/loadgen: 2025-11-25 handshake, every response checked):" \
         "calls/s, and p50 latency in µs."
@@ -231,10 +248,11 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     echo "| scenario | toolhost \`--isolation=none\` | toolhost process | floor | TS SDK 1.x | cMCP |"
     echo "| --- | --- | --- | --- | --- | --- |"
     for sc in $scenarios; do
-        IFS=: read -r name w size n <<EOF
+        IFS=: read -r name w size n where <<EOF
 $sc
 EOF
         label="W=$w, $(echo "$size" | sed 's/^65536$/64 KiB/; s/^1024$/1 KiB/; s/^8$/8 B/')"
+        [ "$where" = one ] && label="$label, one CPU"
         row="| $label"
         for s in $servers; do
             t=$(med "echo-$name-$s" calls_per_s)
@@ -276,40 +294,48 @@ EOF
         done
     fi
 
-    # The targets of issue 11, each with what this run measured.
-    w1n=$(med echo-w1-8-none calls_per_s) w64n=$(med echo-w64-8-none calls_per_s)
-    w1p=$(med echo-w1-8-process calls_per_s) w64p=$(med echo-w64-8-process calls_per_s)
-    r_floor1=$(ratio "$w1n" "$(med echo-w1-8-floor calls_per_s)")
-    r_floor64=$(ratio "$w64n" "$(med echo-w64-8-floor calls_per_s)")
-    r_sdk1=$(ratio "$w1n" "$(med echo-w1-8-sdk calls_per_s)")
-    r_sdk64=$(ratio "$w64n" "$(med echo-w64-8-sdk calls_per_s)")
-    r_cmcp1=$(ratio "$w1n" "$(med echo-w1-8-cmcp calls_per_s)")
-    r_cmcp64=$(ratio "$w64n" "$(med echo-w64-8-cmcp calls_per_s)")
-    r_proc=$(ratio "$(med echo-w1-8-process p50_us)" "$(med echo-w1-8-none p50_us)")
-    top=$(echo "$counts" | awk '{ print $NF }')
-    bare=$(med "start-$top-bare" exit_ms)
-    r_cold=$(ratio "$(med "start-$top-process-cold" exit_ms)" "$bare")
-    r_warm=$(ratio "$(med "start-$top-process-warm" exit_ms)" "$bare")
-    first=$(med first-process list_ms)
-    r_rss=$(ratio "$(med list-process rss_kb)" "$(med list-sdk rss_kb)")
+    # The targets of issue 11, each with what this run measured: the echo
+    # ones for each placement (two CPUs; one CPU when pinned).
     echo
-    echo "Targets (issue 11), 8-byte echo; toolhost in-process unless said:"
+    echo "Targets (issue 11); echo with 8-byte texts, toolhost in-process unless said:"
     echo
     echo "| target | measured | |"
     echo "| --- | --- | --- |"
-    echo "| W=1 ≥ 0.8x the floor | $r_floor1 | $(verdict "$r_floor1" '>=' 0.8) |"
-    echo "| W=64 ≥ 0.5x the floor | $r_floor64 | $(verdict "$r_floor64" '>=' 0.5) |"
-    echo "| W=1 ≥ 2x the TS SDK | $r_sdk1 | $(verdict "$r_sdk1" '>=' 2) |"
-    echo "| W=64 ≥ 5x the TS SDK | $r_sdk64 | $(verdict "$r_sdk64" '>=' 5) |"
-    echo "| W=1 ≥ 1.5x cMCP | $r_cmcp1 | $(verdict "$r_cmcp1" '>=' 1.5) |"
-    echo "| W=64 ≥ 1.5x cMCP | $r_cmcp64 | $(verdict "$r_cmcp64" '>=' 1.5) |"
-    echo "| process isolation: p50 latency at W=1 ≤ 2x in-process | $r_proc | $(verdict "$r_proc" '<=' 2) |"
-    echo "| process mode W=1 / W=64 throughput vs in-process | $(ratio "$w1p" "$w1n") / $(ratio "$w64p" "$w64n") | |"
-    echo "| cold start, $top plugins, ≤ 3x the bare loop (process mode) | $r_cold | $(verdict "$r_cold" '<=' 3) |"
-    echo "| warm start, $top plugins, ≤ 1.2x the bare loop (process mode) | $r_warm | $(verdict "$r_warm" '<=' 1.2) |"
-    echo "| start to first \`tools/list\`, bundled plugins, ≤ 5 ms (process mode) | $first ms |" \
+    places=""
+    [ "$pin" = 1 ] && places="-one"
+    for pl in "" $places; do
+        where=""
+        [ -n "$pl" ] && where=", one CPU"
+        w1n=$(med "echo-w1-8$pl-none" calls_per_s) w64n=$(med "echo-w64-8$pl-none" calls_per_s)
+        w1p=$(med "echo-w1-8$pl-process" calls_per_s) w64p=$(med "echo-w64-8$pl-process" calls_per_s)
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-floor" calls_per_s)")
+        echo "| W=1$where: ≥ 0.8x the floor | $x | $(verdict "$x" '>=' 0.8) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-floor" calls_per_s)")
+        echo "| W=64$where: ≥ 0.5x the floor | $x | $(verdict "$x" '>=' 0.5) |"
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-sdk" calls_per_s)")
+        echo "| W=1$where: ≥ 2x the TS SDK | $x | $(verdict "$x" '>=' 2) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-sdk" calls_per_s)")
+        echo "| W=64$where: ≥ 5x the TS SDK | $x | $(verdict "$x" '>=' 5) |"
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-cmcp" calls_per_s)")
+        echo "| W=1$where: ≥ 1.5x cMCP | $x | $(verdict "$x" '>=' 1.5) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-cmcp" calls_per_s)")
+        echo "| W=64$where: ≥ 1.5x cMCP | $x | $(verdict "$x" '>=' 1.5) |"
+        x=$(ratio "$(med "echo-w1-8$pl-process" p50_us)" "$(med "echo-w1-8$pl-none" p50_us)")
+        echo "| process isolation$where: p50 latency at W=1 ≤ 2x in-process | $x | $(verdict "$x" '<=' 2) |"
+        echo "| (process mode$where: throughput at W=1 / W=64 vs in-process) |" \
+            "$(ratio "$w1p" "$w1n") / $(ratio "$w64p" "$w64n") | |"
+    done
+    top=$(echo "$counts" | awk '{ print $NF }')
+    bare=$(med "start-$top-bare" exit_ms)
+    x=$(ratio "$(med "start-$top-process-cold" exit_ms)" "$bare")
+    echo "| cold start, $top plugins: ≤ 3x the bare loop (process mode) | $x | $(verdict "$x" '<=' 3) |"
+    x=$(ratio "$(med "start-$top-process-warm" exit_ms)" "$bare")
+    echo "| warm start, $top plugins: ≤ 1.2x the bare loop (process mode) | $x | $(verdict "$x" '<=' 1.2) |"
+    first=$(med first-process list_ms)
+    echo "| start to first \`tools/list\`, bundled plugins: ≤ 5 ms (process mode) | $first ms |" \
         "$(awk -v f="$first" 'BEGIN { print (f == "-") ? "not measured" : (f + 0 <= 5 ? "met" : "**missed**") }') |"
-    echo "| RSS with 1,000 tools ≤ 0.25x the SDK server's | $r_rss | $(verdict "$r_rss" '<=' 0.25) |"
+    x=$(ratio "$(med list-process rss_kb)" "$(med list-sdk rss_kb)")
+    echo "| RSS with 1,000 tools: ≤ 0.25x the SDK server's | $x | $(verdict "$x" '<=' 0.25) |"
     if [ -s "$errors" ]; then
         echo
         echo "Failed runs (not in the medians):"
