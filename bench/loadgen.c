@@ -255,9 +255,11 @@ static void pump(server *s)
         flush_some(s);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         /* Lines already parsed go now, and with them the pointers into them. */
-        memmove(s->in, s->in + s->in_off, s->in_len - s->in_off);
-        s->in_len -= s->in_off;
-        s->in_off = 0;
+        if (s->in_off > 0) {
+            memmove(s->in, s->in + s->in_off, s->in_len - s->in_off);
+            s->in_len -= s->in_off;
+            s->in_off = 0;
+        }
         for (;;) {
             if (s->in_cap - s->in_len < 65536) {
                 s->in_cap = s->in_cap * 2 + 65536;
