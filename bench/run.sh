@@ -348,7 +348,7 @@ cat "$out"
 # ---- the chart ---------------------------------------------------------
 if [ -n "$gnuplot" ] && command -v "$gnuplot" >/dev/null 2>&1; then
     {
-        echo "scenario none process floor sdk cmcp"
+        echo "# scenario none process floor sdk cmcp"
         for sc in $scenarios; do
             name=${sc%%:*}
             row="$name"
@@ -361,7 +361,7 @@ if [ -n "$gnuplot" ] && command -v "$gnuplot" >/dev/null 2>&1; then
         done
     } > results.dat
     "$gnuplot" <<'EOF' && echo "run.sh: chart in bench/results.svg"
-set terminal svg size 900,480 dynamic font "sans,11"
+set terminal svg size 960,520 dynamic font "sans,11"
 set output "results.svg"
 set title "Echo calls over stdio (median calls/s; log scale)"
 set style data histograms
@@ -370,7 +370,8 @@ set style fill solid 0.8 border -1
 set logscale y
 set yrange [100:*]
 set ylabel "calls/s"
-set key top right
+set key outside top center horizontal
+set xtics rotate by -30
 set datafile missing "?"
 set xtics nomirror
 plot "results.dat" using 2:xtic(1) title "toolhost none", \
