@@ -1,7 +1,7 @@
 #!/bin/sh
 # scripts/deps-debian.sh: install what toolhost needs to build (and, with
-# --test, to run every test; with --fuzz, for `make fuzz`) on Debian 12 or
-# later, as root. Safe to re-run.
+# --test, to run every test; with --fuzz, for `make fuzz`; with --bench, for
+# `make bench`) on Debian 12 or later, as root. Safe to re-run.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev check"
 if [ "${1:-}" = "--test" ]; then
@@ -15,6 +15,12 @@ if [ "${1:-}" = "--fuzz" ]; then
     # `make fuzz`: clang and its libFuzzer/sanitizer runtimes (Debian 12
     # names; the runtime is only a recommendation of clang).
     pkgs="$pkgs clang libclang-rt-14-dev"
+fi
+if [ "${1:-}" = "--bench" ]; then
+    # `make bench`: gnuplot draws bench/results.svg (optional: without it
+    # the tables are still written); node/npm run the TypeScript SDK server.
+    pkgs="$pkgs gnuplot-nox"
+    command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 missing=""
 for p in $pkgs; do

@@ -1,0 +1,407 @@
+#!/bin/sh
+# bench/run.sh: the benchmark suite of `make bench` (issue 11). Runs
+# bench/loadgen against toolhost in both isolation modes and against the
+# references (the floor program, the official TypeScript SDK server, cMCP's
+# echo server when CMCP_DIR names a built checkout, a bare dlopen loop over
+# generated plugins), takes the median of BENCH_RUNS runs of each, and
+# writes the tables with their ratios to results.md (printed too), the raw
+# lines to results.log and, when gnuplot is there, a chart to results.svg.
+#
+# Run from the bench build directory (make does); environment:
+#   BENCH_RUNS=5        runs per measurement (the median is reported)
+#   BENCH_QUICK=1       a smoke run: one run, fewer calls, no 1,000 plugins
+#   CMCP_DIR=DIR        a cMCP checkout with examples/echo-server built
+#   SDK_NODE_MODULES    node_modules holding @modelcontextprotocol/sdk 1.x
+#                       (default: tests/interop/node_modules, `npm ci`ed
+#                       from its lock file when missing)
+#   BENCH_PLUGINS=DIR   keep the generated plugins there (default: a
+#                       temporary directory, removed at the end)
+#   BENCH_REPORT=1      measure nothing: rewrite results.md (and the chart)
+#                       from the runs in results.log
+#   BENCH_PIN=0         do not pin loadgen to CPU 0 and the server to the
+#                       others (pinned by default when taskset is there)
+#   TOP_SRCDIR, TOP_BUILDDIR, CC, CFLAGS, NODE, GNUPLOT (set by make)
+set -u
+top_src=${TOP_SRCDIR:-..}
+top_build=${TOP_BUILDDIR:-..}
+node=${NODE:-node}
+gnuplot=${GNUPLOT:-}
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${BENCH_RUNS:-5}
+quick=${BENCH_QUICK:-0}
+[ "$quick" = 1 ] && runs=${BENCH_RUNS:-1}
+umask 022
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/toolhost-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# A registry cache, when toolhost has one, must not be the user's.
+export XDG_CACHE_HOME="$tmp/cache"
+raw=results.log
+errors="$tmp/errors"
+: > "$errors"
+# Loops run LOOP_RUNS times: none at all when only the report is wanted.
+loop_runs=$runs
+if [ "${BENCH_REPORT:-0}" = 1 ]; then
+    loop_runs=0
+    [ -s "$raw" ] || { echo "run.sh: BENCH_REPORT=1 but there is no $raw to report" >&2; exit 1; }
+else
+    : > "$raw"
+fi
+
+toolhost="$top_build/src/toolhost"
+bundled="$top_build/plugins/.libs"
+[ -x "$toolhost" ] || { echo "run.sh: $toolhost is not built" >&2; exit 1; }
+
+# ---- the references ----------------------------------------------------
+sdk_modules=${SDK_NODE_MODULES:-$top_src/tests/interop/node_modules}
+sdk=""
+if command -v "$node" >/dev/null 2>&1; then
+    if [ ! -d "$sdk_modules/@modelcontextprotocol/sdk" ] && [ -z "${SDK_NODE_MODULES:-}" ]; then
+        echo "run.sh: installing the SDK from tests/interop/package-lock.json (npm ci)"
+        npm ci --prefix "$top_src/tests/interop" >>"$raw" 2>&1 || true
+    fi
+    [ -d "$sdk_modules/@modelcontextprotocol/sdk" ] && sdk="$node $here/node/sdk-server.mjs"
+fi
+[ -n "$sdk" ] || echo "run.sh: the TypeScript SDK server is not measured (no node or no SDK)" >&2
+export SDK_NODE_MODULES="$sdk_modules"
+cmcp=""
+if [ -n "${CMCP_DIR:-}" ] && [ -x "$CMCP_DIR/examples/echo-server" ]; then
+    cmcp="$CMCP_DIR/examples/echo-server"
+elif [ -n "${CMCP_DIR:-}" ]; then
+    echo "run.sh: $CMCP_DIR/examples/echo-server is not built; cMCP not measured" >&2
+fi
+
+# The servers of the echo scenarios: column key and command line.
+servers="none process floor sdk cmcp"
+server_cmd() {
+    case $1 in
+    none) echo "$toolhost -q --isolation=none --plugin-dir $bundled" ;;
+    process) echo "$toolhost -q --isolation=process --plugin-dir $bundled" ;;
+    floor) echo "./floor" ;;
+    sdk) echo "$sdk" ;;
+    cmcp) echo "$cmcp" ;;
+    esac
+}
+
+# ---- measuring ---------------------------------------------------------
+# Placement. split: loadgen on CPU 0, the server (its threads and
+# children) on the other CPUs, as a client and a server on separate cores;
+# every message then pays a cross-CPU wake-up. one: both on the last CPU, so
+# a call costs exactly the CPU time both ends spend on it, hand-offs
+# included. Unpinned, a W=1 ping-pong is bimodal on a small VM (3 us when
+# the scheduler happens to put both ends on one CPU, 60 us when not), and
+# medians of luck mislead; BENCH_PIN=0 measures that way all the same.
+ncpu=$(nproc)
+pin=1
+{ [ "${BENCH_PIN:-1}" = 0 ] || [ "$ncpu" -lt 2 ] || ! command -v taskset >/dev/null 2>&1; } && pin=0
+lg_pin="" P=""
+place() { # split|one: set the prefixes of loadgen (lg_pin) and servers (P)
+    lg_pin="" P=""
+    [ "$pin" = 1 ] || return 0
+    case $1 in
+    split) lg_pin="taskset -c 0" P="taskset -c 1-$((ncpu - 1))" ;;
+    one) lg_pin="taskset -c $((ncpu - 1))" P="" ;;
+    esac
+}
+place split
+
+# record KEY LOADGEN-ARGS...: one run; its key=value line goes to the log.
+# A failed toolhost run is an error of `make bench`; a reference's is noted.
+record() {
+    key=$1
+    shift
+    # shellcheck disable=SC2086
+    if line=$($lg_pin ./loadgen "$@" 2>"$tmp/stderr" | grep '^mode='); then
+        echo "$key $line" >> "$raw"
+    else
+        echo "run.sh: $key failed: $(head -c 300 "$tmp/stderr")" | tee -a "$errors" >&2
+    fi
+}
+
+# med KEY FIELD: the median of FIELD over KEY's runs, or "-".
+med() {
+    awk -v k="$1" -v f="$2" '$1 == k { for (i = 2; i <= NF; i++) { n = index($i, "=");
+        if (substr($i, 1, n - 1) == f) print substr($i, n + 1) } }' "$raw" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+              else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ratio A B [PRECISION]: A/B as "1.23x", "-" when either is missing.
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-";
+        else printf "%.2fx\n", a / b }'
+}
+
+# verdict RATIO OP LIMIT: "met" or "missed" for a target like "ratio >= 0.8".
+verdict() {
+    awk -v r="${1%x}" -v op="$2" -v l="$3" 'BEGIN { if (r == "-") { print "not measured"; exit }
+        ok = (op == ">=") ? (r + 0 >= l + 0) : (r + 0 <= l + 0); print ok ? "met" : "**missed**" }'
+}
+
+# Integers with thousands separators, for the tables.
+num() {
+    awk -v v="$1" 'BEGIN { if (v == "-") { print "-"; exit } v = sprintf("%.0f", v);
+        s = ""; while (length(v) > 3) { s = "," substr(v, length(v) - 2) s; v = substr(v, 1, length(v) - 3) }
+        print v s }'
+}
+
+scale() { # N: N calls, a tenth of it in quick mode
+    if [ "$quick" = 1 ]; then echo $(($1 / 10)); else echo "$1"; fi
+}
+
+echo "run.sh: $runs run(s) per measurement; raw lines in bench/$raw"
+
+# ---- echo calls --------------------------------------------------------
+# Scenario: name, W, text size, calls per run (sized for about half a
+# second), placement; the 8-byte ones on one CPU too, when pinning.
+scenarios="w1-8:1:8:$(scale 5000):split w64-8:64:8:$(scale 20000):split \
+w1-1k:1:1024:$(scale 5000):split w64-1k:64:1024:$(scale 20000):split \
+w1-64k:1:65536:$(scale 1000):split w64-64k:64:65536:$(scale 2000):split"
+[ "$pin" = 1 ] && scenarios="$scenarios w1-8-one:1:8:$(scale 10000):one w64-8-one:64:8:$(scale 20000):one"
+for sc in $scenarios; do
+    IFS=: read -r name w size n where <<EOF
+$sc
+EOF
+    place "$where"
+    echo "run.sh: echo $name (W=$w, $size-byte text, $n calls) x $runs"
+    r=0
+    # Interleaved, so that a busy moment of the shared machine hits every
+    # server alike rather than one server's runs.
+    while [ "$r" -lt "$loop_runs" ]; do
+        for s in $servers; do
+            cmd=$(server_cmd "$s")
+            [ -n "$cmd" ] || continue
+            # shellcheck disable=SC2086
+            record "echo-$name-$s" -n "$n" -w "$w" --size "$size" -- $P $cmd
+        done
+        r=$((r + 1))
+    done
+done
+place split
+
+# ---- start-up: generated plugins ---------------------------------------
+counts="10 100 1000"
+[ "$quick" = 1 ] && counts="10 100"
+gen=${BENCH_PLUGINS:-$tmp/plugins}
+max=$(echo "$counts" | awk '{ print $NF }')
+if [ "$loop_runs" -gt 0 ]; then
+    echo "run.sh: generating and building $max plugins in $gen/all"
+    CC=${CC:-cc} CFLAGS=${CFLAGS:--g -O2} sh "$here/genplugins.sh" "$max" "$gen/all" "$top_src" >>"$raw" 2>&1 ||
+        { echo "run.sh: building the generated plugins failed (see bench/$raw)" >&2; exit 1; }
+    for c in $counts; do
+        d="$gen/n$c"
+        rm -rf "$d"
+        mkdir -m 0755 "$d"
+        i=1
+        while [ "$i" -le "$c" ]; do
+            cp "$gen/all/$(printf 'p%04d' "$i").so" "$d/"
+            i=$((i + 1))
+        done
+        chmod 0644 "$d"/*.so
+    done
+fi
+for c in $counts; do
+    echo "run.sh: start with $c plugins (cold, warm, bare loop) x $runs"
+    r=0
+    while [ "$r" -lt "$loop_runs" ]; do
+        for m in process none; do
+            # Cold: the files just changed (new mtimes), as after an
+            # install; warm: the same files again, unchanged.
+            touch "$gen/n$c"/*.so
+            # shellcheck disable=SC2086
+            record "start-$c-$m-cold" --mode start -- $P "$toolhost" -q --isolation=$m --plugin-dir "$gen/n$c"
+            # shellcheck disable=SC2086
+            record "start-$c-$m-warm" --mode start -- $P "$toolhost" -q --isolation=$m --plugin-dir "$gen/n$c"
+        done
+        # shellcheck disable=SC2086
+        record "start-$c-bare" --mode exec -- $P ./dlopen_loop "$gen/n$c"
+        r=$((r + 1))
+    done
+done
+
+# ---- start with the bundled plugins; tools/list with 1,000 tools --------
+echo "run.sh: start to first tools/list with the bundled plugins x $runs"
+r=0
+while [ "$r" -lt "$loop_runs" ]; do
+    for s in $servers; do
+        cmd=$(server_cmd "$s")
+        [ -n "$cmd" ] || continue
+        # shellcheck disable=SC2086
+        record "first-$s" --mode start -- $P $cmd
+    done
+    r=$((r + 1))
+done
+if [ "$quick" != 1 ]; then
+    echo "run.sh: tools/list and RSS with 1000 tools x $runs"
+    r=0
+    while [ "$r" -lt "$loop_runs" ]; do
+        for m in none process; do
+            # shellcheck disable=SC2086
+            record "list-$m" --mode list -n 20 -- $P "$toolhost" -q --isolation=$m --plugin-dir "$gen/n1000"
+        done
+        # shellcheck disable=SC2086
+        [ -n "$sdk" ] && record "list-sdk" --mode list -n 20 -- $P $sdk 1000
+        r=$((r + 1))
+    done
+fi
+
+# ---- the report --------------------------------------------------------
+out=results.md
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+{
+    echo "Machine: $(nproc) CPUs, $cpu, Linux $(uname -r); load average at the end:" \
+        "$(cut -d' ' -f1-3 /proc/loadavg). Medians of $(grep -c '^echo-w1-8-none ' "$raw") run(s) (\`BENCH_RUNS\`)." \
+        "$(if [ "$pin" = 1 ]; then echo "loadgen on CPU 0, the servers on CPUs 1-$((ncpu - 1)); rows marked one CPU: both on CPU $((ncpu - 1)) (\`BENCH_PIN\`)."; else echo "Not pinned to CPUs."; fi)"
+    echo
+    echo "Echo calls over stdio (bench/loadgen: 2025-11-25 handshake, every response checked):" \
+        "calls/s, and p50 latency in µs."
+    echo
+    echo "| scenario | toolhost \`--isolation=none\` | toolhost process | floor | TS SDK 1.x | cMCP |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    for sc in $scenarios; do
+        IFS=: read -r name w size n where <<EOF
+$sc
+EOF
+        label="W=$w, $(echo "$size" | sed 's/^65536$/64 KiB/; s/^1024$/1 KiB/; s/^8$/8 B/')"
+        [ "$where" = one ] && label="$label, one CPU"
+        row="| $label"
+        for s in $servers; do
+            t=$(med "echo-$name-$s" calls_per_s)
+            if [ "$t" = "-" ]; then row="$row | not measured"; else
+                row="$row | $(num "$t") ($(med "echo-$name-$s" p50_us) µs)"; fi
+        done
+        echo "$row |"
+    done
+    echo
+    echo "Start, initialize, full \`tools/list\`, exit, with N generated one-tool plugins" \
+        "(ms; cold: the files just touched; warm: the same run again):"
+    echo
+    echo "| plugins | process cold | process warm | none cold | none warm | bare dlopen loop | cold/bare | warm/bare |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    for c in $counts; do
+        bare=$(med "start-$c-bare" exit_ms)
+        pc=$(med "start-$c-process-cold" exit_ms)
+        pw=$(med "start-$c-process-warm" exit_ms)
+        echo "| $c | $pc | $pw | $(med "start-$c-none-cold" exit_ms) | $(med "start-$c-none-warm" exit_ms)" \
+            "| $bare | $(ratio "$pc" "$bare") | $(ratio "$pw" "$bare") |"
+    done
+    echo
+    echo "Start to the first full \`tools/list\` answer with the bundled plugins (ms):"
+    echo
+    echo "| toolhost none | toolhost process | floor | TS SDK 1.x | cMCP |"
+    echo "| --- | --- | --- | --- | --- |"
+    row="|"
+    for s in $servers; do row="$row $(med "first-$s" list_ms) |"; done
+    echo "$row"
+    if [ "$quick" != 1 ]; then
+        echo
+        echo "\`tools/list\` with 1,000 tools (every page; toolhost's default page size is 100):" \
+            "p50 of a full listing, and peak RSS (VmHWM; the host process only):"
+        echo
+        echo "| server | tools | full list p50 | RSS |"
+        echo "| --- | --- | --- | --- |"
+        for s in none process sdk; do
+            echo "| $s | $(med "list-$s" tools) | $(med "list-$s" p50_us) µs | $(num "$(med "list-$s" rss_kb)") kB |"
+        done
+    fi
+
+    # The targets of issue 11, each with what this run measured: the echo
+    # ones for each placement (two CPUs; one CPU when pinned).
+    echo
+    echo "Targets (issue 11); echo with 8-byte texts, toolhost in-process unless said:"
+    echo
+    echo "| target | measured | |"
+    echo "| --- | --- | --- |"
+    places=""
+    [ "$pin" = 1 ] && places="-one"
+    for pl in "" $places; do
+        where=""
+        [ -n "$pl" ] && where=", one CPU"
+        w1n=$(med "echo-w1-8$pl-none" calls_per_s) w64n=$(med "echo-w64-8$pl-none" calls_per_s)
+        w1p=$(med "echo-w1-8$pl-process" calls_per_s) w64p=$(med "echo-w64-8$pl-process" calls_per_s)
+        # The targets are calls/s; at W=1 the p50 latency ratio is given too,
+        # as it is without the tail a loaded machine (or a GC) adds to runs.
+        p50n=$(med "echo-w1-8$pl-none" p50_us)
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-floor" calls_per_s)")
+        echo "| W=1$where: ≥ 0.8x the floor | $x (p50: $(ratio "$(med "echo-w1-8$pl-floor" p50_us)" "$p50n")) |" \
+            "$(verdict "$x" '>=' 0.8) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-floor" calls_per_s)")
+        echo "| W=64$where: ≥ 0.5x the floor | $x | $(verdict "$x" '>=' 0.5) |"
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-sdk" calls_per_s)")
+        echo "| W=1$where: ≥ 2x the TS SDK | $x (p50: $(ratio "$(med "echo-w1-8$pl-sdk" p50_us)" "$p50n")) |" \
+            "$(verdict "$x" '>=' 2) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-sdk" calls_per_s)")
+        echo "| W=64$where: ≥ 5x the TS SDK | $x | $(verdict "$x" '>=' 5) |"
+        x=$(ratio "$w1n" "$(med "echo-w1-8$pl-cmcp" calls_per_s)")
+        echo "| W=1$where: ≥ 1.5x cMCP | $x (p50: $(ratio "$(med "echo-w1-8$pl-cmcp" p50_us)" "$p50n")) |" \
+            "$(verdict "$x" '>=' 1.5) |"
+        x=$(ratio "$w64n" "$(med "echo-w64-8$pl-cmcp" calls_per_s)")
+        echo "| W=64$where: ≥ 1.5x cMCP | $x | $(verdict "$x" '>=' 1.5) |"
+        x=$(ratio "$(med "echo-w1-8$pl-process" p50_us)" "$p50n")
+        echo "| process isolation$where: p50 latency at W=1 ≤ 2x in-process | $x | $(verdict "$x" '<=' 2) |"
+        echo "| (process mode$where: throughput at W=1 / W=64 vs in-process) |" \
+            "$(ratio "$w1p" "$w1n") / $(ratio "$w64p" "$w64n") | |"
+    done
+    top=$(echo "$counts" | awk '{ print $NF }')
+    bare=$(med "start-$top-bare" exit_ms)
+    x=$(ratio "$(med "start-$top-process-cold" exit_ms)" "$bare")
+    echo "| cold start, $top plugins: ≤ 3x the bare loop (process mode) | $x | $(verdict "$x" '<=' 3) |"
+    x=$(ratio "$(med "start-$top-process-warm" exit_ms)" "$bare")
+    echo "| warm start, $top plugins: ≤ 1.2x the bare loop (process mode) | $x | $(verdict "$x" '<=' 1.2) |"
+    first=$(med first-process list_ms)
+    echo "| start to first \`tools/list\`, bundled plugins: ≤ 5 ms (process mode) | $first ms |" \
+        "$(awk -v f="$first" 'BEGIN { print (f == "-") ? "not measured" : (f + 0 <= 5 ? "met" : "**missed**") }') |"
+    x=$(ratio "$(med list-process rss_kb)" "$(med list-sdk rss_kb)")
+    echo "| RSS with 1,000 tools: ≤ 0.25x the SDK server's | $x | $(verdict "$x" '<=' 0.25) |"
+    if [ -s "$errors" ]; then
+        echo
+        echo "Failed runs (not in the medians):"
+        echo
+        sed 's/^/    /' "$errors"
+    fi
+} > "$out"
+cat "$out"
+
+# ---- the chart ---------------------------------------------------------
+if [ -n "$gnuplot" ] && command -v "$gnuplot" >/dev/null 2>&1; then
+    {
+        echo "# scenario none process floor sdk cmcp"
+        for sc in $scenarios; do
+            name=${sc%%:*}
+            row="$name"
+            for s in $servers; do
+                v=$(med "echo-$name-$s" calls_per_s)
+                [ "$v" = "-" ] && v="?"
+                row="$row $v"
+            done
+            echo "$row"
+        done
+    } > results.dat
+    "$gnuplot" <<'EOF' && echo "run.sh: chart in bench/results.svg"
+set terminal svg size 960,520 dynamic font "sans,11"
+set output "results.svg"
+set title "Echo calls over stdio (median calls/s; log scale)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set logscale y
+set yrange [100:*]
+set ylabel "calls/s"
+set key outside top center horizontal
+set xtics rotate by -30
+set datafile missing "?"
+set xtics nomirror
+plot "results.dat" using 2:xtic(1) title "toolhost none", \
+     "" using 3 title "toolhost process", \
+     "" using 4 title "floor", \
+     "" using 5 title "TS SDK", \
+     "" using 6 title "cMCP"
+EOF
+else
+    echo "run.sh: gnuplot not found; no chart (Debian: scripts/deps-debian.sh --bench)"
+fi
+# toolhost's own runs must all have worked; a missing reference is only noted.
+if grep -q -E '(none|process)(-cold|-warm)? failed' "$errors"; then
+    exit 1
+fi
+exit 0
