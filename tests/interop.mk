@@ -7,6 +7,10 @@
 # need an extension, this line moves to tests/Makefile.am.
 TEST_EXTENSIONS = .mjs
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
+# The official conformance suite over HTTP (interop/conformance.mjs says
+# which scenarios are not served yet); it runs on the Node.js 22 that the
+# same lock file pins, and needs no network once `npm ci` ran.
+TESTS += interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
 
 # Override with `make check NODE=/path/to/node`; the SDKs need Node.js >= 20.
 NODE = node
@@ -18,4 +22,5 @@ MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' \
 	$(NODE) $(srcdir)/interop/run.mjs
 
 EXTRA_DIST += interop/package.json interop/package-lock.json \
-	interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs
+	interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs \
+	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
