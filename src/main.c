@@ -101,6 +101,11 @@ static const char usage_text[] =
     "      --http-max-sessions=N    legacy sessions at once (default 1024)\n"
     "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
     "                               unanswered for this long gets 504 (default 300)\n"
+    "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
+    "                               unanswered after N ms, and every event stream\n"
+    "                               open N ms, is closed with retry: N; the client\n"
+    "                               resumes with GET and Last-Event-ID (default 0:\n"
+    "                               off, streams run to the response)\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -140,6 +145,7 @@ enum {
     OPT_HTTP_CONNS,
     OPT_HTTP_SESSIONS,
     OPT_HTTP_TIMEOUT,
+    OPT_HTTP_RETRY,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -187,6 +193,7 @@ static const struct option long_opts[] = {
     {"http-max-connections", required_argument, NULL, OPT_HTTP_CONNS},
     {"http-max-sessions", required_argument, NULL, OPT_HTTP_SESSIONS},
     {"http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT},
+    {"http-retry-ms", required_argument, NULL, OPT_HTTP_RETRY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -502,6 +509,11 @@ int main(int argc, char **argv)
             if (!parse_seconds_ms("http-timeout", optarg, &hopts.request_timeout_ms) ||
                 hopts.request_timeout_ms == 0)
                 goto usage;
+            break;
+        case OPT_HTTP_RETRY:
+            if (!parse_size("http-retry-ms", optarg, 86400000, &v))
+                goto usage;
+            hopts.retry_ms = (long long)v;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;

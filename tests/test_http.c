@@ -1,7 +1,8 @@
 /*
 ** test_http.c: integration tests of the Streamable HTTP transport with a
 ** plain socket client: legacy sessions (issued, required, ended, unknown),
-** SSE when progress precedes the result, the modern header checks (-32020),
+** SSE when progress precedes the result, SSE polling resumed with GET and
+** Last-Event-ID, the modern header checks (-32020),
 ** refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
 ** SIGTERM letting a call in flight finish. Both isolation modes where the
 ** tool calls run matters.
@@ -261,7 +262,8 @@ START_TEST(progress_makes_an_event_stream)
         at++;
     }
     ck_assert_msg(strstr(at, "\"id\":5") && strstr(at, "progress: 3 steps"), "result after progress: %s", r.body);
-    ck_assert_msg(strncmp(r.body, "id: 1\ndata: ", 12) == 0, "events carry ids: %s", r.body);
+    unsigned long long stream;
+    ck_assert_msg(sscanf(r.body, "id: %llu-1\ndata: ", &stream) == 1, "events carry ids: %s", r.body);
     hres_free(&r);
 
     /* Without progress the same session answers application/json. */
@@ -392,6 +394,57 @@ START_TEST(refusals_have_their_status)
 }
 END_TEST
 
+/* ---- SSE polling and resumption ---------------------------------------------- */
+
+START_TEST(sse_polling_resumes_with_last_event_id)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "--http-retry-ms=300", NULL);
+    char *sid = open_session(port);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    /* Silent for longer than the retry time: a priming event, then the end. */
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                     "\"arguments\":{\"ms\":1500}}}");
+    ck_assert_int_eq(r.status, 200);
+    unsigned long long stream;
+    ck_assert_msg(sscanf(r.body, "id: %llu-0\nretry: 300\ndata: \n\n", &stream) == 1, "priming event: '%s'", r.body);
+    ck_assert_msg(!strstr(r.body, "\"id\":11"), "no result yet: %s", r.body);
+    hres_free(&r);
+
+    /* Poll with GET and Last-Event-ID until the result comes. */
+    char get[512];
+    bool got = false;
+    for (int i = 0; i < 60 && !got; i++) {
+        snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
+                 stream);
+        r = request(port, "GET", get, NULL);
+        ck_assert_msg(r.status == 200, "GET: HTTP %d %s", r.status, r.body);
+        got = strstr(r.body, "\"id\":11") != NULL;
+        if (got) {
+            char want[64];
+            snprintf(want, sizeof want, "id: %llu-1\ndata: ", stream);
+            ck_assert_msg(strstr(r.body, want), "the result is event 1 of its stream: %s", r.body);
+        }
+        hres_free(&r);
+    }
+    ck_assert_msg(got, "the result never came on a resumed stream");
+    /* Delivered: the stream is gone. Without Last-Event-ID there is no stream. */
+    r = request(port, "GET", get, NULL);
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n", sid);
+    r = request(port, "GET", get, NULL);
+    ck_assert_int_eq(r.status, 405);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- shutdown ------------------------------------------------------------------ */
 
 START_TEST(sigterm_finishes_calls_in_flight)
@@ -461,6 +514,7 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
+    tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, http_and_stdio_together);

@@ -46,12 +46,12 @@ static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-
 
 /* ---- exchanges: what one POST is waiting for ---------------------------- */
 
-typedef struct qmsg {
+/* One message of an exchange; SSE event N+1 (0 is the priming event). */
+typedef struct event {
     char *text;
     size_t len;
     bool final; /* the response: the POST is answered after it */
-    struct qmsg *next;
-} qmsg;
+} event;
 
 typedef struct exchange {
     pthread_mutex_t lock;
@@ -60,15 +60,18 @@ typedef struct exchange {
     char *key;            /* th_rpc_id_key of the request's id (BATCH_KEY); owned */
     json_object *token;   /* its progress token, or NULL; owned */
     bool want_notes;      /* the client accepts text/event-stream */
-    qmsg *head, *tail;    /* not yet written */
+    event *events;        /* everything received, kept for resumption */
+    size_t nevents, cap;
     bool final_queued;
-    bool final_written;
+    bool delivered;       /* a reader wrote the final event */
     atomic_bool *abort;   /* the transport's hard-stop flag */
-    unsigned long long seq; /* SSE event ids */
-    char *out;            /* the SSE event being written */
-    size_t out_len, out_off;
-    struct exchange *next; /* in its session's list */
+    unsigned long long stream; /* SSE event ids are "STREAM-N" */
+    bool resumable;       /* in its session's stream list (GET Last-Event-ID) */
+    struct exchange *next; /* in its session's routing list */
+    struct exchange *next_stream; /* in its session's stream list */
 } exchange;
+
+static atomic_ullong stream_counter;
 
 static exchange *exchange_new(atomic_bool *abort, bool want_notes)
 {
@@ -80,6 +83,7 @@ static exchange *exchange_new(atomic_bool *abort, bool want_notes)
     ex->refs = 1;
     ex->abort = abort;
     ex->want_notes = want_notes;
+    ex->stream = atomic_fetch_add(&stream_counter, 1) + 1;
     return ex;
 }
 
@@ -100,12 +104,9 @@ static void exchange_unref(void *p)
     pthread_mutex_unlock(&ex->lock);
     if (!last)
         return;
-    for (qmsg *m = ex->head, *n; m; m = n) {
-        n = m->next;
-        free(m->text);
-        free(m);
-    }
-    free(ex->out);
+    for (size_t i = 0; i < ex->nevents; i++)
+        free(ex->events[i].text);
+    free(ex->events);
     free(ex->key);
     json_object_put(ex->token);
     pthread_mutex_destroy(&ex->lock);
@@ -113,7 +114,7 @@ static void exchange_unref(void *p)
     free(ex);
 }
 
-/* Queue MSG (taken) for EX. A notification is dropped when the client takes
+/* Record MSG (taken) for EX. A notification is dropped when the client takes
  * only JSON, and anything after the response is dropped. */
 static void exchange_push(exchange *ex, json_object *msg, bool final)
 {
@@ -125,21 +126,23 @@ static void exchange_push(exchange *ex, json_object *msg, bool final)
         json_object_put(msg);
         return;
     }
-    qmsg *m = calloc(1, sizeof *m);
-    if (m && (m->text = malloc(len + 1))) {
-        memcpy(m->text, text, len + 1);
-        m->len = len;
-        m->final = final;
-        if (ex->tail)
-            ex->tail->next = m;
-        else
-            ex->head = m;
-        ex->tail = m;
+    char *copy = malloc(len + 1);
+    if (copy && ex->nevents == ex->cap) {
+        size_t cap = ex->cap ? 2 * ex->cap : 4;
+        event *grown = realloc(ex->events, cap * sizeof *grown);
+        if (grown) {
+            ex->events = grown;
+            ex->cap = cap;
+        }
+    }
+    if (copy && ex->nevents < ex->cap) {
+        memcpy(copy, text, len + 1);
+        ex->events[ex->nevents++] = (event){.text = copy, .len = len, .final = final};
         ex->final_queued = final;
         pthread_cond_broadcast(&ex->cond);
     } else {
-        free(m);
-        th_log(TH_LOG_ERROR, "http: out of memory queueing a message; it was dropped");
+        free(copy);
+        th_log(TH_LOG_ERROR, "http: out of memory keeping a message; it was dropped");
     }
     pthread_mutex_unlock(&ex->lock);
     json_object_put(msg);
@@ -162,6 +165,7 @@ typedef struct hsess {
     pthread_mutex_t lock;        /* exchanges */
     pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
     exchange *exchanges;         /* POSTs of this session waiting for answers */
+    exchange *streams;           /* SSE answers a client may resume (a reference each) */
     int refs;                    /* under th_http.lock */
     struct hsess *next;
 } hsess;
@@ -243,6 +247,47 @@ static void sess_detach(hsess *s, exchange *ex)
         exchange_unref(ex);
 }
 
+/* EX's SSE answer may be resumed with GET and Last-Event-ID until its
+ * response has been written. */
+static void sess_add_stream(hsess *s, exchange *ex)
+{
+    exchange_ref(ex);
+    pthread_mutex_lock(&s->lock);
+    ex->resumable = true;
+    ex->next_stream = s->streams;
+    s->streams = ex;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void sess_drop_stream(hsess *s, exchange *ex)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (exchange **pp = &s->streams; *pp; pp = &(*pp)->next_stream) {
+        if (*pp == ex) {
+            *pp = ex->next_stream;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (found)
+        exchange_unref(ex);
+}
+
+/* A reference to the resumable stream number STREAM of S, or NULL. */
+static exchange *sess_find_stream(hsess *s, unsigned long long stream)
+{
+    pthread_mutex_lock(&s->lock);
+    exchange *ex = s->streams;
+    while (ex && ex->stream != stream)
+        ex = ex->next_stream;
+    if (ex)
+        exchange_ref(ex);
+    pthread_mutex_unlock(&s->lock);
+    return ex;
+}
+
 static void sess_unref(th_http *h, hsess *s)
 {
     pthread_mutex_lock(&h->lock);
@@ -254,6 +299,10 @@ static void sess_unref(th_http *h, hsess *s)
     th_mcp_session_free(s->ms); /* nothing reaches sess_send after this */
     for (exchange *ex = s->exchanges, *n; ex; ex = n) {
         n = ex->next;
+        exchange_unref(ex);
+    }
+    for (exchange *ex = s->streams, *n; ex; ex = n) {
+        n = ex->next_stream;
         exchange_unref(ex);
     }
     pthread_mutex_destroy(&s->lock);
@@ -377,7 +426,7 @@ static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, cons
 static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status, json_object *id, int code,
                                       const char *message, const char *allow)
 {
-    json_object *e = th_rpc_error(id ? json_object_get(id) : NULL, code, message, NULL);
+    json_object *e = th_rpc_error(id, code, message, NULL); /* ID is copied */
     size_t len = 0;
     const char *text = e ? th_rpc_serialize(e, &len) : NULL;
     enum MHD_Result ret = text ? send_body(c, status, "application/json", text, len, NULL, allow)
@@ -508,10 +557,10 @@ static bool admit(th_http *h, struct MHD_Connection *c, const char *url, const c
             return false;
         }
     }
-    if (strcmp(method, "POST") && strcmp(method, "DELETE")) {
+    if (strcmp(method, "POST") && strcmp(method, "DELETE") && strcmp(method, "GET")) {
         *r = (refusal){.status = MHD_HTTP_METHOD_NOT_ALLOWED,
-                       .message = "Method Not Allowed: POST a JSON-RPC message, or DELETE a session",
-                       .allow = "POST, DELETE"};
+                       .message = "Method Not Allowed: POST a JSON-RPC message, GET to resume, DELETE a session",
+                       .allow = "GET, POST, DELETE"};
         return false;
     }
     if (strcmp(method, "POST") == 0) {
@@ -566,89 +615,105 @@ static unsigned modern_status(const char *text, size_t len)
     return status;
 }
 
-/* MHD content reader of an SSE answer: each queued message becomes one
- * event with an id; the stream ends after the response. */
+/* One SSE response being written: EX's events from NEXT on. */
+typedef struct reader {
+    th_http *h;
+    exchange *ex;        /* a reference */
+    hsess *sess;         /* a reference when EX is resumable, else NULL */
+    size_t next;         /* index of the next event to write */
+    bool prime;          /* write the priming event (id, retry, no data) first */
+    long long until;     /* polling: end the response then (0: never) */
+    th_buf out;          /* the event being written */
+    size_t out_off;
+} reader;
+
+static void reader_free(void *cls)
+{
+    reader *rd = cls;
+    if (rd->sess) {
+        pthread_mutex_lock(&rd->ex->lock);
+        bool done = rd->ex->delivered;
+        pthread_mutex_unlock(&rd->ex->lock);
+        if (done)
+            sess_drop_stream(rd->sess, rd->ex);
+        sess_unref(rd->h, rd->sess);
+    }
+    exchange_unref(rd->ex);
+    free(rd->out.data);
+    free(rd);
+}
+
+/* MHD content reader of an SSE answer: each message becomes one event whose
+ * id ("STREAM-N") a client can resume after. It ends after the response,
+ * or, when polling, after --http-retry-ms (the client then resumes with
+ * GET and Last-Event-ID). */
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-    exchange *ex = cls;
+    reader *rd = cls;
+    exchange *ex = rd->ex;
     (void)pos;
     pthread_mutex_lock(&ex->lock);
-    while (!ex->out) {
-        if (ex->head) {
-            qmsg *m = ex->head;
-            ex->head = m->next;
-            if (!ex->head)
-                ex->tail = NULL;
-            th_buf b = {0};
-            if (!th_buf_printf(&b, "id: %llu\ndata: %s\n\n", ++ex->seq, m->text)) {
-                pthread_mutex_unlock(&ex->lock);
-                free(m->text);
-                free(m);
-                return MHD_CONTENT_READER_END_WITH_ERROR;
-            }
-            ex->final_written = m->final;
-            ex->out = b.data;
-            ex->out_len = b.len;
-            ex->out_off = 0;
-            free(m->text);
-            free(m);
-        } else if (ex->final_written) {
+    while (!rd->out.data) {
+        bool ok = true;
+        if (rd->prime) {
+            ok = th_buf_printf(&rd->out, "id: %llu-0\nretry: %lld\ndata: \n\n", ex->stream,
+                               rd->h->opts.retry_ms);
+            rd->prime = false;
+        } else if (rd->next < ex->nevents) {
+            event *e = &ex->events[rd->next++];
+            ok = th_buf_printf(&rd->out, "id: %llu-%zu\ndata: %s\n\n", ex->stream, rd->next, e->text);
+            if (e->final)
+                ex->delivered = true;
+        } else if ((rd->next > 0 && ex->events[rd->next - 1].final) || (rd->until && th_now_ms() >= rd->until)) {
             pthread_mutex_unlock(&ex->lock);
             return MHD_CONTENT_READER_END_OF_STREAM;
         } else if (atomic_load(ex->abort)) {
             pthread_mutex_unlock(&ex->lock);
             return MHD_CONTENT_READER_END_WITH_ERROR;
         } else {
-            th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
+            long long wake = th_now_ms() + POLL_MS;
+            th_cond_wait_until(&ex->cond, &ex->lock, rd->until && rd->until < wake ? rd->until : wake);
+        }
+        if (!ok) {
+            pthread_mutex_unlock(&ex->lock);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
-    size_t n = ex->out_len - ex->out_off < max ? ex->out_len - ex->out_off : max;
-    memcpy(buf, ex->out + ex->out_off, n);
-    ex->out_off += n;
-    if (ex->out_off == ex->out_len) {
-        free(ex->out);
-        ex->out = NULL;
-    }
     pthread_mutex_unlock(&ex->lock);
+    size_t n = rd->out.len - rd->out_off < max ? rd->out.len - rd->out_off : max;
+    memcpy(buf, rd->out.data + rd->out_off, n);
+    rd->out_off += n;
+    if (rd->out_off == rd->out.len) {
+        free(rd->out.data);
+        rd->out = (th_buf){0};
+        rd->out_off = 0;
+    }
     return (ssize_t)n;
 }
 
-/*
-** Wait for the first thing EX receives, then answer: the response alone as
-** application/json, or, when a notification comes first, an SSE stream that
-** carries the rest. MODERN maps JSON-RPC errors to HTTP statuses.
-*/
-static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, const char *sid)
+/* Queue an SSE response of EX from event NEXT; SESS (may be NULL) makes it
+ * resumable and gets a reference. */
+static enum MHD_Result start_sse(th_http *h, struct MHD_Connection *c, exchange *ex, hsess *sess, size_t next,
+                                 bool prime, const char *sid)
 {
-    exchange *ex = k->ex;
-    long long deadline = th_now_ms() + k->h->opts.request_timeout_ms;
-    pthread_mutex_lock(&ex->lock);
-    while (!ex->head && !atomic_load(ex->abort) && th_now_ms() < deadline)
-        th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
-    if (!ex->head) {
-        pthread_mutex_unlock(&ex->lock);
-        return send_rpc_error(c, atomic_load(ex->abort) ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_GATEWAY_TIMEOUT,
-                              NULL, TH_RPC_INTERNAL_ERROR,
-                              atomic_load(ex->abort) ? "Service Unavailable: the server is stopping"
-                                                     : "Gateway Timeout: no answer within the request time limit",
-                              NULL);
-    }
-    if (ex->head->final) {
-        qmsg *m = ex->head;
-        ex->head = ex->tail = NULL;
-        ex->final_written = true;
-        pthread_mutex_unlock(&ex->lock);
-        unsigned status = modern ? modern_status(m->text, m->len) : 200;
-        enum MHD_Result ret = send_body(c, status, "application/json", m->text, m->len, sid, NULL);
-        free(m->text);
-        free(m);
-        return ret;
-    }
-    pthread_mutex_unlock(&ex->lock);
+    reader *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return MHD_NO;
     exchange_ref(ex);
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, ex, exchange_unref);
+    rd->h = h;
+    rd->ex = ex;
+    rd->next = next;
+    rd->prime = prime;
+    if (sess && h->opts.retry_ms > 0) {
+        pthread_mutex_lock(&h->lock);
+        sess->refs++;
+        pthread_mutex_unlock(&h->lock);
+        rd->sess = sess;
+        rd->until = th_now_ms() + h->opts.retry_ms;
+    }
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, reader_free);
     if (!r) {
-        exchange_unref(ex);
+        reader_free(rd);
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
@@ -657,6 +722,76 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
         MHD_add_response_header(r, H_SESSION, sid);
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
+    return ret;
+}
+
+/*
+** Wait for the first thing EX receives, then answer: the response alone as
+** application/json, or, when a notification comes first, an SSE stream that
+** carries the rest. MODERN maps JSON-RPC errors to HTTP statuses. In a
+** legacy session with polling on (--http-retry-ms), a request still silent
+** after that long gets an SSE stream that a client resumes with GET.
+*/
+static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, const char *sid)
+{
+    th_http *h = k->h;
+    exchange *ex = k->ex;
+    bool poll = !modern && k->sess && ex->want_notes && h->opts.retry_ms > 0;
+    long long deadline = th_now_ms() + (poll ? h->opts.retry_ms : h->opts.request_timeout_ms);
+    pthread_mutex_lock(&ex->lock);
+    while (!ex->nevents && !atomic_load(ex->abort) && th_now_ms() < deadline)
+        th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
+    if (!ex->nevents && !poll) {
+        pthread_mutex_unlock(&ex->lock);
+        return send_rpc_error(c, atomic_load(ex->abort) ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_GATEWAY_TIMEOUT,
+                              NULL, TH_RPC_INTERNAL_ERROR,
+                              atomic_load(ex->abort) ? "Service Unavailable: the server is stopping"
+                                                     : "Gateway Timeout: no answer within the request time limit",
+                              NULL);
+    }
+    if (ex->nevents && ex->events[0].final) {
+        event *e = &ex->events[0];
+        ex->delivered = true;
+        pthread_mutex_unlock(&ex->lock);
+        unsigned status = modern ? modern_status(e->text, e->len) : 200;
+        return send_body(c, status, "application/json", e->text, e->len, sid, NULL);
+    }
+    pthread_mutex_unlock(&ex->lock);
+    if (poll)
+        sess_add_stream(k->sess, ex);
+    return start_sse(h, c, ex, poll ? k->sess : NULL, 0, poll, sid);
+}
+
+/* GET with Last-Event-ID "STREAM-N": resume that SSE answer of the session
+ * after event N. A GET without it would open a stream for messages not tied
+ * to a request, which this server never sends: 405. */
+static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
+{
+    char sidb[128], lastb[64];
+    const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
+    const char *last = header(c, "Last-Event-ID", lastb, sizeof lastb);
+    unsigned long long stream;
+    size_t n;
+    if (!last || k->h->opts.retry_ms <= 0)
+        return send_rpc_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, TH_RPC_INVALID_REQUEST,
+                              "Method Not Allowed: this server offers no standalone SSE stream", "GET, POST, DELETE");
+    if (!sid)
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
+    if (sscanf(last, "%llu-%zu", &stream, &n) != 2)
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Last-Event-ID is not one of ours",
+                              NULL);
+    if (!(k->sess = sess_find(k->h, sid)))
+        return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
+    exchange *ex = sess_find_stream(k->sess, stream);
+    if (!ex)
+        return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
+                              "Not Found: that stream has ended or never was", NULL);
+    pthread_mutex_lock(&ex->lock);
+    if (n > ex->nevents)
+        n = ex->nevents;
+    pthread_mutex_unlock(&ex->lock);
+    enum MHD_Result ret = start_sse(k->h, c, ex, k->sess, n, false, NULL);
+    exchange_unref(ex);
     return ret;
 }
 
@@ -726,9 +861,9 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
     /* initialize: the session lives only if the handshake succeeded. */
     enum MHD_Result ret;
     pthread_mutex_lock(&k->ex->lock);
-    while (!k->ex->head && !atomic_load(k->ex->abort))
+    while (!k->ex->nevents && !atomic_load(k->ex->abort))
         th_cond_wait_until(&k->ex->cond, &k->ex->lock, th_now_ms() + POLL_MS);
-    bool ok = k->ex->head && k->ex->head->final && !strstr(k->ex->head->text, "\"error\":{");
+    bool ok = k->ex->nevents && k->ex->events[0].final && !strstr(k->ex->events[0].text, "\"error\":{");
     pthread_mutex_unlock(&k->ex->lock);
     ret = answer(k, c, false, ok ? s->id : NULL);
     if (!ok)
@@ -998,6 +1133,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (atomic_load(&h->abort))
         return send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR,
                               "Service Unavailable: the server is stopping", NULL);
+    if (strcmp(method, "GET") == 0)
+        return serve_get(k, c);
     return strcmp(method, "POST") == 0 ? serve_post(k, c) : serve_delete(k, c);
 }
 
@@ -1017,7 +1154,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         th_mcp_session_free(k->ms);
     }
     if (k->sess) {
-        if (k->ex)
+        /* A resumable answer keeps receiving after its client left. */
+        if (k->ex && !k->ex->resumable)
             sess_detach(k->sess, k->ex);
         sess_unref(h, k->sess);
     }

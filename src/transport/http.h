@@ -23,6 +23,10 @@ typedef struct th_http_opts {
     unsigned max_connections;    /* open connections at once */
     size_t max_sessions;         /* legacy sessions at once */
     long long request_timeout_ms; /* idle connection and longest wait for an answer */
+    long long retry_ms;          /* SSE polling (legacy sessions): a request silent this
+                                  * long gets a priming event with this retry, and each SSE
+                                  * answer ends after this long; resumed by GET with
+                                  * Last-Event-ID. 0: off, answers stream to the end */
     const th_registry *reg;      /* for x-mcp-header parameters; may be NULL */
 } th_http_opts;
 

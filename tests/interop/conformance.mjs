@@ -48,7 +48,10 @@ function startServer(t) {
   const dirs = (process.env.TOOLHOST_PLUGIN_DIRS ?? '').split(':').filter(Boolean);
   if (!toolhost || dirs.length === 0) fail(t, 'TOOLHOST and TOOLHOST_PLUGIN_DIRS must be set (tests/interop.mk sets them)');
   const [command, ...prefix] = [...(process.env.TOOLHOST_WRAPPER ?? '').split(/\s+/).filter(Boolean), toolhost];
-  const proc = spawn(command, [...prefix, ...dirs.flatMap((d) => ['--plugin-dir', d]), '--http', '127.0.0.1:0'], {
+  const proc = spawn(command, [...prefix, ...dirs.flatMap((d) => ['--plugin-dir', d]), '--http', '127.0.0.1:0',
+    // SSE polling on, so server-sse-polling sees a stream closed mid-call
+    // (test_reconnection takes 1 s) and resumed with Last-Event-ID.
+    '--http-retry-ms', '750'], {
     env: process.env,
     stdio: ['ignore', 'ignore', 'pipe']
   });
