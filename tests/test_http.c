@@ -2,8 +2,8 @@
 ** test_http.c: integration tests of the Streamable HTTP transport with a
 ** plain socket client: legacy sessions (issued, required, ended, unknown),
 ** SSE when progress precedes the result, SSE polling resumed with GET and
-** Last-Event-ID, the modern header checks (-32020),
-** refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
+** Last-Event-ID, the modern header checks (-32020), the
+** connection limit, refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
 ** SIGTERM letting a call in flight finish. Both isolation modes where the
 ** tool calls run matters.
 */
@@ -143,6 +143,19 @@ static hres read_response(int fd)
     }
     free(buf);
     return r;
+}
+
+/* Like read_response, but a connection closed without a response gives
+ * status 0 instead of failing. */
+static hres read_response_or_empty(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK);
+    if (n <= 0) {
+        close(fd);
+        return (hres){0};
+    }
+    return read_response(fd);
 }
 
 static hres request(int port, const char *method, const char *hdrs, const char *body)
@@ -475,6 +488,50 @@ START_TEST(sigterm_finishes_calls_in_flight)
 }
 END_TEST
 
+/* POST BODY on a new connection; status 0 when the server closes it
+ * without an answer. */
+static hres try_post(int port, const char *body)
+{
+    int fd = connect_to(port);
+    char req[2048];
+    int n = snprintf(req, sizeof req,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n" ACCEPT_BOTH
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     port, strlen(body), body);
+    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        return (hres){0};
+    }
+    return read_response_or_empty(fd);
+}
+
+START_TEST(connection_limit_holds)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-connections=1", NULL, NULL);
+    /* One connection holds the only slot with a request not yet complete. */
+    int held = connect_to(port);
+    const char partial[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    ck_assert(write(held, partial, sizeof partial - 1) == (ssize_t)(sizeof partial - 1));
+    usleep(200 * 1000);
+    /* A second one is closed without an answer. */
+    hres r = try_post(port, INIT_BODY);
+    ck_assert_msg(r.status == 0, "a connection past the limit was served: HTTP %d", r.status);
+    close(held);
+    /* The slot is free again once the server saw the close. */
+    for (int i = 0; i < 100 && r.status != 200; i++) {
+        usleep(100 * 1000);
+        hres_free(&r);
+        r = try_post(port, INIT_BODY);
+    }
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the command line ------------------------------------------------------------ */
 
 START_TEST(http_alone_does_not_read_stdin)
@@ -516,6 +573,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
+    tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, http_and_stdio_together);
     suite_add_tcase(s, tc);

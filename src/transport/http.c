@@ -1187,7 +1187,9 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
     const char *addr = opts->addr ? opts->addr : "127.0.0.1";
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+    /* poll(), not select(): workers and connections may push descriptors past
+     * FD_SETSIZE. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
     bool loopback;
     if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
