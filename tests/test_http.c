@@ -532,6 +532,21 @@ START_TEST(connection_limit_holds)
 }
 END_TEST
 
+START_TEST(request_time_limit)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-timeout=1", "--call-timeout=0", NULL);
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
+                     "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                     "\"arguments\":{\"ms\":5000}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 504, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the command line ------------------------------------------------------------ */
 
 START_TEST(http_alone_does_not_read_stdin)
@@ -574,6 +589,7 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
     tcase_add_test(tc, connection_limit_holds);
+    tcase_add_test(tc, request_time_limit);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, http_and_stdio_together);
     suite_add_tcase(s, tc);

@@ -1148,8 +1148,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         return;
     *con_cls = NULL;
     if (k->ms) {
-        /* A modern request whose client left is cancelled with it. */
-        if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        /* A modern request whose client left, or that got 504, is
+         * cancelled: nobody will see its result. */
+        bool delivered = true;
+        if (k->ex) {
+            pthread_mutex_lock(&k->ex->lock);
+            delivered = k->ex->delivered || !k->ex->key;
+            pthread_mutex_unlock(&k->ex->lock);
+        }
+        if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !delivered)
             th_mcp_session_cancel_all(k->ms);
         th_mcp_session_free(k->ms);
     }
