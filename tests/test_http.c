@@ -294,6 +294,34 @@ START_TEST(progress_makes_an_event_stream)
 }
 END_TEST
 
+START_TEST(full_session_table_ends_the_idlest)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-sessions=2", NULL, NULL);
+    char *a = open_session(port), *b = open_session(port);
+    char hdrs[256];
+    /* Use A, so B is the one idle longest when C arrives. */
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", a);
+    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    char *c = open_session(port);
+    const char *want[][2] = {{a, "200"}, {b, "404"}, {c, "200"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", want[i][0]);
+        r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+        ck_assert_msg(r.status == atoi(want[i][1]), "session %zu: HTTP %d", i, r.status);
+        hres_free(&r);
+    }
+    free(a);
+    free(b);
+    free(c);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- modern requests -------------------------------------------------------- */
 
 #define MODERN_CALL(name)                                                                                              \
@@ -584,6 +612,7 @@ static Suite *http_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
+    tcase_add_test(tc, full_session_table_ends_the_idlest);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);

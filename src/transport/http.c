@@ -167,6 +167,7 @@ typedef struct hsess {
     exchange *exchanges;         /* POSTs of this session waiting for answers */
     exchange *streams;           /* SSE answers a client may resume (a reference each) */
     int refs;                    /* under th_http.lock */
+    long long last_used;         /* th_now_ms of its last request; under th_http.lock */
     struct hsess *next;
 } hsess;
 
@@ -317,8 +318,10 @@ static hsess *sess_find(th_http *h, const char *id)
     hsess *s = h->sessions;
     while (s && strcmp(s->id, id) != 0)
         s = s->next;
-    if (s)
+    if (s) {
         s->refs++;
+        s->last_used = th_now_ms();
+    }
     pthread_mutex_unlock(&h->lock);
     return s;
 }
@@ -365,20 +368,43 @@ static hsess *sess_new(th_http *h, const char **why)
         return NULL;
     }
     pthread_mutex_lock(&h->lock);
+    /* Full: the session idle longest makes room (its client gets 404 and
+     * initializes again, as the specification has it); refuse only when
+     * every session has a request open. */
+    hsess *evict = NULL;
+    if (h->nsessions >= h->opts.max_sessions) {
+        for (hsess *o = h->sessions; o; o = o->next)
+            if (o->refs == 1 && (!evict || o->last_used < evict->last_used))
+                evict = o;
+        if (evict) {
+            for (hsess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
+                if (*pp == evict) {
+                    *pp = evict->next;
+                    h->nsessions--;
+                    break;
+                }
+            }
+        }
+    }
     bool full = h->nsessions >= h->opts.max_sessions;
     if (!full) {
+        s->last_used = th_now_ms();
         s->refs = 2; /* the table's and the caller's */
         s->next = h->sessions;
         h->sessions = s;
         h->nsessions++;
     }
     pthread_mutex_unlock(&h->lock);
+    if (evict) {
+        th_log(TH_LOG_INFO, "http: session %.8s... ended to make room (--http-max-sessions)", evict->id);
+        sess_unref(h, evict); /* the table's reference, the last one */
+    }
     if (full) {
         th_mcp_session_free(s->ms);
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->handle_lock);
         free(s);
-        *why = "too many sessions are open; end one with DELETE or retry later";
+        *why = "too many sessions have requests open; retry later";
         return NULL;
     }
     return s;
