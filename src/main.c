@@ -39,8 +39,9 @@
 static const char usage_text[] =
     "Usage: toolhost [OPTION]...\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
-    "per line on stdin/stdout; logs on stderr). Speaks MCP 2024-11-05 through\n"
-    "2025-11-25 (initialize handshake) and 2026-07-28 (per-request _meta).\n"
+    "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
+    "Speaks MCP 2024-11-05 through 2025-11-25 (initialize handshake) and\n"
+    "2026-07-28 (per-request _meta).\n"
     "\n"
     "Plugins:\n"
     "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
