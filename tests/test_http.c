@@ -225,6 +225,21 @@ START_TEST(legacy_session_lifecycle)
     json_object_put(o);
     hres_free(&r);
 
+    /* Errors that cannot name their request ("id": null) still answer it:
+     * a batch where the revision has none, a message without a method. */
+    r = request(port, "POST", hdrs, "[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}]");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_INT(o, "error code", -32600);
+    json_object_put(o);
+    hres_free(&r);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":{}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_INT(o, "error code", -32600);
+    json_object_put(o);
+    hres_free(&r);
+
     /* Without a session, a legacy request is refused; an unknown one is 404. */
     r = request(port, "POST", ACCEPT_BOTH, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     assert_error(&r, 400, -32600);

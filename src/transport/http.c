@@ -184,6 +184,11 @@ struct th_http {
     size_t active;          /* requests being answered */
 };
 
+/* The exchange whose message this thread is handing to a legacy session: an
+ * error that cannot name its request ("id": null, e.g. a refused batch) is
+ * sent synchronously, from this thread, and belongs to it. */
+static _Thread_local exchange *handling;
+
 /* Route what a legacy session sends: a response to the POST that carries
  * its id, a progress notification to the POST with its token, anything
  * else (a log message) to the newest POST of the session still waiting. */
@@ -208,6 +213,11 @@ static void sess_send(void *ctx, json_object *msg)
             to = ex;
             break;
         }
+    }
+    if (!to && final && handling) {
+        for (pp = &s->exchanges; *pp && *pp != handling; pp = &(*pp)->next)
+            ;
+        to = *pp;
     }
     if (to && final)
         *pp = to->next; /* answered: the id may be reused from now on */
@@ -821,7 +831,8 @@ static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
     return ret;
 }
 
-/* The message expects an answer: a request, or a batch holding one. */
+/* The message expects an answer: anything but a notification or a
+ * response (an invalid message gets an error), or a batch holding one. */
 static bool has_request(json_object *msg)
 {
     json_object *v;
@@ -829,10 +840,13 @@ static bool has_request(json_object *msg)
         for (size_t i = 0; i < json_object_array_length(msg); i++)
             if (has_request(json_object_array_get_idx(msg, i)))
                 return true;
-        return false;
+        return json_object_array_length(msg) == 0; /* answered with an error */
     }
-    return json_object_is_type(msg, json_type_object) && json_object_object_get_ex(msg, "method", &v) &&
-           json_object_object_get_ex(msg, "id", &v);
+    if (!json_object_is_type(msg, json_type_object))
+        return true;
+    bool method = json_object_object_get_ex(msg, "method", &v), id = json_object_object_get_ex(msg, "id", &v);
+    bool response = !method && (json_object_object_get_ex(msg, "result", &v) || json_object_object_get_ex(msg, "error", &v));
+    return !(method && !id) && !response;
 }
 
 /* A new exchange for MSG's answers: keyed by its id, with its progress token. */
@@ -853,7 +867,10 @@ static exchange *exchange_for(th_http *h, struct MHD_Connection *c, json_object 
             json_object_object_get_ex(meta, "progressToken", &token))
             ex->token = json_object_get(token);
     }
-    if (!ex->key) {
+    /* An id that cannot be a key (absent, null, an object): its answer has
+     * "id": null and comes back while the message is handled (see
+     * handling). */
+    if (!ex->key && !(ex->key = strdup("\x02"))) {
         exchange_unref(ex);
         return NULL;
     }
@@ -878,7 +895,9 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
         pthread_mutex_unlock(&s->lock);
     }
     pthread_mutex_lock(&s->handle_lock);
+    handling = k->ex;
     th_mcp_session_handle(s->ms, k->body.data, k->body.len);
+    handling = NULL;
     pthread_mutex_unlock(&s->handle_lock);
     if (!request)
         return accepted(c, NULL);
