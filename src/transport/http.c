@@ -728,9 +728,10 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* Queue an SSE response of EX from event NEXT; SESS (may be NULL) makes it
- * resumable and gets a reference. */
+ * resumable, gets a reference, and with polling on ends the response after
+ * OPEN_MS (0: once what is there has been written). */
 static enum MHD_Result start_sse(th_http *h, struct MHD_Connection *c, exchange *ex, hsess *sess, size_t next,
-                                 bool prime, const char *sid)
+                                 bool prime, long long open_ms, const char *sid)
 {
     reader *rd = calloc(1, sizeof *rd);
     if (!rd)
@@ -745,7 +746,7 @@ static enum MHD_Result start_sse(th_http *h, struct MHD_Connection *c, exchange 
         sess->refs++;
         pthread_mutex_unlock(&h->lock);
         rd->sess = sess;
-        rd->until = th_now_ms() + h->opts.retry_ms;
+        rd->until = th_now_ms() + open_ms;
     }
     struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, reader_free);
     if (!r) {
@@ -792,10 +793,12 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
         unsigned status = modern ? modern_status(e->text, e->len) : 200;
         return send_body(c, status, "application/json", e->text, e->len, sid, NULL);
     }
+    bool silent = ex->nevents == 0;
     pthread_mutex_unlock(&ex->lock);
     if (poll)
         sess_add_stream(k->sess, ex);
-    return start_sse(h, c, ex, poll ? k->sess : NULL, 0, poll, sid);
+    /* Still silent: only the priming event, then the client polls. */
+    return start_sse(h, c, ex, poll ? k->sess : NULL, 0, poll, silent ? 0 : h->opts.retry_ms, sid);
 }
 
 /* GET with Last-Event-ID "STREAM-N": resume that SSE answer of the session
@@ -826,7 +829,7 @@ static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
     if (n > ex->nevents)
         n = ex->nevents;
     pthread_mutex_unlock(&ex->lock);
-    enum MHD_Result ret = start_sse(k->h, c, ex, k->sess, n, false, NULL);
+    enum MHD_Result ret = start_sse(k->h, c, ex, k->sess, n, false, k->h->opts.retry_ms, NULL);
     exchange_unref(ex);
     return ret;
 }
