@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "protocol/mcp.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
+#include "transport/http.h"
 #include "base/util.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
@@ -41,8 +43,9 @@ static const char usage_text[] =
     "       toolhost call [--plugin-dir=DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
-    "per line on stdin/stdout; logs on stderr). Speaks MCP 2024-11-05 through\n"
-    "2025-11-25 (initialize handshake) and 2026-07-28 (per-request _meta).\n"
+    "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
+    "Speaks MCP 2024-11-05 through 2025-11-25 (initialize handshake) and\n"
+    "2026-07-28 (per-request _meta).\n"
     "\n"
     "Plugins:\n"
     "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
@@ -97,6 +100,27 @@ static const char usage_text[] =
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
     "\n"
+    "Streamable HTTP:\n"
+    "      --http=[ADDR:]PORT       also serve MCP over HTTP on PORT (ADDR: an IPv4\n"
+    "                               or [IPv6] literal; default 127.0.0.1); with\n"
+    "                               --http alone stdin is not read (add --stdio)\n"
+    "      --stdio                  serve stdin/stdout too (the default without\n"
+    "                               --http); end of input then ends the host\n"
+    "      --http-path=PATH         the endpoint (default /mcp)\n"
+    "      --http-allow-origin=ORIGIN  accept requests from this browser Origin\n"
+    "                               (repeatable); loopback origins are accepted\n"
+    "                               when bound to loopback, others get 403\n"
+    "      --http-max-connections=N open connections at once (default 64)\n"
+    "      --http-max-sessions=N    legacy sessions at once (default 1024); a new\n"
+    "                               one ends the session idle longest\n"
+    "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
+    "                               unanswered for this long gets 504 (default 300)\n"
+    "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
+    "                               unanswered after N ms, and every event stream\n"
+    "                               open N ms, is closed with retry: N; the client\n"
+    "                               resumes with GET and Last-Event-ID (default 0:\n"
+    "                               off, streams run to the response)\n"
+    "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
     "                               (default info)\n"
@@ -139,6 +163,14 @@ enum {
     OPT_REGISTRY_CACHE,
     OPT_NO_REGISTRY_CACHE,
     OPT_NAME,
+    OPT_HTTP,
+    OPT_STDIO,
+    OPT_HTTP_PATH,
+    OPT_HTTP_ORIGIN,
+    OPT_HTTP_CONNS,
+    OPT_HTTP_SESSIONS,
+    OPT_HTTP_TIMEOUT,
+    OPT_HTTP_RETRY,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -182,6 +214,14 @@ static const struct option long_opts[] = {
     {"registry-cache", required_argument, NULL, OPT_REGISTRY_CACHE},
     {"no-registry-cache", no_argument, NULL, OPT_NO_REGISTRY_CACHE},
     {"name", required_argument, NULL, OPT_NAME},
+    {"http", required_argument, NULL, OPT_HTTP},
+    {"stdio", no_argument, NULL, OPT_STDIO},
+    {"http-path", required_argument, NULL, OPT_HTTP_PATH},
+    {"http-allow-origin", required_argument, NULL, OPT_HTTP_ORIGIN},
+    {"http-max-connections", required_argument, NULL, OPT_HTTP_CONNS},
+    {"http-max-sessions", required_argument, NULL, OPT_HTTP_SESSIONS},
+    {"http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT},
+    {"http-retry-ms", required_argument, NULL, OPT_HTTP_RETRY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -288,6 +328,41 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
+ * OPTS; ADDR is copied into ADDR_BUF. */
+static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
+{
+    const char *port = s, *colon = strrchr(s, ':');
+    unsigned long long v;
+    if (colon) {
+        const char *a = s, *end = colon;
+        if (*a == '[' && end > a && end[-1] == ']') {
+            a++;
+            end--;
+        }
+        if ((size_t)(end - a) >= size || end == a) {
+            fprintf(stderr, "toolhost: --http: '%s' is not [ADDR:]PORT\n", s);
+            return false;
+        }
+        memcpy(addr_buf, a, (size_t)(end - a));
+        addr_buf[end - a] = '\0';
+        opts->addr = addr_buf;
+        port = colon + 1;
+    }
+    if (!parse_size("http", port, 65535, &v))
+        return false;
+    opts->port = (unsigned)v;
+    return true;
+}
+
+/* Serve HTTP only: wait for a stop signal. */
+static void wait_stop(int stop_fd)
+{
+    struct pollfd p = {.fd = stop_fd, .events = POLLIN};
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+        ;
+}
+
 /* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
 static json_object *parse_call(const char *text, size_t len)
 {
@@ -321,6 +396,11 @@ int main(int argc, char **argv)
     bool use_cache = true;
     char *cache_path = NULL;
     th_cache *cache = NULL;
+    th_http_opts hopts = {.max_connections = 64, .max_sessions = 1024, .request_timeout_ms = 300000};
+    const char **origins = NULL;
+    char http_addr[128];
+    bool http_on = false, stdio_on = false;
+    th_http *http = NULL;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -336,7 +416,10 @@ int main(int argc, char **argv)
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
-    if (!dirs) {
+    origins = calloc((size_t)argc, sizeof *origins);
+    hopts.origins = origins;
+    if (!dirs || !origins) {
+        free(origins);
         fprintf(stderr, "toolhost: out of memory\n");
         return 1;
     }
@@ -443,6 +526,43 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_REGISTRY_CACHE:
             use_cache = false;
+        case OPT_HTTP:
+            if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
+                goto usage;
+            http_on = true;
+            break;
+        case OPT_STDIO:
+            stdio_on = true;
+            break;
+        case OPT_HTTP_PATH:
+            if (optarg[0] != '/') {
+                fprintf(stderr, "toolhost: --http-path must start with '/'\n");
+                goto usage;
+            }
+            hopts.path = optarg;
+            break;
+        case OPT_HTTP_ORIGIN:
+            origins[hopts.norigins++] = optarg;
+            break;
+        case OPT_HTTP_CONNS:
+            if (!parse_size("http-max-connections", optarg, 100000, &v) || v == 0)
+                goto usage;
+            hopts.max_connections = (unsigned)v;
+            break;
+        case OPT_HTTP_SESSIONS:
+            if (!parse_size("http-max-sessions", optarg, 1000000, &v) || v == 0)
+                goto usage;
+            hopts.max_sessions = (size_t)v;
+            break;
+        case OPT_HTTP_TIMEOUT:
+            if (!parse_seconds_ms("http-timeout", optarg, &hopts.request_timeout_ms) ||
+                hopts.request_timeout_ms == 0)
+                goto usage;
+            break;
+        case OPT_HTTP_RETRY:
+            if (!parse_size("http-retry-ms", optarg, 86400000, &v))
+                goto usage;
+            hopts.retry_ms = (long long)v;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;
@@ -475,11 +595,13 @@ int main(int argc, char **argv)
         case 'h':
             fputs(usage_text, stdout);
             free(dirs);
+            free(origins);
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
             free(dirs);
+            free(origins);
             return 0;
         default:
             goto usage;
@@ -606,7 +728,30 @@ int main(int argc, char **argv)
         th_log(TH_LOG_CRITICAL, "out of memory");
         goto cleanup;
     }
-    status = th_stdio_serve(mcp, proto_in, proto_fd, stop_fd, &sopts);
+    if (http_on) {
+        char err[256];
+        hopts.max_body_bytes = sopts.max_message_bytes;
+        hopts.reg = reg;
+        if (!(http = th_http_start(mcp, &hopts, err, sizeof err))) {
+            th_log(TH_LOG_CRITICAL, "--http: %s", err);
+            status = 1;
+        } else {
+            th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
+                   hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",
+                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
+        }
+    }
+    /* stdio is the default; with --http it runs only when asked for. */
+    if (http_on && !http) {
+        /* could not listen: status is 1 */
+    } else if (!http_on || stdio_on) {
+        status = th_stdio_serve(mcp, proto_in, proto_fd, stop_fd, &sopts);
+    } else {
+        wait_stop(stop_fd);
+        status = 0;
+    }
+    /* Requests in flight get the grace period, as stdio calls do. */
+    th_http_stop(http, th_now_ms() + sopts.grace_ms);
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
@@ -640,10 +785,12 @@ cleanup:
     if (proto_fd >= 0)
         close(proto_fd);
     free(dirs);
+    free(origins);
     return status;
 
 usage:
     fprintf(stderr, "Try 'toolhost --help' for more information.\n");
     free(dirs);
+    free(origins);
     return 2;
 }

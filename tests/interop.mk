@@ -5,13 +5,14 @@
 # fail (run.mjs says so), they never skip.
 if INTEROP_TESTS
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
+TESTS += interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
 check_DATA = interop-run
 else
 check-local: interop-left-out
 endif
 .PHONY: interop-run interop-left-out
 interop-left-out:
-	@echo "NOTE: the SDK interop tests (interop/sdk-v1.mjs, interop/client-v2.mjs) were left out:"
+	@echo "NOTE: the SDK interop tests and the conformance suite were left out:"
 	@echo "NOTE: configured with --disable-interop-tests."
 
 # Override with `make check NODE=/path/to/node`; the SDKs need Node.js >= 20.
@@ -28,7 +29,8 @@ MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOM
 # node_modules. So the scripts run from a copy in the build tree, next to a
 # link to the first node_modules found: in the build tree, in the source
 # tree, then $(TH_NODE_MODULES) (from configure or the environment).
-interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs
+interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs \
+	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
 interop-run:
 	@rm -rf interop-run && $(MKDIR_P) interop-run
 	@for f in $(interop_mjs); do cp $(srcdir)/$$f interop-run/ || exit 1; done

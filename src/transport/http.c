@@ -1,0 +1,1328 @@
+/*
+** transport/http.c: MCP over Streamable HTTP on libmicrohttpd, one thread per
+** connection (bounded by max_connections), so a POST simply waits for its
+** answer. Owns admission (admit(): the one place every request passes),
+** legacy sessions keyed by Mcp-Session-Id, the modern header checks, and
+** the choice between an application/json body and a text/event-stream.
+*/
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "protocol/jsonrpc.h"
+#include "transport/http.h"
+
+#define H_SESSION "Mcp-Session-Id"
+#define H_VERSION "MCP-Protocol-Version"
+#define H_METHOD "Mcp-Method"
+#define H_NAME "Mcp-Name"
+#define H_PARAM_PREFIX "Mcp-Param-"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+/* The key of the exchange a JSON-RPC batch's array of responses goes to. */
+#define BATCH_KEY "\x01" "batch"
+/* How often a waiting thread looks at the stop flag. */
+#define POLL_MS 200
+
+/* Legacy revisions a session may name in MCP-Protocol-Version. */
+static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+
+/* ---- exchanges: what one POST is waiting for ---------------------------- */
+
+/* One message of an exchange; SSE event N+1 (0 is the priming event). */
+typedef struct event {
+    char *text;
+    size_t len;
+    bool final; /* the response: the POST is answered after it */
+} event;
+
+typedef struct exchange {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int refs;
+    char *key;            /* th_rpc_id_key of the request's id (BATCH_KEY); owned */
+    json_object *token;   /* its progress token, or NULL; owned */
+    bool want_notes;      /* the client accepts text/event-stream */
+    event *events;        /* everything received, kept for resumption */
+    size_t nevents, cap;
+    bool final_queued;
+    bool delivered;       /* a reader wrote the final event */
+    atomic_bool *abort;   /* the transport's hard-stop flag */
+    unsigned long long stream; /* SSE event ids are "STREAM-N" */
+    bool resumable;       /* in its session's stream list (GET Last-Event-ID) */
+    struct exchange *next; /* in its session's routing list */
+    struct exchange *next_stream; /* in its session's stream list */
+} exchange;
+
+static atomic_ullong stream_counter;
+
+static exchange *exchange_new(atomic_bool *abort, bool want_notes)
+{
+    exchange *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return NULL;
+    pthread_mutex_init(&ex->lock, NULL);
+    pthread_cond_init(&ex->cond, NULL);
+    ex->refs = 1;
+    ex->abort = abort;
+    ex->want_notes = want_notes;
+    ex->stream = atomic_fetch_add(&stream_counter, 1) + 1;
+    return ex;
+}
+
+static void exchange_ref(exchange *ex)
+{
+    pthread_mutex_lock(&ex->lock);
+    ex->refs++;
+    pthread_mutex_unlock(&ex->lock);
+}
+
+static void exchange_unref(void *p)
+{
+    exchange *ex = p;
+    if (!ex)
+        return;
+    pthread_mutex_lock(&ex->lock);
+    bool last = --ex->refs == 0;
+    pthread_mutex_unlock(&ex->lock);
+    if (!last)
+        return;
+    for (size_t i = 0; i < ex->nevents; i++)
+        free(ex->events[i].text);
+    free(ex->events);
+    free(ex->key);
+    json_object_put(ex->token);
+    pthread_mutex_destroy(&ex->lock);
+    pthread_cond_destroy(&ex->cond);
+    free(ex);
+}
+
+/* Record MSG (taken) for EX. A notification is dropped when the client takes
+ * only JSON, and anything after the response is dropped. */
+static void exchange_push(exchange *ex, json_object *msg, bool final)
+{
+    size_t len;
+    const char *text = th_rpc_serialize(msg, &len);
+    pthread_mutex_lock(&ex->lock);
+    if (ex->final_queued || (!final && !ex->want_notes) || !text) {
+        pthread_mutex_unlock(&ex->lock);
+        json_object_put(msg);
+        return;
+    }
+    char *copy = malloc(len + 1);
+    if (copy && ex->nevents == ex->cap) {
+        size_t cap = ex->cap ? 2 * ex->cap : 4;
+        event *grown = realloc(ex->events, cap * sizeof *grown);
+        if (grown) {
+            ex->events = grown;
+            ex->cap = cap;
+        }
+    }
+    if (copy && ex->nevents < ex->cap) {
+        memcpy(copy, text, len + 1);
+        ex->events[ex->nevents++] = (event){.text = copy, .len = len, .final = final};
+        ex->final_queued = final;
+        pthread_cond_broadcast(&ex->cond);
+    } else {
+        free(copy);
+        th_log(TH_LOG_ERROR, "http: out of memory keeping a message; it was dropped");
+    }
+    pthread_mutex_unlock(&ex->lock);
+    json_object_put(msg);
+}
+
+/* Is MSG a response (or an array of them)? */
+static bool is_response(json_object *msg)
+{
+    if (json_object_is_type(msg, json_type_array))
+        return true;
+    json_object *v;
+    return json_object_object_get_ex(msg, "id", &v) && !json_object_object_get_ex(msg, "method", &v);
+}
+
+/* ---- the transport and its sessions ------------------------------------ */
+
+typedef struct hsess {
+    char id[33];
+    th_mcp_session *ms;
+    pthread_mutex_t lock;        /* exchanges */
+    pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
+    exchange *exchanges;         /* POSTs of this session waiting for answers */
+    exchange *streams;           /* SSE answers a client may resume (a reference each) */
+    int refs;                    /* under th_http.lock */
+    long long last_used;         /* th_now_ms of its last request; under th_http.lock */
+    struct hsess *next;
+} hsess;
+
+struct th_http {
+    th_mcp *mcp;
+    th_http_opts opts;
+    bool loopback;          /* bound to a loopback address: Host is checked */
+    struct MHD_Daemon *daemon;
+    atomic_bool abort;      /* hard stop: waits end now */
+    pthread_mutex_t lock;   /* everything below */
+    pthread_cond_t idle;    /* active dropped to zero */
+    hsess *sessions;
+    size_t nsessions;
+    size_t active;          /* requests being answered */
+};
+
+/* The exchange whose message this thread is handing to a legacy session: an
+ * error that cannot name its request ("id": null, e.g. a refused batch) is
+ * sent synchronously, from this thread, and belongs to it. */
+static _Thread_local exchange *handling;
+
+/* Route what a legacy session sends: a response to the POST that carries
+ * its id, a progress notification to the POST with its token, anything
+ * else (a log message) to the newest POST of the session still waiting. */
+static void sess_send(void *ctx, json_object *msg)
+{
+    hsess *s = ctx;
+    bool final = is_response(msg);
+    char *key = NULL;
+    json_object *token = NULL, *v;
+    if (final && !json_object_is_type(msg, json_type_array) && json_object_object_get_ex(msg, "id", &v))
+        key = th_rpc_id_key(v);
+    else if (!final && json_object_object_get_ex(msg, "params", &v))
+        json_object_object_get_ex(v, "progressToken", &token);
+    const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
+
+    pthread_mutex_lock(&s->lock);
+    exchange *to = NULL, **pp;
+    for (pp = &s->exchanges; *pp; pp = &(*pp)->next) {
+        exchange *ex = *pp;
+        if (final ? want && ex->key && strcmp(ex->key, want) == 0
+                  : token ? ex->token && json_object_equal(ex->token, token) : ex->key != NULL) {
+            to = ex;
+            break;
+        }
+    }
+    if (!to && final && handling) {
+        for (pp = &s->exchanges; *pp && *pp != handling; pp = &(*pp)->next)
+            ;
+        to = *pp;
+    }
+    if (to && final)
+        *pp = to->next; /* answered: the id may be reused from now on */
+    if (to)
+        exchange_ref(to);
+    pthread_mutex_unlock(&s->lock);
+    free(key);
+    if (!to) {
+        th_log(TH_LOG_DEBUG, "http: session %.8s: a message no request waits for was dropped", s->id);
+        json_object_put(msg);
+        return;
+    }
+    exchange_push(to, msg, final);
+    if (final)
+        exchange_unref(to); /* the session list's reference */
+    exchange_unref(to);
+}
+
+/* A modern request's own session sends only for it. */
+static void modern_send(void *ctx, json_object *msg)
+{
+    exchange_push(ctx, msg, is_response(msg));
+}
+
+static void sess_detach(hsess *s, exchange *ex)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (exchange **pp = &s->exchanges; *pp; pp = &(*pp)->next) {
+        if (*pp == ex) {
+            *pp = ex->next;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (found)
+        exchange_unref(ex);
+}
+
+/* EX's SSE answer may be resumed with GET and Last-Event-ID until its
+ * response has been written. */
+static void sess_add_stream(hsess *s, exchange *ex)
+{
+    exchange_ref(ex);
+    pthread_mutex_lock(&s->lock);
+    ex->resumable = true;
+    ex->next_stream = s->streams;
+    s->streams = ex;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void sess_drop_stream(hsess *s, exchange *ex)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (exchange **pp = &s->streams; *pp; pp = &(*pp)->next_stream) {
+        if (*pp == ex) {
+            *pp = ex->next_stream;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (found)
+        exchange_unref(ex);
+}
+
+/* A reference to the resumable stream number STREAM of S, or NULL. */
+static exchange *sess_find_stream(hsess *s, unsigned long long stream)
+{
+    pthread_mutex_lock(&s->lock);
+    exchange *ex = s->streams;
+    while (ex && ex->stream != stream)
+        ex = ex->next_stream;
+    if (ex)
+        exchange_ref(ex);
+    pthread_mutex_unlock(&s->lock);
+    return ex;
+}
+
+static void sess_unref(th_http *h, hsess *s)
+{
+    pthread_mutex_lock(&h->lock);
+    bool last = --s->refs == 0;
+    pthread_mutex_unlock(&h->lock);
+    if (!last)
+        return;
+    th_mcp_session_cancel_all(s->ms);
+    th_mcp_session_free(s->ms); /* nothing reaches sess_send after this */
+    for (exchange *ex = s->exchanges, *n; ex; ex = n) {
+        n = ex->next;
+        exchange_unref(ex);
+    }
+    for (exchange *ex = s->streams, *n; ex; ex = n) {
+        n = ex->next_stream;
+        exchange_unref(ex);
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->handle_lock);
+    free(s);
+}
+
+/* A reference to the live session ID, or NULL. */
+static hsess *sess_find(th_http *h, const char *id)
+{
+    pthread_mutex_lock(&h->lock);
+    hsess *s = h->sessions;
+    while (s && strcmp(s->id, id) != 0)
+        s = s->next;
+    if (s) {
+        s->refs++;
+        s->last_used = th_now_ms();
+    }
+    pthread_mutex_unlock(&h->lock);
+    return s;
+}
+
+/* Unlink a session from the table (its table reference is dropped). */
+static void sess_end(th_http *h, hsess *s)
+{
+    bool found = false;
+    pthread_mutex_lock(&h->lock);
+    for (hsess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            h->nsessions--;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (found)
+        sess_unref(h, s);
+}
+
+/* A new session in the table, with a reference for the caller; NULL when
+ * the table is full or memory is short. */
+static hsess *sess_new(th_http *h, const char **why)
+{
+    unsigned char rnd[16];
+    hsess *s = calloc(1, sizeof *s);
+    if (!s || getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        free(s);
+        *why = "cannot create a session";
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->handle_lock, NULL);
+    s->ms = th_mcp_session_new(h->mcp, sess_send, s);
+    if (!s->ms) {
+        pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->handle_lock);
+        free(s);
+        *why = "out of memory";
+        return NULL;
+    }
+    pthread_mutex_lock(&h->lock);
+    /* Full: the session idle longest makes room (its client gets 404 and
+     * initializes again, as the specification has it); refuse only when
+     * every session has a request open. */
+    hsess *evict = NULL;
+    if (h->nsessions >= h->opts.max_sessions) {
+        for (hsess *o = h->sessions; o; o = o->next)
+            if (o->refs == 1 && (!evict || o->last_used < evict->last_used))
+                evict = o;
+        if (evict) {
+            for (hsess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
+                if (*pp == evict) {
+                    *pp = evict->next;
+                    h->nsessions--;
+                    break;
+                }
+            }
+        }
+    }
+    bool full = h->nsessions >= h->opts.max_sessions;
+    if (!full) {
+        s->last_used = th_now_ms();
+        s->refs = 2; /* the table's and the caller's */
+        s->next = h->sessions;
+        h->sessions = s;
+        h->nsessions++;
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (evict) {
+        th_log(TH_LOG_INFO, "http: session %.8s... ended to make room (--http-max-sessions)", evict->id);
+        sess_unref(h, evict); /* the table's reference, the last one */
+    }
+    if (full) {
+        th_mcp_session_free(s->ms);
+        pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->handle_lock);
+        free(s);
+        *why = "too many sessions have requests open; retry later";
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- small HTTP helpers ------------------------------------------------- */
+
+/* A header's value with optional white space around it removed (RFC 9110
+ * 5.5), copied to BUF; NULL when absent. */
+static const char *header(struct MHD_Connection *c, const char *name, char *buf, size_t size)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    if (!v)
+        return NULL;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    size_t n = strlen(v);
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const char *body,
+                                 size_t len, const char *sid, const char *allow)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    if (type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (sid)
+        MHD_add_response_header(r, H_SESSION, sid);
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* An HTTP error whose body is a JSON-RPC error, so MCP clients show it. */
+static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status, json_object *id, int code,
+                                      const char *message, const char *allow)
+{
+    json_object *e = th_rpc_error(id, code, message, NULL); /* ID is copied */
+    size_t len = 0;
+    const char *text = e ? th_rpc_serialize(e, &len) : NULL;
+    enum MHD_Result ret = text ? send_body(c, status, "application/json", text, len, NULL, allow)
+                               : send_body(c, status, "text/plain", message, strlen(message), NULL, allow);
+    json_object_put(e);
+    return ret;
+}
+
+/* "host[:port]" or "[v6]:port" without the port, lower-case, into BUF. */
+static void host_part(const char *hostport, char *buf, size_t size)
+{
+    size_t n;
+    if (hostport[0] == '[') {
+        const char *end = strchr(hostport, ']');
+        n = end ? (size_t)(end - hostport) + 1 : strlen(hostport);
+    } else {
+        n = strcspn(hostport, ":");
+    }
+    if (n >= size)
+        n = size - 1;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)(hostport[i] >= 'A' && hostport[i] <= 'Z' ? hostport[i] + 32 : hostport[i]);
+    buf[n] = '\0';
+}
+
+static bool loopback_name(const char *host)
+{
+    return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, "[::1]");
+}
+
+/* ORIGIN's host part, for "scheme://host[:port]"; "" if it has no "://". */
+static void origin_host(const char *origin, char *buf, size_t size)
+{
+    const char *p = strstr(origin, "://");
+    if (!p) {
+        buf[0] = '\0';
+        return;
+    }
+    host_part(p + 3, buf, size);
+}
+
+static bool origin_listed(const th_http *h, const char *origin)
+{
+    for (size_t i = 0; i < h->opts.norigins; i++)
+        if (strcasecmp(h->opts.origins[i], origin) == 0)
+            return true;
+    return false;
+}
+
+/* HOST (no port) is the host of a listed origin. */
+static bool host_listed(const th_http *h, const char *host)
+{
+    char oh[256];
+    for (size_t i = 0; i < h->opts.norigins; i++) {
+        origin_host(h->opts.origins[i], oh, sizeof oh);
+        if (strcmp(oh, host) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* A media type list (Accept) names TYPE, or a wildcard covering it. */
+static bool accepts(const char *list, const char *type)
+{
+    if (!list)
+        return true;
+    char major[32];
+    size_t n = strcspn(type, "/");
+    snprintf(major, sizeof major, "%.*s/*", (int)n, type);
+    return contains_nocase(list, type) || strstr(list, "*/*") || contains_nocase(list, major);
+}
+
+/* ---- admission ------------------------------------------------------------ */
+
+typedef struct conn {
+    th_http *h;
+    th_buf body;
+    bool counted;      /* in h->active */
+    exchange *ex;      /* the POST's answers, or NULL */
+    th_mcp_session *ms; /* a modern request's own session, or NULL */
+    hsess *sess;       /* a legacy session reference, or NULL */
+} conn;
+
+typedef struct refusal {
+    unsigned status;
+    const char *message;
+    const char *allow;
+} refusal;
+
+/*
+** The one gate every request passes before its body is read: the endpoint,
+** the method, and where it comes from. An authorization check belongs here
+** too. Returns false with R filled when the request is refused.
+*/
+static bool admit(th_http *h, struct MHD_Connection *c, const char *url, const char *method, refusal *r)
+{
+    char buf[512], host[256];
+    if (strcmp(url, h->opts.path) != 0) {
+        *r = (refusal){.status = MHD_HTTP_NOT_FOUND, .message = "Not Found: the MCP endpoint is elsewhere"};
+        return false;
+    }
+    const char *origin = header(c, "Origin", buf, sizeof buf);
+    if (origin) {
+        origin_host(origin, host, sizeof host);
+        if (!origin_listed(h, origin) && !(h->loopback && loopback_name(host))) {
+            *r = (refusal){.status = MHD_HTTP_FORBIDDEN,
+                           .message = "Forbidden: this Origin is not allowed (see --http-allow-origin)"};
+            return false;
+        }
+    }
+    /* DNS rebinding: a browser led to a loopback server by a foreign name
+     * still sends that name as Host. */
+    const char *hostport = header(c, "Host", buf, sizeof buf);
+    if (h->loopback && hostport) {
+        host_part(hostport, host, sizeof host);
+        if (!loopback_name(host) && !host_listed(h, host)) {
+            *r = (refusal){.status = MHD_HTTP_FORBIDDEN,
+                           .message = "Forbidden: this Host is not allowed on a loopback server"};
+            return false;
+        }
+    }
+    if (strcmp(method, "POST") && strcmp(method, "DELETE") && strcmp(method, "GET")) {
+        *r = (refusal){.status = MHD_HTTP_METHOD_NOT_ALLOWED,
+                       .message = "Method Not Allowed: POST a JSON-RPC message, GET to resume, DELETE a session",
+                       .allow = "GET, POST, DELETE"};
+        return false;
+    }
+    if (strcmp(method, "POST") == 0) {
+        const char *type = header(c, MHD_HTTP_HEADER_CONTENT_TYPE, buf, sizeof buf);
+        size_t tlen = type ? strcspn(type, "; ") : 0;
+        if (!type || tlen != strlen("application/json") || strncasecmp(type, "application/json", tlen) != 0) {
+            *r = (refusal){.status = MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                           .message = "Unsupported Media Type: the body must be application/json"};
+            return false;
+        }
+        const char *acc = header(c, MHD_HTTP_HEADER_ACCEPT, buf, sizeof buf);
+        if (!accepts(acc, "application/json") && !accepts(acc, "text/event-stream")) {
+            *r = (refusal){.status = MHD_HTTP_NOT_ACCEPTABLE,
+                           .message = "Not Acceptable: accept application/json and text/event-stream"};
+            return false;
+        }
+        const char *cl = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH, buf, sizeof buf);
+        if (cl && strtoull(cl, NULL, 10) > h->opts.max_body_bytes) {
+            *r = (refusal){.status = MHD_HTTP_CONTENT_TOO_LARGE,
+                           .message = "Content Too Large: the message passes --max-message-bytes"};
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- answering a POST ---------------------------------------------------- */
+
+/* HTTP statuses of modern JSON-RPC errors (as the suite's stateless
+ * reference server answers them); any other response is 200. */
+static const struct {
+    int code;
+    unsigned status;
+} error_status[] = {
+    {TH_RPC_PARSE_ERROR, 400},      {TH_RPC_INVALID_REQUEST, 400},  {TH_RPC_INVALID_PARAMS, 400},
+    {TH_RPC_METHOD_NOT_FOUND, 404}, {TH_RPC_INTERNAL_ERROR, 500},   {TH_RPC_HEADER_MISMATCH, 400},
+    {TH_RPC_MISSING_CAPABILITY, 400}, {TH_RPC_UNSUPPORTED_VERSION, 400},
+};
+
+static unsigned modern_status(const char *text, size_t len)
+{
+    json_object *m = json_tokener_parse(text), *e, *code;
+    unsigned status = 200;
+    (void)len;
+    if (m && json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &code)) {
+        int c = json_object_get_int(code);
+        for (size_t i = 0; i < sizeof error_status / sizeof error_status[0]; i++)
+            if (error_status[i].code == c)
+                status = error_status[i].status;
+    }
+    json_object_put(m);
+    return status;
+}
+
+/* One SSE response being written: EX's events from NEXT on. */
+typedef struct reader {
+    th_http *h;
+    exchange *ex;        /* a reference */
+    hsess *sess;         /* a reference when EX is resumable, else NULL */
+    size_t next;         /* index of the next event to write */
+    bool prime;          /* write the priming event (id, retry, no data) first */
+    long long until;     /* polling: end the response then (0: never) */
+    th_buf out;          /* the event being written */
+    size_t out_off;
+} reader;
+
+static void reader_free(void *cls)
+{
+    reader *rd = cls;
+    if (rd->sess) {
+        pthread_mutex_lock(&rd->ex->lock);
+        bool done = rd->ex->delivered;
+        pthread_mutex_unlock(&rd->ex->lock);
+        if (done)
+            sess_drop_stream(rd->sess, rd->ex);
+        sess_unref(rd->h, rd->sess);
+    }
+    exchange_unref(rd->ex);
+    free(rd->out.data);
+    free(rd);
+}
+
+/* MHD content reader of an SSE answer: each message becomes one event whose
+ * id ("STREAM-N") a client can resume after. It ends after the response,
+ * or, when polling, after --http-retry-ms (the client then resumes with
+ * GET and Last-Event-ID). */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    reader *rd = cls;
+    exchange *ex = rd->ex;
+    (void)pos;
+    pthread_mutex_lock(&ex->lock);
+    while (!rd->out.data) {
+        bool ok = true;
+        if (rd->prime) {
+            ok = th_buf_printf(&rd->out, "id: %llu-0\nretry: %lld\ndata: \n\n", ex->stream,
+                               rd->h->opts.retry_ms);
+            rd->prime = false;
+        } else if (rd->next < ex->nevents) {
+            event *e = &ex->events[rd->next++];
+            ok = th_buf_printf(&rd->out, "id: %llu-%zu\ndata: %s\n\n", ex->stream, rd->next, e->text);
+            if (e->final)
+                ex->delivered = true;
+        } else if ((rd->next > 0 && ex->events[rd->next - 1].final) || (rd->until && th_now_ms() >= rd->until)) {
+            pthread_mutex_unlock(&ex->lock);
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        } else if (atomic_load(ex->abort)) {
+            pthread_mutex_unlock(&ex->lock);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        } else {
+            long long wake = th_now_ms() + POLL_MS;
+            th_cond_wait_until(&ex->cond, &ex->lock, rd->until && rd->until < wake ? rd->until : wake);
+        }
+        if (!ok) {
+            pthread_mutex_unlock(&ex->lock);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    pthread_mutex_unlock(&ex->lock);
+    size_t n = rd->out.len - rd->out_off < max ? rd->out.len - rd->out_off : max;
+    memcpy(buf, rd->out.data + rd->out_off, n);
+    rd->out_off += n;
+    if (rd->out_off == rd->out.len) {
+        free(rd->out.data);
+        rd->out = (th_buf){0};
+        rd->out_off = 0;
+    }
+    return (ssize_t)n;
+}
+
+/* Queue an SSE response of EX from event NEXT; SESS (may be NULL) makes it
+ * resumable, gets a reference, and with polling on ends the response after
+ * OPEN_MS (0: once what is there has been written). */
+static enum MHD_Result start_sse(th_http *h, struct MHD_Connection *c, exchange *ex, hsess *sess, size_t next,
+                                 bool prime, long long open_ms, const char *sid)
+{
+    reader *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return MHD_NO;
+    exchange_ref(ex);
+    rd->h = h;
+    rd->ex = ex;
+    rd->next = next;
+    rd->prime = prime;
+    if (sess && h->opts.retry_ms > 0) {
+        pthread_mutex_lock(&h->lock);
+        sess->refs++;
+        pthread_mutex_unlock(&h->lock);
+        rd->sess = sess;
+        rd->until = th_now_ms() + open_ms;
+    }
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, reader_free);
+    if (!r) {
+        reader_free(rd);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (sid)
+        MHD_add_response_header(r, H_SESSION, sid);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/*
+** Wait for the first thing EX receives, then answer: the response alone as
+** application/json, or, when a notification comes first, an SSE stream that
+** carries the rest. MODERN maps JSON-RPC errors to HTTP statuses. In a
+** legacy session with polling on (--http-retry-ms), a request still silent
+** after that long gets an SSE stream that a client resumes with GET.
+*/
+static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, const char *sid)
+{
+    th_http *h = k->h;
+    exchange *ex = k->ex;
+    bool poll = !modern && k->sess && ex->want_notes && h->opts.retry_ms > 0;
+    long long deadline = th_now_ms() + (poll ? h->opts.retry_ms : h->opts.request_timeout_ms);
+    pthread_mutex_lock(&ex->lock);
+    while (!ex->nevents && !atomic_load(ex->abort) && th_now_ms() < deadline)
+        th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
+    if (!ex->nevents && !poll) {
+        pthread_mutex_unlock(&ex->lock);
+        return send_rpc_error(c, atomic_load(ex->abort) ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_GATEWAY_TIMEOUT,
+                              NULL, TH_RPC_INTERNAL_ERROR,
+                              atomic_load(ex->abort) ? "Service Unavailable: the server is stopping"
+                                                     : "Gateway Timeout: no answer within the request time limit",
+                              NULL);
+    }
+    if (ex->nevents && ex->events[0].final) {
+        event *e = &ex->events[0];
+        ex->delivered = true;
+        pthread_mutex_unlock(&ex->lock);
+        unsigned status = modern ? modern_status(e->text, e->len) : 200;
+        return send_body(c, status, "application/json", e->text, e->len, sid, NULL);
+    }
+    bool silent = ex->nevents == 0;
+    pthread_mutex_unlock(&ex->lock);
+    if (poll)
+        sess_add_stream(k->sess, ex);
+    /* Still silent: only the priming event, then the client polls. */
+    return start_sse(h, c, ex, poll ? k->sess : NULL, 0, poll, silent ? 0 : h->opts.retry_ms, sid);
+}
+
+/* GET with Last-Event-ID "STREAM-N": resume that SSE answer of the session
+ * after event N. A GET without it would open a stream for messages not tied
+ * to a request, which this server never sends: 405. */
+static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
+{
+    char sidb[128], lastb[64];
+    const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
+    const char *last = header(c, "Last-Event-ID", lastb, sizeof lastb);
+    unsigned long long stream;
+    size_t n;
+    if (!last || k->h->opts.retry_ms <= 0)
+        return send_rpc_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, TH_RPC_INVALID_REQUEST,
+                              "Method Not Allowed: this server offers no standalone SSE stream", "GET, POST, DELETE");
+    if (!sid)
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
+    if (sscanf(last, "%llu-%zu", &stream, &n) != 2)
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Last-Event-ID is not one of ours",
+                              NULL);
+    if (!(k->sess = sess_find(k->h, sid)))
+        return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
+    exchange *ex = sess_find_stream(k->sess, stream);
+    if (!ex)
+        return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
+                              "Not Found: that stream has ended or never was", NULL);
+    pthread_mutex_lock(&ex->lock);
+    if (n > ex->nevents)
+        n = ex->nevents;
+    pthread_mutex_unlock(&ex->lock);
+    enum MHD_Result ret = start_sse(k->h, c, ex, k->sess, n, false, k->h->opts.retry_ms, NULL);
+    exchange_unref(ex);
+    return ret;
+}
+
+/* The message expects an answer: anything but a notification or a
+ * response (an invalid message gets an error), or a batch holding one. */
+static bool has_request(json_object *msg)
+{
+    json_object *v;
+    if (json_object_is_type(msg, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(msg); i++)
+            if (has_request(json_object_array_get_idx(msg, i)))
+                return true;
+        return json_object_array_length(msg) == 0; /* answered with an error */
+    }
+    if (!json_object_is_type(msg, json_type_object))
+        return true;
+    bool method = json_object_object_get_ex(msg, "method", &v), id = json_object_object_get_ex(msg, "id", &v);
+    bool response = !method && (json_object_object_get_ex(msg, "result", &v) || json_object_object_get_ex(msg, "error", &v));
+    return !(method && !id) && !response;
+}
+
+/* A new exchange for MSG's answers: keyed by its id, with its progress token. */
+static exchange *exchange_for(th_http *h, struct MHD_Connection *c, json_object *msg)
+{
+    char buf[256];
+    const char *acc = header(c, MHD_HTTP_HEADER_ACCEPT, buf, sizeof buf);
+    exchange *ex = exchange_new(&h->abort, accepts(acc, "text/event-stream"));
+    json_object *id, *params, *meta, *token;
+    if (!ex)
+        return NULL;
+    if (json_object_is_type(msg, json_type_array)) {
+        ex->key = strdup(BATCH_KEY);
+    } else {
+        if (json_object_object_get_ex(msg, "id", &id))
+            ex->key = th_rpc_id_key(id);
+        if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta) &&
+            json_object_object_get_ex(meta, "progressToken", &token))
+            ex->token = json_object_get(token);
+    }
+    /* An id that cannot be a key (absent, null, an object): its answer has
+     * "id": null and comes back while the message is handled (see
+     * handling). */
+    if (!ex->key && !(ex->key = strdup("\x02"))) {
+        exchange_unref(ex);
+        return NULL;
+    }
+    return ex;
+}
+
+static enum MHD_Result accepted(struct MHD_Connection *c, const char *sid)
+{
+    return send_body(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid, NULL);
+}
+
+static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, json_object *msg, bool opened)
+{
+    bool request = has_request(msg);
+    if (request) {
+        if (!(k->ex = exchange_for(k->h, c, msg)))
+            return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        exchange_ref(k->ex); /* the session list's */
+        pthread_mutex_lock(&s->lock);
+        k->ex->next = s->exchanges;
+        s->exchanges = k->ex;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_lock(&s->handle_lock);
+    handling = k->ex;
+    th_mcp_session_handle(s->ms, k->body.data, k->body.len);
+    handling = NULL;
+    pthread_mutex_unlock(&s->handle_lock);
+    if (!request)
+        return accepted(c, NULL);
+    if (!opened)
+        return answer(k, c, false, NULL);
+    /* initialize: the session lives only if the handshake succeeded. */
+    enum MHD_Result ret;
+    pthread_mutex_lock(&k->ex->lock);
+    while (!k->ex->nevents && !atomic_load(k->ex->abort))
+        th_cond_wait_until(&k->ex->cond, &k->ex->lock, th_now_ms() + POLL_MS);
+    bool ok = k->ex->nevents && k->ex->events[0].final && !strstr(k->ex->events[0].text, "\"error\":{");
+    pthread_mutex_unlock(&k->ex->lock);
+    ret = answer(k, c, false, ok ? s->id : NULL);
+    if (!ok)
+        sess_end(k->h, s);
+    return ret;
+}
+
+/* Standard base64 with padding, strictly: false for anything else. */
+static bool base64_decode(const char *in, size_t n, char *out, size_t *outlen)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    if (n % 4)
+        return false;
+    for (size_t i = 0; i < n; i += 4) {
+        unsigned v = 0;
+        int pad = 0;
+        for (size_t j = 0; j < 4; j++) {
+            const char *p = in[i + j] ? strchr(alphabet, in[i + j]) : NULL;
+            if (in[i + j] == '=' && i + 4 == n && j >= 2) {
+                pad++;
+                v <<= 6;
+                continue;
+            }
+            if (!p || pad)
+                return false;
+            v = (v << 6) | (unsigned)(p - alphabet);
+        }
+        out[o++] = (char)(v >> 16);
+        if (pad < 2)
+            out[o++] = (char)(v >> 8 & 0xff);
+        if (pad < 1)
+            out[o++] = (char)(v & 0xff);
+    }
+    *outlen = o;
+    return true;
+}
+
+/* An argument as a header carries it: strings as they are, anything else
+ * as its JSON text. */
+static const char *arg_text(json_object *v)
+{
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                    : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+}
+
+/* The tool's x-mcp-header parameters must be mirrored in Mcp-Param-NAME
+ * headers ("=?base64?...?=" wraps a Base64 value). NULL when they are. */
+static const char *check_param_headers(th_http *h, struct MHD_Connection *c, json_object *params)
+{
+    json_object *name, *args, *props;
+    if (!h->opts.reg || !json_object_object_get_ex(params, "name", &name))
+        return NULL;
+    const th_entry *e = th_registry_get(h->opts.reg, json_object_get_string(name));
+    if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
+        !json_object_is_type(props, json_type_object))
+        return NULL;
+    if (!json_object_object_get_ex(params, "arguments", &args))
+        args = NULL;
+    json_object_object_foreach(props, pname, pschema)
+    {
+        json_object *hn, *arg;
+        if (!json_object_is_type(pschema, json_type_object) || !json_object_object_get_ex(pschema, "x-mcp-header", &hn) ||
+            !args || !json_object_object_get_ex(args, pname, &arg))
+            continue;
+        char hname[160], val[4096], dec[4096];
+        snprintf(hname, sizeof hname, H_PARAM_PREFIX "%s", json_object_get_string(hn));
+        const char *hv = header(c, hname, val, sizeof val);
+        if (!hv)
+            return "an Mcp-Param header is missing for an argument the tool mirrors in headers";
+        size_t hl = strlen(hv), dl;
+        if (hl >= 11 && strncmp(hv, "=?base64?", 9) == 0 && strcmp(hv + hl - 2, "?=") == 0) {
+            if (!base64_decode(hv + 9, hl - 11, dec, &dl))
+                return "an Mcp-Param header holds invalid Base64";
+            dec[dl] = '\0';
+            hv = dec;
+            hl = dl;
+        }
+        const char *want = arg_text(arg);
+        if (strlen(want) != hl || memcmp(want, hv, hl) != 0)
+            return "an Mcp-Param header does not match its argument in the body";
+    }
+    return NULL;
+}
+
+/* The member of PARAMS that Mcp-Name mirrors for METHOD, or NULL. */
+static const char *name_member(const char *method)
+{
+    static const struct {
+        const char *method, *member;
+    } names[] = {{"tools/call", "name"}, {"prompts/get", "name"}, {"resources/read", "uri"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i].method, method) == 0)
+            return names[i].member;
+    return NULL;
+}
+
+/*
+** A modern (2026-07-28) request: its headers must agree with its body, then
+** it is served in a session of its own that lives as long as the POST.
+*/
+static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
+{
+    th_http *h = k->h;
+    char pvb[64], mb[256], nb[1024];
+    json_object *id = NULL, *method = NULL, *params = NULL, *meta = NULL, *mv = NULL, *caps, *v;
+    if (!json_object_is_type(msg, json_type_object))
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
+                              "Invalid Request: a " TH_MCP_MODERN_VERSION " POST carries one JSON-RPC message", NULL);
+    json_object_object_get_ex(msg, "id", &id);
+    json_object_object_get_ex(msg, "method", &method);
+    if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
+        json_object_object_get_ex(meta, META_VERSION, &mv);
+    bool request = id && method;
+    const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
+    if (!pv)
+        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is missing",
+                              NULL);
+    if (request && (!mv || !json_object_object_get_ex(meta, META_CAPS, &caps)))
+        return send_rpc_error(c, 400, id, TH_RPC_INVALID_PARAMS,
+                              "Invalid params: _meta needs \"" META_VERSION "\" and \"" META_CAPS "\"", NULL);
+    if (mv && strcmp(json_object_get_string(mv), pv) != 0)
+        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
+                              "Header mismatch: MCP-Protocol-Version differs from _meta[\"" META_VERSION "\"]", NULL);
+    const char *mname = method && json_object_is_type(method, json_type_string) ? json_object_get_string(method) : "";
+    const char *hm = header(c, H_METHOD, mb, sizeof mb);
+    if (!hm || strcmp(hm, mname) != 0)
+        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
+                              hm ? "Header mismatch: Mcp-Method differs from the body's method"
+                                 : "Header mismatch: Mcp-Method is missing",
+                              NULL);
+    const char *member = name_member(mname);
+    if (member) {
+        const char *hn = header(c, H_NAME, nb, sizeof nb);
+        const char *bn = params && json_object_object_get_ex(params, member, &v) ? json_object_get_string(v) : NULL;
+        if ((hn || bn) && (!hn || !bn || strcmp(hn, bn) != 0))
+            return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
+                                  hn ? "Header mismatch: Mcp-Name differs from the body"
+                                     : "Header mismatch: Mcp-Name is missing",
+                                  NULL);
+        const char *bad = strcmp(mname, "tools/call") == 0 && params ? check_param_headers(h, c, params) : NULL;
+        if (bad) {
+            char m[256];
+            snprintf(m, sizeof m, "Header mismatch: %s", bad);
+            return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH, m, NULL);
+        }
+    }
+    if (request && !(k->ex = exchange_for(h, c, msg)))
+        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (!k->ex && !(k->ex = exchange_new(&h->abort, false)))
+        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
+        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    th_mcp_session_handle(k->ms, k->body.data, k->body.len);
+    return request ? answer(k, c, true, NULL) : accepted(c, NULL);
+}
+
+static bool known_legacy(const char *v)
+{
+    for (size_t i = 0; i < sizeof legacy_versions / sizeof legacy_versions[0]; i++)
+        if (strcmp(legacy_versions[i], v) == 0)
+            return true;
+    return false;
+}
+
+static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
+{
+    th_http *h = k->h;
+    char sidb[128], pvb[64];
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    if (!tok)
+        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    json_object *msg = k->body.data ? json_tokener_parse_ex(tok, k->body.data, (int)k->body.len) : NULL;
+    bool whole = msg && json_tokener_get_error(tok) == json_tokener_success &&
+                 (size_t)json_tokener_get_parse_end(tok) == k->body.len;
+    json_tokener_free(tok);
+    if (!whole || !(json_object_is_type(msg, json_type_object) || json_object_is_type(msg, json_type_array))) {
+        json_object_put(msg);
+        return send_rpc_error(c, 400, NULL, TH_RPC_PARSE_ERROR, "Parse error: the body is not one JSON-RPC message",
+                              NULL);
+    }
+    enum MHD_Result ret;
+    const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
+    const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
+    json_object *method = NULL, *params, *meta, *mv = NULL;
+    if (json_object_is_type(msg, json_type_object)) {
+        json_object_object_get_ex(msg, "method", &method);
+        if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
+            json_object_object_get_ex(meta, META_VERSION, &mv);
+    }
+    bool init = method && strcmp(json_object_get_string(method), "initialize") == 0;
+    if (sid) {
+        if (pv && !known_legacy(pv) && strcmp(pv, TH_MCP_MODERN_VERSION) != 0) {
+            ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
+                                 "Bad Request: unsupported MCP-Protocol-Version", NULL);
+        } else if (!(k->sess = sess_find(h, sid))) {
+            ret = send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
+                                 "Not Found: no such session (it ended, or the server restarted); initialize again",
+                                 NULL);
+        } else {
+            ret = legacy_post(k, c, k->sess, msg, false);
+        }
+    } else if ((pv && strcmp(pv, TH_MCP_MODERN_VERSION) == 0) || (mv && !init)) {
+        ret = modern_post(k, c, msg);
+    } else if (init) {
+        const char *why = NULL;
+        if (!(k->sess = sess_new(h, &why)))
+            ret = send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR, why, NULL);
+        else
+            ret = legacy_post(k, c, k->sess, msg, true);
+    } else {
+        ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
+                             "Bad Request: Mcp-Session-Id is required (send initialize first), or use protocol "
+                             TH_MCP_MODERN_VERSION " with its per-request headers",
+                             NULL);
+    }
+    json_object_put(msg);
+    return ret;
+}
+
+static enum MHD_Result serve_delete(conn *k, struct MHD_Connection *c)
+{
+    char sidb[128];
+    const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
+    if (!sid)
+        return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
+    hsess *s = sess_find(k->h, sid);
+    if (!s)
+        return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
+    sess_end(k->h, s);
+    sess_unref(k->h, s);
+    return send_body(c, MHD_HTTP_OK, NULL, "", 0, NULL, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    th_http *h = cls;
+    conn *k = *con_cls;
+    (void)version;
+    if (!k) {
+        refusal r = {0};
+        if (!admit(h, c, url, method, &r))
+            return send_rpc_error(c, r.status, NULL, TH_RPC_INVALID_REQUEST, r.message, r.allow);
+        if (!(k = calloc(1, sizeof *k)))
+            return MHD_NO;
+        k->h = h;
+        pthread_mutex_lock(&h->lock);
+        h->active++;
+        pthread_mutex_unlock(&h->lock);
+        k->counted = true;
+        *con_cls = k;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        /* Without a Content-Length the size is known only now. */
+        if (k->body.len + *upload_size > k->h->opts.max_body_bytes) {
+            *upload_size = 0;
+            return send_rpc_error(c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, TH_RPC_INVALID_REQUEST,
+                                  "Content Too Large: the message passes --max-message-bytes", NULL);
+        }
+        if (!th_buf_append(&k->body, upload, *upload_size))
+            return MHD_NO;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (atomic_load(&h->abort))
+        return send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR,
+                              "Service Unavailable: the server is stopping", NULL);
+    if (strcmp(method, "GET") == 0)
+        return serve_get(k, c);
+    return strcmp(method, "POST") == 0 ? serve_post(k, c) : serve_delete(k, c);
+}
+
+/* The request is over (answered, or the client went away). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    th_http *h = cls;
+    conn *k = *con_cls;
+    (void)c;
+    if (!k)
+        return;
+    *con_cls = NULL;
+    if (k->ms) {
+        /* A modern request whose client left, or that got 504, is
+         * cancelled: nobody will see its result. */
+        bool delivered = true;
+        if (k->ex) {
+            pthread_mutex_lock(&k->ex->lock);
+            delivered = k->ex->delivered || !k->ex->key;
+            pthread_mutex_unlock(&k->ex->lock);
+        }
+        if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !delivered)
+            th_mcp_session_cancel_all(k->ms);
+        th_mcp_session_free(k->ms);
+    }
+    if (k->sess) {
+        /* A resumable answer keeps receiving after its client left. */
+        if (k->ex && !k->ex->resumable)
+            sess_detach(k->sess, k->ex);
+        sess_unref(h, k->sess);
+    }
+    exchange_unref(k->ex);
+    free(k->body.data);
+    if (k->counted) {
+        pthread_mutex_lock(&h->lock);
+        if (--h->active == 0)
+            pthread_cond_broadcast(&h->idle);
+        pthread_mutex_unlock(&h->lock);
+    }
+    free(k);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char m[512];
+    (void)cls;
+    vsnprintf(m, sizeof m, fmt, ap);
+    m[strcspn(m, "\n")] = '\0';
+    th_log(TH_LOG_WARNING, "http: %s", m);
+}
+
+/* ---- start and stop -------------------------------------------------------- */
+
+th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss = {0};
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    const char *addr = opts->addr ? opts->addr : "127.0.0.1";
+    /* poll(), not select(): workers and connections may push descriptors past
+     * FD_SETSIZE. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
+    bool loopback;
+    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)opts->port);
+        loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+    } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)opts->port);
+        loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(err, errlen, "'%s' is not an IPv4 or IPv6 address", addr);
+        return NULL;
+    }
+    th_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->mcp = mcp;
+    h->opts = *opts;
+    if (!h->opts.path)
+        h->opts.path = "/mcp";
+    if (!h->opts.max_sessions)
+        h->opts.max_sessions = 1024;
+    if (!h->opts.max_connections)
+        h->opts.max_connections = 64;
+    if (h->opts.request_timeout_ms <= 0)
+        h->opts.request_timeout_ms = 300000;
+    h->loopback = loopback;
+    atomic_init(&h->abort, false);
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->idle, NULL);
+    unsigned idle_s = (unsigned)((h->opts.request_timeout_ms + 999) / 1000);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                                 MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                 mhd_log, NULL, MHD_OPTION_END);
+    if (!h->daemon) {
+        snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->idle);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+unsigned th_http_port(const th_http *h)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return i ? i->port : 0;
+}
+
+void th_http_stop(th_http *h, long long deadline_ms)
+{
+    if (!h)
+        return;
+    /* No new connections; requests being answered may finish. */
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
+    pthread_mutex_lock(&h->lock);
+    while (h->active > 0 && th_cond_wait_until(&h->idle, &h->lock, deadline_ms))
+        ;
+    size_t left = h->active;
+    pthread_mutex_unlock(&h->lock);
+    if (left)
+        th_log(TH_LOG_WARNING, "http: %zu request%s still open at shutdown; cancelling", left, left == 1 ? "" : "s");
+    atomic_store(&h->abort, true);
+    pthread_mutex_lock(&h->lock);
+    for (hsess *s = h->sessions; s; s = s->next)
+        th_mcp_session_cancel_all(s->ms);
+    pthread_mutex_unlock(&h->lock);
+    MHD_stop_daemon(h->daemon); /* joins every connection thread */
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    while (h->sessions)
+        sess_end(h, h->sessions);
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->idle);
+    free(h);
+}

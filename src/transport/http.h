@@ -1,0 +1,52 @@
+/*
+** transport/http.h: MCP over Streamable HTTP (libmicrohttpd). It admits
+** requests (path, method, Origin/Host, media types, size), keeps the legacy
+** sessions that initialize opens, checks the modern per-request headers
+** against the body, and turns what a th_mcp_session sends into a JSON body
+** or an SSE stream. It never interprets MCP beyond those headers.
+*/
+#ifndef TH_TRANSPORT_HTTP_H
+#define TH_TRANSPORT_HTTP_H
+
+#include <stddef.h>
+
+#include "plugin/registry.h"
+#include "protocol/mcp.h"
+
+typedef struct th_http_opts {
+    const char *addr;            /* IPv4 or IPv6 literal to bind; NULL: 127.0.0.1 */
+    unsigned port;               /* 0: any free port (see th_http_port) */
+    const char *path;            /* the endpoint; NULL: "/mcp" */
+    const char *const *origins;  /* allowed Origin values besides loopback ones */
+    size_t norigins;
+    size_t max_body_bytes;       /* a larger POST body is refused with 413 */
+    unsigned max_connections;    /* open connections at once */
+    size_t max_sessions;         /* legacy sessions at once */
+    long long request_timeout_ms; /* idle connection and longest wait for an answer */
+    long long retry_ms;          /* SSE polling (legacy sessions): a request silent this
+                                  * long gets a priming event with this retry, and each SSE
+                                  * answer ends after this long; resumed by GET with
+                                  * Last-Event-ID. 0: off, answers stream to the end */
+    const th_registry *reg;      /* for x-mcp-header parameters; may be NULL */
+} th_http_opts;
+
+typedef struct th_http th_http;
+
+/*
+** Start serving MCP (taken by reference; it must outlive the th_http) on
+** OPTS (copied; its strings must outlive the th_http). NULL with a message
+** in ERR when the address cannot be parsed or bound.
+*/
+th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t errlen);
+
+/* The port actually bound (useful after port 0). */
+unsigned th_http_port(const th_http *h);
+
+/*
+** Stop accepting connections, let requests in flight finish until
+** DEADLINE_MS (th_now_ms clock), cancel what is still running, close every
+** connection and session, and free H.
+*/
+void th_http_stop(th_http *h, long long deadline_ms);
+
+#endif

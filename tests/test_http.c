@@ -1,0 +1,643 @@
+/*
+** test_http.c: integration tests of the Streamable HTTP transport with a
+** plain socket client: legacy sessions (issued, required, ended, unknown),
+** SSE when progress precedes the result, SSE polling resumed with GET and
+** Last-Event-ID, the modern header checks (-32020), the
+** connection limit, refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
+** SIGTERM letting a call in flight finish. Both isolation modes where the
+** tool calls run matters.
+*/
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "mcp_harness.h"
+
+#define LISTENING "listening on http://127.0.0.1:"
+#define MODERN_HEADERS "MCP-Protocol-Version: 2026-07-28\r\n"
+
+/* A response as the client saw it. */
+typedef struct hres {
+    int status;
+    char *headers; /* raw header block, lower-cased names kept as sent */
+    char *body;    /* de-chunked */
+} hres;
+
+static void hres_free(hres *r)
+{
+    free(r->headers);
+    free(r->body);
+}
+
+/* Start toolhost serving HTTP on a free port (plus ARGS...); *PORT gets it. */
+static mh_proc *start_http(int *port, const char *a1, const char *a2, const char *a3)
+{
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", a1, a2, a3, NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    const char *at = strstr(err, LISTENING);
+    *port = atoi(at + strlen(LISTENING));
+    free(err);
+    ck_assert_int_gt(*port, 0);
+    return p;
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect: %s", strerror(errno));
+    struct timeval tv = {.tv_sec = MH_TIMEOUT_MS / 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* Send METHOD with extra header lines HDRS ("Name: v\r\n"...) and BODY
+ * (NULL: none); the connection closes after the response. */
+static int send_request(int port, const char *method, const char *path, const char *hdrs, const char *body)
+{
+    int fd = connect_to(port);
+    char head[4096], len[128] = "";
+    if (body)
+        snprintf(len, sizeof len, "Content-Type: application/json\r\nContent-Length: %zu\r\n", strlen(body));
+    int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n%s%s\r\n",
+                     method, path, port, hdrs ? hdrs : "", len);
+    ck_assert(n > 0 && (size_t)n < sizeof head);
+    ck_assert(write(fd, head, (size_t)n) == n);
+    if (body)
+        ck_assert(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+    return fd;
+}
+
+/* The value of header NAME in R (malloc'd), or NULL. */
+static char *header_of(const hres *r, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = r->headers; l; l = strstr(l, "\r\n") ? strstr(l, "\r\n") + 2 : NULL) {
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+            const char *v = l + n + 1;
+            while (*v == ' ')
+                v++;
+            return strndup(v, strcspn(v, "\r\n"));
+        }
+    }
+    return NULL;
+}
+
+/* Read the whole response from FD (closed afterwards). */
+static hres read_response(int fd)
+{
+    hres r = {0};
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (len + 1 >= cap)
+            buf = realloc(buf, cap *= 2);
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    char *end = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(end != NULL, "no complete HTTP response: '%s'", buf);
+    *end = '\0';
+    r.headers = strdup(buf);
+    ck_assert_msg(sscanf(buf, "HTTP/1.1 %d", &r.status) == 1, "status line: %s", buf);
+    const char *body = end + 4;
+    char *te = header_of(&r, "Transfer-Encoding");
+    bool chunked = te && strcasecmp(te, "chunked") == 0;
+    free(te);
+    if (chunked) {
+        size_t out = 0;
+        char *d = malloc(strlen(body) + 1);
+        for (;;) {
+            unsigned long sz = strtoul(body, NULL, 16);
+            const char *data = strstr(body, "\r\n");
+            if (!sz || !data)
+                break;
+            memcpy(d + out, data + 2, sz);
+            out += sz;
+            body = data + 2 + sz + 2;
+        }
+        d[out] = '\0';
+        r.body = d;
+    } else {
+        r.body = strdup(body);
+    }
+    free(buf);
+    return r;
+}
+
+/* Like read_response, but a connection closed without a response gives
+ * status 0 instead of failing. */
+static hres read_response_or_empty(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK);
+    if (n <= 0) {
+        close(fd);
+        return (hres){0};
+    }
+    return read_response(fd);
+}
+
+static hres request(int port, const char *method, const char *hdrs, const char *body)
+{
+    return read_response(send_request(port, method, "/mcp", hdrs, body));
+}
+
+/* R's body as one JSON-RPC message (must parse). */
+static json_object *body_json(const hres *r)
+{
+    json_object *o = mh_parse(r->body);
+    ck_assert_msg(o != NULL, "body is not JSON: '%s'", r->body);
+    return o;
+}
+
+static void assert_error(const hres *r, int status, int code)
+{
+    ck_assert_msg(r->status == status, "want HTTP %d, got %d: %s", status, r->status, r->body);
+    json_object *o = body_json(r);
+    MH_ASSERT_INT(o, "error code", code);
+    json_object_put(o);
+}
+
+#define ACCEPT_BOTH "Accept: application/json, text/event-stream\r\n"
+#define INIT_BODY                                                                                                      \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","        \
+    "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"
+
+/* initialize over HTTP; returns the issued session id (malloc'd). */
+static char *open_session(int port)
+{
+    hres r = request(port, "POST", ACCEPT_BOTH, INIT_BODY);
+    ck_assert_msg(r.status == 200, "initialize: HTTP %d %s", r.status, r.body);
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert_msg(sid && strlen(sid) >= 16, "no Mcp-Session-Id in %s", r.headers);
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result protocolVersion", "2025-11-25");
+    json_object_put(o);
+    hres_free(&r);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    ck_assert_int_eq(r.status, 202);
+    hres_free(&r);
+    return sid;
+}
+
+static const char *const isolation[] = {"--isolation=process", "--isolation=none"};
+
+/* ---- legacy sessions ------------------------------------------------------ */
+
+START_TEST(legacy_session_lifecycle)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], NULL, NULL);
+    char *sid = open_session(port);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                     "\"arguments\":{\"text\":\"hi\"}}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    json_object *o = body_json(&r);
+    MH_ASSERT_INT(o, "id", 2);
+    ck_assert_msg(strstr(mh_json(o), "hi"), "echo result: %s", mh_json(o));
+    json_object_put(o);
+    hres_free(&r);
+
+    /* Errors that cannot name their request ("id": null) still answer it:
+     * a batch where the revision has none, a message without a method. */
+    r = request(port, "POST", hdrs, "[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}]");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_INT(o, "error code", -32600);
+    json_object_put(o);
+    hres_free(&r);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":{}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_INT(o, "error code", -32600);
+    json_object_put(o);
+    hres_free(&r);
+
+    /* Without a session, a legacy request is refused; an unknown one is 404. */
+    r = request(port, "POST", ACCEPT_BOTH, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    assert_error(&r, 400, -32600);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+
+    /* DELETE ends it; afterwards it is unknown. */
+    char del[256];
+    snprintf(del, sizeof del, "Mcp-Session-Id: %s\r\n", sid);
+    r = request(port, "DELETE", del, NULL);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    r = request(port, "DELETE", del, NULL);
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+START_TEST(progress_makes_an_event_stream)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], NULL, NULL);
+    char *sid = open_session(port);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"progress\","
+                     "\"arguments\":{\"steps\":3},\"_meta\":{\"progressToken\":\"tok\"}}}");
+    ck_assert_int_eq(r.status, 200);
+    char *type = header_of(&r, "Content-Type");
+    ck_assert_msg(type && strcmp(type, "text/event-stream") == 0, "Content-Type %s", type ? type : "(none)");
+    free(type);
+    /* Three progress events with ids, then the result, in that order. */
+    const char *at = r.body;
+    for (int i = 0; i < 3; i++) {
+        at = strstr(at, "notifications/progress");
+        ck_assert_msg(at, "progress %d missing in %s", i + 1, r.body);
+        at++;
+    }
+    ck_assert_msg(strstr(at, "\"id\":5") && strstr(at, "progress: 3 steps"), "result after progress: %s", r.body);
+    unsigned long long stream;
+    ck_assert_msg(sscanf(r.body, "id: %llu-1\ndata: ", &stream) == 1, "events carry ids: %s", r.body);
+    hres_free(&r);
+
+    /* Without progress the same session answers application/json. */
+    r = request(port, "POST", hdrs,
+                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"progress\","
+                "\"arguments\":{\"steps\":3}}}");
+    type = header_of(&r, "Content-Type");
+    ck_assert_msg(type && strcmp(type, "application/json") == 0, "Content-Type %s", type ? type : "(none)");
+    free(type);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+START_TEST(full_session_table_ends_the_idlest)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-sessions=2", NULL, NULL);
+    char *a = open_session(port), *b = open_session(port);
+    char hdrs[256];
+    /* Use A, so B is the one idle longest when C arrives. */
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", a);
+    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    char *c = open_session(port);
+    const char *want[][2] = {{a, "200"}, {b, "404"}, {c, "200"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", want[i][0]);
+        r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+        ck_assert_msg(r.status == atoi(want[i][1]), "session %zu: HTTP %d", i, r.status);
+        hres_free(&r);
+    }
+    free(a);
+    free(b);
+    free(c);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- modern requests -------------------------------------------------------- */
+
+#define MODERN_CALL(name)                                                                                              \
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"" name "\","                     \
+    "\"arguments\":{\"text\":\"x\"}," MH_MODERN_META "}}"
+
+START_TEST(modern_headers_checked)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], NULL, NULL);
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name:  echo \r\n",
+                     MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result resultType", "complete");
+    json_object_put(o);
+    hres_free(&r);
+
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/list\r\nMcp-Name: echo\r\n",
+                MODERN_CALL("echo"));
+    assert_error(&r, 400, -32020);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: rich\r\n",
+                MODERN_CALL("echo"));
+    assert_error(&r, 400, -32020);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\n", MODERN_CALL("echo"));
+    assert_error(&r, 400, -32020);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n", MODERN_CALL("echo"));
+    assert_error(&r, 400, -32020); /* MCP-Protocol-Version missing */
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH "MCP-Protocol-Version: 2025-11-25\r\nMcp-Method: tools/call\r\n"
+                "Mcp-Name: echo\r\n", MODERN_CALL("echo"));
+    assert_error(&r, 400, -32020); /* header and _meta disagree */
+    hres_free(&r);
+    /* Method not found is 404, as the stateless transport maps it. */
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: ping\r\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\",\"params\":{" MH_MODERN_META "}}");
+    assert_error(&r, 404, -32601);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- refusals ------------------------------------------------------------------ */
+
+START_TEST(refusals_have_their_status)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--max-message-bytes=512", "--http-allow-origin=https://app.example", NULL);
+    const char *list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+    hres r = request(port, "GET", "Accept: text/event-stream\r\n", NULL);
+    ck_assert_int_eq(r.status, 405);
+    char *allow = header_of(&r, "Allow");
+    ck_assert_msg(allow && strstr(allow, "POST"), "Allow: %s", allow ? allow : "(none)");
+    free(allow);
+    hres_free(&r);
+    r = request(port, "PUT", NULL, list);
+    ck_assert_int_eq(r.status, 405);
+    hres_free(&r);
+    r = read_response(send_request(port, "POST", "/other", ACCEPT_BOTH, list));
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    r = request(port, "POST", "Accept: text/html\r\n", list);
+    ck_assert_int_eq(r.status, 406);
+    hres_free(&r);
+    /* A body that is not application/json. */
+    int fd = connect_to(port);
+    char raw[512];
+    snprintf(raw, sizeof raw,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+             "Content-Length: %zu\r\n\r\n%s", port, strlen(list), list);
+    ck_assert(write(fd, raw, strlen(raw)) == (ssize_t)strlen(raw));
+    r = read_response(fd);
+    ck_assert_int_eq(r.status, 415);
+    hres_free(&r);
+    /* Larger than --max-message-bytes. */
+    char big[1024];
+    snprintf(big, sizeof big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"x\":\"%0700d\"}}", 0);
+    r = request(port, "POST", ACCEPT_BOTH, big);
+    ck_assert_int_eq(r.status, 413);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH, "{\"jsonrpc\":");
+    assert_error(&r, 400, -32700);
+    hres_free(&r);
+    /* Origins: foreign refused, listed and loopback ones served. */
+    r = request(port, "POST", ACCEPT_BOTH "Origin: http://evil.example\r\n", INIT_BODY);
+    ck_assert_int_eq(r.status, 403);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH "Origin: https://app.example\r\n", INIT_BODY);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    r = request(port, "POST", ACCEPT_BOTH "Origin: http://localhost:3000\r\n", INIT_BODY);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    /* DNS rebinding: a foreign Host on a loopback server. */
+    fd = connect_to(port);
+    snprintf(raw, sizeof raw,
+             "POST /mcp HTTP/1.1\r\nHost: evil.example:%d\r\nConnection: close\r\nContent-Type: application/json\r\n"
+             ACCEPT_BOTH "Content-Length: %zu\r\n\r\n%s", port, strlen(INIT_BODY), INIT_BODY);
+    ck_assert(write(fd, raw, strlen(raw)) == (ssize_t)strlen(raw));
+    r = read_response(fd);
+    ck_assert_int_eq(r.status, 403);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- SSE polling and resumption ---------------------------------------------- */
+
+START_TEST(sse_polling_resumes_with_last_event_id)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "--http-retry-ms=300", NULL);
+    char *sid = open_session(port);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    /* Silent for longer than the retry time: a priming event, then the end. */
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                     "\"arguments\":{\"ms\":1500}}}");
+    ck_assert_int_eq(r.status, 200);
+    unsigned long long stream;
+    ck_assert_msg(sscanf(r.body, "id: %llu-0\nretry: 300\ndata: \n\n", &stream) == 1, "priming event: '%s'", r.body);
+    ck_assert_msg(!strstr(r.body, "\"id\":11"), "no result yet: %s", r.body);
+    hres_free(&r);
+
+    /* Poll with GET and Last-Event-ID until the result comes. */
+    char get[512];
+    bool got = false;
+    for (int i = 0; i < 60 && !got; i++) {
+        snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
+                 stream);
+        r = request(port, "GET", get, NULL);
+        ck_assert_msg(r.status == 200, "GET: HTTP %d %s", r.status, r.body);
+        got = strstr(r.body, "\"id\":11") != NULL;
+        if (got) {
+            char want[64];
+            snprintf(want, sizeof want, "id: %llu-1\ndata: ", stream);
+            ck_assert_msg(strstr(r.body, want), "the result is event 1 of its stream: %s", r.body);
+        }
+        hres_free(&r);
+    }
+    ck_assert_msg(got, "the result never came on a resumed stream");
+    /* Delivered: the stream is gone. Without Last-Event-ID there is no stream. */
+    r = request(port, "GET", get, NULL);
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n", sid);
+    r = request(port, "GET", get, NULL);
+    ck_assert_int_eq(r.status, 405);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- shutdown ------------------------------------------------------------------ */
+
+START_TEST(sigterm_finishes_calls_in_flight)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=15000", NULL);
+    int fd = send_request(port, "POST", "/mcp", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
+                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                          "\"arguments\":{\"ms\":1500}," MH_MODERN_META "}}");
+    /* Let the call start, then ask the host to stop. */
+    usleep(500 * 1000);
+    mh_kill(p, SIGTERM);
+    hres r = read_response(fd);
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    json_object *o = body_json(&r);
+    MH_ASSERT_INT(o, "id", 9);
+    ck_assert_msg(!mh_has(o, "result isError"), "the call finished: %s", mh_json(o));
+    json_object_put(o);
+    hres_free(&r);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    /* Stopped: nothing listens any more. */
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ne(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    close(s);
+    mh_free(p);
+}
+END_TEST
+
+/* POST BODY on a new connection; status 0 when the server closes it
+ * without an answer. */
+static hres try_post(int port, const char *body)
+{
+    int fd = connect_to(port);
+    char req[2048];
+    int n = snprintf(req, sizeof req,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n" ACCEPT_BOTH
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     port, strlen(body), body);
+    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        return (hres){0};
+    }
+    return read_response_or_empty(fd);
+}
+
+START_TEST(connection_limit_holds)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-connections=1", NULL, NULL);
+    /* One connection holds the only slot with a request not yet complete. */
+    int held = connect_to(port);
+    const char partial[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    ck_assert(write(held, partial, sizeof partial - 1) == (ssize_t)(sizeof partial - 1));
+    usleep(200 * 1000);
+    /* A second one is closed without an answer. */
+    hres r = try_post(port, INIT_BODY);
+    ck_assert_msg(r.status == 0, "a connection past the limit was served: HTTP %d", r.status);
+    close(held);
+    /* The slot is free again once the server saw the close. */
+    for (int i = 0; i < 100 && r.status != 200; i++) {
+        usleep(100 * 1000);
+        hres_free(&r);
+        r = try_post(port, INIT_BODY);
+    }
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+START_TEST(request_time_limit)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-timeout=1", "--call-timeout=0", NULL);
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
+                     "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                     "\"arguments\":{\"ms\":5000}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 504, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- the command line ------------------------------------------------------------ */
+
+START_TEST(http_alone_does_not_read_stdin)
+{
+    int port;
+    mh_proc *p = start_http(&port, NULL, NULL, NULL);
+    /* stdio is not served: end of input does not end the host. */
+    mh_close_stdin(p);
+    ck_assert_int_eq(mh_wait(p, 500), -1);
+    hres r = request(port, "POST", ACCEPT_BOTH, INIT_BODY);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+START_TEST(http_and_stdio_together)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--stdio", NULL, NULL);
+    mh_initialize(p, "2025-11-25");
+    hres r = request(port, "POST", ACCEPT_BOTH, INIT_BODY);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    mh_finish(p); /* end of input ends both */
+}
+END_TEST
+
+static Suite *http_suite(void)
+{
+    Suite *s = suite_create("http");
+    TCase *tc = tcase_create("http");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
+    tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
+    tcase_add_test(tc, full_session_table_ends_the_idlest);
+    tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
+    tcase_add_test(tc, refusals_have_their_status);
+    tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
+    tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
+    tcase_add_test(tc, connection_limit_holds);
+    tcase_add_test(tc, request_time_limit);
+    tcase_add_test(tc, http_alone_does_not_read_stdin);
+    tcase_add_test(tc, http_and_stdio_together);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(http_suite, mh_global_setup, mh_global_teardown)
