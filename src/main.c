@@ -526,6 +526,7 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_REGISTRY_CACHE:
             use_cache = false;
+            break;
         case OPT_HTTP:
             if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
                 goto usage;

@@ -721,6 +721,19 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
     return o;
 }
 
+bool th_rpc_member(json_object *msg, const char *key, json_object **out)
+{
+    if (json_object_get_type(msg) != json_type_boolean || json_object_get_userdata(msg) == NULL)
+        return json_object_object_get_ex(msg, key, out);
+    /* Only th_rpc_result_spliced gives a boolean user data. */
+    spliced *sp = json_object_get_userdata(msg);
+    json_object *v = strcmp(key, "id") == 0 ? sp->id : strcmp(key, "result") == 0 ? sp->result : NULL;
+    bool found = v != NULL || strcmp(key, "id") == 0;
+    if (out)
+        *out = v;
+    return found;
+}
+
 const char *th_rpc_serialize(json_object *msg, size_t *len)
 {
     return json_object_to_json_string_length(msg, SERIALIZE_FLAGS, len);

@@ -82,6 +82,14 @@ void th_rpc_msg_clear(th_rpc_msg *msg);
 */
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail);
 
+/*
+** json_object_object_get_ex for an outgoing message, seeing through the
+** spliced form above (whose members are not a json-c object's): a transport
+** that routes by "id" or tells responses from requests must use this.
+** *OUT is borrowed from MSG.
+*/
+bool th_rpc_member(json_object *msg, const char *key, json_object **out);
+
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Takes RESULT; ID is borrowed
 ** (NULL -> null). NULL on allocation failure. */
 json_object *th_rpc_result(json_object *id, json_object *result);

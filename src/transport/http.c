@@ -154,7 +154,7 @@ static bool is_response(json_object *msg)
     if (json_object_is_type(msg, json_type_array))
         return true;
     json_object *v;
-    return json_object_object_get_ex(msg, "id", &v) && !json_object_object_get_ex(msg, "method", &v);
+    return th_rpc_member(msg, "id", &v) && !th_rpc_member(msg, "method", &v);
 }
 
 /* ---- the transport and its sessions ------------------------------------ */
@@ -198,9 +198,9 @@ static void sess_send(void *ctx, json_object *msg)
     bool final = is_response(msg);
     char *key = NULL;
     json_object *token = NULL, *v;
-    if (final && !json_object_is_type(msg, json_type_array) && json_object_object_get_ex(msg, "id", &v))
+    if (final && !json_object_is_type(msg, json_type_array) && th_rpc_member(msg, "id", &v))
         key = th_rpc_id_key(v);
-    else if (!final && json_object_object_get_ex(msg, "params", &v))
+    else if (!final && th_rpc_member(msg, "params", &v))
         json_object_object_get_ex(v, "progressToken", &token);
     const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
 
@@ -847,8 +847,8 @@ static bool has_request(json_object *msg)
     }
     if (!json_object_is_type(msg, json_type_object))
         return true;
-    bool method = json_object_object_get_ex(msg, "method", &v), id = json_object_object_get_ex(msg, "id", &v);
-    bool response = !method && (json_object_object_get_ex(msg, "result", &v) || json_object_object_get_ex(msg, "error", &v));
+    bool method = th_rpc_member(msg, "method", &v), id = th_rpc_member(msg, "id", &v);
+    bool response = !method && (th_rpc_member(msg, "result", &v) || th_rpc_member(msg, "error", &v));
     return !(method && !id) && !response;
 }
 
@@ -864,9 +864,9 @@ static exchange *exchange_for(th_http *h, struct MHD_Connection *c, json_object 
     if (json_object_is_type(msg, json_type_array)) {
         ex->key = strdup(BATCH_KEY);
     } else {
-        if (json_object_object_get_ex(msg, "id", &id))
+        if (th_rpc_member(msg, "id", &id))
             ex->key = th_rpc_id_key(id);
-        if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta) &&
+        if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta) &&
             json_object_object_get_ex(meta, "progressToken", &token))
             ex->token = json_object_get(token);
     }
@@ -1021,9 +1021,9 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
     if (!json_object_is_type(msg, json_type_object))
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                               "Invalid Request: a " TH_MCP_MODERN_VERSION " POST carries one JSON-RPC message", NULL);
-    json_object_object_get_ex(msg, "id", &id);
-    json_object_object_get_ex(msg, "method", &method);
-    if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
+    th_rpc_member(msg, "id", &id);
+    th_rpc_member(msg, "method", &method);
+    if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
         json_object_object_get_ex(meta, META_VERSION, &mv);
     bool request = id && method;
     const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
@@ -1098,8 +1098,8 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
     const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
     json_object *method = NULL, *params, *meta, *mv = NULL;
     if (json_object_is_type(msg, json_type_object)) {
-        json_object_object_get_ex(msg, "method", &method);
-        if (json_object_object_get_ex(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
+        th_rpc_member(msg, "method", &method);
+        if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
             json_object_object_get_ex(meta, META_VERSION, &mv);
     }
     bool init = method && strcmp(json_object_get_string(method), "initialize") == 0;
