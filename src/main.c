@@ -112,6 +112,8 @@ static const char usage_text[] =
     "      --auth-token-file=FILE   HTTP requests need a bearer token listed in FILE\n"
     "                               (one a line: TOKEN or sha256:HEX, then scopes)\n"
     "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
+"      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
+    "                               (repeatable; tools/list still lists TOOL)\n"
     "      --auth-issuer=URL        authorization server named in the metadata\n"
     "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
     "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
@@ -159,6 +161,7 @@ enum {
     OPT_AUTH_TOKEN_FILE,
     OPT_AUTH_SCOPE,
     OPT_AUTH_ISSUER,
+    OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
 };
@@ -212,6 +215,7 @@ static const struct option long_opts[] = {
     {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
     {"auth-scope", required_argument, NULL, OPT_AUTH_SCOPE},
     {"auth-issuer", required_argument, NULL, OPT_AUTH_ISSUER},
+    {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
     {"quiet", no_argument, NULL, 'q'},
@@ -392,6 +396,8 @@ int main(int argc, char **argv)
     th_auth *auth = NULL;
     const char *auth_file = NULL;
     bool allow_unauth = false;
+    const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
+    size_t ntool_scopes = 0;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -543,6 +549,19 @@ int main(int argc, char **argv)
             break;
         case OPT_AUTH_SCOPE:
             hopts.auth_scope = optarg;
+            break;
+        case OPT_AUTH_TOOL_SCOPE:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
+                fprintf(stderr, "toolhost: --auth-tool-scope: '%s' is not TOOL=SCOPE\n", optarg);
+                goto usage;
+            }
+            if (ntool_scopes == sizeof tool_scopes / sizeof *tool_scopes) {
+                fprintf(stderr, "toolhost: --auth-tool-scope: at most 64\n");
+                goto usage;
+            }
+            tool_scopes[ntool_scopes++] = optarg;
+            hopts.tool_scopes = tool_scopes;
+            hopts.ntool_scopes = ntool_scopes;
             break;
         case OPT_AUTH_ISSUER:
             hopts.auth_issuer = optarg;

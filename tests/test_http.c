@@ -748,6 +748,65 @@ START_TEST(protected_resource_metadata)
 }
 END_TEST
 
+/* A legacy session opened with bearer token TOKEN; returns its id. */
+static char *open_session_as(int port, const char *token)
+{
+    char auth[128], hdrs[512];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", token);
+    hres r = init_with(port, auth);
+    ck_assert_msg(r.status == 200, "initialize: HTTP %d %s", r.status, r.body);
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert(sid != NULL);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "%sMcp-Session-Id: %s\r\n", auth, sid);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    ck_assert_int_eq(r.status, 202);
+    hres_free(&r);
+    return sid;
+}
+
+static hres post_as(int port, const char *token, const char *sid, const char *body)
+{
+    char hdrs[512];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", token, sid);
+    return request(port, "POST", hdrs, body);
+}
+
+#define CALL_ECHO                                                                                                      \
+    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","                          \
+    "\"arguments\":{\"text\":\"hi\"}}}"
+
+START_TEST(tool_scope_checked_at_call)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, "--auth-tool-scope=echo=tools", NULL);
+    char *sid = open_session_as(port, "plain-token");
+    /* Listing is allowed; calling needs the tool's scope. */
+    hres r = post_as(port, "plain-token", sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"echo\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = post_as(port, "plain-token", sid, CALL_ECHO);
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
+    hres_free(&r);
+    r = post_as(port, "plain-token", sid, "[" CALL_ECHO "]");
+    ck_assert_int_eq(r.status, 403);
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, "scoped-token");
+    r = post_as(port, "scoped-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -784,6 +843,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, insufficient_scope_is_403);
     tcase_add_test(tc, protected_resource_metadata);
     tcase_add_test(tc, non_loopback_needs_authorization);
+    tcase_add_test(tc, tool_scope_checked_at_call);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -613,12 +613,11 @@ static void metadata_url(const th_http *h, struct MHD_Connection *c, char *out, 
 }
 
 /* Refuses a request without a good bearer token (RFC 6750 section 3). */
-static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
+static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *scope, refusal *r)
 {
     if (!h->opts.auth)
         return true;
     char buf[1024], meta[600];
-    const char *scope = h->opts.auth_scope;
     th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
     if (res == TH_AUTH_OK)
         return true;
@@ -646,6 +645,48 @@ static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
             snprintf(r->www_auth + n, sizeof r->www_auth - (size_t)n, ", error=\"%s\"", table[i].error);
     }
     return false;
+}
+
+static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
+{
+    return authorize_scope(h, c, h->opts.auth_scope, r);
+}
+
+/* The scope --auth-tool-scope asks of a tools/call in MSG (one message),
+ * or NULL. tools/list is not filtered: a client may see what it cannot call. */
+static const char *tool_scope(const th_http *h, json_object *msg)
+{
+    json_object *method, *params, *name;
+    if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "method", &method) ||
+        strcmp(json_object_get_string(method), "tools/call") != 0 ||
+        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name))
+        return NULL;
+    const char *tool = json_object_get_string(name);
+    size_t n = strlen(tool);
+    for (size_t i = 0; i < h->opts.ntool_scopes; i++) {
+        const char *e = h->opts.tool_scopes[i];
+        if (strncmp(e, tool, n) == 0 && e[n] == '=')
+            return e + n + 1;
+    }
+    return NULL;
+}
+
+/* Refuses MSG (a message or a batch) when a tools/call in it needs a
+ * scope the token lacks. */
+static bool authorize_tools(th_http *h, struct MHD_Connection *c, json_object *msg, refusal *r)
+{
+    if (!h->opts.auth)
+        return true;
+    if (!json_object_is_type(msg, json_type_array)) {
+        const char *scope = tool_scope(h, msg);
+        return !scope || authorize_scope(h, c, scope, r);
+    }
+    for (size_t i = 0; i < json_object_array_length(msg); i++) {
+        const char *scope = tool_scope(h, json_object_array_get_idx(msg, i));
+        if (scope && !authorize_scope(h, c, scope, r))
+            return false;
+    }
+    return true;
 }
 
 /* The protected resource metadata document (RFC 9728). */
@@ -1220,6 +1261,11 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
                               NULL);
     }
     enum MHD_Result ret;
+    refusal denied = {0};
+    if (!authorize_tools(h, c, msg, &denied)) {
+        json_object_put(msg);
+        return send_auth_refusal(c, denied.status, denied.message, denied.www_auth);
+    }
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
     json_object *method = NULL, *params, *meta, *mv = NULL;

@@ -33,6 +33,8 @@ typedef struct th_http_opts {
     const char *auth_scope;      /* scope every request needs; NULL: any known token */
     const char *resource_url;    /* this server's resource URI; NULL: from Host */
     const char *auth_issuer;     /* authorization server named in the metadata */
+    const char *const *tool_scopes; /* "TOOL=SCOPE": tools/call of TOOL needs SCOPE */
+    size_t ntool_scopes;
 } th_http_opts;
 
 typedef struct th_http th_http;
