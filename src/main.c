@@ -26,6 +26,7 @@
 #include "protocol/mcp.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
+#include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
 #include "worker/scanner.h"
@@ -120,6 +121,15 @@ static const char usage_text[] =
     "                               open N ms, is closed with retry: N; the client\n"
     "                               resumes with GET and Last-Event-ID (default 0:\n"
     "                               off, streams run to the response)\n"
+    "      --auth-token-file=FILE   HTTP requests need a bearer token listed in FILE\n"
+    "                               (one a line: TOKEN or sha256:HEX, then scopes)\n"
+    "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
+"      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
+    "                               (repeatable; tools/list still lists TOOL)\n"
+    "      --auth-issuer=URL        authorization server named in the metadata\n"
+    "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
+    "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
+    "                               --auth-token-file\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -171,6 +181,12 @@ enum {
     OPT_HTTP_SESSIONS,
     OPT_HTTP_TIMEOUT,
     OPT_HTTP_RETRY,
+    OPT_AUTH_TOKEN_FILE,
+    OPT_AUTH_SCOPE,
+    OPT_AUTH_ISSUER,
+    OPT_AUTH_TOOL_SCOPE,
+    OPT_HTTP_RESOURCE_URL,
+    OPT_ALLOW_UNAUTH,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -222,6 +238,12 @@ static const struct option long_opts[] = {
     {"http-max-sessions", required_argument, NULL, OPT_HTTP_SESSIONS},
     {"http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT},
     {"http-retry-ms", required_argument, NULL, OPT_HTTP_RETRY},
+    {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
+    {"auth-scope", required_argument, NULL, OPT_AUTH_SCOPE},
+    {"auth-issuer", required_argument, NULL, OPT_AUTH_ISSUER},
+    {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
+    {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
+    {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -401,6 +423,11 @@ int main(int argc, char **argv)
     char http_addr[128];
     bool http_on = false, stdio_on = false;
     th_http *http = NULL;
+    th_auth *auth = NULL;
+    const char *auth_file = NULL;
+    bool allow_unauth = false;
+    const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
+    size_t ntool_scopes = 0;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -564,6 +591,34 @@ int main(int argc, char **argv)
             if (!parse_size("http-retry-ms", optarg, 86400000, &v))
                 goto usage;
             hopts.retry_ms = (long long)v;
+            break;
+        case OPT_AUTH_TOKEN_FILE:
+            auth_file = optarg;
+            break;
+        case OPT_AUTH_SCOPE:
+            hopts.auth_scope = optarg;
+            break;
+        case OPT_AUTH_TOOL_SCOPE:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
+                fprintf(stderr, "toolhost: --auth-tool-scope: '%s' is not TOOL=SCOPE\n", optarg);
+                goto usage;
+            }
+            if (ntool_scopes == sizeof tool_scopes / sizeof *tool_scopes) {
+                fprintf(stderr, "toolhost: --auth-tool-scope: at most 64\n");
+                goto usage;
+            }
+            tool_scopes[ntool_scopes++] = optarg;
+            hopts.tool_scopes = tool_scopes;
+            hopts.ntool_scopes = ntool_scopes;
+            break;
+        case OPT_AUTH_ISSUER:
+            hopts.auth_issuer = optarg;
+            break;
+        case OPT_HTTP_RESOURCE_URL:
+            hopts.resource_url = optarg;
+            break;
+        case OPT_ALLOW_UNAUTH:
+            allow_unauth = true;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;
@@ -733,7 +788,18 @@ int main(int argc, char **argv)
         char err[256];
         hopts.max_body_bytes = sopts.max_message_bytes;
         hopts.reg = reg;
-        if (!(http = th_http_start(mcp, &hopts, err, sizeof err))) {
+        /* Without authorization an HTTP tool host runs code for anyone who
+         * reaches the port: only loopback may go without it unless asked. */
+        const char *a = hopts.addr;
+        bool loopback = !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+        if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
+            th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
+            status = 1;
+        } else if (!auth && !loopback && !allow_unauth) {
+            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file, "
+                   "or --allow-unauthenticated to serve anyone who can reach it", a);
+            status = 1;
+        } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--http: %s", err);
             status = 1;
         } else {
@@ -753,6 +819,7 @@ int main(int argc, char **argv)
     }
     /* Requests in flight get the grace period, as stdio calls do. */
     th_http_stop(http, th_now_ms() + sopts.grace_ms);
+    th_auth_free(auth); /* after the server that reads it */
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles

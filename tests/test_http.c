@@ -620,6 +620,209 @@ START_TEST(http_and_stdio_together)
 }
 END_TEST
 
+/* ---- authorization (--auth-token-file) ------------------------------------ */
+
+/* A token file: a plain token without scopes, one with scope "tools", and
+ * the SHA-256 of "hashed-secret" with scope "tools". Returns its path. */
+static char *token_file(void)
+{
+    char *path = strdup("/tmp/th-auth-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char *text = "# test tokens\n"
+                       "plain-token\n"
+                       "scoped-token tools\n"
+                       "sha256:4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5a7c9f47da4d787 tools admin\n";
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static hres init_with(int port, const char *auth)
+{
+    char hdrs[512];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "%s", auth ? auth : "");
+    return request(port, "POST", hdrs, INIT_BODY);
+}
+
+static void assert_www_auth(const hres *r, int status, const char *want)
+{
+    ck_assert_msg(r->status == status, "want HTTP %d, got %d: %s", status, r->status, r->body);
+    char *w = header_of(r, "WWW-Authenticate");
+    ck_assert_msg(w != NULL, "no WWW-Authenticate in %s", r->headers);
+    ck_assert_msg(strstr(w, want) != NULL, "WWW-Authenticate '%s' lacks '%s'", w, want);
+    free(w);
+}
+
+START_TEST(bearer_tokens_checked)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, NULL, NULL);
+    hres r = init_with(port, NULL);
+    assert_www_auth(&r, 401, "Bearer resource_metadata=\"http://127.0.0.1:");
+    char *w = header_of(&r, "WWW-Authenticate");
+    ck_assert_msg(strstr(w, "/.well-known/oauth-protected-resource/mcp\"") && !strstr(w, "error="), "%s", w);
+    ck_assert_msg(strstr(w, "scope=\"tools admin\""), "%s", w);
+    free(w);
+    hres_free(&r);
+    r = init_with(port, "Authorization: Bearer wrong-token\r\n");
+    assert_www_auth(&r, 401, "error=\"invalid_token\"");
+    hres_free(&r);
+    r = init_with(port, "Authorization: Basic cGxhaW4tdG9rZW4=\r\n");
+    ck_assert_int_eq(r.status, 401);
+    hres_free(&r);
+    r = init_with(port, "Authorization: Bearer plain-token\r\n");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    /* The file holds only the hash of this one. */
+    r = init_with(port, "Authorization: Bearer hashed-secret\r\n");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = init_with(port, "Authorization: Bearer sha256:4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5a7c9f47da4d787\r\n");
+    ck_assert_int_eq(r.status, 401);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+START_TEST(insufficient_scope_is_403)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, "--auth-scope=tools", NULL);
+    hres r = init_with(port, "Authorization: Bearer plain-token\r\n");
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
+    char *w = header_of(&r, "WWW-Authenticate");
+    ck_assert_msg(strstr(w, "scope=\"tools\""), "%s", w);
+    free(w);
+    hres_free(&r);
+    r = init_with(port, "Authorization: Bearer scoped-token\r\n");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = init_with(port, "Authorization: Bearer hashed-secret\r\n");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+START_TEST(protected_resource_metadata)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, "--auth-issuer=https://as.example", "--http-resource-url=https://mcp.example/mcp");
+    static const char *const paths[] = {"/.well-known/oauth-protected-resource",
+                                        "/.well-known/oauth-protected-resource/mcp"};
+    for (size_t i = 0; i < 2; i++) {
+        hres r = read_response(send_request(port, "GET", paths[i], NULL, NULL));
+        ck_assert_msg(r.status == 200, "%s: HTTP %d %s", paths[i], r.status, r.body);
+        json_object *o = body_json(&r);
+        MH_ASSERT_STR(o, "resource", "https://mcp.example/mcp");
+        MH_ASSERT_STR(o, "authorization_servers 0", "https://as.example");
+        MH_ASSERT_STR(o, "scopes_supported 0", "tools");
+        MH_ASSERT_STR(o, "scopes_supported 1", "admin");
+        json_object_put(o);
+        hres_free(&r);
+    }
+    hres r = init_with(port, NULL);
+    assert_www_auth(&r, 401,
+                    "resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\"");
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* A legacy session opened with bearer token TOKEN; returns its id. */
+static char *open_session_as(int port, const char *token)
+{
+    char auth[128], hdrs[512];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", token);
+    hres r = init_with(port, auth);
+    ck_assert_msg(r.status == 200, "initialize: HTTP %d %s", r.status, r.body);
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert(sid != NULL);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "%sMcp-Session-Id: %s\r\n", auth, sid);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    ck_assert_int_eq(r.status, 202);
+    hres_free(&r);
+    return sid;
+}
+
+static hres post_as(int port, const char *token, const char *sid, const char *body)
+{
+    char hdrs[512];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", token, sid);
+    return request(port, "POST", hdrs, body);
+}
+
+#define CALL_ECHO                                                                                                      \
+    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","                          \
+    "\"arguments\":{\"text\":\"hi\"}}}"
+
+START_TEST(tool_scope_checked_at_call)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, "--auth-tool-scope=echo=tools", NULL);
+    char *sid = open_session_as(port, "plain-token");
+    /* Listing is allowed; calling needs the tool's scope. */
+    hres r = post_as(port, "plain-token", sid, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"echo\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = post_as(port, "plain-token", sid, CALL_ECHO);
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
+    hres_free(&r);
+    r = post_as(port, "plain-token", sid, "[" CALL_ECHO "]");
+    ck_assert_int_eq(r.status, 403);
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, "scoped-token");
+    r = post_as(port, "scoped-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+START_TEST(non_loopback_needs_authorization)
+{
+    mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--allow-unauthenticated"), "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    p = mh_start("--http", "0.0.0.0:0", "--allow-unauthenticated", NULL);
+    ck_assert_msg(mh_stderr_wait(p, "listening on http://0.0.0.0:", MH_TIMEOUT_MS), "did not listen");
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -636,6 +839,11 @@ static Suite *http_suite(void)
     tcase_add_test(tc, request_time_limit);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, http_and_stdio_together);
+    tcase_add_test(tc, bearer_tokens_checked);
+    tcase_add_test(tc, insufficient_scope_is_403);
+    tcase_add_test(tc, protected_resource_metadata);
+    tcase_add_test(tc, non_loopback_needs_authorization);
+    tcase_add_test(tc, tool_scope_checked_at_call);
     suite_add_tcase(s, tc);
     return s;
 }

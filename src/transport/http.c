@@ -471,6 +471,21 @@ static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status,
     return ret;
 }
 
+/* A 401 or 403 of the authorization check, with its WWW-Authenticate. */
+static enum MHD_Result send_auth_refusal(struct MHD_Connection *c, unsigned status, const char *message,
+                                         const char *www_auth)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(message), (void *)message, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, www_auth);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* "host[:port]" or "[v6]:port" without the port, lower-case, into BUF. */
 static void host_part(const char *hostport, char *buf, size_t size)
 {
@@ -559,7 +574,159 @@ typedef struct refusal {
     unsigned status;
     const char *message;
     const char *allow;
+    char www_auth[512]; /* WWW-Authenticate of a 401 or 403, or "" */
 } refusal;
+
+#define WELL_KNOWN "/.well-known/oauth-protected-resource"
+
+/* "http://HOST" this request reached, from the Host header (RFC 9728 wants
+ * the metadata beside the resource, so its URL follows the resource's). */
+static void request_origin(struct MHD_Connection *c, char *out, size_t size)
+{
+    char buf[256];
+    const char *host = header(c, "Host", buf, sizeof buf);
+    snprintf(out, size, "http://%s", host ? host : "localhost");
+}
+
+/* The resource URI: --http-resource-url, or derived from Host and the path. */
+static void resource_uri(const th_http *h, struct MHD_Connection *c, char *out, size_t size)
+{
+    char origin[300];
+    if (h->opts.resource_url) {
+        snprintf(out, size, "%s", h->opts.resource_url);
+        return;
+    }
+    request_origin(c, origin, sizeof origin);
+    snprintf(out, size, "%s%s", origin, h->opts.path);
+}
+
+/* The metadata URL: the resource URI's origin, the well-known prefix, then
+ * the resource's path (the path-suffixed form of RFC 9728 section 3.1). */
+static void metadata_url(const th_http *h, struct MHD_Connection *c, char *out, size_t size)
+{
+    char res[512];
+    resource_uri(h, c, res, sizeof res);
+    const char *scheme_end = strstr(res, "://");
+    const char *path = scheme_end ? strchr(scheme_end + 3, '/') : NULL;
+    int olen = path ? (int)(path - res) : (int)strlen(res);
+    snprintf(out, size, "%.*s" WELL_KNOWN "%s", olen, res, path ? path : "");
+}
+
+/* Refuses a request without a good bearer token (RFC 6750 section 3). */
+static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *scope, refusal *r)
+{
+    if (!h->opts.auth)
+        return true;
+    char buf[1024], meta[600];
+    th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
+    if (res == TH_AUTH_OK)
+        return true;
+    metadata_url(h, c, meta, sizeof meta);
+    static const struct {
+        th_auth_result res;
+        unsigned status;
+        const char *error; /* NULL: no error attribute (no token was given) */
+        const char *message;
+    } table[] = {
+        {TH_AUTH_MISSING, MHD_HTTP_UNAUTHORIZED, NULL, "Unauthorized: a bearer token is required"},
+        {TH_AUTH_INVALID, MHD_HTTP_UNAUTHORIZED, "invalid_token", "Unauthorized: the bearer token is not valid"},
+        {TH_AUTH_SCOPE, MHD_HTTP_FORBIDDEN, "insufficient_scope", "Forbidden: the bearer token lacks the scope"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        if (table[i].res != res)
+            continue;
+        r->status = table[i].status;
+        r->message = table[i].message;
+        const char *sc = scope ? scope : th_auth_scopes(h->opts.auth);
+        int n = snprintf(r->www_auth, sizeof r->www_auth, "Bearer resource_metadata=\"%s\"", meta);
+        if (n > 0 && (size_t)n < sizeof r->www_auth && *sc)
+            n += snprintf(r->www_auth + n, sizeof r->www_auth - (size_t)n, ", scope=\"%s\"", sc);
+        if (n > 0 && (size_t)n < sizeof r->www_auth && table[i].error)
+            snprintf(r->www_auth + n, sizeof r->www_auth - (size_t)n, ", error=\"%s\"", table[i].error);
+    }
+    return false;
+}
+
+static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
+{
+    return authorize_scope(h, c, h->opts.auth_scope, r);
+}
+
+/* The scope --auth-tool-scope asks of a tools/call in MSG (one message),
+ * or NULL. tools/list is not filtered: a client may see what it cannot call. */
+static const char *tool_scope(const th_http *h, json_object *msg)
+{
+    json_object *method, *params, *name;
+    if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "method", &method) ||
+        strcmp(json_object_get_string(method), "tools/call") != 0 ||
+        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name))
+        return NULL;
+    const char *tool = json_object_get_string(name);
+    size_t n = strlen(tool);
+    for (size_t i = 0; i < h->opts.ntool_scopes; i++) {
+        const char *e = h->opts.tool_scopes[i];
+        if (strncmp(e, tool, n) == 0 && e[n] == '=')
+            return e + n + 1;
+    }
+    return NULL;
+}
+
+/* Refuses MSG (a message or a batch) when a tools/call in it needs a
+ * scope the token lacks. */
+static bool authorize_tools(th_http *h, struct MHD_Connection *c, json_object *msg, refusal *r)
+{
+    if (!h->opts.auth)
+        return true;
+    if (!json_object_is_type(msg, json_type_array)) {
+        const char *scope = tool_scope(h, msg);
+        return !scope || authorize_scope(h, c, scope, r);
+    }
+    for (size_t i = 0; i < json_object_array_length(msg); i++) {
+        const char *scope = tool_scope(h, json_object_array_get_idx(msg, i));
+        if (scope && !authorize_scope(h, c, scope, r))
+            return false;
+    }
+    return true;
+}
+
+/* The protected resource metadata document (RFC 9728). */
+static enum MHD_Result serve_metadata(th_http *h, struct MHD_Connection *c)
+{
+    char res[512];
+    resource_uri(h, c, res, sizeof res);
+    json_object *o = json_object_new_object(), *servers = json_object_new_array(),
+                *scopes = json_object_new_array(), *methods = json_object_new_array();
+    enum MHD_Result ret = MHD_NO;
+    if (!o || !servers || !scopes || !methods) {
+        json_object_put(servers);
+        json_object_put(scopes);
+        json_object_put(methods);
+        goto cleanup;
+    }
+    json_object_object_add(o, "resource", json_object_new_string(res));
+    if (h->opts.auth_issuer)
+        json_object_array_add(servers, json_object_new_string(h->opts.auth_issuer));
+    json_object_object_add(o, "authorization_servers", servers);
+    char *copy = strdup(th_auth_scopes(h->opts.auth)), *save = NULL;
+    for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save))
+        json_object_array_add(scopes, json_object_new_string(w));
+    free(copy);
+    json_object_object_add(o, "scopes_supported", scopes);
+    json_object_array_add(methods, json_object_new_string("header"));
+    json_object_object_add(o, "bearer_methods_supported", methods);
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    ret = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), NULL, NULL);
+cleanup:
+    json_object_put(o);
+    return ret;
+}
+
+/* The metadata paths: the bare well-known one and the path-suffixed one. */
+static bool is_metadata_path(const th_http *h, const char *url)
+{
+    size_t n = strlen(WELL_KNOWN);
+    return strncmp(url, WELL_KNOWN, n) == 0 && (url[n] == '\0' || strcmp(url + n, h->opts.path) == 0);
+}
 
 /*
 ** The one gate every request passes before its body is read: the endpoint,
@@ -620,7 +787,7 @@ static bool admit(th_http *h, struct MHD_Connection *c, const char *url, const c
             return false;
         }
     }
-    return true;
+    return authorize(h, c, r);
 }
 
 /* ---- answering a POST ---------------------------------------------------- */
@@ -1094,6 +1261,11 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
                               NULL);
     }
     enum MHD_Result ret;
+    refusal denied = {0};
+    if (!authorize_tools(h, c, msg, &denied)) {
+        json_object_put(msg);
+        return send_auth_refusal(c, denied.status, denied.message, denied.www_auth);
+    }
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
     json_object *method = NULL, *params, *meta, *mv = NULL;
@@ -1154,8 +1326,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     if (!k) {
         refusal r = {0};
-        if (!admit(h, c, url, method, &r))
+        if (h->opts.auth && strcmp(method, "GET") == 0 && is_metadata_path(h, url))
+            return serve_metadata(h, c);
+        if (!admit(h, c, url, method, &r)) {
+            if (r.www_auth[0])
+                return send_auth_refusal(c, r.status, r.message, r.www_auth);
             return send_rpc_error(c, r.status, NULL, TH_RPC_INVALID_REQUEST, r.message, r.allow);
+        }
         if (!(k = calloc(1, sizeof *k)))
             return MHD_NO;
         k->h = h;

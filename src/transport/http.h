@@ -12,6 +12,7 @@
 
 #include "plugin/registry.h"
 #include "protocol/mcp.h"
+#include "transport/auth.h"
 
 typedef struct th_http_opts {
     const char *addr;            /* IPv4 or IPv6 literal to bind; NULL: 127.0.0.1 */
@@ -28,6 +29,12 @@ typedef struct th_http_opts {
                                   * answer ends after this long; resumed by GET with
                                   * Last-Event-ID. 0: off, answers stream to the end */
     const th_registry *reg;      /* for x-mcp-header parameters; may be NULL */
+    const th_auth *auth;         /* bearer tokens every request needs; NULL: none */
+    const char *auth_scope;      /* scope every request needs; NULL: any known token */
+    const char *resource_url;    /* this server's resource URI; NULL: from Host */
+    const char *auth_issuer;     /* authorization server named in the metadata */
+    const char *const *tool_scopes; /* "TOOL=SCOPE": tools/call of TOOL needs SCOPE */
+    size_t ntool_scopes;
 } th_http_opts;
 
 typedef struct th_http th_http;

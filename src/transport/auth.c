@@ -1,0 +1,184 @@
+/*
+** Bearer token checks against a token file. Tokens are compared as SHA-256
+** hashes in constant time, so the file may hold hashes instead of tokens.
+*/
+#include "transport/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct entry {
+    unsigned char hash[SHA256_DIGEST_LENGTH];
+    char *scopes; /* " a b c " with spaces around each, for whole-word search */
+} entry;
+
+struct th_auth {
+    entry *v;
+    size_t n;
+    char *all_scopes; /* union, space-separated */
+};
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool parse_hex(const char *s, size_t len, unsigned char *out)
+{
+    if (len != 2 * SHA256_DIGEST_LENGTH)
+        return false;
+    for (size_t i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
+static bool has_word(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Adds the words of SCOPES (" a b ") to A's union. */
+static bool add_scopes(th_auth *a, const char *scopes)
+{
+    char *copy = strdup(scopes), *save = NULL;
+    if (!copy)
+        return false;
+    bool ok = true;
+    for (char *w = strtok_r(copy, " ", &save); w && ok; w = strtok_r(NULL, " ", &save)) {
+        if (a->all_scopes && has_word(a->all_scopes, w))
+            continue;
+        size_t old = a->all_scopes ? strlen(a->all_scopes) : 0;
+        char *n = realloc(a->all_scopes, old + strlen(w) + 2);
+        if (!n) {
+            ok = false;
+            break;
+        }
+        if (old)
+            n[old++] = ' ';
+        strcpy(n + old, w);
+        a->all_scopes = n;
+    }
+    free(copy);
+    return ok;
+}
+
+th_auth *th_auth_load(const char *path, char *err, size_t errlen)
+{
+    th_auth *a = calloc(1, sizeof *a);
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned lineno = 0;
+    FILE *f = a ? fopen(path, "r") : NULL;
+    if (!a)
+        goto oom;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open the token file", path);
+        goto fail;
+    }
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *tok = line + strspn(line, " \t");
+        if (*tok == '\0' || *tok == '#')
+            continue;
+        size_t tlen = strcspn(tok, " \t");
+        char *rest = tok + tlen;
+        rest += strspn(rest, " \t");
+        entry e = {0};
+        if (tlen > 7 && strncasecmp(tok, "sha256:", 7) == 0) {
+            if (!parse_hex(tok + 7, tlen - 7, e.hash)) {
+                snprintf(err, errlen, "%s:%u: sha256: needs 64 hex digits", path, lineno);
+                goto fail;
+            }
+        } else {
+            SHA256((const unsigned char *)tok, tlen, e.hash);
+        }
+        for (char *p = rest; *p; p++)
+            if (*p == '\t')
+                *p = ' ';
+        size_t slen = strlen(rest);
+        entry *v = realloc(a->v, (a->n + 1) * sizeof *v);
+        if (!v || !(e.scopes = malloc(slen + 3))) {
+            if (v)
+                a->v = v;
+            goto oom;
+        }
+        a->v = v;
+        snprintf(e.scopes, slen + 3, " %s ", rest);
+        a->v[a->n++] = e;
+        if (!add_scopes(a, rest))
+            goto oom;
+    }
+    if (a->n == 0) {
+        snprintf(err, errlen, "%s: the token file holds no token", path);
+        goto fail;
+    }
+    free(line);
+    fclose(f);
+    return a;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+fail:
+    free(line);
+    if (f)
+        fclose(f);
+    th_auth_free(a);
+    return NULL;
+}
+
+th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope)
+{
+    if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
+        return TH_AUTH_MISSING;
+    const char *tok = authorization + 7;
+    tok += strspn(tok, " ");
+    size_t tlen = strcspn(tok, " ");
+    if (tlen == 0)
+        return TH_AUTH_MISSING;
+    unsigned char h[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)tok, tlen, h);
+    /* Every entry is compared, so the time taken does not say which matched. */
+    const entry *hit = NULL;
+    for (size_t i = 0; i < a->n; i++)
+        if (CRYPTO_memcmp(h, a->v[i].hash, sizeof h) == 0)
+            hit = &a->v[i];
+    if (!hit)
+        return TH_AUTH_INVALID;
+    if (scope && *scope && !has_word(hit->scopes, scope))
+        return TH_AUTH_SCOPE;
+    return TH_AUTH_OK;
+}
+
+const char *th_auth_scopes(const th_auth *a)
+{
+    return a->all_scopes ? a->all_scopes : "";
+}
+
+void th_auth_free(th_auth *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i].scopes);
+    free(a->v);
+    free(a->all_scopes);
+    free(a);
+}
