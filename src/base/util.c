@@ -213,3 +213,14 @@ bool th_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, long long d
     pthread_cond_timedwait(cond, lock, &ts);
     return true;
 }
+
+int th_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

@@ -26,6 +26,9 @@ void th_err_clear(th_err *err);
 /* The symbolic name of a result code, e.g. "TH_ERR_VALUE". */
 const char *th_rc_name(th_rc rc);
 
+/* The value of the hexadecimal digit C (either case), or -1. */
+int th_hex_digit(int c);
+
 /* True when the LEN bytes at S are well-formed UTF-8 (no overlongs or
 ** surrogates). */
 bool th_utf8_valid(const char *s, size_t len);

@@ -48,17 +48,6 @@ typedef struct scan {
     bool lone_surrogate; /* a \uD800-\uDFFF escape without its pair */
 } scan;
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The \uXXXX escape at T (which has N bytes), or -1. */
 static long u_escape(const char *t, size_t n)
 {
@@ -66,7 +55,7 @@ static long u_escape(const char *t, size_t n)
         return -1;
     long v = 0;
     for (int i = 2; i < 6; i++) {
-        int h = hexval(t[i]);
+        int h = th_hex_digit(t[i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;

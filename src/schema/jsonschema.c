@@ -414,24 +414,13 @@ static char *cut_fragment(char *u)
     return h + 1;
 }
 
-static int hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decode S in place. */
 static void pct_decode(char *s)
 {
     char *w = s;
     for (char *r = s; *r; r++) {
-        if (r[0] == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0) {
-            *w++ = (char)(hexval(r[1]) * 16 + hexval(r[2]));
+        if (r[0] == '%' && th_hex_digit(r[1]) >= 0 && th_hex_digit(r[2]) >= 0) {
+            *w++ = (char)(th_hex_digit(r[1]) * 16 + th_hex_digit(r[2]));
             r += 2;
         } else
             *w++ = *r;

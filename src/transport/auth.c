@@ -2,6 +2,7 @@
 ** Bearer token checks against a token file. Tokens are compared as SHA-256
 ** hashes in constant time, so the file may hold hashes instead of tokens.
 */
+#include "base/util.h"
 #include "transport/auth.h"
 
 #include <openssl/crypto.h>
@@ -22,23 +23,12 @@ struct th_auth {
     char *all_scopes; /* union, space-separated */
 };
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool parse_hex(const char *s, size_t len, unsigned char *out)
 {
     if (len != 2 * SHA256_DIGEST_LENGTH)
         return false;
     for (size_t i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        int hi = th_hex_digit(s[2 * i]), lo = th_hex_digit(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (unsigned char)(hi << 4 | lo);
