@@ -736,7 +736,6 @@ int main(int argc, char **argv)
         sup_opts.load = load_opts;
         sup_opts.max_result_bytes = cfg.max_result_bytes;
         sup_opts.threads = cfg.max_threads;
-        cfg.inline_calls = false; /* a worker dies with the thread that started it */
         sup_opts.start_timeout_ms = scan_opts.load_timeout_ms ? scan_opts.load_timeout_ms : 86400000;
         if (!(sup = th_supervisor_new(paths, npaths, &sup_opts))) {
             th_log(TH_LOG_CRITICAL, "out of memory");
