@@ -30,6 +30,9 @@ typedef enum th_ipc_type {
     TH_IPC_LOADING,   /* scanner->host: id = index of the plugin it opens */
     TH_IPC_PLUGIN,    /* scanner->host: the outcome for plugin id */
     TH_IPC_DONE,      /* scanner->host: every plugin was scanned */
+    TH_IPC_LOGGED,    /* host->scanner: plugin id's output is logged; load
+                       * the next (the scanner waits for it, so that each
+                       * plugin's output is told apart from the next one's) */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

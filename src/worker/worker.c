@@ -158,7 +158,21 @@ static void quiet_loading(const config *c)
 /* Static: still reachable when the scanner _exit()s (valgrind's view). */
 static th_registry *volatile scan_reg; /* volatile: a store nothing reads is kept */
 
-static int scan(const config *c)
+/* Wait for the host's LOGGED for plugin I: until then no plugin code runs,
+ * so everything on the output pipe so far is plugin I's. */
+static void await_logged(th_ipc_reader *r, size_t i)
+{
+    th_ipc_frame f;
+    th_err err;
+    int got;
+    while ((got = th_ipc_recv(r, &f, &err)) == 1)
+        if (f.type == TH_IPC_LOGGED && f.id == (uint32_t)i)
+            return;
+    fflush(NULL);
+    _exit(0); /* the host is gone, or gave up on this scanner */
+}
+
+static int scan(const config *c, th_ipc_reader *r)
 {
     th_registry *reg = scan_reg = th_registry_new();
     if (!reg)
@@ -179,6 +193,7 @@ static int scan(const config *c)
         json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
         send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
         json_object_put(o);
+        await_logged(r, i);
     }
     send_obj(TH_IPC_DONE, 0, NULL);
     fflush(NULL);
@@ -450,5 +465,5 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     /* 6. The sandbox policy, before any plugin code. */
     apply_policy(&c);
     /* 7. Plugin code. */
-    return c.scan ? scan(&c) : serve(&c, &r);
+    return c.scan ? scan(&c, &r) : serve(&c, &r);
 }
