@@ -105,3 +105,7 @@ hostile_noisy_a_la_SOURCES = hostile/noisy_a.c
 hostile_noisy_a_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_noisy_b_la_SOURCES = hostile/noisy_b.c
 hostile_noisy_b_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9 (call deadlines, test_hostile): a worker that takes 1 s to start.
+check_LTLIBRARIES += hostile/slow_start.la
+hostile_slow_start_la_SOURCES = hostile/slow_start.c
+hostile_slow_start_la_LDFLAGS = $(TEST_MODULE_FLAGS)

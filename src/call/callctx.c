@@ -36,6 +36,8 @@ struct th_call {
     size_t structured_bytes; /* ... and of structured */
     bool too_big;            /* their sum passed hooks.max_result_bytes */
     th_handle handle;        /* what the handler was given; 0: none (yet) */
+    atomic_llong startup_since; /* th_now_ms of a start-up wait in progress; 0: none */
+    atomic_llong startup_ms;    /* start-up waits that ended */
 };
 
 /*
@@ -118,6 +120,41 @@ void th_call_cancel(th_call *call)
     if (c)
         atomic_store(&c->cancelled, true);
     unuse(c ? call : NULL);
+}
+
+void th_call_startup_begin(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        atomic_store(&c->startup_since, th_now_ms());
+    unuse(c ? call : NULL);
+}
+
+void th_call_startup_end(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    long long since = c ? atomic_load(&c->startup_since) : 0;
+    /* Added before it is cleared: a reader in between counts the wait
+     * twice (its deadline is re-checked later), never not at all. */
+    if (since) {
+        atomic_fetch_add(&c->startup_ms, th_now_ms() - since);
+        atomic_store(&c->startup_since, 0);
+    }
+    unuse(c ? call : NULL);
+}
+
+long long th_call_startup_ms(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    long long ms = 0;
+    if (c) {
+        ms = atomic_load(&c->startup_ms);
+        long long since = atomic_load(&c->startup_since);
+        if (since)
+            ms += th_now_ms() - since;
+    }
+    unuse(c ? call : NULL);
+    return ms;
 }
 
 /* An ended call counts as cancelled: a thread the handler left behind

@@ -68,6 +68,17 @@ void th_call_mark_error(th_call *call);
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 
+/*
+** Time the call spends waiting for what will run it to start (a worker
+** process: it has its own limit), which its deadline does not count. The
+** handler's thread brackets that wait with begin and end; the deadline's
+** thread reads the total so far, including a wait in progress, with
+** th_call_startup_ms. CALL may be a handle.
+*/
+void th_call_startup_begin(th_call *call);
+void th_call_startup_end(th_call *call);
+long long th_call_startup_ms(th_call *call);
+
 void th_call_free(th_call *call);
 
 #endif

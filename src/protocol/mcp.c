@@ -106,6 +106,7 @@ struct job {
     job *next;              /* bucket chain */
     th_pool_timer deadline; /* armed while the handler runs */
     long long timeout_ms;   /* the deadline it was given */
+    long long armed_ms;     /* when its handler started */
     bool answered;          /* its one response is out; under s->lock */
 };
 
@@ -776,7 +777,8 @@ static void arm_deadline(job *j)
     j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
     if (j->timeout_ms <= 0)
         return;
-    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, th_now_ms() + j->timeout_ms, deadline_passed, j);
+    j->armed_ms = th_now_ms();
+    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, j->armed_ms + j->timeout_ms, deadline_passed, j);
     if (rc != TH_OK)
         th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
 }
@@ -824,6 +826,11 @@ static void deadline_passed(void *p)
 {
     job *j = p;
     th_mcp_session *s = j->s;
+    /* The time the call waited for a worker process to start is not its
+     * own (start-up has its own limit): the deadline moves by that much. */
+    long long due = j->armed_ms + j->timeout_ms + th_call_startup_ms(j->call);
+    if (th_now_ms() < due && th_pool_timer_start(s->mcp->pool, &j->deadline, due, deadline_passed, j) == TH_OK)
+        return;
     pthread_mutex_lock(&s->lock);
     bool answer = !j->answered && !j->cancelled; /* a cancelled call gets no response */
     if (answer) {

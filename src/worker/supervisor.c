@@ -519,11 +519,9 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     return w;
 }
 
-/* S's running worker (a new reference), started if need be; NULL with WHY
- * when the plugin is quarantined or its worker cannot start. */
-static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size_t size)
+/* acquire under S->lock; *TIMING: CALL's start-up wait is being counted. */
+static worker *acquire_locked(slot *s, const char *tool, th_call *call, char *why, size_t size, bool *timing)
 {
-    pthread_mutex_lock(&s->lock);
     for (;;) {
         long long now = th_now_ms();
         if (s->quarantined_until_ms > now) {
@@ -567,6 +565,10 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         }
         if (now < s->next_start_ms) { /* backing off after a crash */
             pthread_mutex_unlock(&s->lock);
+            if (*timing) { /* a plugin's backoff is its calls' time */
+                th_call_startup_end(call);
+                *timing = false;
+            }
             if (th_call_cancelled(call)) {
                 snprintf(why, size, "tool '%s' was cancelled", tool);
                 return NULL;
@@ -578,6 +580,10 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
             continue;
         }
         char cause[256];
+        if (!*timing) {
+            th_call_startup_begin(call);
+            *timing = true;
+        }
         w = spawn_worker(s, cause, sizeof cause);
         if (!w) {
             th_log(TH_LOG_ERROR, "plugin %s: %s", s->path, cause);
@@ -592,6 +598,26 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         pthread_mutex_unlock(&s->lock);
         return w;
     }
+}
+
+/*
+** S's running worker (a new reference), started if need be; NULL with WHY
+** when the plugin is quarantined or its worker cannot start. The call's
+** deadline does not count a worker's start (--load-timeout bounds that),
+** including the wait for another call that is starting it (the slot's
+** lock is held meanwhile); a running worker costs no clock read.
+*/
+static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size_t size)
+{
+    bool timing = pthread_mutex_trylock(&s->lock) != 0;
+    if (timing) {
+        th_call_startup_begin(call);
+        pthread_mutex_lock(&s->lock);
+    }
+    worker *w = acquire_locked(s, tool, call, why, size, &timing);
+    if (timing)
+        th_call_startup_end(call);
+    return w;
 }
 
 /* ---- the proxy handler ----------------------------------------------------- */
