@@ -59,12 +59,15 @@ struct th_mcp_session {
     atomic_int refs;          /* the transport's, plus one per job */
 
     pthread_mutex_t lock;     /* everything below */
-    pthread_cond_t idle;      /* inflight dropped to zero */
+    pthread_cond_t idle;      /* nopen dropped to zero */
     bool initialized;         /* legacy initialize received */
     int legacy_version;       /* index into versions[] */
     th_log_level legacy_log_level;
     job *inflight[INFLIGHT_BUCKETS];
-    size_t ninflight;
+    size_t ninflight;         /* calls whose handler has not returned */
+    size_t nunanswered;       /* calls whose response has not begun */
+    size_t nopen;             /* calls whose response is not yet written
+                               * (or dropped); drain waits for these */
     size_t inflight_bytes;    /* request text of the calls in flight */
     size_t msg_len;           /* the message being handled (reader thread) */
     job *finished;            /* answered calls for the reader to free */
@@ -598,6 +601,7 @@ static job *find_job(th_mcp_session *s, const char *key)
 /* Forget J's id: from now on the client may reuse it. Under s->lock. */
 static void unlink_job(th_mcp_session *s, job *j)
 {
+    s->nunanswered--;
     for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
         if (*pp == j) {
             *pp = j->next;
@@ -606,10 +610,17 @@ static void unlink_job(th_mcp_session *s, job *j)
     }
 }
 
-/* J's response is out (or dropped): it no longer counts. Under s->lock. */
+/* J's handler has returned: it no longer counts. Under s->lock. */
 static void job_done(th_mcp_session *s)
 {
-    if (--s->ninflight == 0)
+    s->ninflight--;
+}
+
+/* A call's response is written, or dropped: a drain no longer waits for
+ * it, even while a timed-out handler still runs. Under s->lock. */
+static void response_out(th_mcp_session *s)
+{
+    if (--s->nopen == 0)
         pthread_cond_broadcast(&s->idle);
 }
 
@@ -851,6 +862,9 @@ static void deadline_passed(void *p)
     answering = NULL;
     if (j->batch)
         batch_release(j->batch);
+    pthread_mutex_lock(&s->lock);
+    response_out(s);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Cancelled while it waited in the queue: the client has given up on it,
@@ -934,6 +948,8 @@ static void job_answer(job *j, json_object *result, const char *busy)
      * every call. */
     pthread_mutex_lock(&s->lock);
     job_done(s);
+    if (!answered)
+        response_out(s); /* else the deadline's answer was, when it was sent */
     s->inflight_bytes -= j->bytes;
     bool free_here = s->closing;
     if (!free_here) {
@@ -1090,6 +1106,8 @@ static void m_tools_call(request *r)
     j->next = *b;
     *b = j;
     s->ninflight++;
+    s->nunanswered++;
+    s->nopen++;
     s->inflight_bytes += j->bytes;
     atomic_fetch_add(&s->refs, 1);
     job *finished = s->finished;
@@ -1117,6 +1135,7 @@ static void m_tools_call(request *r)
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
         job_done(s);
+        response_out(s);
         s->inflight_bytes -= j->bytes;
         pthread_mutex_unlock(&s->lock);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
@@ -1425,7 +1444,7 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
 size_t th_mcp_session_inflight(th_mcp_session *s)
 {
     pthread_mutex_lock(&s->lock);
-    size_t n = s->ninflight;
+    size_t n = s->nunanswered;
     pthread_mutex_unlock(&s->lock);
     return n;
 }
@@ -1433,9 +1452,9 @@ size_t th_mcp_session_inflight(th_mcp_session *s)
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
 {
     pthread_mutex_lock(&s->lock);
-    while (s->ninflight > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
+    while (s->nopen > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
         ;
-    bool drained = s->ninflight == 0;
+    bool drained = s->nopen == 0;
     pthread_mutex_unlock(&s->lock);
     return drained;
 }

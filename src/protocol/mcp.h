@@ -86,10 +86,13 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
  * an error carrying "id": null. */
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message);
 
-/* Calls still running (their responses not yet sent or dropped). */
+/* Calls not yet answered: a call whose response (a timeout's, say) is
+ * being or has been sent no longer counts, even if its handler runs on. */
 size_t th_mcp_session_inflight(th_mcp_session *s);
 
-/* Wait until no call is in flight or DEADLINE_MS passes; true if none is. */
+/* Wait until every call's response is written (or dropped) or DEADLINE_MS
+ * passes; true if so. A timed-out handler still running is not waited for:
+ * it was cancelled when its deadline answered. */
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms);
 
 /* Cancel every call in flight: handlers see th_call_cancelled(), and their
