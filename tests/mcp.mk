@@ -38,6 +38,10 @@ test_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 check_PROGRAMS += test_callctx
 TESTS += test_callctx
 test_callctx_SOURCES = test_callctx.c
+# A worker's result passed on as its bytes (issue 9).
+check_PROGRAMS += test_rawresult
+TESTS += test_rawresult
+test_rawresult_SOURCES = test_rawresult.c
 # The pool's deadline timers (issue 9).
 check_PROGRAMS += test_workpool
 TESTS += test_workpool

@@ -38,6 +38,7 @@ struct th_call {
     th_handle handle;        /* what the handler was given; 0: none (yet) */
     atomic_llong startup_since; /* th_now_ms of a start-up wait in progress; 0: none */
     atomic_llong startup_ms;    /* start-up waits that ended */
+    json_object *raw;           /* th_call_set_raw's whole result, or NULL */
 };
 
 /*
@@ -110,8 +111,21 @@ void th_call_free(th_call *c)
     free(c->tool_name);
     json_object_put(c->content);
     json_object_put(c->structured);
+    json_object_put(c->raw);
     free(c->invalid);
     free(c);
+}
+
+void th_call_set_raw(th_call *call, json_object *result)
+{
+    th_call *c = use(call, __func__);
+    if (c) {
+        json_object_put(c->raw);
+        c->raw = result;
+    } else {
+        json_object_put(result);
+    }
+    unuse(c ? call : NULL);
 }
 
 void th_call_cancel(th_call *call)
@@ -629,6 +643,12 @@ static json_object *refusal(th_call *c)
 json_object *th_call_finish(th_call *c, th_rc handler_rc)
 {
     th_call_end(c); /* the handler has returned: its handle is dead from here */
+    json_object *raw = c->raw;
+    c->raw = NULL;
+    if (raw && handler_rc == TH_OK && !c->invalid && !c->too_big && !c->is_error && !c->structured &&
+        json_object_array_length(c->content) == 0)
+        return raw;
+    json_object_put(raw);
     if (c->invalid || c->too_big)
         return refusal(c);
     if (handler_rc != TH_OK && !c->is_error) {

@@ -79,6 +79,14 @@ void th_call_startup_begin(th_call *call);
 void th_call_startup_end(th_call *call);
 long long th_call_startup_ms(th_call *call);
 
+/*
+** The call's whole result, RESULT (taken), as a worker sent it
+** (th_raw_result_new): th_call_finish returns it as it is, unless the
+** handler's side added to the call too (then it is dropped). CALL may be
+** a handle.
+*/
+void th_call_set_raw(th_call *call, json_object *result);
+
 void th_call_free(th_call *call);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "call/rawresult.h"
 #include "call/callctx.h"
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
@@ -650,6 +651,8 @@ static void notify_hook(void *ctx, json_object *notification)
 static json_object *check_output(const th_entry *e, json_object *result)
 {
     json_object *is_error, *sc;
+    if (e->output_validator)
+        result = th_raw_result_tree(result); /* to look into (a worker's is never raw then) */
     if (!e->output_validator || !result ||
         (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)))
         return result;
@@ -753,6 +756,12 @@ static void send_call_result(job *j, json_object *result)
         return;
     }
     request r = {.s = s, .modern = j->modern};
+    /* A worker's result as it sent it, unless an older client needs it
+     * changed. */
+    if (!j->modern && j->version < V_2025_06_18 && !(result = th_raw_result_tree(result))) {
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+        return;
+    }
     if (!j->modern)
         fit_result(result, j->version);
     /* The common case costs no tree for the envelope and the modern

@@ -22,6 +22,7 @@
 
 #include "base/log.h"
 #include "call/callctx.h"
+#include "call/rawresult.h"
 #include "worker/ipc.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -96,6 +97,7 @@ typedef struct proxy_tool {
     char *name;
     char *call_head; /* a CALL payload up to its arguments, made once */
     size_t call_head_len;
+    bool parse_result; /* it has an outputSchema: the host parses its results */
 } proxy_tool;
 
 struct th_supervisor {
@@ -654,9 +656,18 @@ done:
 }
 
 /* The worker's CallToolResult onto the host's call, checked again: the
- * child is not trusted. */
-static void apply_result(th_call *call, const char *tool, const qframe *q)
+ * child is not trusted. A plain one is checked by one scan and sent on as
+ * its bytes; one the host must look into (its structuredContent is
+ * validated against an outputSchema) or that is not plain is parsed and
+ * checked block by block. */
+static void apply_result(th_call *call, const proxy_tool *pt, const qframe *q)
 {
+    const char *tool = pt->name;
+    json_object *raw = pt->parse_result ? NULL : th_raw_result_new(q->payload, q->len);
+    if (raw) {
+        th_call_set_raw(call, raw);
+        return;
+    }
     th_err err;
     json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
     if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
@@ -738,7 +749,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
             else if (q->type == TH_IPC_LOG)
                 apply_log(call, q);
             else if (q->type == TH_IPC_RESULT) {
-                apply_result(call, pt->name, q);
+                apply_result(call, pt, q);
                 done = true;
             }
             free(q);
@@ -907,6 +918,7 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
             }
             bool own = name && strlen(name) == own_len && strncmp(name, b, own_len) == 0;
             if (rc == TH_OK) {
+                pt->parse_result = str_of(d, "output_schema") != NULL;
                 json_object_array_add(s->tools, json_object_new_string(name));
             } else if (own) {
                 own_refused = true;
