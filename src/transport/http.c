@@ -26,6 +26,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
 #include "transport/http.h"
 
@@ -198,9 +199,12 @@ static void sess_send(void *ctx, json_object *msg)
     bool final = is_response(msg);
     char *key = NULL;
     json_object *token = NULL, *v;
+    /* A request a handler sends its client goes on the stream of the call
+     * it serves: its id names that call. */
+    char *origin = final ? NULL : th_asks_origin(msg);
     if (final && !json_object_is_type(msg, json_type_array) && th_rpc_member(msg, "id", &v))
         key = th_rpc_id_key(v);
-    else if (!final && th_rpc_member(msg, "params", &v))
+    else if (!final && !origin && th_rpc_member(msg, "params", &v))
         json_object_object_get_ex(v, "progressToken", &token);
     const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
 
@@ -208,8 +212,10 @@ static void sess_send(void *ctx, json_object *msg)
     exchange *to = NULL, **pp;
     for (pp = &s->exchanges; *pp; pp = &(*pp)->next) {
         exchange *ex = *pp;
-        if (final ? want && ex->key && strcmp(ex->key, want) == 0
-                  : token ? ex->token && json_object_equal(ex->token, token) : ex->key != NULL) {
+        if (final    ? want && ex->key && strcmp(ex->key, want) == 0
+            : origin ? ex->key && strcmp(ex->key, origin) == 0
+            : token  ? ex->token && json_object_equal(ex->token, token)
+                     : ex->key != NULL) {
             to = ex;
             break;
         }
@@ -225,6 +231,7 @@ static void sess_send(void *ctx, json_object *msg)
         exchange_ref(to);
     pthread_mutex_unlock(&s->lock);
     free(key);
+    free(origin);
     if (!to) {
         th_log(TH_LOG_DEBUG, "http: session %.8s: a message no request waits for was dropped", s->id);
         json_object_put(msg);
