@@ -42,3 +42,7 @@ test_callctx_SOURCES = test_callctx.c
 check_PROGRAMS += test_workpool
 TESTS += test_workpool
 test_workpool_SOURCES = test_workpool.c
+# Tools that ask the client (th_call_ask), with the conformance fixtures.
+check_PROGRAMS += test_mcp_ask
+TESTS += test_mcp_ask
+test_mcp_ask_SOURCES = test_mcp_ask.c $(MCP_HARNESS)
