@@ -68,7 +68,7 @@ bool th_ask_key_ok(const char *key)
 bool th_call_client_can(const th_call *call, unsigned kinds_wanted)
 {
     th_call *c;
-    const th_call_hooks *h = th_call_hooks_of((th_call *)call, &c);
+    const th_call_hooks *h = th_call_hooks_of((th_call *)call, &c, __func__);
     bool can = h && kinds_wanted && (h->client_caps & kinds_wanted) == kinds_wanted;
     th_call_release(call, c);
     return can;
@@ -83,7 +83,7 @@ th_rc th_call_ask(th_call *call, const char *key, const char *method, json_objec
         return TH_ERR_MISUSE;
     }
     th_call *c;
-    const th_call_hooks *h = th_call_hooks_of(call, &c);
+    const th_call_hooks *h = th_call_hooks_of(call, &c, __func__);
     th_rc rc;
     if (!h) {
         rc = TH_ERR_MISUSE;

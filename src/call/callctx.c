@@ -140,9 +140,9 @@ const char *th_call_tool_name(const th_call *call)
     return name;
 }
 
-const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved)
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn)
 {
-    th_call *c = use(call, "th_call_ask");
+    th_call *c = use(call, fn);
     *resolved = c;
     return c ? &c->hooks : NULL;
 }

@@ -81,7 +81,7 @@ void th_call_free(th_call *call);
 
 /* The hooks CALL runs with (borrowed; NULL for an ended handle): for
  * call/ask.c, which resolves handles itself. */
-const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved);
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn);
 void th_call_release(const th_call *call, th_call *resolved);
 
 #endif

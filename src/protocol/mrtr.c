@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,16 @@
 #define KEY_MAX 4096
 #define STATE_PREFIX "v1."
 
+static _Atomic long long state_ttl_ms = TH_MRTR_STATE_TTL_MS;
 static unsigned char state_key[KEY_MAX];
 static size_t state_key_len;
 static pthread_once_t random_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void th_mrtr_set_ttl_ms(long long ms)
+{
+    atomic_store(&state_ttl_ms, ms);
+}
 
 th_rc th_mrtr_key_file(const char *path, th_err *err)
 {
@@ -321,7 +328,7 @@ json_object *th_mrtr_result(th_mrtr *m)
         goto fail;
     json_object_object_add(payload, "tool", json_object_new_string(m->tool));
     json_object_object_add(payload, "args", json_object_new_string(m->digest));
-    json_object_object_add(payload, "exp", json_object_new_int64(wall_ms() + TH_MRTR_STATE_TTL_MS));
+    json_object_object_add(payload, "exp", json_object_new_int64(wall_ms() + atomic_load(&state_ttl_ms)));
     json_object_object_add(payload, "nonce", json_object_new_string(n));
     free(n);
     json_object_object_add(payload, "answers", json_object_get(m->used));

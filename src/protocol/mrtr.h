@@ -27,6 +27,10 @@
 */
 th_rc th_mrtr_key_file(const char *path, th_err *err);
 
+/* Issue states valid for MS from now (default TH_MRTR_STATE_TTL_MS); for
+ * tests, which cannot wait ten minutes for an expiry. */
+void th_mrtr_set_ttl_ms(long long ms);
+
 typedef struct th_mrtr th_mrtr;
 
 /*
