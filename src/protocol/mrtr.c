@@ -142,6 +142,7 @@ static unsigned char *unb64url(const char *in, size_t len, size_t *outlen)
     if (n < 0)
         goto fail;
     *outlen = (size_t)n - (padded - len); /* EVP_DecodeBlock counts the padding as zero bytes */
+    out[*outlen] = '\0'; /* the payload is parsed as a C string */
     free(t);
     return out;
 fail:
