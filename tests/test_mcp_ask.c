@@ -177,6 +177,27 @@ START_TEST(legacy_cancel_ends_the_wait)
 }
 END_TEST
 
+START_TEST(legacy_deadline_ends_the_wait)
+{
+    mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--call-timeout", "0.5", NULL);
+    initialize(p, CAPS_ALL);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"test_elicitation\","
+               "\"arguments\":{\"message\":\"anyone?\"}}}");
+    json_object *req = next_message(p);
+    MH_ASSERT_STR(req, "method", "elicitation/create");
+    json_object_put(req);
+    /* Never answered: the call's deadline answers it, and the handler's
+     * wait ends (its late answer would be discarded). */
+    json_object *o = mh_await(p, "1", NULL);
+    MH_ASSERT_TRUE(o, "result isError");
+    ck_assert_msg(strstr(mh_str(o, "result content 0 text"), "timed out"), "%s", mh_json(o));
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "timed out", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 2);
+    mh_finish(p);
+}
+END_TEST
+
 /* ---- 2026-07-28: InputRequiredResult ------------------------------------ */
 
 static json_object *modern_call(mh_proc *p, int id, const char *tool, const char *extra)
@@ -350,6 +371,7 @@ static Suite *ask_suite(void)
     tcase_add_loop_test(tc, legacy_client_error_reaches_the_handler, 0, 2);
     tcase_add_loop_test(tc, legacy_undeclared_capability_is_not_asked, 0, 2);
     tcase_add_loop_test(tc, legacy_cancel_ends_the_wait, 0, 2);
+    tcase_add_loop_test(tc, legacy_deadline_ends_the_wait, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("modern");
     tcase_add_checked_fixture(tc, setup, teardown);
