@@ -96,6 +96,10 @@ static bool mac_of(const char *data, size_t len, unsigned char mac[SHA256_DIGEST
     bool ok = state_key_len > 0 && HMAC(EVP_sha256(), state_key, (int)state_key_len, (const unsigned char *)data,
                                         len, mac, &maclen) != NULL;
     pthread_mutex_unlock(&key_lock);
+    /* HMAC() leaves per-thread state (its error queue) on this thread, a
+     * pool thread that may still be running at exit, where it shows as a
+     * leak: MACs are rare (one per round), so it is released each time. */
+    OPENSSL_thread_stop();
     return ok && maclen == SHA256_DIGEST_LENGTH;
 }
 
