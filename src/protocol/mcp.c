@@ -1495,6 +1495,18 @@ void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
     send_error(s, NULL, code, message, NULL);
 }
 
+void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)
+{
+    json_object *id = NULL;
+    if (!th_rpc_member(req, "id", &id))
+        return;
+    th_log(TH_LOG_WARNING, "a tool's request to its client could not be sent: %s", why);
+    json_object *e = th_rpc_error(id, TH_RPC_INTERNAL_ERROR, why, NULL);
+    if (e)
+        th_asks_deliver(s->asks, e);
+    json_object_put(e);
+}
+
 /* ---- session lifetime -------------------------------------------------- */
 
 th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)

@@ -28,6 +28,7 @@
 #include "base/util.h"
 #include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/mcp.h"
 #include "transport/http.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -231,7 +232,19 @@ static void sess_send(void *ctx, json_object *msg)
         exchange_ref(to);
     pthread_mutex_unlock(&s->lock);
     free(key);
+    bool asking = origin != NULL;
     free(origin);
+    if (asking && (!to || !to->want_notes)) {
+        /* Its handler would wait for an answer to a question never asked. */
+        th_mcp_session_undeliverable(s->ms, msg,
+                                     to ? "the client's POST does not accept text/event-stream, the only way to "
+                                          "send it a request"
+                                        : "the call it belongs to has no open stream");
+        if (to)
+            exchange_unref(to);
+        json_object_put(msg);
+        return;
+    }
     if (!to) {
         th_log(TH_LOG_DEBUG, "http: session %.8s: a message no request waits for was dropped", s->id);
         json_object_put(msg);
