@@ -123,7 +123,7 @@ static char *issue(const char *tool, json_object *args, const char *used_key, co
         snprintf(text, sizeof text, "{\"inputResponses\":{\"%s\":{\"action\":\"accept\"}}}", used_key);
         p = params_of(text);
     }
-    th_mrtr *m = th_mrtr_begin(tool, args, p, msg, sizeof msg);
+    th_mrtr *m = th_mrtr_begin(tool, args, NULL, p, msg, sizeof msg);
     ck_assert_msg(m != NULL, "%s", msg);
     if (used_key) {
         ck_assert_int_eq(th_mrtr_ask(m, used_key, "elicitation/create", json_object_new_object(), &r), TH_OK);
@@ -146,7 +146,7 @@ static th_mrtr *resume(const char *tool, json_object *args, const char *state, c
 {
     json_object *p = json_object_new_object();
     json_object_object_add(p, "requestState", json_object_new_string(state));
-    th_mrtr *m = th_mrtr_begin(tool, args, p, msg, size);
+    th_mrtr *m = th_mrtr_begin(tool, args, NULL, p, msg, size);
     json_object_put(p);
     return m;
 }
@@ -210,7 +210,7 @@ START_TEST(input_responses_must_be_objects)
                          "{\"inputResponses\":{\"k\":12345}}", "{\"requestState\":7}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_object *p = params_of(bad[i]);
-        ck_assert_msg(th_mrtr_begin("t", NULL, p, msg, sizeof msg) == NULL, "accepted %s", bad[i]);
+        ck_assert_msg(th_mrtr_begin("t", NULL, NULL, p, msg, sizeof msg) == NULL, "accepted %s", bad[i]);
         ck_assert_msg(strncmp(msg, "Invalid params: ", 16) == 0, "%s", msg);
         json_object_put(p);
     }

@@ -882,6 +882,59 @@ START_TEST(tool_scope_checked_at_call)
 }
 END_TEST
 
+/* A 2026-07-28 requestState is bound to the bearer token that earned it:
+ * replayed with another client's token it is refused (-32602); the same
+ * token completes the call. */
+START_TEST(request_state_bound_to_the_token)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    char *dir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/input_required_tools.so", NULL);
+    int port;
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+#define MRTR_HEADERS(tok)                                                                                             \
+    ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: test_input_required_result_elicitation\r\n"      \
+                               "Authorization: Bearer " tok "\r\n"
+#define MRTR_META                                                                                                     \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                                          \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}"
+    hres r = request(port, "POST", MRTR_HEADERS("plain-token"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                     "\"test_input_required_result_elicitation\",\"arguments\":{}," MRTR_META "}}");
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result resultType", "input_required");
+    char body[2048];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"test_input_required_result_elicitation\",\"arguments\":{},\"inputResponses\":{\"user_name\":"
+             "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}},\"requestState\":\"%s\"," MRTR_META "}}",
+             mh_str(o, "result requestState"));
+    json_object_put(o);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("scoped-token"), body);
+    assert_error(&r, 400, -32602);
+    ck_assert_msg(strstr(r.body, "another client"), "%s", r.body);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("plain-token"), body);
+    o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "Hello, Ada!");
+    json_object_put(o);
+    hres_free(&r);
+#undef MRTR_HEADERS
+#undef MRTR_META
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -919,6 +972,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, insufficient_scope_is_403);
     tcase_add_test(tc, protected_resource_metadata);
     tcase_add_test(tc, non_loopback_needs_authorization);
+    tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
     suite_add_tcase(s, tc);
     return s;

@@ -81,6 +81,7 @@ struct th_mcp_session {
     bool closed;
 
     unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
+    char *principal;      /* th_mcp_session_set_principal, or NULL */
     th_asks *asks;        /* legacy requests to the client awaiting answers */
 };
 
@@ -233,6 +234,7 @@ static void session_unref(th_mcp_session *s)
     pthread_cond_destroy(&s->idle);
     pthread_rwlock_destroy(&s->send_lock);
     th_asks_free(s->asks);
+    free(s->principal);
     free(s);
 }
 
@@ -1071,7 +1073,7 @@ static void m_tools_call(request *r)
     if (r->modern) {
         char why[320];
         json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
-        if (!(mrtr = th_mrtr_begin(e->name, a, params, why, sizeof why))) {
+        if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
             send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
             return;
         }
@@ -1493,6 +1495,12 @@ void th_mcp_batch_end(th_mcp *mcp)
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
 {
     send_error(s, NULL, code, message, NULL);
+}
+
+void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)
+{
+    free(s->principal);
+    s->principal = principal ? strdup(principal) : NULL;
 }
 
 void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)

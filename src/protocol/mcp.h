@@ -94,6 +94,13 @@ void th_mcp_session_reject(th_mcp_session *s, int code, const char *message);
 */
 void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why);
 
+/*
+** Who the transport authenticated for this session's requests (copied;
+** NULL: nobody), e.g. the Authorization header: a 2026-07-28 requestState
+** issued to one principal is refused for another. Before the first message.
+*/
+void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
+
 /* Calls still running (their responses not yet sent or dropped). */
 size_t th_mcp_session_inflight(th_mcp_session *s);
 

@@ -2,7 +2,9 @@
 ** protocol/mrtr.c: the multi round-trip pattern of 2026-07-28 for one
 ** tools/call (see mrtr.h), and the key its requestState is signed with.
 ** requestState is "v1." base64url(payload JSON) "." base64url(HMAC-SHA256):
-** the payload names the tool, a digest of the arguments, an expiry (wall
+** the payload names the tool, digests of the arguments and of the
+** authenticated principal (so a state cannot be replayed by another client
+** of an authorizing transport), an expiry (wall
 ** clock, so any instance behind a load balancer can judge it) and the
 ** answers of earlier rounds. It is attacker-controlled input: nothing in it
 ** is used before its MAC has been checked in constant time.
@@ -160,6 +162,7 @@ fail:
 struct th_mrtr {
     char *tool;
     char digest[2 * SHA256_DIGEST_LENGTH + 1]; /* of the arguments' text */
+    char sub[2 * SHA256_DIGEST_LENGTH + 1];    /* of the principal, or "" */
     json_object *answers;  /* key -> result: earlier rounds, then the retry's */
     json_object *used;     /* the answers this run asked for */
     json_object *requests; /* key -> {method, params}: this run's questions */
@@ -172,6 +175,14 @@ static long long wall_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void hex_digest(const char *data, size_t len, char out[2 * SHA256_DIGEST_LENGTH + 1])
+{
+    unsigned char d[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)data, len, d);
+    for (size_t i = 0; i < sizeof d; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
 static void args_digest(json_object *args, char out[2 * SHA256_DIGEST_LENGTH + 1])
 {
     size_t len = 0;
@@ -182,10 +193,7 @@ static void args_digest(json_object *args, char out[2 * SHA256_DIGEST_LENGTH + 1
     } else if (!args) {
         len = 2;
     }
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)text, len, d);
-    for (size_t i = 0; i < sizeof d; i++)
-        snprintf(out + 2 * i, 3, "%02x", d[i]);
+    hex_digest(text, len, out);
 }
 
 /* Verify STATE and take its answers into M; false with MSG on refusal. */
@@ -225,6 +233,11 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
                                "arguments differ)");
         goto done;
     }
+    if (!json_object_object_get_ex(o, "sub", &v) || strcmp(json_object_get_string(v), m->sub) != 0) {
+        snprintf(msg, msgsize, "Invalid params: requestState was issued to another client (its credentials "
+                               "differ)");
+        goto done;
+    }
     if (json_object_object_get_ex(o, "answers", &v) && json_object_is_type(v, json_type_object)) {
         json_object_object_foreach(v, key, val) json_object_object_add(m->answers, key, json_object_get(val));
     }
@@ -247,7 +260,8 @@ void th_mrtr_free(th_mrtr *m)
     free(m);
 }
 
-th_mrtr *th_mrtr_begin(const char *tool, json_object *args, json_object *params, char *msg, size_t msgsize)
+th_mrtr *th_mrtr_begin(const char *tool, json_object *args, const char *principal, json_object *params, char *msg,
+                       size_t msgsize)
 {
     json_object *responses = NULL, *state = NULL;
     th_mrtr *m = calloc(1, sizeof *m);
@@ -258,6 +272,8 @@ th_mrtr *th_mrtr_begin(const char *tool, json_object *args, json_object *params,
         return NULL;
     }
     args_digest(args, m->digest);
+    if (principal)
+        hex_digest(principal, strlen(principal), m->sub);
     if (params && json_object_object_get_ex(params, "inputResponses", &responses) &&
         !json_object_is_type(responses, json_type_object)) {
         snprintf(msg, msgsize, "Invalid params: inputResponses must be an object mapping request keys to results");
@@ -333,6 +349,7 @@ json_object *th_mrtr_result(th_mrtr *m)
         goto fail;
     json_object_object_add(payload, "tool", json_object_new_string(m->tool));
     json_object_object_add(payload, "args", json_object_new_string(m->digest));
+    json_object_object_add(payload, "sub", json_object_new_string(m->sub));
     json_object_object_add(payload, "exp", json_object_new_int64(wall_ms() + atomic_load(&state_ttl_ms)));
     json_object_object_add(payload, "nonce", json_object_new_string(n));
     free(n);

@@ -35,13 +35,16 @@ typedef struct th_mrtr th_mrtr;
 
 /*
 ** The round state of one modern tools/call of TOOL with ARGS (borrowed),
-** from PARAMS (the request's params: inputResponses, requestState). NULL
-** when they are refused: MSG (MSGSIZE bytes) then says why, for a -32602
-** error: inputResponses not an object of objects, requestState not a
-** string, or a requestState that fails its integrity check, has expired,
-** or was issued for another tool or other arguments.
+** from PARAMS (the request's params: inputResponses, requestState), made by
+** PRINCIPAL (who the transport authenticated, e.g. the Authorization
+** header; NULL: nobody; only its digest is kept). NULL when they are
+** refused: MSG (MSGSIZE bytes) then says why, for a -32602 error:
+** inputResponses not an object of objects, requestState not a string, or
+** a requestState that fails its integrity check, has expired, or was
+** issued for another tool, other arguments or another principal.
 */
-th_mrtr *th_mrtr_begin(const char *tool, json_object *args, json_object *params, char *msg, size_t msgsize);
+th_mrtr *th_mrtr_begin(const char *tool, json_object *args, const char *principal, json_object *params, char *msg,
+                       size_t msgsize);
 
 /*
 ** A handler's question KEY (METHOD, PARAMS taken): TH_OK with the answer

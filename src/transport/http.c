@@ -1252,6 +1252,9 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
+        th_mcp_session_set_principal(k->ms,
+                                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     th_mcp_session_handle(k->ms, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
