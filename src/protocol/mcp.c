@@ -1039,7 +1039,7 @@ static th_rc ask_hook(void *ctx, th_call *call, const char *key, const char *met
         return TH_ERR_CAPABILITY;
     }
     if (j->modern)
-        return j->mrtr ? th_mrtr_ask(j->mrtr, key, method, params, result) : (json_object_put(params), TH_ERR_IO);
+        return th_mrtr_ask(j->mrtr, key, method, params, result); /* every modern call has one */
     return th_asks_request(j->s->asks, notify_hook, j->s, j->key, method, params, validation_cancelled, call, result);
 }
 
