@@ -3,7 +3,7 @@
 ** method, params, capabilities, a handle used after its call), and the
 ** requestState of protocol/mrtr.c: answers found and recorded, a state
 ** that round-trips, and one refused when altered, expired, or issued for
-** another tool or other arguments.
+** another tool, other arguments or another principal.
 */
 #include "config.h"
 
@@ -203,6 +203,30 @@ START_TEST(state_refused_when_altered_foreign_or_expired)
 }
 END_TEST
 
+START_TEST(state_refused_for_another_principal)
+{
+    char msg[320];
+    json_object *r = NULL;
+    th_mrtr *m = th_mrtr_begin("tool_a", NULL, "Bearer alice", NULL, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "roots/list", json_object_new_object(), &r), TH_ERR_INPUT_REQUIRED);
+    json_object *res = th_mrtr_result(m);
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "requestState", json_object_get(json_object_object_get(res, "requestState")));
+    th_mrtr_free(m);
+    const char *who[] = {"Bearer bob", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_ptr_null(th_mrtr_begin("tool_a", NULL, who[i], p, msg, sizeof msg));
+        ck_assert_msg(strstr(msg, "another client"), "%s", msg);
+    }
+    m = th_mrtr_begin("tool_a", NULL, "Bearer alice", p, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    th_mrtr_free(m);
+    json_object_put(p);
+    json_object_put(res);
+}
+END_TEST
+
 START_TEST(input_responses_must_be_objects)
 {
     char msg[320];
@@ -229,6 +253,7 @@ static Suite *ask_suite(void)
     tc = tcase_create("state");
     tcase_add_test(tc, state_carries_the_answers_used);
     tcase_add_test(tc, state_refused_when_altered_foreign_or_expired);
+    tcase_add_test(tc, state_refused_for_another_principal);
     tcase_add_test(tc, input_responses_must_be_objects);
     suite_add_tcase(s, tc);
     return s;

@@ -644,8 +644,8 @@ bool th_call_client_can(const th_call *call, unsigned kinds);
 **   TH_ERR_IO              the client answered with an error, or could not
 **                          be reached (no transport to send on).
 **   TH_ERR_VALUE           METHOD is none of the three, PARAMS is not an
-**                          object, KEY breaks its rule or was already
-**                          asked in this run.
+**                          object, KEY breaks its rule, or (2026-07-28)
+**                          KEY was already asked in this run.
 **   TH_ERR_MISUSE          CALL or RESULT is NULL, or CALL has ended.
 ** Called from the handler's thread (or one it joins) only.
 */
