@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
+#include "protocol/mrtr.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
 #include "transport/auth.h"
@@ -97,6 +98,11 @@ static const char usage_text[] =
     "                               the tools' names; '' leaves them out)\n"
     "      --name=NAME              serverInfo.name sent to clients (default\n"
     "                               toolhost)\n"
+    "      --state-key-file=FILE    sign the requestState of 2026-07-28 tools that\n"
+    "                               ask the client (InputRequiredResult) with the\n"
+    "                               key in FILE (32+ bytes), so every instance\n"
+    "                               behind a load balancer accepts it (default: a\n"
+    "                               random key per process)\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
@@ -187,6 +193,7 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_STATE_KEY_FILE,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -244,6 +251,7 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"state-key-file", required_argument, NULL, OPT_STATE_KEY_FILE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -595,6 +603,14 @@ int main(int argc, char **argv)
         case OPT_AUTH_TOKEN_FILE:
             auth_file = optarg;
             break;
+        case OPT_STATE_KEY_FILE: {
+            th_err kerr;
+            if (th_mrtr_key_file(optarg, &kerr) != TH_OK) {
+                fprintf(stderr, "toolhost: %s\n", kerr.msg);
+                goto usage;
+            }
+            break;
+        }
         case OPT_AUTH_SCOPE:
             hopts.auth_scope = optarg;
             break;

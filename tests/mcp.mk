@@ -46,3 +46,11 @@ test_rawresult_SOURCES = test_rawresult.c
 check_PROGRAMS += test_workpool
 TESTS += test_workpool
 test_workpool_SOURCES = test_workpool.c
+# Tools that ask the client (th_call_ask), with the conformance fixtures.
+check_PROGRAMS += test_mcp_ask
+TESTS += test_mcp_ask
+test_mcp_ask_SOURCES = test_mcp_ask.c $(MCP_HARNESS)
+# th_call_ask's checks and the requestState of protocol/mrtr.c.
+check_PROGRAMS += test_ask
+TESTS += test_ask
+test_ask_SOURCES = test_ask.c

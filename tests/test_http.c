@@ -4,7 +4,8 @@
 ** SSE when progress precedes the result, SSE polling resumed with GET and
 ** Last-Event-ID, the modern header checks (-32020), the
 ** connection limit, refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
-** SIGTERM letting a call in flight finish. Both isolation modes where the
+** SIGTERM letting a call in flight finish, a tool asking its client on the
+** call's event stream. Both isolation modes where the
 ** tool calls run matters.
 */
 #include "config.h"
@@ -306,6 +307,80 @@ START_TEST(progress_makes_an_event_stream)
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
+}
+END_TEST
+
+/* A tool that asks the client (th_call_ask) in a legacy session: the
+ * request goes on the call's own event stream, the client POSTs its
+ * response, the call's result follows on the stream. A client whose POST
+ * takes no event stream cannot be asked: the tool hears so at once. */
+START_TEST(legacy_ask_on_the_call_stream)
+{
+    char *dir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/client_asking_tools.so", NULL);
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "-d", dir);
+    hres r = request(port, "POST", ACCEPT_BOTH,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                     "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
+                     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert_msg(sid != NULL, "%s", r.headers);
+    hres_free(&r);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    int fd = send_request(port, "POST", "/mcp", hdrs,
+                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+                          "\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"name?\"}}}");
+    /* Read the stream until the request appears in it. */
+    char buf[8192];
+    size_t len = 0;
+    const char *req = NULL;
+    while (!req && len < sizeof buf - 1) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        ck_assert_msg(n > 0, "the stream ended before the request: %.*s", (int)len, buf);
+        len += (size_t)n;
+        buf[len] = '\0';
+        req = strstr(buf, "elicitation/create");
+    }
+    const char *idat = strstr(buf, "\"id\":\"th-ask-");
+    ck_assert_msg(idat, "no request id in %s", buf);
+    char id[128];
+    ck_assert(sscanf(idat, "\"id\":\"%127[^\"]\"", id) == 1);
+    char answer[512];
+    snprintf(answer, sizeof answer,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\",\"content\":"
+             "{\"username\":\"ada\",\"email\":\"a@b.c\"}}}",
+             id);
+    hres a = request(port, "POST", hdrs, answer);
+    ck_assert_int_eq(a.status, 202);
+    hres_free(&a);
+    /* The rest of the stream: the call's result. */
+    for (;;) {
+        ssize_t n = len < sizeof buf - 1 ? read(fd, buf + len, sizeof buf - 1 - len) : 0;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+    }
+    close(fd);
+    ck_assert_msg(strstr(buf, "\"id\":9") && strstr(buf, "User response:") && strstr(buf, "ada"), "%s", buf);
+
+    /* JSON only: nothing can carry the request; refused now, not at the deadline. */
+    snprintf(hdrs, sizeof hdrs, "Accept: application/json\r\nMcp-Session-Id: %s\r\n", sid);
+    r = request(port, "POST", hdrs,
+                "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{"
+                "\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"name?\"}}}");
+    json_object *o = body_json(&r);
+    MH_ASSERT_TRUE(o, "result isError");
+    ck_assert_msg(strstr(mh_str(o, "result content 0 text"), "Elicitation not supported or error"), "%s", r.body);
+    json_object_put(o);
+    hres_free(&r);
+    ck_assert(mh_stderr_wait(p, "does not accept text/event-stream", MH_TIMEOUT_MS));
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
 }
 END_TEST
 
@@ -807,6 +882,59 @@ START_TEST(tool_scope_checked_at_call)
 }
 END_TEST
 
+/* A 2026-07-28 requestState is bound to the bearer token that earned it:
+ * replayed with another client's token it is refused (-32602); the same
+ * token completes the call. */
+START_TEST(request_state_bound_to_the_token)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    char *dir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/input_required_tools.so", NULL);
+    int port;
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+#define MRTR_HEADERS(tok)                                                                                             \
+    ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: test_input_required_result_elicitation\r\n"      \
+                               "Authorization: Bearer " tok "\r\n"
+#define MRTR_META                                                                                                     \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                                          \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}"
+    hres r = request(port, "POST", MRTR_HEADERS("plain-token"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                     "\"test_input_required_result_elicitation\",\"arguments\":{}," MRTR_META "}}");
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result resultType", "input_required");
+    char body[2048];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"test_input_required_result_elicitation\",\"arguments\":{},\"inputResponses\":{\"user_name\":"
+             "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}},\"requestState\":\"%s\"," MRTR_META "}}",
+             mh_str(o, "result requestState"));
+    json_object_put(o);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("scoped-token"), body);
+    assert_error(&r, 400, -32602);
+    ck_assert_msg(strstr(r.body, "another client"), "%s", r.body);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("plain-token"), body);
+    o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "Hello, Ada!");
+    json_object_put(o);
+    hres_free(&r);
+#undef MRTR_HEADERS
+#undef MRTR_META
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -830,6 +958,7 @@ static Suite *http_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
+    tcase_add_loop_test(tc, legacy_ask_on_the_call_stream, 0, 2);
     tcase_add_test(tc, full_session_table_ends_the_idlest);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
@@ -843,6 +972,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, insufficient_scope_is_403);
     tcase_add_test(tc, protected_resource_metadata);
     tcase_add_test(tc, non_loopback_needs_authorization);
+    tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
     suite_add_tcase(s, tc);
     return s;

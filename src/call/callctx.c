@@ -191,6 +191,18 @@ const char *th_call_tool_name(const th_call *call)
     return name;
 }
 
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn)
+{
+    th_call *c = use(call, fn);
+    *resolved = c;
+    return c ? &c->hooks : NULL;
+}
+
+void th_call_release(const th_call *call, th_call *resolved)
+{
+    unuse(resolved ? call : NULL);
+}
+
 void th_call_mark_error(th_call *call)
 {
     th_call *c = use(call, __func__);

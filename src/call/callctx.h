@@ -26,6 +26,15 @@ typedef struct th_call_hooks {
     bool log_to_client;
     th_log_level log_level;
     size_t max_result_bytes;
+    /* Asking the client (th_call_ask, call/ask.c). CLIENT_CAPS: the TH_ASK_*
+     * bits the client declared. ASK receives a checked request (PARAMS
+     * taken) and answers it, or records it (2026-07-28): see th_call_ask.
+     * CALL is the host's pointer, for th_call_cancelled. NULL: nobody to
+     * ask (TH_ERR_IO). */
+    unsigned client_caps;
+    th_rc (*ask)(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                 json_object **result);
+    void *ask_ctx;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -88,5 +97,10 @@ long long th_call_startup_ms(th_call *call);
 void th_call_set_raw(th_call *call, json_object *result);
 
 void th_call_free(th_call *call);
+
+/* The hooks CALL runs with (borrowed; NULL for an ended handle): for
+ * call/ask.c, which resolves handles itself. */
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn);
+void th_call_release(const th_call *call, th_call *resolved);
 
 #endif

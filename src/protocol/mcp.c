@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "call/rawresult.h"
+#include "call/ask.h"
 #include "call/callctx.h"
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
@@ -25,6 +26,8 @@
 #include "protocol/mcp.h"
 #include "base/util.h"
 #include "call/workpool.h"
+#include "protocol/asks.h"
+#include "protocol/mrtr.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -80,6 +83,10 @@ struct th_mcp_session {
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
+
+    unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
+    char *principal;      /* th_mcp_session_set_principal, or NULL */
+    th_asks *asks;        /* legacy requests to the client awaiting answers */
 };
 
 /* The per-request context a method handler gets. */
@@ -112,6 +119,9 @@ struct job {
     long long timeout_ms;   /* the deadline it was given */
     long long armed_ms;     /* when its handler started */
     bool answered;          /* its one response is out; under s->lock */
+    unsigned client_caps;   /* TH_ASK_* its client declared */
+    unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
+    th_mrtr *mrtr;          /* modern: its round state, else NULL */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -228,6 +238,8 @@ static void session_unref(th_mcp_session *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
     pthread_rwlock_destroy(&s->send_lock);
+    th_asks_free(s->asks);
+    free(s->principal);
     free(s);
 }
 
@@ -346,7 +358,10 @@ static json_object *server_info(const th_mcp *m)
 /* Modern results carry resultType and the server's identity. */
 static void modern_members(const th_mcp *m, json_object *result)
 {
-    put(result, "resultType", json_object_new_string("complete"));
+    json_object *rt; /* an InputRequiredResult keeps its own */
+    if (!json_object_object_get_ex(result, "resultType", &rt) || !json_object_is_type(rt, json_type_string) ||
+        strcmp(json_object_get_string(rt), "input_required") != 0)
+        put(result, "resultType", json_object_new_string("complete"));
     json_object *meta = json_object_new_object();
     put(meta, META_SERVER, server_info(m));
     put(result, "_meta", meta);
@@ -426,11 +441,14 @@ static void m_initialize(request *r)
     if (v < 0 || v > LATEST_LEGACY)
         v = LATEST_LEGACY;
 
+    json_object *caps = NULL;
+    json_object_object_get_ex(r->msg->params, "capabilities", &caps);
     pthread_mutex_lock(&r->s->lock);
     bool again = r->s->initialized;
     if (!again) {
         r->s->initialized = true;
         r->s->legacy_version = v;
+        r->s->legacy_caps = th_ask_caps_of(caps);
     }
     pthread_mutex_unlock(&r->s->lock);
     if (again) {
@@ -629,6 +647,7 @@ static void job_free(job *j)
 {
     free(j->key);
     th_call_free(j->call);
+    th_mrtr_free(j->mrtr);
     json_object_put(j->args);
     json_object_put(j->id);
     json_object_put(j->token);
@@ -780,6 +799,27 @@ static void send_call_result(job *j, json_object *result)
 static void job_answer(job *j, json_object *result, const char *busy);
 static void deadline_passed(void *p);
 
+/* -32021: the handler asked for capabilities J's client did not declare.
+ * data.requiredCapabilities is a ClientCapabilities object. */
+static void send_missing_caps(job *j)
+{
+    json_object *data = json_object_new_object(), *req = json_object_new_object();
+    th_buf names = {0};
+    for (unsigned k = 1; k <= TH_ASK_ROOTS; k <<= 1)
+        if (j->missing_caps & k) {
+            put(req, th_ask_capability(k), json_object_new_object());
+            th_buf_printf(&names, "%s%s", names.len ? ", " : "", th_ask_capability(k));
+        }
+    put(data, "requiredCapabilities", req);
+    char m[512];
+    snprintf(m, sizeof m,
+             "Missing required client capability: tool '%s' needs %s, which the request's _meta[\"" META_CAPS
+             "\"] does not declare",
+             j->entry->name, names.data ? names.data : "?");
+    free(names.data);
+    send_error(j->s, j->id, TH_RPC_MISSING_CAPABILITY, m, data);
+}
+
 /* The deadline of a call of E: the tool's own when it asked for a shorter
  * one than the host's, else the host's; 0: none. */
 static long long call_timeout(const th_mcp_config *cfg, const th_entry *e)
@@ -913,7 +953,20 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
-        result = check_output(e, th_call_finish(j->call, rc));
+        result = th_call_finish(j->call, rc);
+        if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
+            /* The handler stopped for input (see th_call_ask): what it
+             * built is not the answer. */
+            json_object_put(result);
+            result = NULL;
+            if (j->missing_caps) {
+                job_answer(j, NULL, NULL);
+                return;
+            }
+            result = th_mrtr_result(j->mrtr);
+        } else {
+            result = check_output(e, result);
+        }
     }
 
     job_answer(j, result, NULL);
@@ -944,6 +997,9 @@ static void job_answer(job *j, json_object *result, const char *busy)
         json_object_put(result);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
+    } else if (j->modern && j->missing_caps) {
+        send_missing_caps(j);
+        json_object_put(result);
     } else {
         send_call_result(j, result);
     }
@@ -997,6 +1053,28 @@ static void free_finished(job *j)
     }
 }
 
+/*
+** th_call_hooks.ask: the handler of J asks its client (call/ask.c checked
+** the request). Modern: answered from the retry or recorded for the
+** InputRequiredResult. Legacy: a request to the client, waited for on the
+** handler's thread. A capability the client did not declare is refused;
+** in the modern era that makes the whole request -32021.
+*/
+static th_rc ask_hook(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                      json_object **result)
+{
+    job *j = ctx;
+    unsigned kind = th_ask_kind_of(method);
+    if (!(j->client_caps & kind)) {
+        j->missing_caps |= kind;
+        json_object_put(params);
+        return TH_ERR_CAPABILITY;
+    }
+    if (j->modern)
+        return th_mrtr_ask(j->mrtr, key, method, params, result); /* every modern call has one */
+    return th_asks_request(j->s->asks, notify_hook, j->s, j->key, method, params, validation_cancelled, call, result);
+}
+
 static void m_tools_call(request *r)
 {
     th_mcp_session *s = r->s;
@@ -1021,13 +1099,36 @@ static void m_tools_call(request *r)
         !json_object_is_type(token, json_type_double))
         token = NULL;
 
+    /* A modern call may be a retry carrying answers (inputResponses,
+     * requestState): refused before anything runs when they are bad. */
+    th_mrtr *mrtr = NULL;
+    if (r->modern) {
+        char why[320];
+        json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
+        if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
+            send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            return;
+        }
+    }
     job *j = calloc(1, sizeof *j);
     if (!j) {
+        th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
+    j->mrtr = mrtr;
+    if (r->modern) {
+        json_object *caps = NULL;
+        json_object_object_get_ex(r->meta, META_CAPS, &caps);
+        j->client_caps = th_ask_caps_of(caps);
+    } else {
+        pthread_mutex_lock(&s->lock);
+        j->client_caps = s->legacy_caps;
+        pthread_mutex_unlock(&s->lock);
+    }
     j->key = th_rpc_id_key(r->msg->id);
     if (!j->key) {
+        th_mrtr_free(j->mrtr);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -1052,10 +1153,14 @@ static void m_tools_call(request *r)
         .log_to_client = r->log_to_client,
         .log_level = r->log_level,
         .max_result_bytes = s->mcp->cfg.max_result_bytes,
+        .client_caps = j->client_caps,
+        .ask = ask_hook,
+        .ask_ctx = j,
     };
     j->call = th_call_new(e->name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
+        th_mrtr_free(j->mrtr);
         json_object_put(j->args);
         json_object_put(j->id);
         json_object_put(j->token);
@@ -1338,7 +1443,10 @@ static void dispatch(th_mcp_session *s, th_rpc_msg *msg)
         break;
     }
     case TH_RPC_RESPONSE:
-        break; /* this server sends no requests: a stray response */
+        /* The answer to a handler's question (legacy), or a stray. */
+        if (!th_asks_deliver(s->asks, msg->msg))
+            th_log(TH_LOG_DEBUG, "a response no request of ours waits for was dropped");
+        break;
     case TH_RPC_INVALID:
         if (!msg->silent)
             send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
@@ -1424,6 +1532,24 @@ void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
     send_error(s, NULL, code, message, NULL);
 }
 
+void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)
+{
+    free(s->principal);
+    s->principal = principal ? strdup(principal) : NULL;
+}
+
+void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)
+{
+    json_object *id = NULL;
+    if (!th_rpc_member(req, "id", &id))
+        return;
+    th_log(TH_LOG_WARNING, "a tool's request to its client could not be sent: %s", why);
+    json_object *e = th_rpc_error(id, TH_RPC_INTERNAL_ERROR, why, NULL);
+    if (e)
+        th_asks_deliver(s->asks, e);
+    json_object_put(e);
+}
+
 /* ---- session lifetime -------------------------------------------------- */
 
 th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
@@ -1440,6 +1566,10 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
+    if (!(s->asks = th_asks_new())) {
+        session_unref(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -1486,6 +1616,7 @@ void th_mcp_session_free(th_mcp_session *s)
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
+    th_asks_close(s->asks); /* a handler waiting for its client gets TH_ERR_IO */
     pthread_mutex_lock(&s->lock);
     s->closing = true;
     job *finished = s->finished;

@@ -26,7 +26,9 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/mcp.h"
 #include "transport/http.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -198,9 +200,12 @@ static void sess_send(void *ctx, json_object *msg)
     bool final = is_response(msg);
     char *key = NULL;
     json_object *token = NULL, *v;
+    /* A request a handler sends its client goes on the stream of the call
+     * it serves: its id names that call. */
+    char *origin = final ? NULL : th_asks_origin(msg);
     if (final && !json_object_is_type(msg, json_type_array) && th_rpc_member(msg, "id", &v))
         key = th_rpc_id_key(v);
-    else if (!final && th_rpc_member(msg, "params", &v))
+    else if (!final && !origin && th_rpc_member(msg, "params", &v))
         json_object_object_get_ex(v, "progressToken", &token);
     const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
 
@@ -208,8 +213,10 @@ static void sess_send(void *ctx, json_object *msg)
     exchange *to = NULL, **pp;
     for (pp = &s->exchanges; *pp; pp = &(*pp)->next) {
         exchange *ex = *pp;
-        if (final ? want && ex->key && strcmp(ex->key, want) == 0
-                  : token ? ex->token && json_object_equal(ex->token, token) : ex->key != NULL) {
+        if (final    ? want && ex->key && strcmp(ex->key, want) == 0
+            : origin ? ex->key && strcmp(ex->key, origin) == 0
+            : token  ? ex->token && json_object_equal(ex->token, token)
+                     : ex->key != NULL) {
             to = ex;
             break;
         }
@@ -225,6 +232,19 @@ static void sess_send(void *ctx, json_object *msg)
         exchange_ref(to);
     pthread_mutex_unlock(&s->lock);
     free(key);
+    bool asking = origin != NULL;
+    free(origin);
+    if (asking && (!to || !to->want_notes)) {
+        /* Its handler would wait for an answer to a question never asked. */
+        th_mcp_session_undeliverable(s->ms, msg,
+                                     to ? "the client's POST does not accept text/event-stream, the only way to "
+                                          "send it a request"
+                                        : "the call it belongs to has no open stream");
+        if (to)
+            exchange_unref(to);
+        json_object_put(msg);
+        return;
+    }
     if (!to) {
         th_log(TH_LOG_DEBUG, "http: session %.8s: a message no request waits for was dropped", s->id);
         json_object_put(msg);
@@ -1232,6 +1252,9 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
+        th_mcp_session_set_principal(k->ms,
+                                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     th_mcp_session_handle(k->ms, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }

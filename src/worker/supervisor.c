@@ -693,6 +693,36 @@ static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct io
     pthread_mutex_unlock(&w->send_lock);
 }
 
+/* The worker's handler asks the client: asked on the host's call (which
+ * may block until the client answers, legacy), answered with ANSWER. */
+static void answer_ask(worker *w, uint32_t id, th_call *call, const qframe *q)
+{
+    th_err err;
+    json_object *o = th_ipc_parse(q->payload, q->len, &err), *key, *method, *params = NULL, *result = NULL;
+    th_rc rc = TH_ERR_VALUE;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "key", &key) &&
+        json_object_object_get_ex(o, "method", &method)) {
+        json_object_object_get_ex(o, "params", &params);
+        rc = th_call_ask(call, json_object_get_string(key), json_object_get_string(method),
+                         json_object_get(params), &result);
+    }
+    json_object *a = json_object_new_object();
+    if (a) {
+        json_object_object_add(a, "rc", json_object_new_int((int)rc));
+        if (result)
+            json_object_object_add(a, "result", result);
+        else
+            json_object_put(result);
+        pthread_mutex_lock(&w->send_lock);
+        th_ipc_send_json(w->ch.sock, TH_IPC_ANSWER, id, a);
+        pthread_mutex_unlock(&w->send_lock);
+        json_object_put(a);
+    } else {
+        json_object_put(result);
+    }
+    json_object_put(o);
+}
+
 /* A descriptor's own deadline, as the scanner reported it (0: none). */
 static uint32_t timeout_of(json_object *d)
 {
@@ -731,7 +761,14 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         text = "{}";
         len = 2;
     }
-    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {"}}", 2}};
+    /* The client's capabilities go along, for th_call_client_can. */
+    unsigned caps = 0;
+    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
+        if (th_call_client_can(call, k))
+            caps |= k;
+    char tail[32];
+    int tail_len = snprintf(tail, sizeof tail, ",\"caps\":%u}}", caps);
+    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {tail, (size_t)tail_len}};
     send_frame(w, TH_IPC_CALL, p.id, parts, 3);
 
     bool done = false, cancel_sent = false;
@@ -748,6 +785,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
                 apply_progress(call, q);
             else if (q->type == TH_IPC_LOG)
                 apply_log(call, q);
+            else if (q->type == TH_IPC_ASK)
+                answer_ask(w, p.id, call, q);
             else if (q->type == TH_IPC_RESULT) {
                 apply_result(call, pt, q);
                 done = true;
