@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "protocol/jsonrpc.h"
+#include "plugin/qualname.h"
 #include "transport/http.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -1132,7 +1133,8 @@ static const char *check_param_headers(th_http *h, struct MHD_Connection *c, jso
     json_object *name, *args, *props;
     if (!h->opts.reg || !json_object_object_get_ex(params, "name", &name))
         return NULL;
-    const th_entry *e = th_registry_get(h->opts.reg, json_object_get_string(name));
+    char why[512];
+    const th_entry *e = th_tool_resolve(h->opts.reg, json_object_get_string(name), why, sizeof why);
     if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
         !json_object_is_type(props, json_type_object))
         return NULL;
