@@ -184,6 +184,9 @@ th_rc th_naming_add(th_naming *n, const char *name, const char *dir, th_err *err
     toolbox_dir *d = &n->dirs[n->n];
     d->name = strdup(name);
     d->dir = absolute(dir);
+    /* "plugins/" and "plugins" are one directory; dir_of skips the '/'s. */
+    for (size_t len = d->dir ? strlen(d->dir) : 0; len > 1 && d->dir[len - 1] == '/'; len--)
+        d->dir[len - 1] = '\0';
     if (!d->name || !d->dir) {
         free(d->name);
         free(d->dir);
@@ -211,13 +214,20 @@ bool th_naming_has_toolbox(const th_naming *n, const char *name, size_t len)
     return false;
 }
 
-/* The directory entry PATH is a file of: PATH is DIR "/" BASE with no '/'
- * in BASE (the loader writes DIR as given, so "plugins/" gives "//"). */
+/* The directory entry PATH is a file of: PATH is DIR, '/'s, then a base
+ * name (the loader writes DIR as given, so "plugins/" gives "//"). */
 static const toolbox_dir *dir_of(const th_naming *n, const char *path)
 {
     for (size_t i = 0; n && path && i < n->n; i++) {
         size_t len = strlen(n->dirs[i].dir);
-        if (strncmp(path, n->dirs[i].dir, len) == 0 && path[len] == '/' && !strchr(path + len + 1, '/'))
+        if (len == 1) /* the root */
+            len = 0;
+        if (strncmp(path, n->dirs[i].dir, len) != 0 || path[len] != '/')
+            continue;
+        const char *base = path + len;
+        while (*base == '/')
+            base++;
+        if (*base && !strchr(base, '/'))
             return &n->dirs[i];
     }
     return NULL;

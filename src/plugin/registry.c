@@ -37,6 +37,7 @@ struct th_registry {
     void **handles;     /* dlopen handles, closed last */
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
+    bool last_contextual; /* see th_registry_refusal_contextual */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -266,7 +267,8 @@ static th_rc check_state(const th_registry *reg, th_err *err)
 ** normalised. ORIGIN (may be NULL) places it in a toolbox. On success fills
 ** OUT (which the caller owns).
 */
-static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *origin, checked *out, th_err *err)
+static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *origin, checked *out, th_err *err,
+                        bool *contextual)
 {
     th_rc rc;
     memset(out, 0, sizeof *out);
@@ -298,8 +300,10 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
     /* The name clients see (qualified, in a toolbox) is the one that must
      * be unique, and the one a too-long refusal is about. */
     rc = th_naming_expose(reg->naming, origin, t->name, &out->toolbox, &out->plugin, &out->exposed, err);
-    if (rc != TH_OK)
+    if (rc != TH_OK) {
+        *contextual = true;
         return rc;
+    }
 
     /* Naming the first registrant tells the author which of two plugins
      * to rename; tools added by the host itself have no origin. Across
@@ -315,8 +319,10 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
                         first->origin);
     else if (first)
         rc = th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", out->exposed);
-    if (first)
+    if (first) {
+        *contextual = true;
         goto fail;
+    }
 
     size_t dlen = 0;
     if (!th_utf8_valid(t->description, strlen(t->description)))
@@ -444,7 +450,8 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
         rc = th_tool_normalize(tool, &t, err);
     if (rc != TH_OK)
         return rc;
-    rc = check_tool(reg, &t, origin, &c, err);
+    reg->last_contextual = false;
+    rc = check_tool(reg, &t, origin, &c, err, &reg->last_contextual);
     if (rc != TH_OK)
         return rc;
 
@@ -545,7 +552,7 @@ bool th_registry_validate(const th_registry *reg, const th_tool *tool)
     th_tool t;
     checked c;
     if (check_state(reg, NULL) != TH_OK || th_tool_normalize(tool, &t, NULL) != TH_OK ||
-        check_tool(reg, &t, NULL, &c, NULL) != TH_OK)
+        check_tool(reg, &t, NULL, &c, NULL, &(bool){false}) != TH_OK)
         return false;
     checked_free(&c);
     return true;
@@ -611,6 +618,11 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming)
 const th_naming *th_registry_naming(const th_registry *reg)
 {
     return reg->naming;
+}
+
+bool th_registry_refusal_contextual(const th_registry *reg)
+{
+    return reg->last_contextual;
 }
 
 /* Under memo_lock. */

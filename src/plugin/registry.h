@@ -123,6 +123,14 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming);
 const th_naming *th_registry_naming(const th_registry *reg);
 
 /*
+** Did th_registry_add's last refusal come from the registry's context (a
+** tool already registered under the name, or the toolbox naming) rather
+** than from the descriptor alone? A scan of the plugin by itself cannot
+** have seen (and logged) such a refusal.
+*/
+bool th_registry_refusal_contextual(const th_registry *reg);
+
+/*
 ** Memos: text derived from the tools (a serialised tools/list page), kept
 ** with the registry under a KEY its user chooses (naming everything the
 ** text depends on besides the tools) and dropped whenever the tools change.
