@@ -41,8 +41,8 @@
 
 static const char usage_text[] =
     "Usage: toolhost [OPTION]...\n"
-    "       toolhost inspect [--json] [DIR|FILE.so]...\n"
-    "       toolhost call [--plugin-dir=DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
+    "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
+    "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"

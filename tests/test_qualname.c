@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "plugin/cache.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "check_main.h"
@@ -433,6 +434,34 @@ START_TEST(test_resolve_unqualified)
 }
 END_TEST
 
+/* ---- the registry cache's default file ---------------------------------- */
+
+START_TEST(test_cache_file_depends_on_toolbox_names)
+{
+    setenv("XDG_CACHE_HOME", "/tmp/th-qualname-cache", 1);
+    const char *dirs[] = {"/srv/a", "/srv/b"};
+    const char *plain[] = {TH_DEFAULT_TOOLBOX, TH_DEFAULT_TOOLBOX};
+    const char *named[] = {"dev", "prod"};
+    const char *swapped[] = {"prod", "dev"};
+    char *p0 = th_cache_default_path(dirs, 2);
+    char *p1 = th_cache_default_path_named(dirs, plain, 2, false);
+    char *p2 = th_cache_default_path_named(dirs, named, 2, false);
+    char *p3 = th_cache_default_path_named(dirs, swapped, 2, false);
+    char *p4 = th_cache_default_path_named(dirs, named, 2, true);
+    ck_assert(p0 && p1 && p2 && p3 && p4);
+    ck_assert_str_eq(p0, p1); /* plain directories keep their file */
+    ck_assert_str_ne(p1, p2);
+    ck_assert_str_ne(p2, p3);
+    ck_assert_str_ne(p2, p4);
+    ck_assert(strncmp(p2, "/tmp/th-qualname-cache/toolhost/registry-", 41) == 0);
+    free(p0);
+    free(p1);
+    free(p2);
+    free(p3);
+    free(p4);
+}
+END_TEST
+
 static Suite *qualname_suite(void)
 {
     Suite *s = suite_create("qualname");
@@ -467,6 +496,7 @@ static Suite *qualname_suite(void)
     tcase_add_test(reg, test_set_naming_only_when_empty);
     tcase_add_test(reg, test_resolve_qualified);
     tcase_add_test(reg, test_resolve_unqualified);
+    tcase_add_test(reg, test_cache_file_depends_on_toolbox_names);
     suite_add_tcase(s, reg);
     return s;
 }
