@@ -55,7 +55,7 @@ static const char usage_text[] =
     "                               a DIR that cannot be read or is refused\n"
     "                               (see --allow-insecure-plugins) is fatal;\n"
     "                               BOX names its toolbox (letters, digits,\n"
-    "                               '-', '_'; default " TH_DEFAULT_TOOLBOX ")\n"
+    "                               '-', '_'; default '" TH_DEFAULT_TOOLBOX "')\n"
     "      --qualified-names        expose tools as BOX__PLUGIN__TOOL (at most\n"
     "                               64 characters), so toolboxes may repeat\n"
     "                               tool names; without it a name clash\n"

@@ -364,6 +364,23 @@ START_TEST(test_plugin_name_that_cannot_be_a_part_refused)
 }
 END_TEST
 
+START_TEST(test_one_directory_one_toolbox)
+{
+    th_naming *n = th_naming_new(true);
+    th_err err;
+    ck_assert_int_eq(th_naming_add(n, "dev", "/tb/dev", &err), TH_OK);
+    ck_assert_int_eq(th_naming_add(n, "dev", "/tb/dev/", &err), TH_OK); /* the same toolbox again: fine */
+    ck_assert_int_eq(th_naming_add(n, "prod", "/tb/dev//", &err), TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "directory /tb/dev is already the toolbox 'dev'; one directory cannot be two toolboxes");
+    ck_assert_int_eq(th_naming_add(n, "bad__name", "/tb/x", &err), TH_ERR_VALUE);
+    ck_assert_int_eq((int)th_naming_count(n), 2);
+    ck_assert_str_eq(th_naming_toolbox_at(n, 1), "dev");
+    ck_assert(th_naming_has_toolbox(n, "dev", 3));
+    ck_assert(!th_naming_has_toolbox(n, "prod", 4));
+    th_naming_unref(n);
+}
+END_TEST
+
 START_TEST(test_set_naming_only_when_empty)
 {
     th_registry *reg = th_registry_new();
@@ -493,6 +510,7 @@ static Suite *qualname_suite(void)
     tcase_add_test(reg, test_duplicate_qualified_same_plugin_name_in_one_toolbox);
     tcase_add_test(reg, test_qualified_name_longer_than_64_refused);
     tcase_add_test(reg, test_plugin_name_that_cannot_be_a_part_refused);
+    tcase_add_test(reg, test_one_directory_one_toolbox);
     tcase_add_test(reg, test_set_naming_only_when_empty);
     tcase_add_test(reg, test_resolve_qualified);
     tcase_add_test(reg, test_resolve_unqualified);

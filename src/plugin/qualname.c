@@ -192,6 +192,17 @@ th_rc th_naming_add(th_naming *n, const char *name, const char *dir, th_err *err
         free(d->dir);
         return th_err_set(err, TH_ERR_NOMEM, "toolbox %s: out of memory", name);
     }
+    /* A plugin is placed in its toolbox by its path alone: one directory
+     * cannot be two toolboxes. */
+    for (size_t i = 0; i < n->n; i++) {
+        if (strcmp(n->dirs[i].dir, d->dir) == 0 && strcmp(n->dirs[i].name, name) != 0) {
+            th_rc rc = th_err_set(err, TH_ERR_VALUE, "directory %s is already the toolbox '%s'; one directory "
+                                  "cannot be two toolboxes", d->dir, n->dirs[i].name);
+            free(d->name);
+            free(d->dir);
+            return rc;
+        }
+    }
     n->n++;
     return TH_OK;
 }

@@ -79,7 +79,9 @@ bool th_naming_qualified(const th_naming *n);
 th_rc th_naming_split_spec(const char *spec, char **name, const char **dir, th_err *err);
 
 /* Add the directory DIR (made absolute now, as the loader does) as toolbox
- * NAME. A toolbox may span several directories. */
+ * NAME. A toolbox may span several directories; a directory already added
+ * under another name is TH_ERR_VALUE, since a plugin's path alone must say
+ * which toolbox it is in. */
 th_rc th_naming_add(th_naming *n, const char *name, const char *dir, th_err *err);
 
 /* The number of directories added, and the toolbox name of the I-th. */
