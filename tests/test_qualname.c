@@ -479,6 +479,24 @@ START_TEST(test_cache_file_depends_on_toolbox_names)
 }
 END_TEST
 
+/* A long name cut to the buffer is cut at a whole UTF-8 character. */
+START_TEST(test_resolve_refusal_is_valid_utf8)
+{
+    th_registry *reg = boxed(true, NULL);
+    char name[700] = "dev__";
+    for (size_t i = 5; i + 2 < sizeof name; i += 2)
+        memcpy(name + i, "\xc3\xa9", 2); /* e-acute */
+    name[sizeof name - 1] = '\0';
+    char why[101];
+    for (size_t size = 90; size <= sizeof why; size++) {
+        ck_assert_ptr_null(th_tool_resolve(reg, name, why, size));
+        ck_assert_msg(th_utf8_valid(why, strlen(why)), "size %zu: cut mid-character", size);
+        ck_assert(strncmp(why, "Invalid tool name format 'dev__\xc3\xa9", 33) == 0);
+    }
+    th_registry_unref(reg);
+}
+END_TEST
+
 static Suite *qualname_suite(void)
 {
     Suite *s = suite_create("qualname");
@@ -514,6 +532,7 @@ static Suite *qualname_suite(void)
     tcase_add_test(reg, test_set_naming_only_when_empty);
     tcase_add_test(reg, test_resolve_qualified);
     tcase_add_test(reg, test_resolve_unqualified);
+    tcase_add_test(reg, test_resolve_refusal_is_valid_utf8);
     tcase_add_test(reg, test_cache_file_depends_on_toolbox_names);
     suite_add_tcase(s, reg);
     return s;

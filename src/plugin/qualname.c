@@ -331,5 +331,6 @@ const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *
         th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
     else
         snprintf(why, size, "Unknown tool: %.200s", name);
+    th_utf8_clip(why); /* the client's name may have been cut mid-character */
     return NULL;
 }
