@@ -218,6 +218,30 @@ START_TEST(test_plain_dir_is_the_default_toolbox)
 }
 END_TEST
 
+/* A warm start from the registry cache names tools as a cold one does:
+ * the cache keeps scans, and the naming is the host's. */
+START_TEST(test_registry_cache_warm_start)
+{
+    boxes b;
+    boxes_make(&b);
+    char cache[700], arg[760];
+    snprintf(cache, sizeof cache, "%s/cache.json", b.dev); /* removed with the directory */
+    snprintf(arg, sizeof arg, "--registry-cache=%s", cache);
+    for (int run = 0; run < 2; run++) {
+        mh_proc *p = mh_spawn(isolation[_i], arg, "--qualified-names", b.dev_arg, b.prod_arg, NULL);
+        mh_initialize(p, "2025-11-25");
+        json_object *list = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        ck_assert_int_eq((int)mh_len(list, "result tools"), 8);
+        ck_assert(listed(list, "prod__filesystem__read_file") && listed(list, "dev__filesystem__read_file"));
+        json_object_put(list);
+        expect_text(p, 3, "dev__server__my__special__tool", "my__special__tool answered by server.so");
+        mh_finish(p);
+        ck_assert_msg(access(cache, F_OK) == 0, "run %d wrote no cache", run);
+    }
+    boxes_free(&b);
+}
+END_TEST
+
 START_TEST(test_bad_toolbox_name_is_a_usage_error)
 {
     mh_proc *p = mh_spawn("--plugin-dir=dev__x=/nonexistent", NULL);
@@ -338,6 +362,7 @@ static Suite *qualified_suite(void)
     tcase_add_loop_test(tc, test_longer_than_64_refused_at_load, 0, 2);
     tcase_add_loop_test(tc, test_duplicate_across_toolboxes_without_qualified_names, 0, 2);
     tcase_add_loop_test(tc, test_plain_dir_is_the_default_toolbox, 0, 2);
+    tcase_add_loop_test(tc, test_registry_cache_warm_start, 0, 2);
     tcase_add_test(tc, test_bad_toolbox_name_is_a_usage_error);
     tcase_add_loop_test(tc, test_cli_call_and_inspect, 0, 2);
     tcase_add_loop_test(tc, test_http_mcp_name_carries_the_exposed_name, 0, 2);
