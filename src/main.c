@@ -21,6 +21,7 @@
 #include "call/crashnote.h"
 #include "cli/cli.h"
 #include "plugin/loader.h"
+#include "plugin/qualname.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -41,8 +42,8 @@
 
 static const char usage_text[] =
     "Usage: toolhost [OPTION]...\n"
-    "       toolhost inspect [--json] [DIR|FILE.so]...\n"
-    "       toolhost call [--plugin-dir=DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
+    "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
+    "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
@@ -50,10 +51,16 @@ static const char usage_text[] =
     "2026-07-28 (per-request _meta).\n"
     "\n"
     "Plugins:\n"
-    "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
+    "  -d, --plugin-dir=[BOX=]DIR   load every NAME.so in DIR (repeatable;\n"
     "                               default " TH_PLUGINDIR ");\n"
     "                               a DIR that cannot be read or is refused\n"
-    "                               (see --allow-insecure-plugins) is fatal\n"
+    "                               (see --allow-insecure-plugins) is fatal;\n"
+    "                               BOX names its toolbox (letters, digits,\n"
+    "                               '-', '_'; default '" TH_DEFAULT_TOOLBOX "')\n"
+    "      --qualified-names        expose tools as BOX__PLUGIN__TOOL (at most\n"
+    "                               64 characters), so toolboxes may repeat\n"
+    "                               tool names; without it a name clash\n"
+    "                               across toolboxes is refused\n"
     "      --strict                 exit with status 1 if any plugin, tool or\n"
     "                               directory is refused\n"
     "      --follow-symlinks        load NAME.so files that are symbolic links\n"
@@ -194,6 +201,7 @@ enum {
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
     OPT_STATE_KEY_FILE,
+    OPT_QUALIFIED,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -252,6 +260,7 @@ static const struct option long_opts[] = {
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
     {"state-key-file", required_argument, NULL, OPT_STATE_KEY_FILE},
+    {"qualified-names", no_argument, NULL, OPT_QUALIFIED},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -403,6 +412,14 @@ static json_object *parse_call(const char *text, size_t len)
     return params;
 }
 
+/* The toolbox names of --plugin-dir, a NULL-ended array. */
+static void free_boxes(char **boxes)
+{
+    for (size_t i = 0; boxes && boxes[i]; i++)
+        free(boxes[i]);
+    free(boxes);
+}
+
 int main(int argc, char **argv)
 {
     const char **dirs = NULL;
@@ -436,6 +453,10 @@ int main(int argc, char **argv)
     bool allow_unauth = false;
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
+    char **boxes = NULL; /* toolbox of dirs[i], malloc'd */
+    bool qualified = false;
+    th_naming *naming = NULL;
+    th_err name_err;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -451,9 +472,11 @@ int main(int argc, char **argv)
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
+    boxes = calloc((size_t)argc + 1, sizeof *boxes);
     origins = calloc((size_t)argc, sizeof *origins);
     hopts.origins = origins;
-    if (!dirs || !origins) {
+    if (!dirs || !origins || !boxes) {
+        free(boxes);
         free(origins);
         fprintf(stderr, "toolhost: out of memory\n");
         return 1;
@@ -462,7 +485,14 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "d:qhV", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-            dirs[ndirs++] = optarg;
+            if (th_naming_split_spec(optarg, &boxes[ndirs], &dirs[ndirs], &name_err) != TH_OK) {
+                fprintf(stderr, "toolhost: %s\n", name_err.msg);
+                goto usage;
+            }
+            ndirs++;
+            break;
+        case OPT_QUALIFIED:
+            qualified = true;
             break;
         case OPT_STRICT:
             strict = true;
@@ -666,12 +696,14 @@ int main(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            free_boxes(boxes);
             free(dirs);
             free(origins);
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
+            free_boxes(boxes);
             free(dirs);
             free(origins);
             return 0;
@@ -685,8 +717,24 @@ int main(int argc, char **argv)
     }
     /* A directory the user named must be there; the default one may not be. */
     load_opts.dirs_required = ndirs > 0;
-    if (ndirs == 0)
+    if (ndirs == 0) {
+        if (!(boxes[ndirs] = strdup(TH_DEFAULT_TOOLBOX))) {
+            fprintf(stderr, "toolhost: out of memory\n");
+            goto cleanup;
+        }
         dirs[ndirs++] = TH_PLUGINDIR;
+    }
+    /* Toolboxes are fixed before any plugin runs, like the paths. */
+    if (!(naming = th_naming_new(qualified))) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < ndirs; i++) {
+        if (th_naming_add(naming, boxes[i], dirs[i], &name_err) != TH_OK) {
+            fprintf(stderr, "toolhost: --plugin-dir %s: %s\n", dirs[i], name_err.msg);
+            goto cleanup;
+        }
+    }
 
     /* Before any plugin code runs: the protocol gets private duplicates of
      * stdin and stdout (fd 0 becomes /dev/null, fd 1 stderr, line-buffered
@@ -720,7 +768,7 @@ int main(int argc, char **argv)
     }
 
     reg = th_registry_new();
-    if (!reg) {
+    if (!reg || th_registry_set_naming(reg, naming) != TH_OK) {
         fprintf(stderr, "toolhost: out of memory\n");
         goto cleanup;
     }
@@ -738,7 +786,7 @@ int main(int argc, char **argv)
     scan_opts.load = load_opts;
     scan_opts.host_loads = !isolate;
     /* An unchanged plugin's scan comes from the registry cache instead. */
-    if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path(dirs, ndirs)))
+    if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path_named(dirs, (const char *const *)boxes, ndirs, qualified)))
         cache = th_cache_open(cache_path, &load_opts);
     scanned = calloc(npaths + 1, sizeof *scanned);
     if (!scanned || th_scan_plugins_cached(paths, npaths, &scan_opts, cache, scanned, &stats) != TH_OK) {
@@ -867,12 +915,15 @@ cleanup:
         close(proto_in);
     if (proto_fd >= 0)
         close(proto_fd);
+    th_naming_unref(naming);
+    free_boxes(boxes);
     free(dirs);
     free(origins);
     return status;
 
 usage:
     fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+    free_boxes(boxes);
     free(dirs);
     free(origins);
     return 2;

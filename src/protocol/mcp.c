@@ -28,6 +28,7 @@
 #include "call/workpool.h"
 #include "protocol/asks.h"
 #include "protocol/mrtr.h"
+#include "plugin/qualname.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -512,6 +513,14 @@ static json_object *tool_json(const th_entry *e, int v)
         put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
         put(t, "annotations", json_object_get(e->annotations));
+    if (e->qualified) {
+        /* Seed 002's ToolInfo._meta: where a qualified name points. */
+        json_object *meta = json_object_new_object();
+        put(meta, "source_server", json_object_new_string(e->plugin));
+        put(meta, "toolbox_name", json_object_new_string(e->toolbox));
+        put(meta, "original_name", json_object_new_string(e->original_name));
+        put(t, "_meta", meta);
+    }
     return t;
 }
 
@@ -1083,9 +1092,14 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
-    const th_entry *e = plain_string(name) ? th_registry_get(s->mcp->reg, json_object_get_string(name)) : NULL;
+    /* Unknown tools, in qualified names too, are protocol errors (the
+     * MCP spec's -32602), with seed 002's texts for why. */
+    char why[512];
+    const th_entry *e = th_tool_resolve(s->mcp->reg, plain_string(name), why, sizeof why);
     if (!e) {
-        send_errorf(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Unknown tool: %.200s", json_object_get_string(name));
+        if (!plain_string(name))
+            snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
         return;
     }
     if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
@@ -1103,7 +1117,6 @@ static void m_tools_call(request *r)
      * requestState): refused before anything runs when they are bad. */
     th_mrtr *mrtr = NULL;
     if (r->modern) {
-        char why[320];
         json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
         if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
             send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
@@ -1157,7 +1170,8 @@ static void m_tools_call(request *r)
         .ask = ask_hook,
         .ask_ctx = j,
     };
-    j->call = th_call_new(e->name, &hooks);
+    /* The handler sees the name it registered, as a worker does. */
+    j->call = th_call_new(e->original_name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
         th_mrtr_free(j->mrtr);

@@ -29,6 +29,7 @@
 #include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
+#include "plugin/qualname.h"
 #include "transport/http.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -1152,7 +1153,8 @@ static const char *check_param_headers(th_http *h, struct MHD_Connection *c, jso
     json_object *name, *args, *props;
     if (!h->opts.reg || !json_object_object_get_ex(params, "name", &name))
         return NULL;
-    const th_entry *e = th_registry_get(h->opts.reg, json_object_get_string(name));
+    char why[512];
+    const th_entry *e = th_tool_resolve(h->opts.reg, json_object_get_string(name), why, sizeof why);
     if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
         !json_object_is_type(props, json_type_object))
         return NULL;

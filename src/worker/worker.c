@@ -156,7 +156,7 @@ static void quiet_loading(const config *c)
 }
 
 /* Static: still reachable when the scanner _exit()s (valgrind's view). */
-static th_registry *volatile scan_reg; /* volatile: a store nothing reads is kept */
+static th_registry **volatile scan_regs; /* volatile: a store nothing reads is kept */
 
 /* Wait for the host's LOGGED for plugin I: until then no plugin code runs,
  * so everything on the output pipe so far is plugin I's. */
@@ -174,11 +174,18 @@ static void await_logged(th_ipc_reader *r, size_t i)
 
 static int scan(const config *c, th_ipc_reader *r)
 {
-    th_registry *reg = scan_reg = th_registry_new();
-    if (!reg)
+    /* A registry per plugin: whether two plugins clash depends on how the
+     * host names their tools (toolboxes, qualified names), which the host
+     * decides when it registers them, and a cached scan must not depend
+     * on the other files of the load. */
+    scan_regs = calloc(c->npaths + 1, sizeof *scan_regs);
+    if (!scan_regs)
         die("out of memory");
     quiet_loading(c);
     for (size_t i = c->from; i < c->npaths; i++) {
+        th_registry *reg = scan_regs[i] = th_registry_new();
+        if (!reg)
+            die("out of memory");
         send_obj(TH_IPC_LOADING, (uint32_t)i, NULL);
         th_load_stats st = {0};
         size_t base = th_registry_count(reg);
