@@ -126,10 +126,14 @@ static const char usage_text[] =
     "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
 "      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
     "                               (repeatable; tools/list still lists TOOL)\n"
+    "      --auth-jwks-file=FILE    also accept JWTs signed by a key in FILE (a JWKS;\n"
+    "                               RS256/384/512, ES256/384/512) whose iss is\n"
+    "                               --auth-issuer, aud --http-resource-url (both\n"
+    "                               required), not expired; scopes from \"scope\"\n"
     "      --auth-issuer=URL        authorization server named in the metadata\n"
     "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
     "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
-    "                               --auth-token-file\n"
+    "                               --auth-token-file or --auth-jwks-file\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -187,6 +191,7 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_AUTH_JWKS_FILE,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -244,6 +249,7 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -350,6 +356,28 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* --auth-jwks-file: the audience is --http-resource-url, never one derived
+ * from Host (a client picks Host, so it would pick the audience too), and
+ * the issuer must be named. The scopes asked for go in the metadata. */
+static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
+{
+    char err[256];
+    if (!o->resource_url || !o->auth_issuer) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file needs --http-resource-url (the audience) and --auth-issuer");
+        return false;
+    }
+    if (!th_auth_add_jwks(auth, path, o->auth_issuer, o->resource_url, err, sizeof err)) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: %s", err);
+        return false;
+    }
+    bool ok = !o->auth_scope || th_auth_note_scopes(*auth, o->auth_scope);
+    for (size_t i = 0; ok && i < o->ntool_scopes; i++)
+        ok = th_auth_note_scopes(*auth, strchr(o->tool_scopes[i], '=') + 1);
+    if (!ok)
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: out of memory");
+    return ok;
+}
+
 /* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
  * OPTS; ADDR is copied into ADDR_BUF. */
 static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
@@ -424,7 +452,7 @@ int main(int argc, char **argv)
     bool http_on = false, stdio_on = false;
     th_http *http = NULL;
     th_auth *auth = NULL;
-    const char *auth_file = NULL;
+    const char *auth_file = NULL, *jwks_file = NULL;
     bool allow_unauth = false;
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
@@ -620,6 +648,9 @@ int main(int argc, char **argv)
         case OPT_ALLOW_UNAUTH:
             allow_unauth = true;
             break;
+        case OPT_AUTH_JWKS_FILE:
+            jwks_file = optarg;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -795,8 +826,10 @@ int main(int argc, char **argv)
         if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
             status = 1;
+        } else if (jwks_file && !add_jwks(&auth, jwks_file, &hopts)) {
+            status = 1;
         } else if (!auth && !loopback && !allow_unauth) {
-            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file, "
+            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file or --auth-jwks-file, "
                    "or --allow-unauthenticated to serve anyone who can reach it", a);
             status = 1;
         } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {

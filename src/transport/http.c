@@ -617,7 +617,9 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
 {
     if (!h->opts.auth)
         return true;
-    char buf[1024], meta[600];
+    /* JWTs from real authorization servers run to a few KB (RS256 alone
+     * adds 342 bytes of signature); a truncated one would fail as invalid. */
+    char buf[8192], meta[600];
     th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
     if (res == TH_AUTH_OK)
         return true;
