@@ -8,7 +8,8 @@ if [ "${1:-}" = "--test" ]; then
     # nodejs/npm drive the official SDK clients (tests/interop); valgrind
     # checks the host for leaks; locales has localedef and the de_DE source
     # the locale test compiles.
-    pkgs="$pkgs valgrind locales"
+    # nginx-light and curl run the scale-out test (tests/scaleout).
+    pkgs="$pkgs valgrind locales nginx-light curl"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "${1:-}" = "--fuzz" ]; then

@@ -116,6 +116,8 @@ static const char usage_text[] =
     "                               one ends the session idle longest\n"
     "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
     "                               unanswered for this long gets 504 (default 300)\n"
+    "      --http-session-prefix=P  begin every Mcp-Session-Id with P, so a load\n"
+    "                               balancer can route a session to this instance\n"
     "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
     "                               unanswered after N ms, and every event stream\n"
     "                               open N ms, is closed with retry: N; the client\n"
@@ -192,6 +194,7 @@ enum {
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
     OPT_AUTH_JWKS_FILE,
+    OPT_HTTP_SESSION_PREFIX,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -250,6 +253,7 @@ static const struct option long_opts[] = {
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
     {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
+    {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -650,6 +654,15 @@ int main(int argc, char **argv)
             break;
         case OPT_AUTH_JWKS_FILE:
             jwks_file = optarg;
+            break;
+        case OPT_HTTP_SESSION_PREFIX:
+            if (!*optarg || strlen(optarg) > TH_HTTP_SESSION_PREFIX_MAX ||
+                optarg[strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")]) {
+                fprintf(stderr, "toolhost: --http-session-prefix: '%s' is not 1 to %d of A-Z a-z 0-9 . _ -\n",
+                        optarg, TH_HTTP_SESSION_PREFIX_MAX);
+                goto usage;
+            }
+            hopts.session_prefix = optarg;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;

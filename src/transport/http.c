@@ -160,7 +160,7 @@ static bool is_response(json_object *msg)
 /* ---- the transport and its sessions ------------------------------------ */
 
 typedef struct hsess {
-    char id[33];
+    char id[TH_HTTP_SESSION_PREFIX_MAX + 33]; /* --http-session-prefix, 32 hex digits */
     th_mcp_session *ms;
     pthread_mutex_t lock;        /* exchanges */
     pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
@@ -365,8 +365,11 @@ static hsess *sess_new(th_http *h, const char **why)
         *why = "cannot create a session";
         return NULL;
     }
+    /* The prefix lets a load balancer route a session back to the
+     * instance that holds it (contrib/nginx/toolhost.conf). */
+    size_t pl = (size_t)snprintf(s->id, sizeof s->id, "%s", h->opts.session_prefix ? h->opts.session_prefix : "");
     for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+        snprintf(s->id + pl + 2 * i, 3, "%02x", rnd[i]);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
