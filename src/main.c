@@ -26,6 +26,7 @@
 #include "protocol/mcp.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
+#include "transport/activation.h"
 #include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
@@ -107,6 +108,8 @@ static const char usage_text[] =
     "                               --http alone stdin is not read (add --stdio)\n"
     "      --stdio                  serve stdin/stdout too (the default without\n"
     "                               --http); end of input then ends the host\n"
+    "      --http=systemd           serve on the socket a .socket unit passed\n"
+    "                               (LISTEN_FDS=1; see contrib/systemd)\n"
     "      --http-path=PATH         the endpoint (default /mcp)\n"
     "      --http-allow-origin=ORIGIN  accept requests from this browser Origin\n"
     "                               (repeatable); loopback origins are accepted\n"
@@ -458,6 +461,7 @@ int main(int argc, char **argv)
     th_auth *auth = NULL;
     const char *auth_file = NULL, *jwks_file = NULL;
     bool allow_unauth = false;
+    bool passed_loopback = false; /* --http=systemd: the passed socket is loopback */
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
 
@@ -587,7 +591,15 @@ int main(int argc, char **argv)
             use_cache = false;
             break;
         case OPT_HTTP:
-            if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
+            if (strcmp(optarg, "systemd") == 0) {
+                /* Now, before any thread: it edits the environment. */
+                char aerr[256];
+                hopts.use_listen_fd = true;
+                if ((hopts.listen_fd = th_activation_listen_fd(&passed_loopback, aerr, sizeof aerr)) < 0) {
+                    fprintf(stderr, "toolhost: --http=systemd: %s\n", aerr);
+                    goto cleanup; /* status is 1 */
+                }
+            } else if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
                 goto usage;
             http_on = true;
             break;
@@ -835,7 +847,8 @@ int main(int argc, char **argv)
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;
-        bool loopback = !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+        bool loopback = hopts.use_listen_fd ? passed_loopback
+                                            : !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
         if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
             status = 1;
@@ -848,6 +861,9 @@ int main(int argc, char **argv)
         } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--http: %s", err);
             status = 1;
+        } else if (hopts.use_listen_fd) {
+            th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
+                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
         } else {
             th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
                    hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",

@@ -13,3 +13,8 @@ TESTS += test_jwt
 test_jwt_SOURCES = test_jwt.c jwt_keys.c jwt_keys.h
 test_jwt_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
 test_jwt_LDADD = $(LDADD) $(JWT_LIBS)
+
+# Socket activation (--http=systemd): a socket passed as systemd does.
+check_PROGRAMS += test_activation
+TESTS += test_activation
+test_activation_SOURCES = test_activation.c

@@ -1428,7 +1428,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
      * FD_SETSIZE. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
     bool loopback;
-    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+    socklen_t sslen = sizeof ss;
+    if (opts->use_listen_fd) {
+        /* A passed socket: its own address says the family and whether the
+         * Host check of loopback servers applies. */
+        if (getsockname(opts->listen_fd, (struct sockaddr *)&ss, &sslen) != 0) {
+            snprintf(err, errlen, "descriptor %d: %s", opts->listen_fd, strerror(errno));
+            return NULL;
+        }
+        loopback = ss.ss_family == AF_UNIX ||
+                   (ss.ss_family == AF_INET && (ntohl(v4->sin_addr.s_addr) >> 24) == 127) ||
+                   (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr));
+        if (ss.ss_family == AF_INET6)
+            flags |= MHD_USE_IPv6;
+    } else if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)opts->port);
         loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
@@ -1461,12 +1474,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
     unsigned idle_s = (unsigned)((h->opts.request_timeout_ms + 999) / 1000);
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+    struct MHD_OptionItem where[] = {
+        opts->use_listen_fd ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, opts->listen_fd, NULL}
+                            : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
                                  MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
                                  idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
                                  mhd_log, NULL, MHD_OPTION_END);
     if (!h->daemon) {
-        snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        if (opts->use_listen_fd)
+            snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
+        else
+            snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
         free(h);
