@@ -878,6 +878,33 @@ START_TEST(jwt_bearer_tokens)
 }
 END_TEST
 
+/* --http-session-prefix starts every session id (a load balancer routes by
+ * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
+START_TEST(session_prefix)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-session-prefix=i7-", NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        char *sid = open_session(port);
+        ck_assert_msg(strncmp(sid, "i7-", 3) == 0 && strlen(sid) == 3 + 32, "session id %s", sid);
+        free(sid);
+    }
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    static const char *const bad[] = {"--http-session-prefix=a b", "--http-session-prefix=",
+                                      "--http-session-prefix=123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        p = mh_start("--http", "127.0.0.1:0", bad[i], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        char *err = mh_stderr(p);
+        ck_assert_msg(strstr(err, "--http-session-prefix: '"), "stderr: %s", err);
+        free(err);
+        mh_free(p);
+    }
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -916,6 +943,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, non_loopback_needs_authorization);
     tcase_add_test(tc, tool_scope_checked_at_call);
     tcase_add_test(tc, jwt_bearer_tokens);
+    tcase_add_test(tc, session_prefix);
     suite_add_tcase(s, tc);
     return s;
 }
