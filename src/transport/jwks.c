@@ -1,16 +1,14 @@
 /*
 ** The key set JWT bearer tokens are checked against: a JWKS file turned into
-** public keys. libjwt 1.10 has no JWK parser, so each JWK becomes an OpenSSL
-** 3 key (EVP_PKEY_fromdata) and then the PEM that libjwt verifies with.
+** public keys, each JWK (n, e or crv, x, y) an OpenSSL 3 EVP_PKEY built once
+** with EVP_PKEY_fromdata (libjwt 1.10 has no JWK parser).
 */
 #include "transport/jwt.h"
 
 #include <json-c/json.h>
-#include <openssl/bio.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
-#include <openssl/pem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,21 +184,6 @@ cleanup:
     return key;
 }
 
-static char *to_pem(EVP_PKEY *key)
-{
-    BIO *b = BIO_new(BIO_s_mem());
-    char *data, *pem = NULL;
-    if (b && PEM_write_bio_PUBKEY(b, key)) {
-        long n = BIO_get_mem_data(b, &data);
-        if (n > 0 && (pem = malloc((size_t)n + 1))) {
-            memcpy(pem, data, (size_t)n);
-            pem[n] = '\0';
-        }
-    }
-    BIO_free(b);
-    return pem;
-}
-
 static const char *opt_string(json_object *o, const char *name)
 {
     json_object *v;
@@ -216,7 +199,7 @@ void th_jwks_free(th_jwks *ks)
     for (size_t i = 0; i < ks->n; i++) {
         free(ks->keys[i].kid);
         free(ks->keys[i].alg);
-        free(ks->keys[i].pem);
+        EVP_PKEY_free(ks->keys[i].key);
     }
     free(ks->keys);
     free(ks);
@@ -252,8 +235,9 @@ th_jwks *th_jwks_load(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: keys[%zu].kty: missing", path, c.index);
             goto fail;
         }
-        /* Encryption keys and types libjwt 1.10 cannot verify with (oct,
-         * OKP) may share the file with ours: skip them, do not fail. */
+        /* Encryption keys and other key types (oct is never acceptable for
+         * a public key set; OKP is not supported yet) may share the file
+         * with ours: skip them, do not fail. */
         if ((use && strcmp(use, "sig") != 0) || (strcmp(kty, "RSA") != 0 && strcmp(kty, "EC") != 0))
             continue;
         th_jwk_type type = strcmp(kty, "RSA") == 0 ? TH_JWK_RSA : TH_JWK_EC;
@@ -263,12 +247,11 @@ th_jwks *th_jwks_load(const char *path, char *err, size_t errlen)
         th_jwk *k = &ks->keys[ks->n];
         k->type = type;
         k->curve = crv; /* points into the static table */
-        k->pem = to_pem(key);
-        EVP_PKEY_free(key);
+        k->key = key;
         k->kid = kid ? strdup(kid) : NULL;
         k->alg = alg ? strdup(alg) : NULL;
         ks->n++;
-        if (!k->pem || (kid && !k->kid) || (alg && !k->alg)) {
+        if ((kid && !k->kid) || (alg && !k->alg)) {
             snprintf(err, errlen, "%s: keys[%zu]: out of memory", path, c.index);
             goto fail;
         }

@@ -1,12 +1,14 @@
 /*
 ** JWT bearer token verification: which key and algorithm may check a token,
-** then the signature (libjwt) and the claims (iss, aud, exp, nbf, scope).
-** The algorithm is chosen by the key, never by the token alone.
+** then the signature (OpenSSL, with the key built at load) and the claims
+** (iss, aud, exp, nbf, scope). The key decides the algorithm, never the
+** token alone.
 */
 #include "transport/jwt.h"
 
 #include <json-c/json.h>
-#include <jwt.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +18,14 @@
  * HMAC "verified" with a public key is a MAC anyone can compute. */
 static const struct {
     const char *name;
-    jwt_alg_t alg;
+    const char *digest; /* OpenSSL's name */
     th_jwk_type type;
     const char *curve; /* EC: the only curve the algorithm is defined on */
+    size_t half;       /* EC: bytes of R and of S in the JWS signature */
 } algs[] = {
-    {"RS256", JWT_ALG_RS256, TH_JWK_RSA, NULL}, {"RS384", JWT_ALG_RS384, TH_JWK_RSA, NULL},
-    {"RS512", JWT_ALG_RS512, TH_JWK_RSA, NULL}, {"ES256", JWT_ALG_ES256, TH_JWK_EC, "P-256"},
-    {"ES384", JWT_ALG_ES384, TH_JWK_EC, "P-384"}, {"ES512", JWT_ALG_ES512, TH_JWK_EC, "P-521"},
+    {"RS256", "SHA256", TH_JWK_RSA, NULL, 0},     {"RS384", "SHA384", TH_JWK_RSA, NULL, 0},
+    {"RS512", "SHA512", TH_JWK_RSA, NULL, 0},     {"ES256", "SHA256", TH_JWK_EC, "P-256", 32},
+    {"ES384", "SHA384", TH_JWK_EC, "P-384", 48},  {"ES512", "SHA512", TH_JWK_EC, "P-521", 66},
 };
 
 #define WHY(...) (why ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
@@ -121,15 +124,50 @@ static bool key_fits(const th_jwk *k, size_t ai, const char *kid)
     return !k->alg || strcmp(k->alg, algs[ai].name) == 0;
 }
 
+/* Whether SIG (LEN bytes) signs INPUT with algs[AI] under key K. A JWS
+ * ECDSA signature is R || S, fixed width (RFC 7518 section 3.4); OpenSSL
+ * verifies the DER form, so it is re-encoded first. */
+static bool signature_ok(const th_jwk *k, size_t ai, const char *input, size_t inlen, const unsigned char *sig,
+                         size_t len)
+{
+    unsigned char *der = NULL;
+    EVP_MD_CTX *ctx = NULL;
+    bool ok = false;
+    if (k->type == TH_JWK_EC) {
+        size_t h = algs[ai].half;
+        ECDSA_SIG *es = len == 2 * h ? ECDSA_SIG_new() : NULL;
+        BIGNUM *r = es ? BN_bin2bn(sig, (int)h, NULL) : NULL, *s = es ? BN_bin2bn(sig + h, (int)h, NULL) : NULL;
+        int n = -1;
+        if (r && s && ECDSA_SIG_set0(es, r, s) == 1) {
+            r = s = NULL; /* owned by es now */
+            n = i2d_ECDSA_SIG(es, &der);
+        }
+        BN_free(r);
+        BN_free(s);
+        ECDSA_SIG_free(es);
+        if (n <= 0)
+            goto cleanup;
+        sig = der;
+        len = (size_t)n;
+    }
+    ctx = EVP_MD_CTX_new();
+    ok = ctx && EVP_DigestVerifyInit_ex(ctx, NULL, algs[ai].digest, NULL, NULL, k->key, NULL) == 1 &&
+         EVP_DigestVerify(ctx, sig, len, (const unsigned char *)input, inlen) == 1;
+cleanup:
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_free(der);
+    return ok;
+}
+
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
                            char *why, size_t whylen)
 {
     th_jwt_result res = TH_JWT_INVALID;
-    char *copy = NULL, *kid = NULL, *claims_json = NULL;
-    jwt_t *jwt = NULL;
+    char *kid = NULL;
+    unsigned char *sig = NULL, *payload = NULL;
     json_object *claims = NULL;
     const char *d1 = memchr(token, '.', len), *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - token)) : NULL;
-    size_t ai;
+    size_t ai, siglen = 0, plen = 0;
     if (!d2 || d1 == token || d2 == d1 + 1 || d2 + 1 == token + len ||
         memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - token))) {
         WHY("not a compact JWS (header.payload.signature)");
@@ -137,33 +175,29 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
     }
     if (!read_header(token, (size_t)(d1 - token), &ai, &kid, why, whylen))
         goto cleanup;
-    if (!(copy = strndup(token, len))) {
-        WHY("out of memory");
+    if (!(sig = th_b64url_decode(d2 + 1, len - (size_t)(d2 + 1 - token), &siglen))) {
+        WHY("the signature is not base64url");
         goto cleanup;
     }
-    /* Without a kid every key of the right type is tried (small sets only). */
-    bool tried = false;
-    for (size_t i = 0; i < p->keys->n && !jwt; i++) {
+    /* Without a kid every key of the right type is tried (small sets only).
+     * The signing input is the header and payload as sent. */
+    bool tried = false, verified = false;
+    for (size_t i = 0; i < p->keys->n && !verified; i++) {
         const th_jwk *k = &p->keys->keys[i];
         if (!key_fits(k, ai, kid))
             continue;
         tried = true;
-        if (jwt_decode(&jwt, copy, (const unsigned char *)k->pem, (int)strlen(k->pem)) != 0)
-            jwt = NULL;
-        else if (jwt_get_alg(jwt) != algs[ai].alg) { /* libjwt read the same header; be sure */
-            jwt_free(jwt);
-            jwt = NULL;
-        }
+        verified = signature_ok(k, ai, token, (size_t)(d2 - token), sig, siglen);
     }
-    if (!jwt) {
+    if (!verified) {
         if (tried)
             WHY("the signature does not verify");
         else
             WHY("no key%s%s%s for %s", kid ? " with kid \"" : "", kid ? kid : "", kid ? "\"" : "", algs[ai].name);
         goto cleanup;
     }
-    if (!(claims_json = jwt_get_grants_json(jwt, NULL)) || !(claims = json_tokener_parse(claims_json)) ||
-        !json_object_is_type(claims, json_type_object)) {
+    if (!(payload = th_b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &plen)) ||
+        !(claims = json_tokener_parse((const char *)payload)) || !json_object_is_type(claims, json_type_object)) {
         WHY("the claims are not a JSON object");
         goto cleanup;
     }
@@ -186,9 +220,8 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
     }
 cleanup:
     json_object_put(claims);
-    free(claims_json);
-    jwt_free(jwt);
-    free(copy);
+    free(payload);
+    free(sig);
     free(kid);
     return res;
 }

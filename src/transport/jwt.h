@@ -1,7 +1,7 @@
 /*
 ** transport/jwt.h: JWT bearer tokens (RFC 7519) checked against a JWKS file
-** (RFC 7517): key set loading in jwks.c, verification and claims in jwt.c.
-** Used by transport/auth.c; knows nothing of HTTP or MCP.
+** (RFC 7517): key set loading in jwks.c, verification and claims in jwt.c,
+** both with OpenSSL 3. Used by transport/auth.c; knows nothing of HTTP or MCP.
 */
 #ifndef TH_TRANSPORT_JWT_H
 #define TH_TRANSPORT_JWT_H
@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <time.h>
 
-/* One verification key of a JWKS, as libjwt takes it. */
+struct evp_pkey_st; /* OpenSSL's EVP_PKEY, kept out of this header */
+
+/* One verification key of a JWKS. */
 typedef enum th_jwk_type { TH_JWK_RSA, TH_JWK_EC } th_jwk_type;
 
 typedef struct th_jwk {
@@ -18,7 +20,7 @@ typedef struct th_jwk {
     th_jwk_type type;
     const char *curve; /* EC: "P-256", "P-384" or "P-521"; NULL for RSA (static) */
     char *alg;      /* the JWK's "alg", or NULL: any algorithm of its type */
-    char *pem;      /* SubjectPublicKeyInfo PEM, NUL-terminated */
+    struct evp_pkey_st *key; /* the public key, built once at load */
 } th_jwk;
 
 typedef struct th_jwks {
