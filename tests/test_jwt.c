@@ -113,8 +113,13 @@ START_TEST(bad_signature_refused)
     free(cl);
     char *sig = strrchr(tok, '.') + 1;
     ck_assert_uint_eq(strlen(sig), 86); /* 64 bytes: R || S */
-    char *cut = strdup(tok);
+    char *cut = strdup(tok), *odd = strdup(tok);
     cut[strlen(cut) - 4] = '\0';
+    /* The last character carries 2 bits and 4 unused ones: setting one of
+     * those spells the same signature differently, which is refused. */
+    char *last = odd + strlen(odd) - 1;
+    *last = (char)(*last == 'z' ? 'y' : *last == '9' ? '8' : *last == '_' ? '-' : *last + 1);
+    ck_assert_int_eq(check_tok(a, odd, NULL), TH_AUTH_INVALID);
     sig[10] = sig[10] == 'A' ? 'B' : 'A';
     ck_assert_int_eq(check_tok(a, tok, NULL), TH_AUTH_INVALID);
     ck_assert_int_eq(check_tok(a, cut, NULL), TH_AUTH_INVALID);

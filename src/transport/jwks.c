@@ -47,6 +47,12 @@ unsigned char *th_b64url_decode(const char *s, size_t slen, size_t *len)
             out[o++] = (unsigned char)(acc >> bits);
         }
     }
+    /* Leftover bits must be zero: one token has one spelling (RFC 4648
+     * section 3.5), so a changed character always changes the bytes. */
+    if (acc & ((1u << bits) - 1)) {
+        free(out);
+        return NULL;
+    }
     out[o] = '\0';
     *len = o;
     return out;
