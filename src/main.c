@@ -28,6 +28,7 @@
 #include "protocol/mrtr.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
+#include "transport/activation.h"
 #include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
@@ -120,6 +121,8 @@ static const char usage_text[] =
     "                               --http alone stdin is not read (add --stdio)\n"
     "      --stdio                  serve stdin/stdout too (the default without\n"
     "                               --http); end of input then ends the host\n"
+    "      --http=systemd           serve on the socket a .socket unit passed\n"
+    "                               (LISTEN_FDS=1; see contrib/systemd)\n"
     "      --http-path=PATH         the endpoint (default /mcp)\n"
     "      --http-allow-origin=ORIGIN  accept requests from this browser Origin\n"
     "                               (repeatable); loopback origins are accepted\n"
@@ -129,6 +132,8 @@ static const char usage_text[] =
     "                               one ends the session idle longest\n"
     "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
     "                               unanswered for this long gets 504 (default 300)\n"
+    "      --http-session-prefix=P  begin every Mcp-Session-Id with P, so a load\n"
+    "                               balancer can route a session to this instance\n"
     "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
     "                               unanswered after N ms, and every event stream\n"
     "                               open N ms, is closed with retry: N; the client\n"
@@ -139,10 +144,14 @@ static const char usage_text[] =
     "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
 "      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
     "                               (repeatable; tools/list still lists TOOL)\n"
+    "      --auth-jwks-file=FILE    also accept JWTs signed by a key in FILE (a JWKS;\n"
+    "                               RS256/384/512, ES256/384/512) whose iss is\n"
+    "                               --auth-issuer, aud --http-resource-url (both\n"
+    "                               required), not expired; scopes from \"scope\"\n"
     "      --auth-issuer=URL        authorization server named in the metadata\n"
     "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
     "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
-    "                               --auth-token-file\n"
+    "                               --auth-token-file or --auth-jwks-file\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -202,6 +211,8 @@ enum {
     OPT_ALLOW_UNAUTH,
     OPT_STATE_KEY_FILE,
     OPT_QUALIFIED,
+    OPT_AUTH_JWKS_FILE,
+    OPT_HTTP_SESSION_PREFIX,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -261,6 +272,8 @@ static const struct option long_opts[] = {
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
     {"state-key-file", required_argument, NULL, OPT_STATE_KEY_FILE},
     {"qualified-names", no_argument, NULL, OPT_QUALIFIED},
+    {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
+    {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -367,6 +380,28 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* --auth-jwks-file: the audience is --http-resource-url, never one derived
+ * from Host (a client picks Host, so it would pick the audience too), and
+ * the issuer must be named. The scopes asked for go in the metadata. */
+static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
+{
+    char err[256];
+    if (!o->resource_url || !o->auth_issuer) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file needs --http-resource-url (the audience) and --auth-issuer");
+        return false;
+    }
+    if (!th_auth_add_jwks(auth, path, o->auth_issuer, o->resource_url, err, sizeof err)) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: %s", err);
+        return false;
+    }
+    bool ok = !o->auth_scope || th_auth_note_scopes(*auth, o->auth_scope);
+    for (size_t i = 0; ok && i < o->ntool_scopes; i++)
+        ok = th_auth_note_scopes(*auth, strchr(o->tool_scopes[i], '=') + 1);
+    if (!ok)
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: out of memory");
+    return ok;
+}
+
 /* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
  * OPTS; ADDR is copied into ADDR_BUF. */
 static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
@@ -449,8 +484,9 @@ int main(int argc, char **argv)
     bool http_on = false, stdio_on = false;
     th_http *http = NULL;
     th_auth *auth = NULL;
-    const char *auth_file = NULL;
+    const char *auth_file = NULL, *jwks_file = NULL;
     bool allow_unauth = false;
+    bool passed_loopback = false; /* --http=systemd: the passed socket is loopback */
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
     char **boxes = NULL; /* toolbox of dirs[i], malloc'd */
@@ -593,7 +629,15 @@ int main(int argc, char **argv)
             use_cache = false;
             break;
         case OPT_HTTP:
-            if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
+            if (strcmp(optarg, "systemd") == 0) {
+                /* Now, before any thread: it edits the environment. */
+                char aerr[256];
+                hopts.use_listen_fd = true;
+                if ((hopts.listen_fd = th_activation_listen_fd(&passed_loopback, aerr, sizeof aerr)) < 0) {
+                    fprintf(stderr, "toolhost: --http=systemd: %s\n", aerr);
+                    goto cleanup; /* status is 1 */
+                }
+            } else if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
                 goto usage;
             http_on = true;
             break;
@@ -665,6 +709,18 @@ int main(int argc, char **argv)
             break;
         case OPT_ALLOW_UNAUTH:
             allow_unauth = true;
+            break;
+        case OPT_AUTH_JWKS_FILE:
+            jwks_file = optarg;
+            break;
+        case OPT_HTTP_SESSION_PREFIX:
+            if (!*optarg || strlen(optarg) > TH_HTTP_SESSION_PREFIX_MAX ||
+                optarg[strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")]) {
+                fprintf(stderr, "toolhost: --http-session-prefix: '%s' is not 1 to %d of A-Z a-z 0-9 . _ -\n",
+                        optarg, TH_HTTP_SESSION_PREFIX_MAX);
+                goto usage;
+            }
+            hopts.session_prefix = optarg;
             break;
         case OPT_INSTR:
             cfg.instructions = optarg;
@@ -854,17 +910,23 @@ int main(int argc, char **argv)
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;
-        bool loopback = !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+        bool loopback = hopts.use_listen_fd ? passed_loopback
+                                            : !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
         if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
             status = 1;
+        } else if (jwks_file && !add_jwks(&auth, jwks_file, &hopts)) {
+            status = 1;
         } else if (!auth && !loopback && !allow_unauth) {
-            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file, "
+            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file or --auth-jwks-file, "
                    "or --allow-unauthenticated to serve anyone who can reach it", a);
             status = 1;
         } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--http: %s", err);
             status = 1;
+        } else if (hopts.use_listen_fd) {
+            th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
+                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
         } else {
             th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
                    hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",

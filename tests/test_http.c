@@ -20,9 +20,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "jwt_keys.h"
 #include "mcp_harness.h"
 
 #define LISTENING "listening on http://127.0.0.1:"
@@ -715,7 +717,7 @@ static char *token_file(void)
 
 static hres init_with(int port, const char *auth)
 {
-    char hdrs[512];
+    char hdrs[2048];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "%s", auth ? auth : "");
     return request(port, "POST", hdrs, INIT_BODY);
 }
@@ -826,7 +828,7 @@ END_TEST
 /* A legacy session opened with bearer token TOKEN; returns its id. */
 static char *open_session_as(int port, const char *token)
 {
-    char auth[128], hdrs[512];
+    char auth[1024], hdrs[2048];
     snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", token);
     hres r = init_with(port, auth);
     ck_assert_msg(r.status == 200, "initialize: HTTP %d %s", r.status, r.body);
@@ -842,7 +844,7 @@ static char *open_session_as(int port, const char *token)
 
 static hres post_as(int port, const char *token, const char *sid, const char *body)
 {
-    char hdrs[512];
+    char hdrs[2048];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", token, sid);
     return request(port, "POST", hdrs, body);
 }
@@ -935,6 +937,102 @@ START_TEST(request_state_bound_to_the_token)
 }
 END_TEST
 
+/* ---- authorization (--auth-jwks-file) ------------------------------------- */
+
+/* A token by K for AUD, expiring DEXP seconds from now, with SCOPE (or none). */
+static char *jwt_for(const tk_key *k, const char *aud, long dexp, const char *scope)
+{
+    char claims[512];
+    snprintf(claims, sizeof claims, "{\"iss\":\"https://as.example\",\"aud\":\"%s\",\"exp\":%ld%s%s%s}", aud,
+             (long)time(NULL) + dexp, scope ? ",\"scope\":\"" : "", scope ? scope : "", scope ? "\"" : "");
+    return tk_sign(k, NULL, 0, claims);
+}
+
+START_TEST(jwt_bearer_tokens)
+{
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    /* The audience must be configured, not taken from Host. */
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-jwks-file needs --http-resource-url"), "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                 "--http-resource-url=https://mcp.example/mcp", "--auth-tool-scope=echo=tools:call", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *good = jwt_for(&k, "https://mcp.example/mcp", 300, "tools:call"),
+         *unscoped = jwt_for(&k, "https://mcp.example/mcp", 300, NULL),
+         *expired = jwt_for(&k, "https://mcp.example/mcp", -3600, "tools:call"),
+         *elsewhere = jwt_for(&k, "https://other.example/mcp", 300, "tools:call"), hdr[1024];
+    const char *bad[] = {expired, elsewhere, "not.a.jwt"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", bad[i]);
+        hres r = init_with(port, hdr);
+        assert_www_auth(&r, 401, "error=\"invalid_token\"");
+        hres_free(&r);
+    }
+    char *sid = open_session_as(port, good);
+    hres r = post_as(port, good, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, unscoped);
+    r = post_as(port, unscoped, sid, CALL_ECHO);
+    assert_www_auth(&r, 403, "scope=\"tools:call\", error=\"insufficient_scope\"");
+    hres_free(&r);
+    free(sid);
+    /* The metadata lists the scope a JWKS cannot name by itself. */
+    int fd = send_request(port, "GET", "/.well-known/oauth-protected-resource/mcp", "", NULL);
+    r = read_response(fd);
+    close(fd);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"tools:call\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(good);
+    free(unscoped);
+    free(expired);
+    free(elsewhere);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+}
+END_TEST
+
+/* --http-session-prefix starts every session id (a load balancer routes by
+ * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
+START_TEST(session_prefix)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-session-prefix=i7-", NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        char *sid = open_session(port);
+        ck_assert_msg(strncmp(sid, "i7-", 3) == 0 && strlen(sid) == 3 + 32, "session id %s", sid);
+        free(sid);
+    }
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    static const char *const bad[] = {"--http-session-prefix=a b", "--http-session-prefix=",
+                                      "--http-session-prefix=123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        p = mh_start("--http", "127.0.0.1:0", bad[i], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        char *err = mh_stderr(p);
+        ck_assert_msg(strstr(err, "--http-session-prefix: '"), "stderr: %s", err);
+        free(err);
+        mh_free(p);
+    }
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -974,6 +1072,8 @@ static Suite *http_suite(void)
     tcase_add_test(tc, non_loopback_needs_authorization);
     tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
+    tcase_add_test(tc, jwt_bearer_tokens);
+    tcase_add_test(tc, session_prefix);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -163,7 +163,7 @@ static bool is_response(json_object *msg)
 /* ---- the transport and its sessions ------------------------------------ */
 
 typedef struct hsess {
-    char id[33];
+    char id[TH_HTTP_SESSION_PREFIX_MAX + 33]; /* --http-session-prefix, 32 hex digits */
     th_mcp_session *ms;
     pthread_mutex_t lock;        /* exchanges */
     pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
@@ -386,8 +386,11 @@ static hsess *sess_new(th_http *h, const char **why)
         *why = "cannot create a session";
         return NULL;
     }
+    /* The prefix lets a load balancer route a session back to the
+     * instance that holds it (contrib/nginx/toolhost.conf). */
+    size_t pl = (size_t)snprintf(s->id, sizeof s->id, "%s", h->opts.session_prefix ? h->opts.session_prefix : "");
     for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+        snprintf(s->id + pl + 2 * i, 3, "%02x", rnd[i]);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
@@ -638,7 +641,9 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
 {
     if (!h->opts.auth)
         return true;
-    char buf[1024], meta[600];
+    /* JWTs from real authorization servers run to a few KB (RS256 alone
+     * adds 342 bytes of signature); a truncated one would fail as invalid. */
+    char buf[8192], meta[600];
     th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
     if (res == TH_AUTH_OK)
         return true;
@@ -1448,7 +1453,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
      * FD_SETSIZE. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
     bool loopback;
-    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+    socklen_t sslen = sizeof ss;
+    if (opts->use_listen_fd) {
+        /* A passed socket: its own address says the family and whether the
+         * Host check of loopback servers applies. */
+        if (getsockname(opts->listen_fd, (struct sockaddr *)&ss, &sslen) != 0) {
+            snprintf(err, errlen, "descriptor %d: %s", opts->listen_fd, strerror(errno));
+            return NULL;
+        }
+        loopback = ss.ss_family == AF_UNIX ||
+                   (ss.ss_family == AF_INET && (ntohl(v4->sin_addr.s_addr) >> 24) == 127) ||
+                   (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr));
+        if (ss.ss_family == AF_INET6)
+            flags |= MHD_USE_IPv6;
+    } else if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)opts->port);
         loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
@@ -1481,12 +1499,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
     unsigned idle_s = (unsigned)((h->opts.request_timeout_ms + 999) / 1000);
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+    struct MHD_OptionItem where[] = {
+        opts->use_listen_fd ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, opts->listen_fd, NULL}
+                            : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
                                  MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
                                  idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
                                  mhd_log, NULL, MHD_OPTION_END);
     if (!h->daemon) {
-        snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        if (opts->use_listen_fd)
+            snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
+        else
+            snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
         free(h);
