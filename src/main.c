@@ -29,6 +29,8 @@
 #include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
+#include "plugin/reload.h"
+#include "worker/rebuild.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -78,6 +80,14 @@ static const char usage_text[] =
     "                               skip scanning unchanged plugins (default\n"
     "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
     "      --no-registry-cache      scan every plugin on every start\n"
+    "      --watch                  follow the plugin directories (inotify): a\n"
+    "                               NAME.so added, replaced or removed is loaded,\n"
+    "                               swapped in or withdrawn while serving, once\n"
+    "                               written and closed or renamed in; clients are\n"
+    "                               told the tool list changed. Install plugins\n"
+    "                               with install(1) or mv, never by rewriting a\n"
+    "                               loaded file. SIGHUP rescans the directories\n"
+    "                               once, with or without --watch\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -146,9 +156,12 @@ static const char usage_text[] =
     "               (exit 0 ok, 1 isError, 2 usage error or unknown tool)\n"
     "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
     "\n"
-    "Exit status: 0 after end of input, SIGTERM, SIGINT or SIGHUP; 1 on a fatal\n"
-    "error, a refusal under --strict, or a stop signal while plugins load; 2 on\n"
-    "a usage error.\n";
+    "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
+    "directories (a stop while plugins load at start-up).\n"
+    "\n"
+    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
+    "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
+    "error.\n";
 
 enum {
     OPT_STRICT = 256,
@@ -187,6 +200,7 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_WATCH,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -205,6 +219,7 @@ static void close_protocol_in_child(void)
 
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
 static th_registry *volatile registry_at_exit; /* volatile: a store never read would be optimised away */
+static th_registry *volatile served_at_exit_keep; /* the one a hot reload swapped in, if any */
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
@@ -244,6 +259,7 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"watch", no_argument, NULL, OPT_WATCH},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -385,6 +401,28 @@ static void wait_stop(int stop_fd)
         ;
 }
 
+/* Hot reload: what a rescan needs, and the generation of in-host loads. */
+typedef struct reloader {
+    th_rebuild_opts opts;
+    th_mcp *mcp;
+    unsigned long long generation;
+} reloader;
+
+/* th_rescan_fn, on the watch thread: build the registry the directories
+ * hold now and swap it in (clients are told when the tools differ). */
+static void rescan(void *ctx, const char *why)
+{
+    reloader *r = ctx;
+    th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
+    th_registry *old = th_mcp_registry(r->mcp);
+    th_registry *reg = th_rebuild(&r->opts, old, ++r->generation);
+    th_registry_unref(old);
+    if (reg) {
+        th_mcp_swap_registry(r->mcp, reg);
+        th_registry_unref(reg);
+    }
+}
+
 /* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
 static json_object *parse_call(const char *text, size_t len)
 {
@@ -418,6 +456,10 @@ int main(int argc, char **argv)
     bool use_cache = true;
     char *cache_path = NULL;
     th_cache *cache = NULL;
+    bool watch = false;
+    th_watch *watcher = NULL;
+    reloader reload = {0};
+    th_registry *served_at_exit = NULL;
     th_http_opts hopts = {.max_connections = 64, .max_sessions = 1024, .request_timeout_ms = 300000};
     const char **origins = NULL;
     char http_addr[128];
@@ -620,6 +662,9 @@ int main(int argc, char **argv)
         case OPT_ALLOW_UNAUTH:
             allow_unauth = true;
             break;
+        case OPT_WATCH:
+            watch = true;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -808,6 +853,24 @@ int main(int argc, char **argv)
                    th_http_port(http), hopts.path ? hopts.path : "/mcp");
         }
     }
+    /* Rescans (SIGHUP, and inotify with --watch) run on a thread of their
+     * own, whichever transports serve. */
+    reload.opts = (th_rebuild_opts){.dirs = (const char *const *)dirs, .ndirs = ndirs, .load = load_opts,
+                                    .scan = scan_opts, .isolate = isolate, .sup = sup_opts,
+                                    .cache_path = use_cache ? cache_path : NULL};
+    reload.opts.load.scanned = false;
+    reload.mcp = mcp;
+    if (!http_on || http) {
+        th_err werr;
+        th_watch_opts wopts = {.dirs = (const char *const *)dirs, .ndirs = ndirs, .inotify = watch,
+                               .hup_fd = th_signals_hup_fd(), .settle_ms = 200, .rescan = rescan, .ctx = &reload};
+        th_err_clear(&werr);
+        if (!(watcher = th_watch_start(&wopts, &werr))) {
+            th_log(TH_LOG_CRITICAL, "%s", werr.msg);
+            status = 1;
+            goto stop;
+        }
+    }
     /* stdio is the default; with --http it runs only when asked for. */
     if (http_on && !http) {
         /* could not listen: status is 1 */
@@ -817,10 +880,15 @@ int main(int argc, char **argv)
         wait_stop(stop_fd);
         status = 0;
     }
+stop:
+    th_watch_stop(watcher); /* a rescan under way finishes first */
     /* Requests in flight get the grace period, as stdio calls do. */
     th_http_stop(http, th_now_ms() + sopts.grace_ms);
     th_auth_free(auth); /* after the server that reads it */
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */
+    /* A reload's registry in the host is kept like the first one below. */
+    if (!isolate)
+        served_at_exit = th_mcp_registry(mcp);
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
@@ -838,6 +906,7 @@ int main(int argc, char **argv)
     if (!isolate) {
         registry_at_exit = reg;
         reg = NULL;
+        served_at_exit_keep = served_at_exit;
     }
 
 cleanup:

@@ -22,6 +22,8 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
+#include "protocol/subscriptions.h"
+#include "plugin/reload.h"
 #include "base/util.h"
 #include "call/workpool.h"
 
@@ -44,10 +46,12 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 #define MAX_INFLIGHT 4096
 
 struct th_mcp {
-    th_registry *reg;
+    th_regslot *slot;       /* the registry served now (hot reload swaps it) */
     th_mcp_config cfg;
     th_pool *pool;
     char *result_tail; /* what finish_result adds to a modern result, as text */
+    pthread_mutex_t sessions_lock; /* sessions: who th_mcp_notify tells */
+    struct th_mcp_session *sessions;
 };
 
 typedef struct job job;
@@ -76,11 +80,15 @@ struct th_mcp_session {
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
+
+    th_subs *subs;            /* subscriptions/listen streams; under lock */
+    struct th_mcp_session *prev, *next; /* in mcp->sessions */
 };
 
 /* The per-request context a method handler gets. */
 typedef struct request {
     th_mcp_session *s;
+    th_registry *reg;      /* the registry this request sees, referenced */
     th_rpc_msg *msg;
     bool modern;
     int version;           /* index into versions[] */
@@ -138,7 +146,13 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         return NULL;
     }
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
-    m->reg = th_registry_ref(reg);
+    m->slot = th_regslot_new(reg);
+    if (!m->slot) {
+        th_pool_shutdown(m->pool, 0);
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_init(&m->sessions_lock, NULL);
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -159,7 +173,8 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
     }
-    th_registry_unref(m->reg);
+    th_regslot_free(m->slot);
+    pthread_mutex_destroy(&m->sessions_lock);
     free(m->result_tail);
     free(m);
     return true;
@@ -185,18 +200,18 @@ static void put(json_object *obj, const char *key, json_object *val)
 ** client author expects of an empty value. */
 enum { INSTRUCTION_NAMES = 30 };
 
-static void put_instructions(json_object *res, const th_mcp *m)
+static void put_instructions(json_object *res, const th_mcp *m, const th_registry *reg)
 {
     if (m->cfg.instructions) {
         if (m->cfg.instructions[0])
             put(res, "instructions", json_object_new_string(m->cfg.instructions));
         return;
     }
-    size_t n = th_registry_count(m->reg);
+    size_t n = th_registry_count(reg);
     th_buf b = {0};
     th_buf_printf(&b, n ? "Tools:" : "No tools are loaded.");
     for (size_t i = 0; i < n && i < INSTRUCTION_NAMES; i++)
-        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(m->reg, i)->name);
+        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(reg, i)->name);
     if (n > INSTRUCTION_NAMES)
         th_buf_printf(&b, " and %zu more", n - INSTRUCTION_NAMES);
     if (n)
@@ -367,7 +382,10 @@ static json_object *capabilities(void)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
-    put(tools, "listChanged", json_object_new_boolean(0));
+    /* Always: SIGHUP rescans even without --watch, so any session may see
+     * the list change (legacy sessions get the notification, modern
+     * clients ask for it with subscriptions/listen). */
+    put(tools, "listChanged", json_object_new_boolean(1));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
     return caps;
@@ -436,7 +454,7 @@ static void m_initialize(request *r)
     put(res, "protocolVersion", json_object_new_string(versions[v]));
     put(res, "capabilities", capabilities());
     put(res, "serverInfo", server_info(r->s->mcp));
-    put_instructions(res, r->s->mcp);
+    put_instructions(res, r->s->mcp, r->reg);
     reply(r, res);
 }
 
@@ -470,7 +488,7 @@ static void m_discover(request *r)
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
     put(res, "capabilities", capabilities());
-    put_instructions(res, m);
+    put_instructions(res, m, r->reg);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
     reply(r, res);
@@ -555,7 +573,7 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
 
 static void m_tools_list(request *r)
 {
-    const th_registry *reg = r->s->mcp->reg;
+    const th_registry *reg = r->reg;
     size_t count = th_registry_count(reg), offset = 0;
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
@@ -973,7 +991,7 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
-    const th_entry *e = plain_string(name) ? th_registry_get(s->mcp->reg, json_object_get_string(name)) : NULL;
+    const th_entry *e = plain_string(name) ? th_registry_get(r->reg, json_object_get_string(name)) : NULL;
     if (!e) {
         send_errorf(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Unknown tool: %.200s", json_object_get_string(name));
         return;
@@ -1033,7 +1051,7 @@ static void m_tools_call(request *r)
         return;
     }
     j->s = s;
-    j->reg = th_registry_ref(s->mcp->reg);
+    j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
     j->entry = e;
     j->bytes = s->msg_len;
     j->modern = r->modern;
@@ -1132,8 +1150,40 @@ static void n_cancelled(request *r)
         j->cancelled = true;
         th_call_cancel(j->call);
     }
+    /* On stdio a subscription ends this way: nothing more is sent for it. */
+    if (!j && r->s->subs)
+        th_subs_cancel(r->s->subs, key);
     pthread_mutex_unlock(&r->s->lock);
     free(key);
+}
+
+/* subscriptions/listen (2026-07-28): acknowledged at once, answered only
+ * when the server ends it (th_mcp_session_free); events arrive through
+ * th_mcp_notify. */
+static void m_listen(request *r)
+{
+    th_mcp_session *s = r->s;
+    json_object *filter = NULL;
+    char msg[256];
+    if (r->msg->params)
+        json_object_object_get_ex(r->msg->params, "notifications", &filter);
+    pthread_mutex_lock(&s->lock);
+    if (!s->subs)
+        s->subs = th_subs_new();
+    json_object *ack = s->subs ? th_subs_listen(s->subs, r->msg->id, filter, msg, sizeof msg) : NULL;
+    if (!s->subs)
+        snprintf(msg, sizeof msg, "Internal error: out of memory");
+    /* The acknowledgment goes first: events are sent under this lock too
+     * (session_notify), so none can overtake it. */
+    if (ack)
+        send_msg(s, ack);
+    pthread_mutex_unlock(&s->lock);
+    if (!ack) {
+        int code = strncmp(msg, "Invalid params", 14) == 0    ? TH_RPC_INVALID_PARAMS
+                   : strncmp(msg, "Invalid Request", 15) == 0 ? TH_RPC_INVALID_REQUEST
+                                                              : TH_RPC_INTERNAL_ERROR;
+        send_error(s, r->msg->id, code, msg, NULL);
+    }
 }
 
 static void n_ignore(request *r)
@@ -1159,6 +1209,7 @@ static const method requests[] = {
     {.name = "server/discover", .eras = ERA_MODERN, .fn = m_discover},
     {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
     {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
+    {.name = "subscriptions/listen", .eras = ERA_MODERN, .fn = m_listen},
 };
 
 static const method notifications[] = {
@@ -1282,7 +1333,10 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         }
         r.log_to_client = true;
     }
+    /* One registry for the whole request, whatever a reload swaps in. */
+    r.reg = th_regslot_get(s->mcp->slot);
     m->fn(&r);
+    th_registry_unref(r.reg);
 }
 
 static void handle_batch(th_mcp_session *s, th_rpc_msg *msg);
@@ -1405,6 +1459,12 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
+    pthread_mutex_lock(&mcp->sessions_lock);
+    s->next = mcp->sessions;
+    if (s->next)
+        s->next->prev = s;
+    mcp->sessions = s;
+    pthread_mutex_unlock(&mcp->sessions_lock);
     return s;
 }
 
@@ -1448,6 +1508,26 @@ void th_mcp_session_free(th_mcp_session *s)
 {
     if (!s)
         return;
+    th_mcp *m = s->mcp;
+    pthread_mutex_lock(&m->sessions_lock);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        m->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    pthread_mutex_unlock(&m->sessions_lock);
+    /* The server ends its subscriptions gracefully: each gets its response. */
+    json_object *closing = json_object_new_array();
+    pthread_mutex_lock(&s->lock);
+    if (s->subs && closing)
+        th_subs_close_all(s->subs, closing);
+    th_subs_free(s->subs);
+    s->subs = NULL;
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; closing && i < json_object_array_length(closing); i++)
+        send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
+    json_object_put(closing);
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
@@ -1458,4 +1538,50 @@ void th_mcp_session_free(th_mcp_session *s)
     pthread_mutex_unlock(&s->lock);
     free_finished(finished);
     session_unref(s);
+}
+
+/* ---- hot reload ------------------------------------------------------- */
+
+th_registry *th_mcp_registry(th_mcp *m)
+{
+    return th_regslot_get(m->slot);
+}
+
+/* Tell session S about EVENT: a legacy session that was initialized gets
+ * the plain notification (its capabilities said listChanged), and each of
+ * its subscriptions that asked gets one carrying its id. Under s->lock, so
+ * no acknowledgment is overtaken and no cancelled subscription hears more. */
+static void session_notify(th_mcp_session *s, th_sub_event event, const char *uri)
+{
+    json_object *out = json_object_new_array();
+    if (!out)
+        return;
+    pthread_mutex_lock(&s->lock);
+    const char *note = th_subs_method(event);
+    if (s->initialized && note && !uri)
+        push(out, th_rpc_notification(note, NULL));
+    if (s->subs)
+        th_subs_event(s->subs, event, uri, out);
+    for (size_t i = 0; i < json_object_array_length(out); i++)
+        send_msg(s, json_object_get(json_object_array_get_idx(out, i)));
+    pthread_mutex_unlock(&s->lock);
+    json_object_put(out);
+}
+
+void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
+{
+    pthread_mutex_lock(&m->sessions_lock);
+    for (th_mcp_session *s = m->sessions; s; s = s->next)
+        session_notify(s, event, uri);
+    pthread_mutex_unlock(&m->sessions_lock);
+}
+
+void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
+{
+    th_registry *old = th_regslot_get(m->slot);
+    th_regslot_swap(m->slot, reg);
+    bool same = th_registry_same_tools(old, reg);
+    th_registry_unref(old);
+    if (!same)
+        th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
 }
