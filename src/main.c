@@ -219,7 +219,7 @@ static void close_protocol_in_child(void)
 
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
 static th_registry *volatile registry_at_exit; /* volatile: a store never read would be optimised away */
-static th_registry *volatile served_at_exit_keep; /* the one a hot reload swapped in, if any */
+static th_registry *volatile served_at_exit_keep; /* the registry served last */
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
@@ -401,12 +401,20 @@ static void wait_stop(int stop_fd)
         ;
 }
 
-/* Hot reload: what a rescan needs, and the generation of in-host loads. */
+/* Hot reload: what a rescan needs, the generation of in-host loads, and
+ * the served registry's supervisor (process mode). */
 typedef struct reloader {
     th_rebuild_opts opts;
     th_mcp *mcp;
     unsigned long long generation;
+    th_supervisor *sup;
 } reloader;
+
+/* A registry's release hook: its supervisor goes after its proxy tools. */
+static void release_supervisor(void *sup)
+{
+    th_supervisor_free(sup);
+}
 
 /* th_rescan_fn, on the watch thread: build the registry the directories
  * hold now and swap it in (clients are told when the tools differ). */
@@ -415,9 +423,11 @@ static void rescan(void *ctx, const char *why)
     reloader *r = ctx;
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp);
-    th_registry *reg = th_rebuild(&r->opts, old, ++r->generation);
+    th_supervisor *sup = NULL;
+    th_registry *reg = th_rebuild(&r->opts, old, ++r->generation, &sup);
     th_registry_unref(old);
     if (reg) {
+        r->sup = sup;
         th_mcp_swap_registry(r->mcp, reg);
         th_registry_unref(reg);
     }
@@ -829,10 +839,20 @@ int main(int argc, char **argv)
         th_log(TH_LOG_CRITICAL, "out of memory");
         goto cleanup;
     }
+    hopts.reg = reg; /* only tested for NULL: http.c asks th_mcp_registry */
+    /* The registry is the mcp's from now on, so a reload that replaces it
+     * lets it (and its plugin code) go with its last call; in process mode
+     * it owns its supervisor, whose workers go with it. reload.sup is the
+     * served registry's, stopped at shutdown. */
+    if (!sup || th_registry_on_release(reg, release_supervisor, sup) == TH_OK) {
+        reload.sup = sup;
+        sup = NULL;
+        th_registry_unref(reg);
+        reg = NULL;
+    }
     if (http_on) {
         char err[256];
         hopts.max_body_bytes = sopts.max_message_bytes;
-        hopts.reg = reg;
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;
@@ -886,14 +906,15 @@ stop:
     th_http_stop(http, th_now_ms() + sopts.grace_ms);
     th_auth_free(auth); /* after the server that reads it */
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */
-    /* A reload's registry in the host is kept like the first one below. */
-    if (!isolate)
-        served_at_exit = th_mcp_registry(mcp);
+    th_supervisor_stop(reload.sup);
+    /* Kept past th_mcp_free: its teardown (workers) waits until after EOF. */
+    served_at_exit = mcp ? th_mcp_registry(mcp) : NULL;
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
         reg = NULL;
         sup = NULL;
+        served_at_exit = NULL;
     }
     mcp = NULL;
     /* The client sees EOF now, not after the teardown below, which may wait
@@ -907,10 +928,12 @@ stop:
         registry_at_exit = reg;
         reg = NULL;
         served_at_exit_keep = served_at_exit;
+        served_at_exit = NULL;
     }
 
 cleanup:
     th_registry_unref(reg);
+    th_registry_unref(served_at_exit); /* with its supervisor (process mode) */
     th_supervisor_free(sup); /* after the registry: its tools point into it */
     th_scan_free(scanned, npaths);
     free(scanned);

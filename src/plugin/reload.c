@@ -88,9 +88,11 @@ bool th_registry_same_tools(const th_registry *a, const th_registry *b)
     size_t n = th_registry_count(a);
     if (n != th_registry_count(b))
         return false;
+    /* By name: a tool kept from before (th_reload_keep_plugin) may list in
+     * another place, which is no change a client needs to hear about. */
     for (size_t i = 0; i < n; i++) {
-        const th_entry *x = th_registry_at(a, i), *y = th_registry_at(b, i);
-        if (!same_str(x->name, y->name) || !same_str(x->title, y->title) ||
+        const th_entry *x = th_registry_at(a, i), *y = th_registry_get(b, x->name);
+        if (!y || !same_str(x->name, y->name) || !same_str(x->title, y->title) ||
             !same_str(x->description, y->description) || !same_json(x->input_schema, y->input_schema) ||
             !same_json(x->output_schema, y->output_schema) || !same_json(x->annotations, y->annotations))
             return false;

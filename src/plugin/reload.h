@@ -32,7 +32,7 @@ void th_regslot_swap(th_regslot *slot, th_registry *reg);
 /* ---- building the next registry ---------------------------------------- */
 
 /* Do A and B list the same tools, as a client sees them (names, titles,
- * descriptions, schemas, annotations, in order)? */
+ * descriptions, schemas, annotations), in whatever order? */
 bool th_registry_same_tools(const th_registry *a, const th_registry *b);
 
 /*

@@ -943,6 +943,12 @@ static void job_answer(job *j, json_object *result, const char *busy)
      * allocated by the reader thread; it is handed back to be freed there,
      * since freeing it here would contend for the reader's malloc arena on
      * every call. */
+    /* The registry (and with it, after a reload, the old plugin code or
+     * worker) is let go as soon as the call is over, not when the reader
+     * next frees the job. */
+    th_registry *reg = j->reg;
+    j->reg = NULL;
+    j->entry = NULL;
     pthread_mutex_lock(&s->lock);
     job_done(s);
     s->inflight_bytes -= j->bytes;
@@ -952,6 +958,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
         s->finished = j;
     }
     pthread_mutex_unlock(&s->lock);
+    th_registry_unref(reg);
     if (free_here)
         job_free(j);
 }
@@ -1504,6 +1511,21 @@ void th_mcp_session_cancel_all(th_mcp_session *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+void th_mcp_session_end_subscriptions(th_mcp_session *s)
+{
+    json_object *closing = json_object_new_array();
+    if (!closing)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (s->subs)
+        th_subs_close_all(s->subs, closing);
+    /* Under the lock, as events are: nothing follows a closing response. */
+    for (size_t i = 0; i < json_object_array_length(closing); i++)
+        send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
+    pthread_mutex_unlock(&s->lock);
+    json_object_put(closing);
+}
+
 void th_mcp_session_free(th_mcp_session *s)
 {
     if (!s)
@@ -1517,17 +1539,11 @@ void th_mcp_session_free(th_mcp_session *s)
     if (s->next)
         s->next->prev = s->prev;
     pthread_mutex_unlock(&m->sessions_lock);
-    /* The server ends its subscriptions gracefully: each gets its response. */
-    json_object *closing = json_object_new_array();
+    /* The connection is gone: its subscriptions end without a word. */
     pthread_mutex_lock(&s->lock);
-    if (s->subs && closing)
-        th_subs_close_all(s->subs, closing);
     th_subs_free(s->subs);
     s->subs = NULL;
     pthread_mutex_unlock(&s->lock);
-    for (size_t i = 0; closing && i < json_object_array_length(closing); i++)
-        send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
-    json_object_put(closing);
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);

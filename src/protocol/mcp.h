@@ -97,6 +97,10 @@ bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms);
  * responses and notifications are dropped. */
 void th_mcp_session_cancel_all(th_mcp_session *s);
 
+/* The server ends the session's subscriptions/listen streams (shutdown):
+ * each gets its graceful-closure response, then nothing more. */
+void th_mcp_session_end_subscriptions(th_mcp_session *s);
+
 /*
 ** Free the session. Calls still in flight keep what they need and are
 ** dropped when they finish; nothing is sent through SEND after this returns.

@@ -18,7 +18,8 @@ static void supervisor_release(void *sup)
     th_supervisor_free(sup);
 }
 
-th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned long long generation)
+th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned long long generation,
+                        th_supervisor **sup_out)
 {
     th_load_stats stats = {0};
     char **paths = NULL;
@@ -27,6 +28,7 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
     th_cache *cache = NULL;
     th_registry *reg = NULL;
     th_supervisor *sup = NULL;
+    *sup_out = NULL;
 
     th_rc rc = th_loader_list_dirs(o->dirs, o->ndirs, &o->load, &stats, &paths, &n);
     if (rc != TH_OK && (o->load.dirs_required || rc != TH_ERR_IO)) {
@@ -54,6 +56,7 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
         th_supervisor_register(sup, reg, scanned, &stats);
         if (th_registry_on_release(reg, supervisor_release, sup) != TH_OK)
             goto nomem;
+        *sup_out = sup;
         sup = NULL; /* the registry's now */
     } else {
         th_load_opts load = o->load;
@@ -82,6 +85,7 @@ nomem:
     th_log(TH_LOG_CRITICAL, "reload: out of memory; still serving the previous tools");
     th_registry_unref(reg);
     reg = NULL;
+    *sup_out = NULL;
 cleanup:
     th_supervisor_free(sup);
     if (scanned)

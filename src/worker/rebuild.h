@@ -31,11 +31,13 @@ typedef struct th_rebuild_opts {
 ** listed but now refused (a broken replacement keeps serving its previous
 ** version; a removed file's tools go). GENERATION (> 0, new each time)
 ** makes in-host loads open replaced files afresh (th_loader_set_generation).
-** In process mode the registry owns a new supervisor, freed with it: a
-** worker of the old one exits once the old registry's last call is done.
+** In process mode the registry owns a new supervisor (*SUP, NULL in the
+** host), freed with it: a worker of the old one exits once the old
+** registry's last call is done.
 ** NULL when the directories could not be listed or scanned (logged): then
 ** the caller keeps serving OLD.
 */
-th_registry *th_rebuild(const th_rebuild_opts *opts, th_registry *old, unsigned long long generation);
+th_registry *th_rebuild(const th_rebuild_opts *opts, th_registry *old, unsigned long long generation,
+                        th_supervisor **sup);
 
 #endif
