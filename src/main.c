@@ -902,7 +902,10 @@ int main(int argc, char **argv)
     }
 stop:
     th_watch_stop(watcher); /* a rescan under way finishes first */
-    /* Requests in flight get the grace period, as stdio calls do. */
+    /* Requests in flight get the grace period, as stdio calls do; open
+     * subscriptions are ended now, as they would never finish. */
+    if (http)
+        th_mcp_end_subscriptions(mcp);
     th_http_stop(http, th_now_ms() + sopts.grace_ms);
     th_auth_free(auth); /* after the server that reads it */
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */

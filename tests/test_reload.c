@@ -9,10 +9,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -419,6 +423,94 @@ START_TEST(subscriptions_hear_only_what_they_asked_for)
 }
 END_TEST
 
+/* Read from FD into BUF (of SIZE, kept NUL-terminated; *LEN bytes so far)
+ * until it holds NEEDLE; false on timeout or EOF. */
+static bool read_until(int fd, char *buf, size_t size, size_t *len, const char *needle)
+{
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    while (!strstr(buf, needle)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        long long left = until - mh_now_ms();
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || *len + 1 >= size)
+            return false;
+        ssize_t n = read(fd, buf + *len, size - *len - 1);
+        if (n <= 0)
+            return false;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+    }
+    return true;
+}
+
+/*
+** Over Streamable HTTP a subscriptions/listen POST is answered with an SSE
+** stream that stays open: the acknowledgment first, then the change; a
+** client that closes it ends the subscription, and the host serves on.
+*/
+START_TEST(a_subscription_over_http_streams_the_change)
+{
+    char *dir = mh_private_dir(SLOW_SO, NULL);
+    char cache[600];
+    snprintf(cache, sizeof cache, "--registry-cache=%s.cache.json", dir);
+    mh_proc *p = mh_spawn("--plugin-dir", dir, modes[_i], "--watch", "--http", "127.0.0.1:0", "--stdio", cache, NULL);
+    const char *listening = "listening on http://127.0.0.1:";
+    ck_assert(mh_stderr_wait(p, listening, MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, listening) + strlen(listening));
+    free(err);
+    ck_assert_int_gt(port, 0);
+
+    const char *body = "{\"jsonrpc\":\"2.0\",\"id\":\"h1\",\"method\":\"subscriptions/listen\",\"params\":{"
+                       MH_MODERN_META ",\"notifications\":{\"toolsListChanged\":true}}}";
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    char head[1024];
+    int n = snprintf(head, sizeof head,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json, text/event-stream\r\n"
+                     "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     port, strlen(body), body);
+    ck_assert(write(fd, head, (size_t)n) == n);
+    static char buf[65536];
+    size_t len = 0;
+    buf[0] = '\0';
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, "notifications/subscriptions/acknowledged"), "%s", buf);
+    ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "text/event-stream"), "%s", buf);
+    ck_assert_msg(strstr(buf, "\"io.modelcontextprotocol/subscriptionId\":\"h1\""), "%s", buf);
+    install(FLIP_V1, dir);
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, "notifications/tools/list_changed"), "%s", buf);
+    const char *change = strstr(buf, "notifications/tools/list_changed");
+    ck_assert_msg(strstr(change, "\"io.modelcontextprotocol/subscriptionId\":\"h1\""), "%s", buf);
+    close(fd);
+    mh_ping_is_next(p, 1);
+    /* A stream still open at shutdown is ended with its response. */
+    body = "{\"jsonrpc\":\"2.0\",\"id\":\"h2\",\"method\":\"subscriptions/listen\",\"params\":{" MH_MODERN_META
+           ",\"notifications\":{\"toolsListChanged\":true}}}";
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    n = snprintf(head, sizeof head,
+                 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json, text/event-stream\r\n"
+                 "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n"
+                 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                 port, strlen(body), body);
+    ck_assert(write(fd, head, (size_t)n) == n);
+    len = 0;
+    buf[0] = '\0';
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, "notifications/subscriptions/acknowledged"), "%s", buf);
+    mh_kill(p, SIGTERM);
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, "\"id\":\"h2\",\"result\""), "%s", buf);
+    ck_assert_msg(strstr(strstr(buf, "\"id\":\"h2\",\"result\""), "\"resultType\":\"complete\""), "%s", buf);
+    close(fd);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    snprintf(cache, sizeof cache, "%s.cache.json", dir);
+    unlink(cache);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *reload_suite(void)
 {
     Suite *s = suite_create("reload");
@@ -431,6 +523,7 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);
+    tcase_add_loop_test(tc, a_subscription_over_http_streams_the_change, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1592,6 +1592,14 @@ void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
     pthread_mutex_unlock(&m->sessions_lock);
 }
 
+void th_mcp_end_subscriptions(th_mcp *m)
+{
+    pthread_mutex_lock(&m->sessions_lock);
+    for (th_mcp_session *s = m->sessions; s; s = s->next)
+        th_mcp_session_end_subscriptions(s);
+    pthread_mutex_unlock(&m->sessions_lock);
+}
+
 void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
 {
     th_registry *old = th_regslot_get(m->slot);

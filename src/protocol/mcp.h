@@ -118,6 +118,9 @@ void th_mcp_session_free(th_mcp_session *s);
 ** their subscription id. Safe from any thread.
 */
 th_registry *th_mcp_registry(th_mcp *mcp);
+/* Shutdown: every session's subscriptions end with their response (so an
+ * HTTP stream carrying one completes instead of holding the stop up). */
+void th_mcp_end_subscriptions(th_mcp *mcp);
 void th_mcp_swap_registry(th_mcp *mcp, th_registry *reg);
 void th_mcp_notify(th_mcp *mcp, th_sub_event event, const char *uri);
 
