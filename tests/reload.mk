@@ -5,6 +5,10 @@
 check_PROGRAMS += test_reload
 TESTS += test_reload
 test_reload_SOURCES = test_reload.c $(MCP_HARNESS)
+# The swap, notifications, borrowed tools and subscription table as units.
+check_PROGRAMS += test_hot_swap
+TESTS += test_hot_swap
+test_hot_swap_SOURCES = test_hot_swap.c
 
 check_LTLIBRARIES += reloadplugins/v1/flip.la reloadplugins/v2/flip.la reloadplugins/bad/flip.la
 reloadplugins_v1_flip_la_SOURCES = reloadplugins/flip.c

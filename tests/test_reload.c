@@ -211,16 +211,23 @@ END_TEST
 /*
 ** The call running when flip.so is replaced finishes on the old code and
 ** is answered (no call is lost); the next call runs the new code, and
-** tools/list shows the new descriptor.
+** tools/list shows the new descriptor. The old code goes only when that
+** call is over: in the host its library is dlclose()d then (not before),
+** in process mode its worker exits then.
 */
 START_TEST(a_replacement_is_swapped_in_while_a_call_finishes_on_the_old_code)
 {
     char *dir = mh_private_dir(SLOW_SO, FLIP_V1, NULL);
+    char gate[600], unloaded[64];
+    snprintf(gate, sizeof gate, "%s.gate", dir);
+    unlink(gate);
     mh_proc *p = start(dir, _i, true);
+    snprintf(unloaded, sizeof unloaded, "flip v1 unloaded in %ld", mh_pid(p));
     open_both(p);
     ck_assert_str_eq(call_flip(p, 1, 0), "flip v1");
+    /* Call 10 runs until the test creates the gate file. */
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"flip\","
-               "\"arguments\":{\"ms\":1500}}}");
+               "\"arguments\":{\"gate\":\"%s\"}}}", gate);
     /* Answered in order by the reader: call 10 has been dispatched. */
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\"}");
     json_object *others = json_object_new_array();
@@ -228,21 +235,24 @@ START_TEST(a_replacement_is_swapped_in_while_a_call_finishes_on_the_old_code)
     install(FLIP_V2, dir);
     await_changed(p, others);
     ck_assert_str_eq(call_flip(p, 12, 0), "flip v2");
-    json_object *slow = NULL;
-    for (size_t i = 0; i < json_object_array_length(others); i++)
-        if (json_object_get_int(mh_at(json_object_array_get_idx(others, i), "id")) == 10)
-            slow = json_object_get(json_object_array_get_idx(others, i));
-    if (!slow)
-        slow = mh_await(p, "10", NULL);
-    MH_ASSERT_STR(slow, "result content 0 text", "flip v1");
-    json_object_put(slow);
-    json_object_put(others);
     json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/list\"}");
     ck_assert_msg(strstr(mh_json(o), "version 2.") && strstr(mh_json(o), "v2_only"), "%s", mh_json(o));
     json_object_put(o);
-    /* Process mode: the old flip worker exits now that its last call is
-     * done; the new one serves. */
-    if (_i == 0) {
+    ck_assert_uint_eq(json_object_array_length(others), 0); /* call 10 is still running */
+    json_object_put(others);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, unloaded), "the old library was unloaded under a running call:\n%s", err);
+    free(err);
+
+    FILE *g = fopen(gate, "w");
+    ck_assert(g && fclose(g) == 0);
+    o = mh_await(p, "10", NULL);
+    MH_ASSERT_STR(o, "result content 0 text", "flip v1");
+    json_object_put(o);
+    if (_i == 1) {
+        ck_assert_msg(mh_stderr_wait(p, unloaded, MH_TIMEOUT_MS), "the old library was not unloaded");
+    } else {
+        /* The old flip worker exits now that its last call is done. */
         int n = -1;
         for (long long until = mh_now_ms() + MH_TIMEOUT_MS; mh_now_ms() < until && n != 1;) {
             n = children(mh_pid(p));
@@ -251,6 +261,7 @@ START_TEST(a_replacement_is_swapped_in_while_a_call_finishes_on_the_old_code)
         }
         ck_assert_msg(n == 1, "%d worker processes after the replacement, want 1", n);
     }
+    unlink(gate);
     done(p, dir);
 }
 END_TEST

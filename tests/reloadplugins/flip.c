@@ -6,7 +6,9 @@
 ** replacement that must leave the previous version serving).
 */
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <toolhost/plugin.h>
 
@@ -23,8 +25,16 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Sleeps "ms" milliseconds (honouring cancellation), then says which
- * version of the code ran: the version compiled into this very object. */
+/* Unloading this object says so, with the process, on stderr: the tests
+ * see when the host dlclose()s a replaced version. */
+__attribute__((destructor)) static void flip_unloaded(void)
+{
+    fprintf(stderr, "flip v%d unloaded in %ld\n", FLIP_VERSION, (long)getpid());
+}
+
+/* Sleeps "ms" milliseconds, or until file "gate" exists (honouring
+ * cancellation), then says which version of the code ran: the version
+ * compiled into this very object. */
 static th_rc flip(th_call *call, json_object *args, void *user_data)
 {
     (void)user_data;
@@ -32,8 +42,11 @@ static th_rc flip(th_call *call, json_object *args, void *user_data)
     long long ms = 0;
     if (json_object_object_get_ex(args, "ms", &v))
         ms = json_object_get_int64(v);
+    const char *gate = NULL;
+    if (json_object_object_get_ex(args, "gate", &v))
+        gate = json_object_get_string(v);
     long long start = now_ms();
-    while (now_ms() - start < ms && !th_call_cancelled(call)) {
+    while ((gate ? access(gate, F_OK) != 0 : now_ms() - start < ms) && !th_call_cancelled(call)) {
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -48,7 +61,8 @@ static const th_tool flip_tool = {
 #else
     .description = "Answer with the version of this plugin, version " STR(FLIP_VERSION) ".",
 #endif
-    .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\",\"minimum\":0}"
+    .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"gate\":{\"type\":\"string\"}"
 #if FLIP_VERSION == 2
                     ",\"v2_only\":{\"type\":\"boolean\"}"
 #endif
