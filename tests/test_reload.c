@@ -359,6 +359,28 @@ START_TEST(a_file_still_being_written_is_not_loaded)
 }
 END_TEST
 
+/* Process mode: a worker loads the file on disk, so a plugin replaced
+ * behind the host's back (no reload yet) is not started under its old
+ * descriptors: its calls are refused, naming why, until a rescan. */
+START_TEST(a_worker_never_runs_a_file_replaced_since_its_registration)
+{
+    char *dir = mh_private_dir(SLOW_SO, FLIP_V1, NULL);
+    mh_proc *p = start(dir, 0, false);
+    open_both(p);
+    install(FLIP_V2, dir);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                               "\"name\":\"flip\",\"arguments\":{}}}");
+    ck_assert_msg(json_object_get_boolean(mh_at(o, "result isError")) &&
+                      strstr(mh_str(o, "result content 0 text"), "changed since its tools were registered"),
+                  "%s", mh_json(o));
+    json_object_put(o);
+    mh_kill(p, SIGHUP);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_flip(p, 2, 0), "flip v2");
+    done(p, dir);
+}
+END_TEST
+
 /*
 ** subscriptions/listen's own rules: a malformed filter is -32602, an id
 ** already open -32600, a legacy request for it is refused; a subscription
@@ -533,6 +555,7 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, a_removed_plugin_is_withdrawn, 0, 2);
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
+    tcase_add_test(tc, a_worker_never_runs_a_file_replaced_since_its_registration);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);
     tcase_add_loop_test(tc, a_subscription_over_http_streams_the_change, 0, 2);
     suite_add_tcase(s, tc);
