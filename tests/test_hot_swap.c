@@ -2,11 +2,13 @@
 ** test_hot_swap.c: hot reload below the binary: swapping the served
 ** registry (a request sees the registry it began with; the old one dies
 ** with its last reference), what sessions of each era are sent for a swap
-** (nothing when the tools are the same as a client sees them), borrowed
+** (nothing when the tools are the same as a client sees them), cursors
+** that would mix two registries, borrowed
 ** tools (a refused replacement's predecessor) and the subscription table.
 */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +155,44 @@ START_TEST(a_swap_tells_each_era_only_when_the_tools_differ)
 }
 END_TEST
 
+/* A listing never mixes two registries: a cursor names the registry it
+ * was issued for, and one from before a swap is refused, saying why. */
+START_TEST(a_cursor_from_before_a_swap_is_refused)
+{
+    th_log_set_sink(quiet, NULL);
+    sent = json_object_new_array();
+    th_registry *a = registry_of((const char *[]){"one", "two", NULL}, "the first version of it");
+    th_mcp_config cfg;
+    th_mcp_config_default(&cfg);
+    cfg.page_size = 1;
+    th_mcp *mcp = th_mcp_new(a, &cfg);
+    th_mcp_session *s = th_mcp_session_new(mcp, keep_send, NULL);
+    handle(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" MODERN_META "}}");
+    json_object *res = json_tokener_parse(sent_at(0));
+    json_object *cur = NULL;
+    json_object_object_get_ex(json_object_object_get(res, "result"), "nextCursor", &cur);
+    ck_assert_ptr_nonnull(cur);
+    char page2[512];
+    snprintf(page2, sizeof page2,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"cursor\":\"%s\"," MODERN_META "}}",
+             json_object_get_string(cur));
+    json_object_put(res);
+    handle(s, page2);
+    ck_assert_ptr_nonnull(strstr(sent_at(1), "\"name\":\"two\""));
+    th_registry *b = registry_of((const char *[]){"one", "two", NULL}, "the second version of it");
+    th_mcp_swap_registry(mcp, b);
+    handle(s, page2);
+    const char *last = sent_at(json_object_array_length(sent) - 1);
+    ck_assert_msg(strstr(last, "-32602") && strstr(last, "the tool list changed since this cursor was issued"), "%s",
+                  last);
+    th_mcp_session_free(s);
+    ck_assert(th_mcp_free(mcp, th_now_ms() + 5000));
+    th_registry_unref(a);
+    th_registry_unref(b);
+    json_object_put(sent);
+}
+END_TEST
+
 /* A borrowed tool is the lender's: the borrower keeps the lender alive,
  * its destroy runs once, when the last of them goes. */
 START_TEST(a_borrowed_tool_lives_as_long_as_its_last_registry)
@@ -230,6 +270,7 @@ static Suite *hot_swap_suite(void)
     Suite *s = suite_create("hot swap");
     TCase *tc = tcase_create("swap");
     tcase_add_test(tc, a_swap_tells_each_era_only_when_the_tools_differ);
+    tcase_add_test(tc, a_cursor_from_before_a_swap_is_refused);
     tcase_add_test(tc, a_borrowed_tool_lives_as_long_as_its_last_registry);
     tcase_add_test(tc, the_subscription_table_acknowledges_what_it_honours);
     suite_add_tcase(s, tc);

@@ -510,14 +510,31 @@ static json_object *tool_json(const th_entry *e, int v)
     return t;
 }
 
-/* Parse "th1:<offset>"; false for anything this server did not hand out. */
-static bool parse_cursor(const char *c, size_t count, size_t *offset)
+/*
+** Parse "th1:<offset>@<registry version>" (or "th1:<offset>"); false for
+** anything this server did not hand out. *STALE is set when the cursor
+** was issued for another registry: a hot reload swapped the tools since,
+** and a listing must never mix the old set and the new.
+*/
+static bool parse_cursor(const char *c, size_t count, unsigned long long version, size_t *offset, bool *stale)
 {
     size_t plen = strlen(CURSOR_PREFIX);
     if (strncmp(c, CURSOR_PREFIX, plen) != 0 || !c[plen])
         return false;
+    const char *at = strchr(c + plen, '@');
+    if (at) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(at + 1, &end, 10);
+        if (errno || end == at + 1 || *end || at[1] < '0' || at[1] > '9')
+            return false;
+        if (v != version) {
+            *stale = true;
+            return false;
+        }
+    }
     size_t off = 0;
-    for (const char *p = c + plen; *p; p++) {
+    for (const char *p = c + plen; *p && p != at; p++) {
         if (*p < '0' || *p > '9' || off > count)
             return false;
         off = off * 10 + (size_t)(*p - '0');
@@ -552,7 +569,7 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
         put(res, "tools", tools);
         if (end < count) {
             char next[64];
-            snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
+            snprintf(next, sizeof next, CURSOR_PREFIX "%zu@%llu", end, th_registry_version(reg));
             put(res, "nextCursor", json_object_new_string(next));
         }
         if (r->modern) {
@@ -578,8 +595,14 @@ static void m_tools_list(request *r)
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {
-        if (!plain_string(cur) || !parse_cursor(json_object_get_string(cur), count, &offset)) {
-            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor", NULL);
+        bool stale = false;
+        if (!plain_string(cur) ||
+            !parse_cursor(json_object_get_string(cur), count, th_registry_version(reg), &offset, &stale)) {
+            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                       stale ? "Invalid params: the tool list changed since this cursor was issued; list again "
+                               "from the start"
+                             : "Invalid params: invalid cursor",
+                       NULL);
             return;
         }
     }
