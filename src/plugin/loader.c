@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,19 +448,60 @@ th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load
     return check_plugin(path, name, sizeof name, opts, stats);
 }
 
+/* See th_loader_set_generation; written only by the thread that loads. */
+static unsigned long long dl_generation;
+
+void th_loader_set_generation(unsigned long long gen)
+{
+    dl_generation = gen;
+}
+
+/*
+** The name PATH is dlopen()ed by. glibc returns an object already loaded
+** under the same name without looking at the file, so a reload would get
+** the replaced plugin's old code back. Generation G > 0 spells the same file
+** as DIR/ followed by G's binary digits ("./" for 1, "/" for 0, from the
+** leading 1) and the base name: a name no other generation used, while an
+** unchanged file (same inode) is still recognised and shared by glibc, and
+** $ORIGIN still names DIR. NULL when it does not fit.
+*/
+static const char *dl_name(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!dl_generation || !slash)
+        return path;
+    int bits = 0;
+    while (bits < 64 && (dl_generation >> bits) > 1)
+        bits++;
+    size_t dir = (size_t)(slash - path) + 1, len = dir;
+    if (len + 2 * ((size_t)bits + 1) + strlen(slash + 1) + 1 > size)
+        return NULL;
+    memcpy(buf, path, dir);
+    for (int b = bits; b >= 0; b--) {
+        if ((dl_generation >> b) & 1)
+            buf[len++] = '.';
+        buf[len++] = '/';
+    }
+    strcpy(buf + len, slash + 1);
+    return buf;
+}
+
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
 static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
                       th_load_stats *stats)
 {
-    char name[256], symbol[300];
+    char name[256], symbol[300], spelled[PATH_MAX + 160];
     th_rc rc;
 
     if ((rc = check_plugin(path, name, sizeof name, opts, stats)) != TH_OK)
         return rc;
 
     /* PATH is absolute, so dlopen() never searches the library path. */
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *dlpath = dl_name(path, spelled, sizeof spelled);
+    if (!dlpath)
+        return refuse(stats, path, "path too long to load again%s%s", "", "");
+    void *handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
     if (!handle)
         return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
                       dlerror(), "");

@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "call/callctx.h"
 #include "call/rawresult.h"
+#include "plugin/cache.h"
 #include "worker/ipc.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -89,6 +90,7 @@ struct slot {
     long long crash_at[BREAKER_CRASHES];
     size_t crashes;
     long long backoff_ms, next_start_ms, quarantined_until_ms;
+    th_cache_key key; /* the file whose tools were registered (hot reload) */
 };
 
 /* A registered tool's user_data. */
@@ -463,10 +465,26 @@ static size_t max_frame(const th_supervisor *sup)
 }
 
 /* Start S's worker. Under S->lock. NULL with WHY on failure. */
+/* Is PATH still the file this supervisor was made for? A worker loads the
+ * file on disk: if it was replaced, the new code would run under the old
+ * descriptors (and a reload's kept version would load its refused
+ * successor), so the call is refused until a rescan serves the new file. */
+static bool same_file(const slot *s)
+{
+    th_cache_key now = th_cache_key_of(s->path);
+    return !s->key.valid || (now.valid && now.ino == s->key.ino && now.dev == s->key.dev &&
+                             now.size == s->key.size && now.mtime_ns == s->key.mtime_ns);
+}
+
 static worker *spawn_worker(slot *s, char *why, size_t size)
 {
     th_supervisor *sup = s->sup;
     th_err err;
+    if (!same_file(s)) {
+        snprintf(why, size, "its plugin file changed since its tools were registered; a rescan (--watch, "
+                 "SIGHUP) serves the new version");
+        return NULL;
+    }
     worker *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(why, size, "out of memory");
@@ -874,6 +892,7 @@ th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervis
         s->path = sup->paths[i];
         const char *b = strrchr(s->path, '/');
         s->tag = b ? b + 1 : s->path;
+        s->key = th_cache_key_of(s->path);
         pthread_mutex_init(&s->lock, NULL);
     }
     return sup;
