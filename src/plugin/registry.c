@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "plugin/registry.h"
+#include "plugin/resources.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -34,6 +35,7 @@ struct th_registry {
     size_t nslots;      /* power of two, kept at most half full */
     void **handles;     /* dlopen handles, closed last */
     size_t nhandles;
+    th_resources *resources; /* resources and templates (plugin/resources.c) */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -115,7 +117,10 @@ th_registry *th_registry_new(void)
     changed(reg);
     reg->nslots = 16;
     reg->slots = calloc(reg->nslots, sizeof *reg->slots);
-    if (!reg->slots) {
+    reg->resources = th_resources_new();
+    if (!reg->slots || !reg->resources) {
+        free(reg->slots);
+        th_resources_free(reg->resources);
         free(reg);
         return NULL;
     }
@@ -154,6 +159,7 @@ void th_registry_unref(th_registry *reg)
     /* Tools first: their destroy callbacks live in the plugins' code. */
     for (size_t i = 0; i < reg->count; i++)
         entry_free(reg->entries[i]);
+    th_resources_free(reg->resources);
     for (size_t i = 0; i < reg->nhandles; i++)
         dlclose(reg->handles[i]);
     free(reg->handles);
@@ -594,4 +600,9 @@ const char *th_registry_memo_put(const th_registry *reg, const char *key, const 
     pthread_mutex_unlock(&r->memo_lock);
     memos_free(fresh);
     return kept;
+}
+
+th_resources *th_registry_resources(const th_registry *reg)
+{
+    return reg->resources;
 }

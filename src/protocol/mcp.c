@@ -22,6 +22,7 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
+#include "protocol/resources.h"
 #include "base/util.h"
 #include "call/workpool.h"
 
@@ -139,6 +140,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     }
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->reg = th_registry_ref(reg);
+    th_mcpres_init(); /* plugins' th_resource_updated() reaches sessions */
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -363,13 +365,19 @@ static void reply(const request *r, json_object *result)
     send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
 
-static json_object *capabilities(void)
+static json_object *capabilities(bool modern)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
     put(tools, "listChanged", json_object_new_boolean(0));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
+    /* resources/subscribe is legacy; 2026-07-28's "subscribe" means
+     * subscriptions/listen, which is not served yet. */
+    json_object *res = json_object_new_object();
+    if (!modern)
+        put(res, "subscribe", json_object_new_boolean(1));
+    put(caps, "resources", res);
     return caps;
 }
 
@@ -434,7 +442,7 @@ static void m_initialize(request *r)
     }
     json_object *res = json_object_new_object();
     put(res, "protocolVersion", json_object_new_string(versions[v]));
-    put(res, "capabilities", capabilities());
+    put(res, "capabilities", capabilities(false));
     put(res, "serverInfo", server_info(r->s->mcp));
     put_instructions(res, r->s->mcp);
     reply(r, res);
@@ -469,7 +477,7 @@ static void m_discover(request *r)
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
-    put(res, "capabilities", capabilities());
+    put(res, "capabilities", capabilities(true));
     put_instructions(res, m);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
@@ -1119,6 +1127,39 @@ static void m_tools_call(request *r)
     }
 }
 
+/* ---- resources (protocol/resources.c) ---------------------------------- */
+
+/* Outside any request: a notification never joins a batch being answered. */
+static void session_notify(void *session, json_object *n)
+{
+    rpc_batch *outer = answering;
+    answering = NULL;
+    send_msg(session, n);
+    answering = outer;
+}
+
+static void m_resources(request *r)
+{
+    const th_mcp *m = r->s->mcp;
+    th_mcpres_req q = {
+        .reg = m->reg,
+        .method = r->msg->method,
+        .params = r->msg->params,
+        .modern = r->modern,
+        .titles = r->version >= V_2025_06_18,
+        .page_size = m->cfg.page_size,
+        .list_ttl_ms = m->cfg.list_ttl_ms,
+        .session = r->s,
+        .notify = session_notify,
+    };
+    th_mcpres_answer a;
+    th_mcpres_serve(&q, &a);
+    if (a.result)
+        reply(r, a.result);
+    else
+        send_error(r->s, r->msg->id, a.code, a.message, a.data);
+}
+
 static void n_cancelled(request *r)
 {
     json_object *rid;
@@ -1159,6 +1200,11 @@ static const method requests[] = {
     {.name = "server/discover", .eras = ERA_MODERN, .fn = m_discover},
     {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
     {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
+    {.name = "resources/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/templates/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
+    {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
 };
 
 static const method notifications[] = {
@@ -1448,6 +1494,7 @@ void th_mcp_session_free(th_mcp_session *s)
 {
     if (!s)
         return;
+    th_mcpres_session_gone(s); /* no resource notice reaches it from here */
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
