@@ -30,6 +30,10 @@ typedef enum th_ipc_type {
     TH_IPC_LOADING,   /* scanner->host: id = index of the plugin it opens */
     TH_IPC_PLUGIN,    /* scanner->host: the outcome for plugin id */
     TH_IPC_DONE,      /* scanner->host: every plugin was scanned */
+    TH_IPC_READ,      /* host->worker: read a resource, {"key","template",
+                       * "uri","vars"} (worker/resproxy.h); answered by a
+                       * RESULT {"rc": th_rc, "result": CallToolResult} */
+    TH_IPC_UPDATED,   /* worker->host, id 0: th_resource_updated {"uri"} */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

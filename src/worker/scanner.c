@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/signals.h"
 #include "worker/ipc.h"
+#include "worker/resproxy.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 
@@ -234,6 +235,8 @@ static void own_names(char *const *paths, size_t n, const char *path, th_scanned
 {
     for (size_t k = json_object_array_length(s->tools); k-- > 0;) {
         json_object *d = json_object_array_get_idx(s->tools, k), *v;
+        if (th_resproxy_is_resource(d, NULL))
+            continue; /* resources are keyed by URI: no file owns them */
         const char *name = json_object_object_get_ex(d, "name", &v) ? json_object_get_string(v) : NULL;
         const char *owner = name ? owner_of(paths, n, name) : NULL;
         if (!owner || strcmp(owner, path) == 0)
