@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "call/crashnote.h"
 #include "plugin/resources.h"
 
 typedef struct vec {
@@ -529,7 +530,9 @@ json_object *th_resources_run_read(const th_res_entry *e, const char *uri, json_
         return NULL;
     }
     json_object *own = vars ? NULL : json_object_new_object();
+    int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the resource */
     *rc = e->read(th_call_handle(call), uri, vars ? vars : own, e->user_data);
+    th_crashnote_end(crash_slot);
     json_object *result = th_call_finish(call, *rc);
     th_call_free(call);
     json_object_put(own);

@@ -1152,6 +1152,21 @@ static void m_resources(request *r)
         .session = r->s,
         .notify = session_notify,
     };
+    /* A read's th_call reaches the client as a tool call's does, and is
+     * held to the same result size. */
+    json_object *meta, *token = NULL;
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "_meta", &meta) &&
+        json_object_is_type(meta, json_type_object))
+        json_object_object_get_ex(meta, "progressToken", &token);
+    th_call_hooks hooks = {
+        .notify = notify_hook,
+        .ctx = r->s,
+        .progress_token = token,
+        .log_to_client = r->log_to_client,
+        .log_level = r->log_level,
+        .max_result_bytes = m->cfg.max_result_bytes,
+    };
+    q.hooks = &hooks;
     th_mcpres_answer a;
     th_mcpres_serve(&q, &a);
     if (a.result)

@@ -362,7 +362,7 @@ static void read_resource(const th_mcpres_req *q, th_mcpres_answer *a)
         return;
     }
     th_rc rc;
-    json_object *result = th_resources_run_read(e, uri, vars, NULL, &rc);
+    json_object *result = th_resources_run_read(e, uri, vars, q->hooks, &rc);
     json_object *err_flag;
     bool is_error = result && json_object_object_get_ex(result, "isError", &err_flag) &&
                     json_object_get_boolean(err_flag);
@@ -418,13 +418,36 @@ static void subscribe_method(const th_mcpres_req *q, th_mcpres_answer *a, bool o
     a->result = json_object_new_object();
 }
 
+static void m_list(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    list(q, a, false);
+}
+
+static void m_templates(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    list(q, a, true);
+}
+
+static void m_subscribe(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    subscribe_method(q, a, true);
+}
+
+static void m_unsubscribe(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    subscribe_method(q, a, false);
+}
+
 static const struct {
     const char *name;
-    bool legacy_only;
-    int kind;
+    bool legacy_only; /* 2026-07-28 has subscriptions/listen instead */
+    void (*fn)(const th_mcpres_req *q, th_mcpres_answer *a);
 } methods[] = {
-    {"resources/list", false, 0},      {"resources/templates/list", false, 1}, {"resources/read", false, 2},
-    {"resources/subscribe", true, 3},  {"resources/unsubscribe", true, 4},
+    {"resources/list", false, m_list},
+    {"resources/templates/list", false, m_templates},
+    {"resources/read", false, read_resource},
+    {"resources/subscribe", true, m_subscribe},
+    {"resources/unsubscribe", true, m_unsubscribe},
 };
 
 bool th_mcpres_is_method(const char *method, bool *legacy_only)
@@ -441,26 +464,13 @@ bool th_mcpres_is_method(const char *method, bool *legacy_only)
 void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a)
 {
     memset(a, 0, sizeof *a);
-    int kind = -1;
-    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
-        if (strcmp(methods[i].name, q->method) == 0)
-            kind = methods[i].kind;
     /* A legacy session that uses resources hears of list changes. */
     if (!q->modern && q->session && q->notify)
         subscribe(q->session, q->notify, NULL);
-    switch (kind) {
-    case 0:
-    case 1:
-        list(q, a, kind == 1);
-        break;
-    case 2:
-        read_resource(q, a);
-        break;
-    case 3:
-    case 4:
-        subscribe_method(q, a, kind == 3);
-        break;
-    default:
-        fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
-    }
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (strcmp(methods[i].name, q->method) == 0) {
+            methods[i].fn(q, a);
+            return;
+        }
+    fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
 }

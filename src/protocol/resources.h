@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "call/callctx.h"
 #include "plugin/registry.h"
 
 /* How a session is told things outside a request: NOTIFY(SESSION, N) takes
@@ -30,6 +31,7 @@ typedef struct th_mcpres_req {
     long long list_ttl_ms; /* ttlMs of modern lists */
     void *session;         /* the session's identity for subscriptions */
     th_mcpres_notify_fn notify;
+    const th_call_hooks *hooks; /* a read's call context (NULL: none) */
 } th_mcpres_req;
 
 /* What to answer: a result (owned), or the error CODE, MESSAGE, DATA (owned, may be NULL). */
