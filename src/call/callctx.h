@@ -68,6 +68,10 @@ void th_call_mark_error(th_call *call);
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 
+/* True when the host refused the result as handed over (invalid, or past
+ * max_result_bytes): th_call_finish then returned its own isError result. */
+bool th_call_refused(const th_call *call);
+
 void th_call_free(th_call *call);
 
 #endif

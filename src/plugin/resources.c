@@ -534,6 +534,10 @@ json_object *th_resources_run_read(const th_res_entry *e, const char *uri, json_
     *rc = e->read(th_call_handle(call), uri, vars ? vars : own, e->user_data);
     th_crashnote_end(crash_slot);
     json_object *result = th_call_finish(call, *rc);
+    /* The host's refusal (too big, not valid on the wire) is no choice of
+     * the plugin's, whatever code the read passed on from it. */
+    if (th_call_refused(call))
+        *rc = TH_ERR_TOOL;
     th_call_free(call);
     json_object_put(own);
     return result;

@@ -230,6 +230,8 @@ static void run(void *p)
                : e->typed ? th_typed_invoke(e->typed, h, j->args)
                           : e->handler(h, j->args, e->user_data);
     json_object *result = th_call_finish(j->call, rc);
+    if (j->res && th_call_refused(j->call))
+        rc = TH_ERR_TOOL; /* refused by the host's rules, not the plugin's choice */
     if (j->res) { /* the host needs the code: TH_ERR_NOT_FOUND is an answer */
         json_object *wrap = json_object_new_object();
         if (!wrap)
