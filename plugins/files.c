@@ -8,8 +8,10 @@
 **
 ** Configuration (environment, read at registration; plugin configuration is
 ** being built elsewhere and will replace it):
-**   TOOLHOST_FILES_ROOT       the directory to serve (required; unset: the
-**                             plugin declines to load)
+**   TOOLHOST_FILES_ROOT       the directory to serve (unset: the plugin
+**                             loads, lists nothing, and every read is "not
+**                             found", so a default plugin directory holding
+**                             it starts cleanly, --strict included)
 **   TOOLHOST_FILES_MAX_BYTES  largest file served (default 1048576)
 */
 #define _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +154,10 @@ static th_rc check_path(th_call *call, const char *path)
 static th_rc read_file(th_call *call, const char *uri, json_object *vars, void *user_data)
 {
     json_object *v;
+    if (root_fd < 0) {
+        th_call_log(call, TH_LOG_WARNING, "the files plugin serves nothing: TOOLHOST_FILES_ROOT is not set");
+        return TH_ERR_NOT_FOUND;
+    }
     const char *path = user_data; /* a listed file's own path */
     if (!path)
         path = json_object_object_get_ex(vars, "path", &v) ? json_object_get_string(v) : "";
@@ -252,10 +259,9 @@ TH_REGISTER(files)
 {
     const char *root = getenv("TOOLHOST_FILES_ROOT");
     const char *max = getenv("TOOLHOST_FILES_MAX_BYTES");
-    if (!root || !*root) {
-        th_server_log(server, TH_LOG_WARNING, "TOOLHOST_FILES_ROOT is not set; serving no files");
-        return NULL;
-    }
+    bool have_root = root && *root;
+    if (!have_root)
+        th_server_log(server, TH_LOG_INFO, "TOOLHOST_FILES_ROOT is not set: serving no files");
     if (max && *max) {
         char *end;
         unsigned long long m = strtoull(max, &end, 10);
@@ -265,13 +271,15 @@ TH_REGISTER(files)
         }
         max_bytes = m;
     }
-    root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    root_real = realpath(root, NULL);
-    if (root_fd < 0 || !root_real) {
-        th_server_log(server, TH_LOG_ERROR, "TOOLHOST_FILES_ROOT=%s: %s", root, strerror(errno));
-        return NULL;
+    if (have_root) {
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        root_real = realpath(root, NULL);
+        if (root_fd < 0 || !root_real) {
+            th_server_log(server, TH_LOG_ERROR, "TOOLHOST_FILES_ROOT=%s: %s", root, strerror(errno));
+            return NULL;
+        }
+        list_files(server);
     }
-    list_files(server);
     static const th_resource files_template = {
         TH_RESOURCE_INIT,
         .uri_template = "file:///{path}",
