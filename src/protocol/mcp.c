@@ -1138,41 +1138,130 @@ static void session_notify(void *session, json_object *n)
     answering = outer;
 }
 
-static void m_resources(request *r)
+/*
+** A resource method as it runs: everything copied out of the request, so it
+** can run on a pool thread. resources/read and resources/subscribe run
+** there, never on the transport's thread: in process isolation they may
+** start the plugin's worker, which dies with the thread that started it
+** (PR_SET_PDEATHSIG), and an HTTP connection's thread ends with the
+** connection; a slow read also holds up no other message.
+*/
+typedef struct res_job {
+    th_mcp_session *s;    /* a reference */
+    char *method;
+    json_object *id, *params; /* owned copies */
+    bool modern, log_to_client;
+    int version;
+    th_log_level log_level;
+    rpc_batch *batch;     /* held, or NULL */
+    bool counted;         /* in the session's ninflight */
+} res_job;
+
+static void res_job_free(res_job *rj)
 {
-    const th_mcp *m = r->s->mcp;
+    if (rj->counted) {
+        pthread_mutex_lock(&rj->s->lock);
+        job_done(rj->s);
+        pthread_mutex_unlock(&rj->s->lock);
+    }
+    free(rj->method);
+    json_object_put(rj->id);
+    json_object_put(rj->params);
+    session_unref(rj->s);
+    free(rj);
+}
+
+static void run_resource(void *p)
+{
+    res_job *rj = p;
+    th_mcp_session *s = rj->s;
+    const th_mcp *m = s->mcp;
     th_mcpres_req q = {
         .reg = m->reg,
-        .method = r->msg->method,
-        .params = r->msg->params,
-        .modern = r->modern,
-        .titles = r->version >= V_2025_06_18,
+        .method = rj->method,
+        .params = rj->params,
+        .modern = rj->modern,
+        .titles = rj->version >= V_2025_06_18,
         .page_size = m->cfg.page_size,
         .list_ttl_ms = m->cfg.list_ttl_ms,
-        .session = r->s,
+        .session = s,
         .notify = session_notify,
     };
     /* A read's th_call reaches the client as a tool call's does, and is
      * held to the same result size. */
     json_object *meta, *token = NULL;
-    if (r->msg->params && json_object_object_get_ex(r->msg->params, "_meta", &meta) &&
+    if (rj->params && json_object_object_get_ex(rj->params, "_meta", &meta) &&
         json_object_is_type(meta, json_type_object))
         json_object_object_get_ex(meta, "progressToken", &token);
     th_call_hooks hooks = {
         .notify = notify_hook,
-        .ctx = r->s,
+        .ctx = s,
         .progress_token = token,
-        .log_to_client = r->log_to_client,
-        .log_level = r->log_level,
+        .log_to_client = rj->log_to_client,
+        .log_level = rj->log_level,
         .max_result_bytes = m->cfg.max_result_bytes,
     };
     q.hooks = &hooks;
     th_mcpres_answer a;
     th_mcpres_serve(&q, &a);
-    if (a.result)
-        reply(r, a.result);
-    else
-        send_error(r->s, r->msg->id, a.code, a.message, a.data);
+    answering = rj->batch;
+    if (a.result) {
+        if (rj->modern)
+            modern_members(m, a.result);
+        send_msg(s, th_rpc_result(rj->id, a.result));
+    } else {
+        send_error(s, rj->id, a.code, a.message, a.data);
+    }
+    answering = NULL;
+    if (rj->batch)
+        batch_release(rj->batch);
+    res_job_free(rj);
+}
+
+static void m_resources(request *r)
+{
+    res_job *rj = calloc(1, sizeof *rj);
+    if (!rj || !(rj->method = strdup(r->msg->method)) || json_object_deep_copy(r->msg->id, &rj->id, NULL) != 0 ||
+        (r->msg->params && json_object_deep_copy(r->msg->params, &rj->params, NULL) != 0)) {
+        if (rj) {
+            free(rj->method);
+            json_object_put(rj->id);
+            free(rj);
+        }
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    atomic_fetch_add(&r->s->refs, 1);
+    rj->s = r->s;
+    rj->modern = r->modern;
+    rj->version = r->version;
+    rj->log_to_client = r->log_to_client;
+    rj->log_level = r->log_level;
+    bool pooled = strcmp(rj->method, "resources/read") == 0 || strcmp(rj->method, "resources/subscribe") == 0;
+    if (!pooled) { /* lists: quick, and they start nothing */
+        rj->batch = answering;
+        rpc_batch *outer = answering;
+        if (rj->batch)
+            batch_hold(rj->batch);
+        run_resource(rj);
+        answering = outer;
+        return;
+    }
+    rj->batch = answering;
+    if (rj->batch)
+        batch_hold(rj->batch);
+    /* In flight like a tool call, so that a drain at the end of input waits
+     * for its response. */
+    pthread_mutex_lock(&r->s->lock);
+    r->s->ninflight++;
+    pthread_mutex_unlock(&r->s->lock);
+    rj->counted = true;
+    if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (rj->batch)
+            batch_release(rj->batch);
+        res_job_free(rj);
+    }
 }
 
 static void n_cancelled(request *r)
