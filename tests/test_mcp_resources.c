@@ -327,6 +327,18 @@ START_TEST(test_files_plugin_refuses_escapes)
 }
 END_TEST
 
+/* A refused resource is a refusal: --strict exits on it, in both modes. */
+START_TEST(test_strict_counts_a_refused_resource)
+{
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", "--strict", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--strict: 1 refusal; exiting"), "%s", err);
+    free(err);
+    mh_free(p);
+}
+END_TEST
+
 static Suite *mcp_resources_suite(void)
 {
     Suite *s = suite_create("mcp_resources");
@@ -337,6 +349,7 @@ static Suite *mcp_resources_suite(void)
     tcase_add_loop_test(tc, test_subscribe_and_updates, 0, 2);
     tcase_add_loop_test(tc, test_oversized_read_is_refused, 0, 2);
     tcase_add_loop_test(tc, test_files_plugin_refuses_escapes, 0, 2);
+    tcase_add_loop_test(tc, test_strict_counts_a_refused_resource, 0, 2);
     tcase_add_test(tc, test_crashing_read_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_resources);
     suite_add_tcase(s, tc);

@@ -164,6 +164,7 @@ static th_rc add_resource(th_server *handle, const th_resource *res, bool templa
     if (rc == TH_OK) {
         th_err_clear(&server->err);
     } else {
+        server->stats->resources_refused++;
         const char *key = NULL;
         if (rc != TH_ERR_TYPE && rc != TH_ERR_ABI)
             key = template_ ? res->uri_template : res->uri;
@@ -249,7 +250,7 @@ const th_tool *th_server_added_only(th_server *server)
 
 size_t th_load_stats_refusals(const th_load_stats *s)
 {
-    return s->plugins_refused + s->tools_refused + s->dirs_refused;
+    return s->plugins_refused + s->tools_refused + s->dirs_refused + s->resources_refused;
 }
 
 /* NAME from ".../NAME.so", or false when the file is not a NAME.so. */
@@ -335,6 +336,7 @@ static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t t
     for (size_t i = tbase; i < th_resources_template_count(rs); i++)
         th_log(TH_LOG_ERROR, "plugin %s: resource template '%s' discarded: its plugin was refused", path,
                th_resources_template_at(rs, i)->uri_template);
+    stats->resources_refused += th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
     th_resources_truncate(rs, rbase, tbase);
     for (size_t i = base; i < th_registry_count(reg); i++) {
         th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,

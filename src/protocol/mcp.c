@@ -1148,6 +1148,7 @@ static void session_notify(void *session, json_object *n)
 */
 typedef struct res_job {
     th_mcp_session *s;    /* a reference */
+    th_registry *reg;     /* a reference: a reload may swap the server's */
     char *method;
     json_object *id, *params; /* owned copies */
     bool modern, log_to_client;
@@ -1167,6 +1168,7 @@ static void res_job_free(res_job *rj)
     free(rj->method);
     json_object_put(rj->id);
     json_object_put(rj->params);
+    th_registry_unref(rj->reg);
     session_unref(rj->s);
     free(rj);
 }
@@ -1177,7 +1179,7 @@ static void run_resource(void *p)
     th_mcp_session *s = rj->s;
     const th_mcp *m = s->mcp;
     th_mcpres_req q = {
-        .reg = m->reg,
+        .reg = rj->reg,
         .method = rj->method,
         .params = rj->params,
         .modern = rj->modern,
@@ -1233,6 +1235,7 @@ static void m_resources(request *r)
     }
     atomic_fetch_add(&r->s->refs, 1);
     rj->s = r->s;
+    rj->reg = th_registry_ref(r->s->mcp->reg);
     rj->modern = r->modern;
     rj->version = r->version;
     rj->log_to_client = r->log_to_client;

@@ -153,6 +153,8 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                 th_scanned *s = &out[current];
                 if (res && json_object_object_get_ex(res, "tools_refused", &v))
                     s->tools_refused = (size_t)json_object_get_int64(v);
+                if (res && json_object_object_get_ex(res, "resources_refused", &v))
+                    s->resources_refused = (size_t)json_object_get_int64(v);
                 s->accepted = res && json_object_object_get_ex(res, "accepted", &v) && json_object_get_boolean(v) &&
                               json_object_object_get_ex(res, "tools", &v) && json_object_is_type(v, json_type_array);
                 if (s->accepted)
@@ -161,8 +163,10 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                     refuse(stats, paths[current], "the scanner's report was not valid JSON");
                 else
                     stats->plugins_refused++; /* its loader said why */
-                if (!s->accepted) /* an accepted plugin's are counted when it is registered */
+                if (!s->accepted) { /* an accepted plugin's are counted when it is registered */
                     stats->tools_refused += s->tools_refused;
+                    stats->resources_refused += s->resources_refused;
+                }
                 json_object_put(res);
                 *next = (size_t)current + 1;
                 current = -1;
@@ -294,7 +298,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         /* Only clean acceptances: a refusal's message is the loader's, and
          * its cause (a missing library, a slow constructor) may lie outside
          * the key, so it is scanned and reported again on every start. */
-        if (out[i].accepted && out[i].tools_refused == 0)
+        if (out[i].accepted && out[i].tools_refused == 0 && out[i].resources_refused == 0)
             th_cache_put(cache, paths[i], &keys[i], out[i].tools);
     }
 

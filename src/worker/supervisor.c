@@ -972,7 +972,7 @@ static const char *str_of(json_object *o, const char *key)
 }
 
 /* One scanned resource or template of slot S, reading through its worker. */
-static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, json_object *d)
+static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, json_object *d, th_load_stats *stats)
 {
     bool template_ = false;
     th_resproxy_is_resource(d, &template_);
@@ -992,9 +992,11 @@ static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, jso
         sup->resources = pr; /* freed with the supervisor, after the registry */
         rc = th_resproxy_register(reg, d, s->path, proxy_read, pr, NULL, proxy_watch, &err);
     }
-    if (rc != TH_OK)
+    if (rc != TH_OK) {
+        stats->resources_refused++;
         th_log(TH_LOG_ERROR, "plugin %s: resource%s '%.200s' refused: %s [%s]", s->path, template_ ? " template" : "",
                key ? key : "?", err.msg, th_rc_name(rc));
+    }
 }
 
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
@@ -1013,7 +1015,7 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);
             if (th_resproxy_is_resource(d, NULL)) {
-                register_resource(sup, s, reg, d);
+                register_resource(sup, s, reg, d, stats);
                 continue;
             }
             const char *name = str_of(d, "name");
@@ -1051,8 +1053,10 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
             }
         }
         stats->tools_refused += scanned[i].tools_refused;
+        stats->resources_refused += scanned[i].resources_refused;
         size_t nres = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
         if (own_refused || (th_registry_count(reg) == base && nres == 0)) {
+            stats->resources_refused += nres; /* discarded with the plugin */
             th_resources_truncate(rs, rbase, tbase);
             for (size_t k = base; k < th_registry_count(reg); k++) {
                 th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", s->path,

@@ -182,6 +182,7 @@ static int scan(const config *c)
         th_resproxy_describe(reg, rbase, tbase, descs); /* marked with "kind" */
         json_object_object_add(o, "tools", descs);
         json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
+        json_object_object_add(o, "resources_refused", json_object_new_int64((int64_t)st.resources_refused));
         send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
         json_object_put(o);
     }
