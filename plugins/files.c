@@ -37,7 +37,8 @@
 #define LIST_MAX 256 /* top-level files listed; the template reads the rest */
 
 static int root_fd = -1;   /* O_PATH descriptor of the root, for openat2 */
-static char *root_real;    /* realpath of the root, for the fallback */
+static char root_real[PATH_MAX]; /* realpath of the root, for the fallback and listing; static,
+                                  * as nothing frees it when the plugin is unloaded */
 static unsigned long long max_bytes = 1048576;
 
 /* MIME types by extension: a table, so adding one is one line. */
@@ -273,8 +274,7 @@ TH_REGISTER(files)
     }
     if (have_root) {
         root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        root_real = realpath(root, NULL);
-        if (root_fd < 0 || !root_real) {
+        if (root_fd < 0 || !realpath(root, root_real)) {
             th_server_log(server, TH_LOG_ERROR, "TOOLHOST_FILES_ROOT=%s: %s", root, strerror(errno));
             return NULL;
         }
