@@ -189,7 +189,7 @@ START_TEST(test_subscribe_and_updates)
         /* The update may trail the result across the process boundary:
          * a ping after it is answered after it was routed. */
         mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"sync%d\",\"method\":\"ping\"}", k);
-        char sync[16];
+        char sync[32];
         snprintf(sync, sizeof sync, "\"sync%d\"", k);
         long long until = mh_now_ms() + MH_TIMEOUT_MS;
         while (k == 0 && json_object_array_length(notes) == 0 && mh_now_ms() < until) {
