@@ -34,6 +34,7 @@ typedef struct th_load_stats {
     size_t plugins_loaded;
     size_t plugins_refused;
     size_t dirs_refused;
+    size_t resources_refused; /* resources and templates, refused or discarded */
 } th_load_stats;
 
 /*
