@@ -134,6 +134,14 @@ static const char usage_text[] =
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
     "                               (default info)\n"
+    "                               debug also traces every protocol message\n"
+    "                               in and out (cut at 512 bytes); info logs\n"
+    "                               one line per tool call (tool, id,\n"
+    "                               duration_ms, outcome)\n"
+    "      --log-format=FORMAT      text (default: TIMESTAMP toolhost: LEVEL:\n"
+    "                               message key=value...) or json (one object\n"
+    "                               per line: ts, level, component, plugin,\n"
+    "                               msg and the fields)\n"
     "  -q, --quiet                  same as --log-level=warning\n"
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
@@ -187,6 +195,10 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_LOG_FORMAT,
+    OPT_CONFIG,
+    OPT_SET,
+    OPT_SET_SECRET,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -244,6 +256,10 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"set", required_argument, NULL, OPT_SET},
+    {"set-secret", required_argument, NULL, OPT_SET_SECRET},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -648,6 +664,15 @@ int main(int argc, char **argv)
         case 'q':
             th_log_set_threshold(TH_LOG_WARNING);
             break;
+        case OPT_LOG_FORMAT: {
+            int f = th_log_format_parse(optarg);
+            if (f < 0) {
+                fprintf(stderr, "toolhost: --log-format: '%s' is not text or json\n", optarg);
+                goto usage;
+            }
+            th_log_set_format((th_log_format)f);
+            break;
+        }
         case 'h':
             fputs(usage_text, stdout);
             free(dirs);

@@ -12,3 +12,7 @@ EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh au
 check_PROGRAMS += test_server_info
 TESTS += test_server_info
 test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)
+# Issue 12: the log format, per-call lines, the protocol trace (test_logs).
+check_PROGRAMS += test_logs
+TESTS += test_logs
+test_logs_SOURCES = test_logs.c $(MCP_HARNESS)

@@ -36,6 +36,7 @@ struct th_call {
     size_t structured_bytes; /* ... and of structured */
     bool too_big;            /* their sum passed hooks.max_result_bytes */
     th_handle handle;        /* what the handler was given; 0: none (yet) */
+    bool crashed;            /* its worker died running it (the call's log line) */
 };
 
 /*
@@ -146,6 +147,22 @@ void th_call_mark_error(th_call *call)
     if (c)
         c->is_error = true;
     unuse(c ? call : NULL);
+}
+
+void th_call_mark_crashed(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        c->crashed = true;
+    unuse(c ? call : NULL);
+}
+
+bool th_call_crashed(const th_call *call)
+{
+    th_call *c = use(call, __func__);
+    bool crashed = c && c->crashed;
+    unuse(c ? call : NULL);
+    return crashed;
 }
 
 bool th_call_is_error(const th_call *call)

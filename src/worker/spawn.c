@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "worker/spawn.h"
 
 extern char **environ;
@@ -156,10 +157,11 @@ cleanup:
     return rc;
 }
 
+/* A child's own log lines come back in the host's format; the plugin's
+ * output is tagged with it. */
 static void emit(const char *tag, const char *line, size_t len)
 {
-    /* One fprintf: stdio's lock keeps it whole among other log lines. */
-    fprintf(stderr, "plugin %s: %.*s\n", tag, (int)len, line);
+    th_log_relay(tag, line, len);
 }
 
 long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)

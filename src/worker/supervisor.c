@@ -721,6 +721,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         }
         if (w->dead) {
             th_call_error(call, "tool '%s' crashed: %s", pt->name, w->cause);
+            th_call_mark_crashed(call);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
