@@ -34,6 +34,8 @@
 #include "worker/supervisor.h"
 #include "worker/worker.h"
 
+extern char **environ;
+
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
 #endif
@@ -78,6 +80,18 @@ static const char usage_text[] =
     "                               skip scanning unchanged plugins (default\n"
     "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
     "      --no-registry-cache      scan every plugin on every start\n"
+    "      --set=NAME.KEY=VALUE     setting KEY of plugin NAME.so, read with\n"
+    "                               th_server_config() (repeatable); it wins\n"
+    "                               over TOOLHOST_NAME_KEY in the environment,\n"
+    "                               which wins over --config\n"
+    "      --set-secret=NAME.KEY=VALUE  the same, never logged or shown by\n"
+    "                               inspect (environment values are secret\n"
+    "                               too; a command line is visible to ps until\n"
+    "                               toolhost blanks it: prefer the environment)\n"
+    "      --config=FILE            read settings from FILE: [NAME] sections of\n"
+    "                               key = value or secret key = value lines, and\n"
+    "                               a [toolhost] section of options (name =\n"
+    "                               value) that the command line overrides\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -444,6 +458,7 @@ int main(int argc, char **argv)
     bool allow_unauth = false;
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
+    th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -458,6 +473,16 @@ int main(int argc, char **argv)
         return th_cli_new_plugin(argc - 1, argv + 1);
 
     th_mcp_config_default(&cfg);
+    /* --config first: its [toolhost] options go before the command line's. */
+    if (!(settings = th_config_new())) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return 1;
+    }
+    if (th_cli_config_args(&argc, &argv, settings, long_opts) != 0) {
+        th_config_free(settings);
+        fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+        return 2;
+    }
     dirs = calloc((size_t)argc, sizeof *dirs);
     origins = calloc((size_t)argc, sizeof *origins);
     hopts.origins = origins;
@@ -664,6 +689,22 @@ int main(int argc, char **argv)
         case 'q':
             th_log_set_threshold(TH_LOG_WARNING);
             break;
+        case OPT_CONFIG:
+            break; /* read before the other options */
+        case OPT_SET:
+        case OPT_SET_SECRET: {
+            th_err err;
+            if (th_config_set_arg(settings, optarg, c == OPT_SET_SECRET, &err) != TH_OK) {
+                fprintf(stderr, "toolhost: --%s: %s\n", c == OPT_SET ? "set" : "set-secret", err.msg);
+                goto usage;
+            }
+            /* Out of /proc/PID/cmdline (ps) from now on; it was there from
+             * exec to here, so prefer the environment or a file. */
+            char *eq = strchr(optarg, '=');
+            if (c == OPT_SET_SECRET && eq)
+                memset(eq + 1, '*', strlen(eq + 1));
+            break;
+        }
         case OPT_LOG_FORMAT: {
             int f = th_log_format_parse(optarg);
             if (f < 0) {
@@ -677,12 +718,16 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         default:
             goto usage;
@@ -741,6 +786,9 @@ int main(int argc, char **argv)
         th_log(TH_LOG_ERROR, "cannot load the plugin directories (see above); exiting");
         goto cleanup;
     }
+    /* The environment's settings, for the plugins found (TOOLHOST_NAME_KEY). */
+    th_config_load_env(settings, paths, npaths, environ);
+    load_opts.config = settings;
     /* Every plugin is first opened by a scanner process, so a constructor
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
@@ -879,11 +927,15 @@ cleanup:
         close(proto_fd);
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return status;
 
 usage:
     fprintf(stderr, "Try 'toolhost --help' for more information.\n");
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return 2;
 }

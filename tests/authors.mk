@@ -16,3 +16,7 @@ test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)
 check_PROGRAMS += test_logs
 TESTS += test_logs
 test_logs_SOURCES = test_logs.c $(MCP_HARNESS)
+# Issue 12: plugin settings from --set, the environment and --config (test_settings).
+check_PROGRAMS += test_settings
+TESTS += test_settings
+test_settings_SOURCES = test_settings.c $(MCP_HARNESS)

@@ -98,3 +98,7 @@ hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/reglog.la
 hostile_reglog_la_SOURCES = hostile/reglog.c
 hostile_reglog_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 12: a plugin configured by --set, TOOLHOST_GREET_*, --config (test_settings).
+check_LTLIBRARIES += hostile/greet.la
+hostile_greet_la_SOURCES = hostile/greet.c
+hostile_greet_la_LDFLAGS = $(TEST_MODULE_FLAGS)

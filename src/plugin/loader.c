@@ -213,8 +213,10 @@ const char *th_server_config(th_server *handle, const char *key)
         return NULL;
     bool secret = false;
     const char *v = th_config_get(server->config, server->name, key, &secret);
-    th_log(TH_LOG_DEBUG, "plugin %s: setting '%.64s' %s%s", server->path, key, v ? "read" : "not set",
-           v && secret ? " (secret)" : "");
+    char line[4200];
+    snprintf(line, sizeof line, "plugin %s: setting '%.64s' %s%s", server->path, key, v ? "read" : "not set",
+             v && secret ? " (secret)" : "");
+    th_log_plugin(TH_LOG_DEBUG, server->name, line);
     server_unuse(handle);
     return v;
 }

@@ -22,6 +22,7 @@
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/loader.h"
+#include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -76,6 +77,9 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
     c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
+    /* Kept for the life of the process: plugins read it while they register. */
+    if (!(c->load.config = th_config_from_json(json_object_object_get_ex(c->hello, "settings", &v) ? v : NULL)))
+        return false;
     c->log_threshold = (int)get_num(c->hello, "log_threshold");
     c->memory_limit = get_num(c->hello, "memory_limit");
     c->max_files = get_num(c->hello, "max_files");
