@@ -20,3 +20,7 @@ test_logs_SOURCES = test_logs.c $(MCP_HARNESS)
 check_PROGRAMS += test_settings
 TESTS += test_settings
 test_settings_SOURCES = test_settings.c $(MCP_HARNESS)
+# Issue 12: base/log.c alone: text and JSON lines, relaying, raising (test_log_format).
+check_PROGRAMS += test_log_format
+TESTS += test_log_format
+test_log_format_SOURCES = test_log_format.c

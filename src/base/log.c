@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/util.h"
 
 static const char *const level_names[] = {
     [TH_LOG_DEBUG] = "debug",     [TH_LOG_INFO] = "info",   [TH_LOG_NOTICE] = "notice",
@@ -150,7 +151,10 @@ static void emit(th_log_level level, const char *ts, const char *component, cons
         json_object_object_add(o, "component", json_object_new_string(component ? component : "host"));
         if (plugin)
             json_object_object_add(o, "plugin", json_object_new_string(plugin));
-        json_object_object_add(o, "msg", json_object_new_string(msg));
+        /* A collector's parser wants UTF-8: a plugin's bytes may not be. */
+        char *fixed = th_utf8_valid(msg, strlen(msg)) ? NULL : th_utf8_repair(msg, strlen(msg), NULL);
+        json_object_object_add(o, "msg", json_object_new_string(fixed ? fixed : msg));
+        free(fixed);
         if (fields && json_object_is_type(fields, json_type_object)) {
             json_object_object_foreach(fields, key, val)
             {
@@ -211,6 +215,14 @@ void th_log_plugin(th_log_level level, const char *plugin, const char *msg)
     plugin_line(level, plugin, "%s", msg);
 }
 
+/* NAME from a child's tag, the base name NAME.so of its plugin file. */
+static void plugin_of(const char *tag, char *buf, size_t size)
+{
+    size_t n = strlen(tag);
+    n = n > 3 && strcmp(tag + n - 3, ".so") == 0 ? n - 3 : n;
+    snprintf(buf, size, "%.*s", (int)n, tag);
+}
+
 void th_log_relay(const char *tag, const char *line, size_t len)
 {
     static const char marker[] = "{\"ts\":";
@@ -248,13 +260,12 @@ void th_log_relay(const char *tag, const char *line, size_t len)
                 json_object_object_add(fields, key, json_object_get(val));
         }
         /* The plugin the line names (a scanner runs many), else the one
-         * the host started the child for (TAG, its file's base name). */
+         * the host started the child for. */
         char plugin[256];
         if (json_object_object_get_ex(o, "plugin", &v) && json_object_is_type(v, json_type_string))
-            tag = json_object_get_string(v);
-        size_t n = strlen(tag);
-        n = n > 3 && strcmp(tag + n - 3, ".so") == 0 ? n - 3 : n;
-        snprintf(plugin, sizeof plugin, "%.*s", (int)n, tag);
+            snprintf(plugin, sizeof plugin, "%s", json_object_get_string(v));
+        else
+            plugin_of(tag, plugin, sizeof plugin);
         pthread_mutex_lock(&log_lock);
         if ((int)level >= atomic_load(&threshold))
             emit((th_log_level)level, ts, component ? json_object_get_string(component) : "worker", plugin, fields,
@@ -270,9 +281,10 @@ void th_log_relay(const char *tag, const char *line, size_t len)
     timestamp(ts_now, sizeof ts_now);
     pthread_mutex_lock(&log_lock);
     if (atomic_load(&format) == TH_LOG_JSON && !sink) {
-        char *copy = strndup(line, len);
+        char *copy = strndup(line, len), plugin[256];
+        plugin_of(tag, plugin, sizeof plugin);
         if (copy) {
-            emit(TH_LOG_INFO, ts_now, "output", tag, NULL, copy);
+            emit(TH_LOG_INFO, ts_now, "output", plugin, NULL, copy);
             free(copy);
         }
     } else {
