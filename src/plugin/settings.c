@@ -350,7 +350,8 @@ uint64_t th_config_digest(const th_config *cfg, const char *plugin, bool *uncach
         return h;
     }
     /* In key order: the order they were given in does not change the outcome. */
-    qsort(mine, n, sizeof *mine, by_key);
+    if (n > 1) /* qsort's base must not be NULL, even for 0 items */
+        qsort(mine, n, sizeof *mine, by_key);
     for (size_t i = 0; i < n; i++) {
         if (mine[i]->secret) {
             *uncacheable = true;
