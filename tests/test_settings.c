@@ -122,12 +122,18 @@ START_TEST(secrets_stay_out_of_logs)
             ck_assert_msg(!json_object_get_boolean(mh_at(o, "result structuredContent env_visible")), "%s",
                           mh_json(o));
         json_object_put(o);
-        char procfile[64];
-        snprintf(procfile, sizeof procfile, "/proc/%ld/cmdline", mh_pid(p));
-        char *cmdline = slurp_file(procfile, 1 << 16);
-        ck_assert_msg(cmdline && strstr(cmdline, "greet.token=*"), "the host's command line: %s", cmdline);
-        assert_no_secret("the host's command line", cmdline);
-        free(cmdline);
+        /* The host blanks the value in its argv. Under a wrapper
+         * (check-valgrind) /proc shows the wrapper's own argv instead,
+         * which the host cannot change: nothing to check there. */
+        const char *wrapper = getenv("TH_TEST_WRAPPER");
+        if (!wrapper || !*wrapper) {
+            char procfile[64];
+            snprintf(procfile, sizeof procfile, "/proc/%ld/cmdline", mh_pid(p));
+            char *cmdline = slurp_file(procfile, 1 << 16);
+            ck_assert_msg(cmdline && strstr(cmdline, "greet.token=*"), "the host's command line: %s", cmdline);
+            assert_no_secret("the host's command line", cmdline);
+            free(cmdline);
+        }
         mh_close_stdin(p);
         ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
         char *err = mh_stderr(p);
