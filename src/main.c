@@ -39,6 +39,8 @@
 #include "worker/supervisor.h"
 #include "worker/worker.h"
 
+extern char **environ;
+
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
 #endif
@@ -97,6 +99,18 @@ static const char usage_text[] =
     "                               with install(1) or mv, never by rewriting a\n"
     "                               loaded file. SIGHUP rescans the directories\n"
     "                               once, with or without --watch\n"
+    "      --set=NAME.KEY=VALUE     setting KEY of plugin NAME.so, read with\n"
+    "                               th_server_config() (repeatable); it wins\n"
+    "                               over TOOLHOST_NAME_KEY in the environment,\n"
+    "                               which wins over --config\n"
+    "      --set-secret=NAME.KEY=VALUE  the same, never logged or shown by\n"
+    "                               inspect (environment values are secret\n"
+    "                               too; a command line is visible to ps until\n"
+    "                               toolhost blanks it: prefer the environment)\n"
+    "      --config=FILE            read settings from FILE: [NAME] sections of\n"
+    "                               key = value or secret key = value lines, and\n"
+    "                               a [toolhost] section of options (name =\n"
+    "                               value) that the command line overrides\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -166,6 +180,14 @@ static const char usage_text[] =
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
     "                               (default info)\n"
+    "                               debug also traces every protocol message\n"
+    "                               in and out (cut at 512 bytes); info logs\n"
+    "                               one line per tool call (tool, id,\n"
+    "                               duration_ms, outcome)\n"
+    "      --log-format=FORMAT      text (default: TIMESTAMP toolhost: LEVEL:\n"
+    "                               message key=value...) or json (one object\n"
+    "                               per line: ts, level, component, plugin,\n"
+    "                               msg and the fields)\n"
     "  -q, --quiet                  same as --log-level=warning\n"
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
@@ -227,6 +249,10 @@ enum {
     OPT_AUTH_JWKS_FILE,
     OPT_HTTP_SESSION_PREFIX,
     OPT_WATCH,
+    OPT_LOG_FORMAT,
+    OPT_CONFIG,
+    OPT_SET,
+    OPT_SET_SECRET,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -290,6 +316,10 @@ static const struct option long_opts[] = {
     {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
     {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
     {"watch", no_argument, NULL, OPT_WATCH},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"set", required_argument, NULL, OPT_SET},
+    {"set-secret", required_argument, NULL, OPT_SET_SECRET},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -545,6 +575,7 @@ int main(int argc, char **argv)
     bool qualified = false;
     th_naming *naming = NULL;
     th_err name_err;
+    th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -559,6 +590,16 @@ int main(int argc, char **argv)
         return th_cli_new_plugin(argc - 1, argv + 1);
 
     th_mcp_config_default(&cfg);
+    /* --config first: its [toolhost] options go before the command line's. */
+    if (!(settings = th_config_new())) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return 1;
+    }
+    if (th_cli_config_args(&argc, &argv, settings, long_opts) != 0) {
+        th_config_free(settings);
+        fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+        return 2;
+    }
     dirs = calloc((size_t)argc, sizeof *dirs);
     boxes = calloc((size_t)argc + 1, sizeof *boxes);
     origins = calloc((size_t)argc, sizeof *origins);
@@ -805,11 +846,38 @@ int main(int argc, char **argv)
         case 'q':
             th_log_set_threshold(TH_LOG_WARNING);
             break;
+        case OPT_CONFIG:
+            break; /* read before the other options */
+        case OPT_SET:
+        case OPT_SET_SECRET: {
+            th_err err;
+            if (th_config_set_arg(settings, optarg, c == OPT_SET_SECRET, &err) != TH_OK) {
+                fprintf(stderr, "toolhost: --%s: %s\n", c == OPT_SET ? "set" : "set-secret", err.msg);
+                goto usage;
+            }
+            /* Out of /proc/PID/cmdline (ps) from now on; it was there from
+             * exec to here, so prefer the environment or a file. */
+            char *eq = strchr(optarg, '=');
+            if (c == OPT_SET_SECRET && eq)
+                memset(eq + 1, '*', strlen(eq + 1));
+            break;
+        }
+        case OPT_LOG_FORMAT: {
+            int f = th_log_format_parse(optarg);
+            if (f < 0) {
+                fprintf(stderr, "toolhost: --log-format: '%s' is not text or json\n", optarg);
+                goto usage;
+            }
+            th_log_set_format((th_log_format)f);
+            break;
+        }
         case 'h':
             fputs(usage_text, stdout);
             free_boxes(boxes);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
@@ -817,6 +885,8 @@ int main(int argc, char **argv)
             free_boxes(boxes);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         default:
             goto usage;
@@ -891,6 +961,9 @@ int main(int argc, char **argv)
         th_log(TH_LOG_ERROR, "cannot load the plugin directories (see above); exiting");
         goto cleanup;
     }
+    /* The environment's settings, for the plugins found (TOOLHOST_NAME_KEY). */
+    th_config_load_env(settings, paths, npaths, environ);
+    load_opts.config = settings;
     /* Every plugin is first opened by a scanner process, so a constructor
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
@@ -1076,6 +1149,8 @@ cleanup:
     free_boxes(boxes);
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return status;
 
 usage:
@@ -1083,5 +1158,7 @@ usage:
     free_boxes(boxes);
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return 2;
 }

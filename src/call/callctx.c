@@ -39,6 +39,7 @@ struct th_call {
     atomic_llong startup_since; /* th_now_ms of a start-up wait in progress; 0: none */
     atomic_llong startup_ms;    /* start-up waits that ended */
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
+    bool crashed;            /* its worker died running it (the call's log line) */
 };
 
 /*
@@ -209,6 +210,22 @@ void th_call_mark_error(th_call *call)
     if (c)
         c->is_error = true;
     unuse(c ? call : NULL);
+}
+
+void th_call_mark_crashed(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        c->crashed = true;
+    unuse(c ? call : NULL);
+}
+
+bool th_call_crashed(const th_call *call)
+{
+    th_call *c = use(call, __func__);
+    bool crashed = c && c->crashed;
+    unuse(c ? call : NULL);
+    return crashed;
 }
 
 bool th_call_is_error(const th_call *call)
