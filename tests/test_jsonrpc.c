@@ -564,6 +564,34 @@ START_TEST(fractional_ids_and_nul_in_string_ids)
 }
 END_TEST
 
+/* Integer ids and plain string ids take a quick way to their key (no
+ * serialising); ids equal in value to them that take the general way
+ * (fractions, exponents, escapes) must still get the same key. */
+START_TEST(quick_id_keys_match_general_ones)
+{
+    static const char *const pairs[][2] = {
+        {"800", "8e2"},       {"-120", "-1.2e2"}, {"1000000000000", "1e12"}, {"-7", "-7.0"},
+        {"0", "-0.0"},        {"120", "12e1"},    {"\"abc\"", "\"\\u0061bc\""}, {"\"a-b c\"", "\"a\\u002db c\""},
+        {"9007199254740993", "9007199254740993.0"},
+    };
+    char echo[4200];
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char *a = parsed_key(pairs[i][0], echo, sizeof echo), *b = parsed_key(pairs[i][1], echo, sizeof echo);
+        ck_assert_msg(strcmp(a, b) == 0, "%s: key %s, %s: key %s", pairs[i][0], a, pairs[i][1], b);
+        free(a);
+        free(b);
+    }
+    char *p = parsed_key("12", echo, sizeof echo), *q = parsed_key("\"12\"", echo, sizeof echo),
+         *r = parsed_key("\"a/b\"", echo, sizeof echo), *t = parsed_key("\"a\\/b\"", echo, sizeof echo);
+    ck_assert_str_ne(p, q);
+    ck_assert_str_eq(r, t);
+    free(p);
+    free(q);
+    free(r);
+    free(t);
+}
+END_TEST
+
 START_TEST(id_key_refuses_other_types)
 {
     json_object *d = json_object_new_boolean(1);
@@ -643,6 +671,7 @@ static Suite *jsonrpc_suite(void)
     tcase_add_test(tc, parsed_request_round_trips);
     tcase_add_test(tc, id_keys_distinguish_types);
     tcase_add_test(tc, id_key_refuses_other_types);
+    tcase_add_test(tc, quick_id_keys_match_general_ones);
     tcase_add_test(tc, numeric_id_keys_compare_by_value);
     tcase_add_test(tc, long_ids_have_keys);
     tcase_add_test(tc, huge_integers_are_kept_as_sent);

@@ -198,7 +198,10 @@ static th_rc content_in(th_call *c, json_object *block)
     char where[40];
     size_t bytes = 1; /* the comma before it */
     th_buf why = {0};
-    snprintf(where, sizeof where, "content[%zu]", json_object_array_length(c->content));
+    /* Not snprintf: this runs for every block of every call. */
+    memcpy(where, "content[", 8);
+    size_t n = 8 + th_fmt_u64(where + 8, json_object_array_length(c->content));
+    memcpy(where + n, "]", 2);
     if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
         if (why.len)
             set_invalid(c, &why);

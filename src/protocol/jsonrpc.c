@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/fastjson.h"
 #include "protocol/jsonrpc.h"
 #include "base/util.h"
 
@@ -451,6 +452,22 @@ static bool ascii(const char *t, size_t len)
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);
+    /* A plain message (nearly all of them) needs neither json-c's tokener
+     * nor the checks for what it would change: fastjson's subset has no
+     * NaN, big integer, surrogate escape or byte past ASCII. */
+    json_object *fast = th_fastjson_parse(text, len);
+    if (fast) {
+        out->msg = fast;
+        if (json_object_is_type(fast, json_type_array)) {
+            if (json_object_array_length(fast) == 0)
+                invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: an empty batch");
+            else
+                out->kind = TH_RPC_BATCH;
+            return;
+        }
+        classify(out);
+        return;
+    }
     json_tokener *tok = tokener();
     if (!tok) {
         invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -865,17 +882,68 @@ static bool number_key(th_buf *b, bool *ok, const char *text)
         add(b, ok, "-", 1);
     if (d.data)
         add(b, ok, d.data, d.len);
-    char e[32];
-    int en = snprintf(e, sizeof e, "e%lld", exp);
-    add(b, ok, e, (size_t)en);
+    char e[32] = "e-";
+    bool eneg = exp < 0;
+    size_t en = 1 + eneg + th_fmt_u64(e + 1 + eneg, eneg ? 0 - (unsigned long long)exp : (unsigned long long)exp);
+    add(b, ok, e, en);
     free(d.data);
     return true;
+}
+
+/*
+** The key of the common ids without serialising them (which costs json-c a
+** buffer per id): an int64 as number_key writes it, a string of plain
+** printable ASCII as its JSON text. NULL when ID is neither (or out of
+** memory): th_rpc_id_key then takes the general way.
+*/
+static char *quick_id_key(json_object *id)
+{
+    char key[48];
+    if (json_object_is_type(id, json_type_int)) {
+        int64_t v = json_object_get_int64(id);
+        if (v == INT64_MAX || v == INT64_MIN)
+            return NULL; /* may be clamped, or a uint64 */
+        if (v == 0)
+            return strdup("n:0");
+        size_t n = 2;
+        memcpy(key, "n:", 2);
+        if (v < 0) {
+            key[n++] = '-';
+            v = -v;
+        }
+        unsigned exp = 0;
+        while (v % 10 == 0) {
+            v /= 10;
+            exp++;
+        }
+        n += th_fmt_u64(key + n, (unsigned long long)v);
+        key[n++] = 'e';
+        th_fmt_u64(key + n, exp);
+        return strdup(key);
+    }
+    if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
+        return NULL;
+    const char *s = json_object_get_string(id);
+    size_t len = (size_t)json_object_get_string_len(id);
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\' || s[i] == '/')
+            return NULL; /* escaped in JSON text */
+    char *k = malloc(len + 5);
+    if (!k)
+        return NULL;
+    memcpy(k, "s:\"", 3);
+    memcpy(k + 3, s, len);
+    memcpy(k + 3 + len, "\"", 2);
+    return k;
 }
 
 char *th_rpc_id_key(json_object *id)
 {
     if (!id_ok(id))
         return NULL;
+    char *quick = quick_id_key(id);
+    if (quick)
+        return quick;
     th_buf b = {0};
     bool ok = true;
     size_t len;
