@@ -20,6 +20,7 @@
 
 #include "call/crashnote.h"
 #include "cli/cli.h"
+#include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
@@ -78,6 +79,9 @@ static const char usage_text[] =
     "                               skip scanning unchanged plugins (default\n"
     "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
     "      --no-registry-cache      scan every plugin on every start\n"
+    "      --lazy-load              with --isolation=none: list tools from the\n"
+    "                               scan or the registry cache and open each\n"
+    "                               plugin at the first call of one of its tools\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -187,6 +191,7 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_LAZY_LOAD,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -244,6 +249,7 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -416,6 +422,8 @@ int main(int argc, char **argv)
     th_scanned *scanned = NULL;
     const char *cache_opt = NULL; /* --registry-cache */
     bool use_cache = true;
+    bool lazy_load = false; /* --lazy-load */
+    th_lazy_set *lazy = NULL;
     char *cache_path = NULL;
     th_cache *cache = NULL;
     th_http_opts hopts = {.max_connections = 64, .max_sessions = 1024, .request_timeout_ms = 300000};
@@ -620,6 +628,9 @@ int main(int argc, char **argv)
         case OPT_ALLOW_UNAUTH:
             allow_unauth = true;
             break;
+        case OPT_LAZY_LOAD:
+            lazy_load = true;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -665,6 +676,11 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
+        goto usage;
+    }
+    if (lazy_load && isolate) {
+        /* Workers already start at a plugin's first call. */
+        fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
         goto usage;
     }
     /* A directory the user named must be there; the default one may not be. */
@@ -720,7 +736,9 @@ int main(int argc, char **argv)
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
     scan_opts.load = load_opts;
-    scan_opts.host_loads = !isolate;
+    /* Lazily, the trust rule is applied now to cached plugins too: a tool
+     * is listed only when its plugin may be opened. */
+    scan_opts.host_loads = !isolate && !lazy_load;
     /* An unchanged plugin's scan comes from the registry cache instead. */
     if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path(dirs, ndirs)))
         cache = th_cache_open(cache_path, &load_opts);
@@ -743,6 +761,15 @@ int main(int argc, char **argv)
             goto cleanup;
         }
         th_supervisor_register(sup, reg, scanned, &stats);
+    } else if (lazy_load) {
+        /* No plugin code runs at start: each plugin opens at its first call. */
+        if (!(lazy = th_lazy_set_new(paths, npaths, &load_opts))) {
+            th_log(TH_LOG_CRITICAL, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < npaths; i++)
+            if (scanned[i].accepted)
+                th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
     } else {
         load_opts.scanned = true; /* the scan logged the tools it refused */
         for (size_t i = 0; i < npaths; i++) {
@@ -843,6 +870,7 @@ int main(int argc, char **argv)
 cleanup:
     th_registry_unref(reg);
     th_supervisor_free(sup); /* after the registry: its tools point into it */
+    th_lazy_set_unref(lazy); /* the tools hold their own references */
     th_scan_free(scanned, npaths);
     free(scanned);
     th_cache_free(cache);
