@@ -31,6 +31,7 @@ static const char *const plain[] = {
     "[{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"ping\"},{\"id\":-999999999999999999}]",
     "{\"esc\":\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t end\",\"k\\n\\\"ey\":1}",
     "{\"dup\":1,\"dup\":{\"x\":2},\"other\":3}",
+    "{\"id\":1,\"method\":\"m\",\"id\":2,\"params\":{\"name\":\"a\",\"arguments\":{\"text\":\"t\",\"id\":[]}}}",
     "{\"\":\"\",\"n\":123456789012345678}",
     "{\"a long key that is longer than sixty-four bytes, so it is copied to the heap\":1}",
     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",

@@ -605,7 +605,10 @@ END_TEST
  * the tail's members added last: ids of every kind, an empty result, none. */
 START_TEST(spliced_results_match_built_ones)
 {
-    static const char *const ids[] = {"7", "\"a\\\"b\\ud800\"", "null", "12345678901234567890", "1.50"};
+    static const char *const ids[] = {
+        "7", "\"a\\\"b\\ud800\"", "null", "12345678901234567890", "1.50", "-42", "0", "\"plain/id~\"",
+        "\"an id of more than sixty-four characters, which takes json-c's own text .....\"", "\"tab\\there\"",
+        "9223372036854775807", "-9223372036854775808", "18446744073709551615", "\"caf\u00e9\""};
     static const char *const results[] = {"{}", "{\"content\":[{\"type\":\"text\",\"text\":\"x/y\"}],\"isError\":false}"};
     static const char tail[] = "{\"resultType\":\"complete\",\"_meta\":{\"k\":{\"name\":\"n\\\"\"}}}";
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
@@ -627,6 +630,23 @@ START_TEST(spliced_results_match_built_ones)
                 size_t wl, gl;
                 const char *w = th_rpc_serialize(want, &wl), *g = th_rpc_serialize(got, &gl);
                 ck_assert_msg(wl == gl && memcmp(w, g, wl) == 0, "want %s\n got %s", w, g);
+                /* The same text in pieces, as the stdio transport writes it. */
+                json_object *again = th_rpc_result_spliced(id, json_tokener_parse(results[r]), with_tail ? tail : NULL);
+                struct iovec parts[TH_RPC_PARTS_MAX];
+                char scratch[TH_RPC_SCRATCH_BYTES], joined[1024];
+                int n = th_rpc_serialize_parts(again, parts, scratch);
+                size_t jl = 0;
+                ck_assert_int_gt(n, 0);
+                for (int k = 0; k < n; k++) {
+                    ck_assert_uint_le(jl + parts[k].iov_len, sizeof joined);
+                    memcpy(joined + jl, parts[k].iov_base, parts[k].iov_len);
+                    jl += parts[k].iov_len;
+                }
+                ck_assert_msg(jl == wl && memcmp(joined, w, wl) == 0, "want %s\n got %.*s", w, (int)jl, joined);
+                n = th_rpc_serialize_parts(want, parts, scratch); /* not spliced: json-c's text whole */
+                ck_assert_int_eq(n, 1);
+                ck_assert_uint_eq(parts[0].iov_len, wl);
+                json_object_put(again);
                 json_object_put(want);
                 json_object_put(got);
                 th_rpc_msg_clear(&msg);

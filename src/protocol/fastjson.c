@@ -21,10 +21,48 @@
 
 typedef struct reader {
     const char *p, *end;
-    char *scratch; /* decoded strings and NUL-terminated keys */
+    char *scratch; /* strings with escapes, decoded */
     size_t cap;
     bool fail;     /* outside the subset, or out of memory */
 } reader;
+
+/* What a byte does inside a string: 0 an ordinary byte, 1 the closing
+ * quote, 2 an escape, 3 outside the subset (control or non-ASCII). */
+static const unsigned char string_class[256] = {
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
+/*
+** Member names requests use, kept as constants: json-c then stores the
+** pointer instead of a copy of the name (one allocation less per member).
+*/
+static const char *const known_keys[] = {
+    "jsonrpc", "id", "method", "params", "name", "arguments", "_meta", "progressToken", "text", "cursor",
+    "protocolVersion", "capabilities", "clientInfo", "version", "requestId", "reason", "level", "uri", "type",
+};
+
+static const char *known_key(const char *k, size_t n)
+{
+    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
+        if (known_keys[i][0] == k[0] && strlen(known_keys[i]) == n && memcmp(known_keys[i], k, n) == 0)
+            return known_keys[i];
+    return NULL;
+}
 
 static void skip_ws(reader *r)
 {
@@ -53,29 +91,31 @@ static const char simple_escapes[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
 
 /*
 ** The string at r->p (its opening quote): its bytes in *S and *N, pointing
-** into the text when it has no escape, else into the scratch buffer. With
-** TERMINATE the result is always in scratch with a NUL after it (a key).
+** into the text when it has no escape, else into the scratch buffer (valid
+** until the next string).
 */
-static bool string(reader *r, const char **s, size_t *n, bool terminate)
+static bool string(reader *r, const char **s, size_t *n)
 {
     const char *start = ++r->p;
     bool escaped = false;
-    while (r->p < r->end && *r->p != '"') {
-        unsigned char c = (unsigned char)*r->p;
-        if (c < 0x20 || c >= 0x80)
+    for (;;) {
+        while (r->p < r->end && string_class[(unsigned char)*r->p] == 0)
+            r->p++;
+        if (r->p == r->end)
+            return false;
+        unsigned char k = string_class[(unsigned char)*r->p];
+        if (k == 1)
+            break;
+        if (k == 3)
             return false; /* control characters are errors; UTF-8 is checked by the general path */
-        if (c == '\\') {
-            escaped = true;
-            if (++r->p == r->end)
-                return false;
-        }
-        r->p++;
+        escaped = true;
+        if (r->end - r->p < 2)
+            return false;
+        r->p += 2; /* the backslash and the byte it escapes */
     }
-    if (r->p == r->end)
-        return false;
     size_t raw = (size_t)(r->p - start);
     r->p++; /* the closing quote */
-    if (!escaped && !terminate) {
+    if (!escaped) {
         *s = start;
         *n = raw;
         return true;
@@ -149,22 +189,28 @@ static json_object *object(reader *r, int depth)
     for (;;) {
         const char *key;
         size_t klen;
-        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen, true))
+        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen))
             break;
-        /* KEY lives in scratch, which the value's strings reuse: copied
-         * out first. A repeated key's last value wins, as with json-c. */
+        /* KEY lives in the text or in scratch, which the value's strings
+         * reuse: copied out with its NUL first, unless it is a known one.
+         * A repeated key's last value wins, as with json-c. */
         skip_ws(r);
         if (r->p == r->end || *r->p != ':')
             break;
         r->p++;
-        char small[64], *k = klen < sizeof small ? small : malloc(klen + 1);
-        if (!k)
+        const char *constant = known_key(key, klen);
+        char small[64], *k = constant ? NULL : klen < sizeof small ? small : malloc(klen + 1);
+        if (!constant && !k)
             break;
-        memcpy(k, key, klen + 1);
+        if (k) {
+            memcpy(k, key, klen);
+            k[klen] = '\0';
+        }
         skip_ws(r);
         json_object *v = value(r, depth + 1);
-        bool added = !r->fail && json_object_object_add(o, k, v) == 0;
-        if (k != small)
+        bool added = !r->fail && (constant ? json_object_object_add_ex(o, constant, v, JSON_C_OBJECT_ADD_CONSTANT_KEY)
+                                           : json_object_object_add(o, k, v)) == 0;
+        if (k && k != small)
             free(k);
         if (!added) {
             json_object_put(v);
@@ -239,7 +285,7 @@ static json_object *value(reader *r, int depth)
     case '[':
         return array(r, depth);
     case '"':
-        if (!string(r, &s, &n, false) || !(o = json_object_new_string_len(s, (int)n)))
+        if (!string(r, &s, &n) || !(o = json_object_new_string_len(s, (int)n)))
             break;
         return o;
     case 't':

@@ -745,6 +745,75 @@ const char *th_rpc_serialize(json_object *msg, size_t *len)
     return json_object_to_json_string_length(msg, SERIALIZE_FLAGS, len);
 }
 
+/*
+** ID's JSON text as json-c writes it, into SCRATCH (TH_RPC_SCRATCH_BYTES)
+** when it is an int64 or a short string of printable ASCII that needs no
+** escape; else NULL (json-c's own text is used).
+*/
+static const char *quick_id_text(json_object *id, char *scratch, size_t *len)
+{
+    if (json_object_is_type(id, json_type_int)) {
+        int64_t v = json_object_get_int64(id);
+        if (v == INT64_MAX || v == INT64_MIN)
+            return NULL; /* may be a uint64 */
+        size_t n = 0;
+        if (v < 0)
+            scratch[n++] = '-';
+        *len = n + th_fmt_u64(scratch + n, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
+        return scratch;
+    }
+    if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
+        return NULL;
+    const char *s = json_object_get_string(id);
+    size_t n = (size_t)json_object_get_string_len(id);
+    if (n + 2 > TH_RPC_SCRATCH_BYTES)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+            return NULL;
+    scratch[0] = '"';
+    memcpy(scratch + 1, s, n);
+    scratch[n + 1] = '"';
+    *len = n + 2;
+    return scratch;
+}
+
+int th_rpc_serialize_parts(json_object *msg, struct iovec *parts, char *scratch)
+{
+    size_t len;
+    spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
+    if (!sp) {
+        const char *text = th_rpc_serialize(msg, &len);
+        parts[0] = (struct iovec){.iov_base = (void *)text, .iov_len = len};
+        return text ? 1 : 0;
+    }
+    /* As spliced_to_json writes it, in pieces. */
+    size_t idlen = 4, rlen;
+    const char *id = "null";
+    if (sp->id && !(id = quick_id_text(sp->id, scratch, &idlen)))
+        id = json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen);
+    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
+    if (!id || !res)
+        return 0;
+    int n = 0;
+#define PART(P, L) (parts[n++] = (struct iovec){.iov_base = (void *)(P), .iov_len = (L)})
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
+    PART(head, sizeof head - 1);
+    PART(id, idlen);
+    PART(mid, sizeof mid - 1);
+    if (!sp->tail || rlen < 2) {
+        PART(res, rlen);
+    } else {
+        PART(res, rlen - 1);
+        if (rlen > 2)
+            PART(",", 1);
+        PART(sp->tail + 1, strlen(sp->tail + 1));
+    }
+    PART("}", 1);
+#undef PART
+    return n;
+}
+
 /* Appending for the key builders: *OK turns false on allocation failure,
  * so a key is never silently cut short. */
 static void add(th_buf *b, bool *ok, const char *s, size_t n)
