@@ -1,5 +1,5 @@
 /*
-** test_fastjson.c: the quick JSON path (src/protocol/fastjson.c) builds
+** test_fastjson.c: the quick JSON path (src/base/fastjson.c) builds
 ** exactly the tree json-c's strict tokener builds for the plain subset,
 ** and declines everything outside it, valid or not, so the general parser
 ** keeps deciding what is an error and how it reads.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/fastjson.h"
+#include "base/fastjson.h"
 #include "protocol/jsonrpc.h"
 #include "check_main.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/fastjson.h"
+#include "base/fastjson.h"
 #include "protocol/jsonrpc.h"
 #include "base/util.h"
 

@@ -1,10 +1,10 @@
 /*
-** protocol/fastjson.h: a quick path from JSON text to json-c trees for the
+** base/fastjson.h: a quick path from JSON text to json-c trees for the
 ** plain messages nearly every request is, declining everything else so
 ** json-c's tokener (and jsonrpc.c's checks around it) handles it as before.
 */
-#ifndef TH_FASTJSON_H
-#define TH_FASTJSON_H
+#ifndef TH_BASE_FASTJSON_H
+#define TH_BASE_FASTJSON_H
 
 #include <stddef.h>
 

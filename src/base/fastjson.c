@@ -1,5 +1,5 @@
 /*
-** protocol/fastjson.c: JSON text to a json-c tree without json-c's tokener
+** base/fastjson.c: JSON text to a json-c tree without json-c's tokener
 ** for the plain subset (fastjson.h), which was a third of a tool call's
 ** instructions (a byte-at-a-time state machine, a locale switch per parse).
 ** Anything outside the subset is declined, never guessed at.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/fastjson.h"
+#include "base/fastjson.h"
 
 /* Deeper input is declined: json-c's tokener (128 levels) takes it. */
 #define FAST_MAX_DEPTH 32
