@@ -3,12 +3,13 @@
 # --test, to run every test; with --fuzz, for `make fuzz`; with --bench, for
 # `make bench`) on Debian 12 or later, as root. Safe to re-run.
 set -eu
-pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev libmicrohttpd-dev libssl-dev check"
+pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev libmicrohttpd-dev libssl-dev libjwt-dev check"
 if [ "${1:-}" = "--test" ]; then
     # nodejs/npm drive the official SDK clients (tests/interop); valgrind
     # checks the host for leaks; locales has localedef and the de_DE source
     # the locale test compiles.
-    pkgs="$pkgs valgrind locales"
+    # nginx-light and curl run the scale-out test (tests/scaleout).
+    pkgs="$pkgs valgrind locales nginx-light curl"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "${1:-}" = "--fuzz" ]; then

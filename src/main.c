@@ -22,11 +22,14 @@
 #include "cli/cli.h"
 #include "plugin/lazy.h"
 #include "plugin/loader.h"
+#include "plugin/qualname.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
+#include "protocol/mrtr.h"
 #include "base/signals.h"
 #include "transport/stdio.h"
+#include "transport/activation.h"
 #include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
@@ -41,8 +44,8 @@
 
 static const char usage_text[] =
     "Usage: toolhost [OPTION]...\n"
-    "       toolhost inspect [--json] [DIR|FILE.so]...\n"
-    "       toolhost call [--plugin-dir=DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
+    "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
+    "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
@@ -50,10 +53,16 @@ static const char usage_text[] =
     "2026-07-28 (per-request _meta).\n"
     "\n"
     "Plugins:\n"
-    "  -d, --plugin-dir=DIR         load every NAME.so in DIR (repeatable;\n"
+    "  -d, --plugin-dir=[BOX=]DIR   load every NAME.so in DIR (repeatable;\n"
     "                               default " TH_PLUGINDIR ");\n"
     "                               a DIR that cannot be read or is refused\n"
-    "                               (see --allow-insecure-plugins) is fatal\n"
+    "                               (see --allow-insecure-plugins) is fatal;\n"
+    "                               BOX names its toolbox (letters, digits,\n"
+    "                               '-', '_'; default '" TH_DEFAULT_TOOLBOX "')\n"
+    "      --qualified-names        expose tools as BOX__PLUGIN__TOOL (at most\n"
+    "                               64 characters), so toolboxes may repeat\n"
+    "                               tool names; without it a name clash\n"
+    "                               across toolboxes is refused\n"
     "      --strict                 exit with status 1 if any plugin, tool or\n"
     "                               directory is refused\n"
     "      --follow-symlinks        load NAME.so files that are symbolic links\n"
@@ -101,6 +110,11 @@ static const char usage_text[] =
     "                               the tools' names; '' leaves them out)\n"
     "      --name=NAME              serverInfo.name sent to clients (default\n"
     "                               toolhost)\n"
+    "      --state-key-file=FILE    sign the requestState of 2026-07-28 tools that\n"
+    "                               ask the client (InputRequiredResult) with the\n"
+    "                               key in FILE (32+ bytes), so every instance\n"
+    "                               behind a load balancer accepts it (default: a\n"
+    "                               random key per process)\n"
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
@@ -111,6 +125,8 @@ static const char usage_text[] =
     "                               --http alone stdin is not read (add --stdio)\n"
     "      --stdio                  serve stdin/stdout too (the default without\n"
     "                               --http); end of input then ends the host\n"
+    "      --http=systemd           serve on the socket a .socket unit passed\n"
+    "                               (LISTEN_FDS=1; see contrib/systemd)\n"
     "      --http-path=PATH         the endpoint (default /mcp)\n"
     "      --http-allow-origin=ORIGIN  accept requests from this browser Origin\n"
     "                               (repeatable); loopback origins are accepted\n"
@@ -120,6 +136,8 @@ static const char usage_text[] =
     "                               one ends the session idle longest\n"
     "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
     "                               unanswered for this long gets 504 (default 300)\n"
+    "      --http-session-prefix=P  begin every Mcp-Session-Id with P, so a load\n"
+    "                               balancer can route a session to this instance\n"
     "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
     "                               unanswered after N ms, and every event stream\n"
     "                               open N ms, is closed with retry: N; the client\n"
@@ -130,10 +148,14 @@ static const char usage_text[] =
     "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
 "      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
     "                               (repeatable; tools/list still lists TOOL)\n"
+    "      --auth-jwks-file=FILE    also accept JWTs signed by a key in FILE (a JWKS;\n"
+    "                               RS256/384/512, ES256/384/512) whose iss is\n"
+    "                               --auth-issuer, aud --http-resource-url (both\n"
+    "                               required), not expired; scopes from \"scope\"\n"
     "      --auth-issuer=URL        authorization server named in the metadata\n"
     "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
     "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
-    "                               --auth-token-file\n"
+    "                               --auth-token-file or --auth-jwks-file\n"
     "\n"
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
@@ -191,6 +213,10 @@ enum {
     OPT_AUTH_TOOL_SCOPE,
     OPT_HTTP_RESOURCE_URL,
     OPT_ALLOW_UNAUTH,
+    OPT_STATE_KEY_FILE,
+    OPT_QUALIFIED,
+    OPT_AUTH_JWKS_FILE,
+    OPT_HTTP_SESSION_PREFIX,
     OPT_LAZY_LOAD,
 };
 
@@ -249,6 +275,10 @@ static const struct option long_opts[] = {
     {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
     {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
     {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
+    {"state-key-file", required_argument, NULL, OPT_STATE_KEY_FILE},
+    {"qualified-names", no_argument, NULL, OPT_QUALIFIED},
+    {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
+    {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
     {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -356,6 +386,28 @@ static bool fd_id_same(const fd_id *id)
     return fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
+/* --auth-jwks-file: the audience is --http-resource-url, never one derived
+ * from Host (a client picks Host, so it would pick the audience too), and
+ * the issuer must be named. The scopes asked for go in the metadata. */
+static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
+{
+    char err[256];
+    if (!o->resource_url || !o->auth_issuer) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file needs --http-resource-url (the audience) and --auth-issuer");
+        return false;
+    }
+    if (!th_auth_add_jwks(auth, path, o->auth_issuer, o->resource_url, err, sizeof err)) {
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: %s", err);
+        return false;
+    }
+    bool ok = !o->auth_scope || th_auth_note_scopes(*auth, o->auth_scope);
+    for (size_t i = 0; ok && i < o->ntool_scopes; i++)
+        ok = th_auth_note_scopes(*auth, strchr(o->tool_scopes[i], '=') + 1);
+    if (!ok)
+        th_log(TH_LOG_CRITICAL, "--auth-jwks-file: out of memory");
+    return ok;
+}
+
 /* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
  * OPTS; ADDR is copied into ADDR_BUF. */
 static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
@@ -401,6 +453,14 @@ static json_object *parse_call(const char *text, size_t len)
     return params;
 }
 
+/* The toolbox names of --plugin-dir, a NULL-ended array. */
+static void free_boxes(char **boxes)
+{
+    for (size_t i = 0; boxes && boxes[i]; i++)
+        free(boxes[i]);
+    free(boxes);
+}
+
 int main(int argc, char **argv)
 {
     const char **dirs = NULL;
@@ -432,10 +492,15 @@ int main(int argc, char **argv)
     bool http_on = false, stdio_on = false;
     th_http *http = NULL;
     th_auth *auth = NULL;
-    const char *auth_file = NULL;
+    const char *auth_file = NULL, *jwks_file = NULL;
     bool allow_unauth = false;
+    bool passed_loopback = false; /* --http=systemd: the passed socket is loopback */
     const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
     size_t ntool_scopes = 0;
+    char **boxes = NULL; /* toolbox of dirs[i], malloc'd */
+    bool qualified = false;
+    th_naming *naming = NULL;
+    th_err name_err;
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -451,9 +516,11 @@ int main(int argc, char **argv)
 
     th_mcp_config_default(&cfg);
     dirs = calloc((size_t)argc, sizeof *dirs);
+    boxes = calloc((size_t)argc + 1, sizeof *boxes);
     origins = calloc((size_t)argc, sizeof *origins);
     hopts.origins = origins;
-    if (!dirs || !origins) {
+    if (!dirs || !origins || !boxes) {
+        free(boxes);
         free(origins);
         fprintf(stderr, "toolhost: out of memory\n");
         return 1;
@@ -462,7 +529,14 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "d:qhV", long_opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-            dirs[ndirs++] = optarg;
+            if (th_naming_split_spec(optarg, &boxes[ndirs], &dirs[ndirs], &name_err) != TH_OK) {
+                fprintf(stderr, "toolhost: %s\n", name_err.msg);
+                goto usage;
+            }
+            ndirs++;
+            break;
+        case OPT_QUALIFIED:
+            qualified = true;
             break;
         case OPT_STRICT:
             strict = true;
@@ -563,7 +637,15 @@ int main(int argc, char **argv)
             use_cache = false;
             break;
         case OPT_HTTP:
-            if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
+            if (strcmp(optarg, "systemd") == 0) {
+                /* Now, before any thread: it edits the environment. */
+                char aerr[256];
+                hopts.use_listen_fd = true;
+                if ((hopts.listen_fd = th_activation_listen_fd(&passed_loopback, aerr, sizeof aerr)) < 0) {
+                    fprintf(stderr, "toolhost: --http=systemd: %s\n", aerr);
+                    goto cleanup; /* status is 1 */
+                }
+            } else if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
                 goto usage;
             http_on = true;
             break;
@@ -603,6 +685,14 @@ int main(int argc, char **argv)
         case OPT_AUTH_TOKEN_FILE:
             auth_file = optarg;
             break;
+        case OPT_STATE_KEY_FILE: {
+            th_err kerr;
+            if (th_mrtr_key_file(optarg, &kerr) != TH_OK) {
+                fprintf(stderr, "toolhost: %s\n", kerr.msg);
+                goto usage;
+            }
+            break;
+        }
         case OPT_AUTH_SCOPE:
             hopts.auth_scope = optarg;
             break;
@@ -627,6 +717,18 @@ int main(int argc, char **argv)
             break;
         case OPT_ALLOW_UNAUTH:
             allow_unauth = true;
+            break;
+        case OPT_AUTH_JWKS_FILE:
+            jwks_file = optarg;
+            break;
+        case OPT_HTTP_SESSION_PREFIX:
+            if (!*optarg || strlen(optarg) > TH_HTTP_SESSION_PREFIX_MAX ||
+                optarg[strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")]) {
+                fprintf(stderr, "toolhost: --http-session-prefix: '%s' is not 1 to %d of A-Z a-z 0-9 . _ -\n",
+                        optarg, TH_HTTP_SESSION_PREFIX_MAX);
+                goto usage;
+            }
+            hopts.session_prefix = optarg;
             break;
         case OPT_LAZY_LOAD:
             lazy_load = true;
@@ -661,12 +763,14 @@ int main(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            free_boxes(boxes);
             free(dirs);
             free(origins);
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
+            free_boxes(boxes);
             free(dirs);
             free(origins);
             return 0;
@@ -685,8 +789,24 @@ int main(int argc, char **argv)
     }
     /* A directory the user named must be there; the default one may not be. */
     load_opts.dirs_required = ndirs > 0;
-    if (ndirs == 0)
+    if (ndirs == 0) {
+        if (!(boxes[ndirs] = strdup(TH_DEFAULT_TOOLBOX))) {
+            fprintf(stderr, "toolhost: out of memory\n");
+            goto cleanup;
+        }
         dirs[ndirs++] = TH_PLUGINDIR;
+    }
+    /* Toolboxes are fixed before any plugin runs, like the paths. */
+    if (!(naming = th_naming_new(qualified))) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < ndirs; i++) {
+        if (th_naming_add(naming, boxes[i], dirs[i], &name_err) != TH_OK) {
+            fprintf(stderr, "toolhost: --plugin-dir %s: %s\n", dirs[i], name_err.msg);
+            goto cleanup;
+        }
+    }
 
     /* Before any plugin code runs: the protocol gets private duplicates of
      * stdin and stdout (fd 0 becomes /dev/null, fd 1 stderr, line-buffered
@@ -720,7 +840,7 @@ int main(int argc, char **argv)
     }
 
     reg = th_registry_new();
-    if (!reg) {
+    if (!reg || th_registry_set_naming(reg, naming) != TH_OK) {
         fprintf(stderr, "toolhost: out of memory\n");
         goto cleanup;
     }
@@ -740,7 +860,7 @@ int main(int argc, char **argv)
      * is listed only when its plugin may be opened. */
     scan_opts.host_loads = !isolate && !lazy_load;
     /* An unchanged plugin's scan comes from the registry cache instead. */
-    if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path(dirs, ndirs)))
+    if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path_named(dirs, (const char *const *)boxes, ndirs, qualified)))
         cache = th_cache_open(cache_path, &load_opts);
     scanned = calloc(npaths + 1, sizeof *scanned);
     if (!scanned || th_scan_plugins_cached(paths, npaths, &scan_opts, cache, scanned, &stats) != TH_OK) {
@@ -754,7 +874,6 @@ int main(int argc, char **argv)
         sup_opts.load = load_opts;
         sup_opts.max_result_bytes = cfg.max_result_bytes;
         sup_opts.threads = cfg.max_threads;
-        cfg.inline_calls = false; /* a worker dies with the thread that started it */
         sup_opts.start_timeout_ms = scan_opts.load_timeout_ms ? scan_opts.load_timeout_ms : 86400000;
         if (!(sup = th_supervisor_new(paths, npaths, &sup_opts))) {
             th_log(TH_LOG_CRITICAL, "out of memory");
@@ -767,9 +886,12 @@ int main(int argc, char **argv)
             th_log(TH_LOG_CRITICAL, "out of memory");
             goto cleanup;
         }
-        for (size_t i = 0; i < npaths; i++)
-            if (scanned[i].accepted)
-                th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
+        for (size_t i = 0; i < npaths; i++) {
+            if (!scanned[i].accepted)
+                continue;
+            th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
+            stats.tools_refused += scanned[i].tools_refused; /* by the scan, already logged */
+        }
     } else {
         load_opts.scanned = true; /* the scan logged the tools it refused */
         for (size_t i = 0; i < npaths; i++) {
@@ -818,17 +940,23 @@ int main(int argc, char **argv)
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;
-        bool loopback = !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+        bool loopback = hopts.use_listen_fd ? passed_loopback
+                                            : !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
         if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
             status = 1;
+        } else if (jwks_file && !add_jwks(&auth, jwks_file, &hopts)) {
+            status = 1;
         } else if (!auth && !loopback && !allow_unauth) {
-            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file, "
+            th_log(TH_LOG_CRITICAL, "--http: %s is not a loopback address: give --auth-token-file or --auth-jwks-file, "
                    "or --allow-unauthenticated to serve anyone who can reach it", a);
             status = 1;
         } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--http: %s", err);
             status = 1;
+        } else if (hopts.use_listen_fd) {
+            th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
+                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
         } else {
             th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
                    hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",
@@ -880,12 +1008,15 @@ cleanup:
         close(proto_in);
     if (proto_fd >= 0)
         close(proto_fd);
+    th_naming_unref(naming);
+    free_boxes(boxes);
     free(dirs);
     free(origins);
     return status;
 
 usage:
     fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+    free_boxes(boxes);
     free(dirs);
     free(origins);
     return 2;

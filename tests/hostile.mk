@@ -98,3 +98,14 @@ hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/reglog.la
 hostile_reglog_la_SOURCES = hostile/reglog.c
 hostile_reglog_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9 (scanner output tags, test_worker): two plugins that write to
+# stderr while they are scanned, the last line unterminated.
+check_LTLIBRARIES += hostile/noisy_a.la hostile/noisy_b.la
+hostile_noisy_a_la_SOURCES = hostile/noisy_a.c
+hostile_noisy_a_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_noisy_b_la_SOURCES = hostile/noisy_b.c
+hostile_noisy_b_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9 (call deadlines, test_hostile): a worker that takes 1 s to start.
+check_LTLIBRARIES += hostile/slow_start.la
+hostile_slow_start_la_SOURCES = hostile/slow_start.c
+hostile_slow_start_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -42,7 +42,19 @@ test_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 check_PROGRAMS += test_callctx
 TESTS += test_callctx
 test_callctx_SOURCES = test_callctx.c
+# A worker's result passed on as its bytes (issue 9).
+check_PROGRAMS += test_rawresult
+TESTS += test_rawresult
+test_rawresult_SOURCES = test_rawresult.c
 # The pool's deadline timers (issue 9).
 check_PROGRAMS += test_workpool
 TESTS += test_workpool
 test_workpool_SOURCES = test_workpool.c
+# Tools that ask the client (th_call_ask), with the conformance fixtures.
+check_PROGRAMS += test_mcp_ask
+TESTS += test_mcp_ask
+test_mcp_ask_SOURCES = test_mcp_ask.c $(MCP_HARNESS)
+# th_call_ask's checks and the requestState of protocol/mrtr.c.
+check_PROGRAMS += test_ask
+TESTS += test_ask
+test_ask_SOURCES = test_ask.c

@@ -92,8 +92,8 @@ static void assert_text_result(mh_proc *p, const char *id, const char *prefix)
 START_TEST(an_endless_handler_times_out_and_the_host_serves_on)
 {
     char *dir;
-    /* The deadline counts a new worker's start, which takes seconds under
-     * valgrind (make check-valgrind): the times scale with the harness's. */
+    /* Under valgrind (make check-valgrind) everything is slower: the times
+     * scale with the harness's. */
     int k = mh_time_scale();
     char timeout[32], grace[32], timed_out[64], ignored[96];
     snprintf(timeout, sizeof timeout, "--call-timeout=%g", 0.5 * k);
@@ -115,6 +115,49 @@ START_TEST(an_endless_handler_times_out_and_the_host_serves_on)
         assert_text_result(p, "4", "alive ");
     }
     mh_ping_is_next(p, 5);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A call answered by its deadline is not waited for at shutdown, nor
+ * reported as a call being waited for: its response is out, although its
+ * handler (ignoring cancellation) still runs. */
+START_TEST(a_timed_out_call_is_not_waited_for_at_shutdown)
+{
+    char *dir;
+    int k = mh_time_scale();
+    char timeout[32];
+    snprintf(timeout, sizeof timeout, "--call-timeout=%g", 0.3 * k);
+    mh_proc *p = start(&dir, "die", modes[_i], timeout, "--log-level=info");
+    mh_send(p, CALL(2, "die", "{\"how\":\"hang\"}"));
+    assert_error_result(p, "2", "tool 'die' timed out after", NULL);
+    assert_stderr_has(p, "die: hanging");
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    ck_assert_msg(count_in_stderr(p, "shutting down: waiting") == 0 && count_in_stderr(p, "shutting down: cancelling") == 0,
+                  "a call already answered was waited for:\n%s", mh_stderr(p));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* ---- a worker that is slow to start ------------------------------------------------- */
+
+/* The deadline starts when the call reaches a running worker: a first call
+ * whose worker takes 1 s to start is answered although --call-timeout is
+ * shorter. (Process isolation only: in the host, loading is over before
+ * any call.) */
+START_TEST(a_workers_start_does_not_count_against_the_call_deadline)
+{
+    char *dir;
+    char timeout[32];
+    snprintf(timeout, sizeof timeout, "--call-timeout=%g", 0.4 * mh_time_scale());
+    mh_proc *p = start(&dir, "slow_start", "--isolation=process", timeout, NULL);
+    mh_send(p, CALL(2, "slow_start", "{}"));
+    assert_text_result(p, "2", "started");
+    assert_echo_serves(p, 3);
     mh_finish(p);
     mh_rm_dir(dir);
 }
@@ -339,6 +382,8 @@ static Suite *hostile_suite(void)
     TCase *tc = tcase_create("corpus");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, an_endless_handler_times_out_and_the_host_serves_on, 0, 2);
+    tcase_add_test(tc, a_workers_start_does_not_count_against_the_call_deadline);
+    tcase_add_loop_test(tc, a_timed_out_call_is_not_waited_for_at_shutdown, 0, 2);
     tcase_add_loop_test(tc, a_cancelled_30s_sleep_gets_no_response_and_others_are_served, 0, 2);
     tcase_add_loop_test(tc, fake_protocol_lines_on_stdout_go_to_the_log, 0, 2);
     tcase_add_loop_test(tc, a_50_mb_result_is_refused_naming_the_limit, 0, 2);

@@ -4,7 +4,8 @@
 ** SSE when progress precedes the result, SSE polling resumed with GET and
 ** Last-Event-ID, the modern header checks (-32020), the
 ** connection limit, refusals (405, 406, 413, 415, 403 for Origin and Host, 400, 404), and
-** SIGTERM letting a call in flight finish. Both isolation modes where the
+** SIGTERM letting a call in flight finish, a tool asking its client on the
+** call's event stream. Both isolation modes where the
 ** tool calls run matters.
 */
 #include "config.h"
@@ -19,9 +20,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "jwt_keys.h"
 #include "mcp_harness.h"
 
 #define LISTENING "listening on http://127.0.0.1:"
@@ -306,6 +309,80 @@ START_TEST(progress_makes_an_event_stream)
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
+}
+END_TEST
+
+/* A tool that asks the client (th_call_ask) in a legacy session: the
+ * request goes on the call's own event stream, the client POSTs its
+ * response, the call's result follows on the stream. A client whose POST
+ * takes no event stream cannot be asked: the tool hears so at once. */
+START_TEST(legacy_ask_on_the_call_stream)
+{
+    char *dir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/client_asking_tools.so", NULL);
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "-d", dir);
+    hres r = request(port, "POST", ACCEPT_BOTH,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                     "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
+                     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert_msg(sid != NULL, "%s", r.headers);
+    hres_free(&r);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    int fd = send_request(port, "POST", "/mcp", hdrs,
+                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+                          "\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"name?\"}}}");
+    /* Read the stream until the request appears in it. */
+    char buf[8192];
+    size_t len = 0;
+    const char *req = NULL;
+    while (!req && len < sizeof buf - 1) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        ck_assert_msg(n > 0, "the stream ended before the request: %.*s", (int)len, buf);
+        len += (size_t)n;
+        buf[len] = '\0';
+        req = strstr(buf, "elicitation/create");
+    }
+    const char *idat = strstr(buf, "\"id\":\"th-ask-");
+    ck_assert_msg(idat, "no request id in %s", buf);
+    char id[128];
+    ck_assert(sscanf(idat, "\"id\":\"%127[^\"]\"", id) == 1);
+    char answer[512];
+    snprintf(answer, sizeof answer,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\",\"content\":"
+             "{\"username\":\"ada\",\"email\":\"a@b.c\"}}}",
+             id);
+    hres a = request(port, "POST", hdrs, answer);
+    ck_assert_int_eq(a.status, 202);
+    hres_free(&a);
+    /* The rest of the stream: the call's result. */
+    for (;;) {
+        ssize_t n = len < sizeof buf - 1 ? read(fd, buf + len, sizeof buf - 1 - len) : 0;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+    }
+    close(fd);
+    ck_assert_msg(strstr(buf, "\"id\":9") && strstr(buf, "User response:") && strstr(buf, "ada"), "%s", buf);
+
+    /* JSON only: nothing can carry the request; refused now, not at the deadline. */
+    snprintf(hdrs, sizeof hdrs, "Accept: application/json\r\nMcp-Session-Id: %s\r\n", sid);
+    r = request(port, "POST", hdrs,
+                "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{"
+                "\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"name?\"}}}");
+    json_object *o = body_json(&r);
+    MH_ASSERT_TRUE(o, "result isError");
+    ck_assert_msg(strstr(mh_str(o, "result content 0 text"), "Elicitation not supported or error"), "%s", r.body);
+    json_object_put(o);
+    hres_free(&r);
+    ck_assert(mh_stderr_wait(p, "does not accept text/event-stream", MH_TIMEOUT_MS));
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
 }
 END_TEST
 
@@ -640,7 +717,7 @@ static char *token_file(void)
 
 static hres init_with(int port, const char *auth)
 {
-    char hdrs[512];
+    char hdrs[2048];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "%s", auth ? auth : "");
     return request(port, "POST", hdrs, INIT_BODY);
 }
@@ -751,7 +828,7 @@ END_TEST
 /* A legacy session opened with bearer token TOKEN; returns its id. */
 static char *open_session_as(int port, const char *token)
 {
-    char auth[128], hdrs[512];
+    char auth[1024], hdrs[2048];
     snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", token);
     hres r = init_with(port, auth);
     ck_assert_msg(r.status == 200, "initialize: HTTP %d %s", r.status, r.body);
@@ -767,7 +844,7 @@ static char *open_session_as(int port, const char *token)
 
 static hres post_as(int port, const char *token, const char *sid, const char *body)
 {
-    char hdrs[512];
+    char hdrs[2048];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", token, sid);
     return request(port, "POST", hdrs, body);
 }
@@ -807,6 +884,155 @@ START_TEST(tool_scope_checked_at_call)
 }
 END_TEST
 
+/* A 2026-07-28 requestState is bound to the bearer token that earned it:
+ * replayed with another client's token it is refused (-32602); the same
+ * token completes the call. */
+START_TEST(request_state_bound_to_the_token)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    char *dir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/input_required_tools.so", NULL);
+    int port;
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "-d", dir, NULL);
+    ck_assert(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS));
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+#define MRTR_HEADERS(tok)                                                                                             \
+    ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: test_input_required_result_elicitation\r\n"      \
+                               "Authorization: Bearer " tok "\r\n"
+#define MRTR_META                                                                                                     \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                                          \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}"
+    hres r = request(port, "POST", MRTR_HEADERS("plain-token"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                     "\"test_input_required_result_elicitation\",\"arguments\":{}," MRTR_META "}}");
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result resultType", "input_required");
+    char body[2048];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"test_input_required_result_elicitation\",\"arguments\":{},\"inputResponses\":{\"user_name\":"
+             "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}},\"requestState\":\"%s\"," MRTR_META "}}",
+             mh_str(o, "result requestState"));
+    json_object_put(o);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("scoped-token"), body);
+    assert_error(&r, 400, -32602);
+    ck_assert_msg(strstr(r.body, "another client"), "%s", r.body);
+    hres_free(&r);
+    r = request(port, "POST", MRTR_HEADERS("plain-token"), body);
+    o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "Hello, Ada!");
+    json_object_put(o);
+    hres_free(&r);
+#undef MRTR_HEADERS
+#undef MRTR_META
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* ---- authorization (--auth-jwks-file) ------------------------------------- */
+
+/* A token by K for AUD, expiring DEXP seconds from now, with SCOPE (or none). */
+static char *jwt_for(const tk_key *k, const char *aud, long dexp, const char *scope)
+{
+    char claims[512];
+    snprintf(claims, sizeof claims, "{\"iss\":\"https://as.example\",\"aud\":\"%s\",\"exp\":%ld%s%s%s}", aud,
+             (long)time(NULL) + dexp, scope ? ",\"scope\":\"" : "", scope ? scope : "", scope ? "\"" : "");
+    return tk_sign(k, NULL, 0, claims);
+}
+
+START_TEST(jwt_bearer_tokens)
+{
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    /* The audience must be configured, not taken from Host. */
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-jwks-file needs --http-resource-url"), "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                 "--http-resource-url=https://mcp.example/mcp", "--auth-tool-scope=echo=tools:call", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *good = jwt_for(&k, "https://mcp.example/mcp", 300, "tools:call"),
+         *unscoped = jwt_for(&k, "https://mcp.example/mcp", 300, NULL),
+         *expired = jwt_for(&k, "https://mcp.example/mcp", -3600, "tools:call"),
+         *elsewhere = jwt_for(&k, "https://other.example/mcp", 300, "tools:call"), hdr[1024];
+    const char *bad[] = {expired, elsewhere, "not.a.jwt"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", bad[i]);
+        hres r = init_with(port, hdr);
+        assert_www_auth(&r, 401, "error=\"invalid_token\"");
+        hres_free(&r);
+    }
+    char *sid = open_session_as(port, good);
+    hres r = post_as(port, good, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, unscoped);
+    r = post_as(port, unscoped, sid, CALL_ECHO);
+    assert_www_auth(&r, 403, "scope=\"tools:call\", error=\"insufficient_scope\"");
+    hres_free(&r);
+    free(sid);
+    /* The metadata lists the scope a JWKS cannot name by itself. */
+    int fd = send_request(port, "GET", "/.well-known/oauth-protected-resource/mcp", "", NULL);
+    r = read_response(fd);
+    close(fd);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"tools:call\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(good);
+    free(unscoped);
+    free(expired);
+    free(elsewhere);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+}
+END_TEST
+
+/* --http-session-prefix starts every session id (a load balancer routes by
+ * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
+START_TEST(session_prefix)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-session-prefix=i7-", NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        char *sid = open_session(port);
+        ck_assert_msg(strncmp(sid, "i7-", 3) == 0 && strlen(sid) == 3 + 32, "session id %s", sid);
+        free(sid);
+    }
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    static const char *const bad[] = {"--http-session-prefix=a b", "--http-session-prefix=",
+                                      "--http-session-prefix=123456789012345678901234567890123"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        p = mh_start("--http", "127.0.0.1:0", bad[i], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        char *err = mh_stderr(p);
+        ck_assert_msg(strstr(err, "--http-session-prefix: '"), "stderr: %s", err);
+        free(err);
+        mh_free(p);
+    }
+}
+END_TEST
+
 START_TEST(non_loopback_needs_authorization)
 {
     mh_proc *p = mh_start("--http", "0.0.0.0:0", NULL);
@@ -830,6 +1056,7 @@ static Suite *http_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
+    tcase_add_loop_test(tc, legacy_ask_on_the_call_stream, 0, 2);
     tcase_add_test(tc, full_session_table_ends_the_idlest);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
@@ -843,7 +1070,10 @@ static Suite *http_suite(void)
     tcase_add_test(tc, insufficient_scope_is_403);
     tcase_add_test(tc, protected_resource_metadata);
     tcase_add_test(tc, non_loopback_needs_authorization);
+    tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
+    tcase_add_test(tc, jwt_bearer_tokens);
+    tcase_add_test(tc, session_prefix);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1034,6 +1034,9 @@ START_TEST(a_kept_call_used_from_the_next_call_is_refused)
         json_object_put(o);
     }
     mh_ping_is_next(p, 2);
+    /* A worker's stderr reaches the host's log on its own thread, not
+     * before the response: wait for the line, then count. */
+    mh_stderr_wait(p, "used its th_call after", MH_TIMEOUT_MS);
     char *err = mh_stderr(p);
     ck_assert_msg(count_of(err, "tool 'keep_call': th_call_text() used its th_call after the handler returned") == 1 &&
                       count_of(err, "used its th_call after") == 1,

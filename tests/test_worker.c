@@ -264,6 +264,33 @@ START_TEST(worker_output_is_logged_tagged_with_the_plugin)
 }
 END_TEST
 
+/* Issue 9: what a plugin writes while it is scanned is tagged with that
+ * plugin, line for line, however the scanner's socket and output pipe
+ * are interleaved; an unterminated last line is its own, not glued to
+ * the next plugin's output. */
+START_TEST(scanner_output_is_tagged_with_the_plugin_that_wrote_it)
+{
+    char *dir = mh_private_dir(TEST_BUILDDIR "/hostile/.libs/noisy_a.so", TEST_BUILDDIR "/hostile/.libs/noisy_b.so", ECHO_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], NULL);
+    mh_ping_is_next(p, 1);
+    static const char *const want[] = {
+        "plugin noisy_a.so: NOISY-a-CTOR\n",
+        "plugin noisy_a.so: NOISY-a-REGISTER no newline\n",
+        "plugin noisy_b.so: NOISY-b-CTOR\n",
+        "plugin noisy_b.so: NOISY-b-REGISTER no newline\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_stderr_has(p, want[i]);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "plugin noisy_b.so: NOISY-a") && !strstr(err, "plugin noisy_a.so: NOISY-b") &&
+                      !strstr(err, "plugin echo.so: NOISY") && !strstr(err, "plugin scanner: NOISY"),
+                  "output tagged with the wrong plugin:\n%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* Issue 9: a handler closing every descriptor closes its worker's, never
  * the protocol's: the call fails, the host serves on. */
 START_TEST(a_handler_closing_all_descriptors_fails_only_its_call)
@@ -309,6 +336,7 @@ static Suite *worker_suite(void)
     tcase_add_loop_test(tc, a_crash_in_register_refuses_only_that_plugin, 0, 2);
     tcase_add_loop_test(tc, exit_in_register_refuses_only_that_plugin, 0, 2);
     tcase_add_loop_test(tc, an_endless_register_is_refused_after_the_load_timeout, 0, 2);
+    tcase_add_loop_test(tc, scanner_output_is_tagged_with_the_plugin_that_wrote_it, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("calls");

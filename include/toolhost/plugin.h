@@ -77,7 +77,11 @@ typedef enum th_rc {
     TH_ERR_MISUSE = 7,    /* a NULL or invalid argument to a th_ function */
     TH_ERR_CANCELLED = 8, /* the client cancelled the call */
     TH_ERR_TOOL = 9,      /* a handler's own failure (see th_handler) */
-    TH_ERR_IO = 10        /* the host could not deliver a message */
+    TH_ERR_IO = 10,       /* the host could not deliver a message */
+    /* Added with th_call_ask (see "asking the client"): */
+    TH_ERR_INPUT_REQUIRED = 11, /* the answer comes with the client's retry:
+                                 * return from the handler now */
+    TH_ERR_CAPABILITY = 12      /* the client did not declare what was asked */
 } th_rc;
 
 /*
@@ -558,6 +562,119 @@ const char *th_call_tool_name(const th_call *call);
 ** Valid only during register_NAME_tool(), from any thread it waits for.
 */
 th_rc th_server_log(th_server *server, th_log_level level, const char *fmt, ...) TH_PRINTF(3, 4);
+
+/* ---------------------------------------------------------------------
+** The call context: asking the client (added after th_server_log).
+**
+** A handler may need something only the client has: an answer from the
+** user (elicitation), a completion from the client's model (sampling), or
+** the client's filesystem roots. th_call_ask() asks for it, in both eras
+** of the protocol, with one contract:
+**
+**   - Before 2026-07-28 (a session that began with initialize) the host
+**     sends the client a JSON-RPC request (elicitation/create,
+**     sampling/createMessage, roots/list) and th_call_ask() BLOCKS until
+**     the client answers. Cancellation and the call's deadline still
+**     apply: they end the wait with TH_ERR_CANCELLED.
+**
+**   - From 2026-07-28 on, servers may not send requests: the tool call is
+**     answered with an InputRequiredResult listing what it needs, and the
+**     client sends the tools/call again with the answers (the multi
+**     round-trip pattern). A C handler cannot be suspended across two HTTP
+**     requests, so the host RE-RUNS the handler from the start on the
+**     retry, with the answers available. On the first run th_call_ask()
+**     records the request and returns TH_ERR_INPUT_REQUIRED; on the retry
+**     the same call (same KEY) returns TH_OK and the answer.
+**
+** So a handler that asks must be written to run more than once:
+**   1. Ask before doing anything with side effects (or make those
+**      idempotent): everything before the ask runs again on the retry.
+**   2. On TH_ERR_INPUT_REQUIRED, stop: return TH_ERR_INPUT_REQUIRED (any
+**      return value is taken the same way, and any content added is
+**      discarded). A handler may first make further INDEPENDENT asks (each
+**      with its own key), so the client gets them in one round.
+**   3. Give each question a KEY that is the same on every run, and unique
+**      within the call ("user_name", "step2"). Answers of earlier rounds
+**      stay available: the host carries them in the integrity-protected
+**      requestState, so a handler asking step1 then step2 over two rounds
+**      gets step1's answer again on the third run without a new question.
+**   4. Check the answer: it comes from the client like the arguments do.
+**      An elicitation may be declined or cancelled ("action").
+**
+** A handler written this way works in both eras unchanged.
+**
+** Which client capabilities exist is known per call: th_call_client_can()
+** says whether the client declared one. Asking for one it did not declare
+** returns TH_ERR_CAPABILITY; in the 2026-07-28 era the host then also
+** answers the request with error -32021 (MissingRequiredClientCapability,
+** naming the capability), whatever the handler does next, as the
+** specification requires. Check first when the tool can do without.
+**
+** With --isolation=process (the default), the ask crosses to the host and
+** back; the contract is the same.
+** ------------------------------------------------------------------- */
+
+/* What a client may be asked for; also the bits of th_call_client_can. */
+typedef enum th_ask_kind {
+    TH_ASK_ELICITATION = 1, /* elicitation/create, capability "elicitation" */
+    TH_ASK_SAMPLING = 2,    /* sampling/createMessage, capability "sampling" */
+    TH_ASK_ROOTS = 4        /* roots/list, capability "roots" */
+} th_ask_kind;
+
+/*
+** True when the client declared every capability in KINDS (TH_ASK_* bits)
+** for this call: in its initialize (before 2026-07-28) or in the request's
+** _meta clientCapabilities (2026-07-28). False for an ended CALL.
+*/
+bool th_call_client_can(const th_call *call, unsigned kinds);
+
+/*
+** Ask the client: METHOD is "elicitation/create", "sampling/createMessage"
+** or "roots/list"; PARAMS its params object (NULL: {}), taken over by the
+** host, also on failure. KEY names the question within the call (see the
+** contract above): 1-64 characters of [A-Za-z0-9_.-].
+**
+** On TH_OK, *RESULT is the client's result object (ElicitResult,
+** CreateMessageResult, ListRootsResult), a new reference the handler must
+** json_object_put(). Otherwise *RESULT is NULL and the code says why:
+**   TH_ERR_INPUT_REQUIRED  (2026-07-28) recorded; return from the handler.
+**   TH_ERR_CAPABILITY      the client did not declare the capability.
+**   TH_ERR_CANCELLED       the call was cancelled or passed its deadline
+**                          while waiting.
+**   TH_ERR_IO              the client answered with an error, or could not
+**                          be reached (no transport to send on).
+**   TH_ERR_VALUE           METHOD is none of the three, PARAMS is not an
+**                          object, KEY breaks its rule, or (2026-07-28)
+**                          KEY was already asked in this run.
+**   TH_ERR_MISUSE          CALL or RESULT is NULL, or CALL has ended.
+** Called from the handler's thread (or one it joins) only.
+*/
+th_rc th_call_ask(th_call *call, const char *key, const char *method, json_object *params,
+                  json_object **result);
+
+/*
+** An elicitation in form mode: MESSAGE shown to the user, REQUESTED_SCHEMA
+** the JSON text of a flat object schema of primitive properties (strings,
+** numbers, integers, booleans, enums; defaults per SEP-1034, titled enums
+** per SEP-1330). th_call_ask(call, key, "elicitation/create", ...) with
+** those params; same results. *RESULT looks like
+** {"action":"accept","content":{...}}; "decline" and "cancel" carry no
+** content. A REQUESTED_SCHEMA that is not a JSON object is TH_ERR_VALUE.
+*/
+th_rc th_call_elicit(th_call *call, const char *key, const char *message, const char *requested_schema,
+                     json_object **result);
+
+/*
+** A sampling request with one user message of text PROMPT and MAX_TOKENS
+** (> 0). For anything richer (system prompt, model preferences, several
+** messages), build the params and use th_call_ask(). *RESULT is the
+** CreateMessageResult ({"role","content":{"type":"text","text"},"model",
+** "stopReason"}).
+*/
+th_rc th_call_sample(th_call *call, const char *key, const char *prompt, int max_tokens, json_object **result);
+
+/* roots/list: *RESULT is {"roots":[{"uri":"file:///...","name":...}]}. */
+th_rc th_call_list_roots(th_call *call, const char *key, json_object **result);
 
 #ifdef __cplusplus
 }

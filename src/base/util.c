@@ -45,6 +45,8 @@ static const char *const rc_names[] = {
     [TH_ERR_CANCELLED] = "TH_ERR_CANCELLED",
     [TH_ERR_TOOL] = "TH_ERR_TOOL",
     [TH_ERR_IO] = "TH_ERR_IO",
+    [TH_ERR_INPUT_REQUIRED] = "TH_ERR_INPUT_REQUIRED",
+    [TH_ERR_CAPABILITY] = "TH_ERR_CAPABILITY",
 };
 
 const char *th_rc_name(th_rc rc)

@@ -36,6 +36,9 @@ struct th_call {
     size_t structured_bytes; /* ... and of structured */
     bool too_big;            /* their sum passed hooks.max_result_bytes */
     th_handle handle;        /* what the handler was given; 0: none (yet) */
+    atomic_llong startup_since; /* th_now_ms of a start-up wait in progress; 0: none */
+    atomic_llong startup_ms;    /* start-up waits that ended */
+    json_object *raw;           /* th_call_set_raw's whole result, or NULL */
 };
 
 /*
@@ -108,8 +111,21 @@ void th_call_free(th_call *c)
     free(c->tool_name);
     json_object_put(c->content);
     json_object_put(c->structured);
+    json_object_put(c->raw);
     free(c->invalid);
     free(c);
+}
+
+void th_call_set_raw(th_call *call, json_object *result)
+{
+    th_call *c = use(call, __func__);
+    if (c) {
+        json_object_put(c->raw);
+        c->raw = result;
+    } else {
+        json_object_put(result);
+    }
+    unuse(c ? call : NULL);
 }
 
 void th_call_cancel(th_call *call)
@@ -118,6 +134,41 @@ void th_call_cancel(th_call *call)
     if (c)
         atomic_store(&c->cancelled, true);
     unuse(c ? call : NULL);
+}
+
+void th_call_startup_begin(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        atomic_store(&c->startup_since, th_now_ms());
+    unuse(c ? call : NULL);
+}
+
+void th_call_startup_end(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    long long since = c ? atomic_load(&c->startup_since) : 0;
+    /* Added before it is cleared: a reader in between counts the wait
+     * twice (its deadline is re-checked later), never not at all. */
+    if (since) {
+        atomic_fetch_add(&c->startup_ms, th_now_ms() - since);
+        atomic_store(&c->startup_since, 0);
+    }
+    unuse(c ? call : NULL);
+}
+
+long long th_call_startup_ms(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    long long ms = 0;
+    if (c) {
+        ms = atomic_load(&c->startup_ms);
+        long long since = atomic_load(&c->startup_since);
+        if (since)
+            ms += th_now_ms() - since;
+    }
+    unuse(c ? call : NULL);
+    return ms;
 }
 
 /* An ended call counts as cancelled: a thread the handler left behind
@@ -138,6 +189,18 @@ const char *th_call_tool_name(const th_call *call)
     const char *name = c ? c->tool_name : ""; /* lives until th_call_free */
     unuse(c ? call : NULL);
     return name;
+}
+
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn)
+{
+    th_call *c = use(call, fn);
+    *resolved = c;
+    return c ? &c->hooks : NULL;
+}
+
+void th_call_release(const th_call *call, th_call *resolved)
+{
+    unuse(resolved ? call : NULL);
 }
 
 void th_call_mark_error(th_call *call)
@@ -597,6 +660,12 @@ static json_object *refusal(th_call *c)
 json_object *th_call_finish(th_call *c, th_rc handler_rc)
 {
     th_call_end(c); /* the handler has returned: its handle is dead from here */
+    json_object *raw = c->raw;
+    c->raw = NULL;
+    if (raw && handler_rc == TH_OK && !c->invalid && !c->too_big && !c->is_error && !c->structured &&
+        json_object_array_length(c->content) == 0)
+        return raw;
+    json_object_put(raw);
     if (c->invalid || c->too_big)
         return refusal(c);
     if (handler_rc != TH_OK && !c->is_error) {

@@ -26,6 +26,15 @@ typedef struct th_call_hooks {
     bool log_to_client;
     th_log_level log_level;
     size_t max_result_bytes;
+    /* Asking the client (th_call_ask, call/ask.c). CLIENT_CAPS: the TH_ASK_*
+     * bits the client declared. ASK receives a checked request (PARAMS
+     * taken) and answers it, or records it (2026-07-28): see th_call_ask.
+     * CALL is the host's pointer, for th_call_cancelled. NULL: nobody to
+     * ask (TH_ERR_IO). */
+    unsigned client_caps;
+    th_rc (*ask)(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                 json_object **result);
+    void *ask_ctx;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -68,6 +77,30 @@ void th_call_mark_error(th_call *call);
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 
+/*
+** Time the call spends waiting for what will run it to start (a worker
+** process: it has its own limit), which its deadline does not count. The
+** handler's thread brackets that wait with begin and end; the deadline's
+** thread reads the total so far, including a wait in progress, with
+** th_call_startup_ms. CALL may be a handle.
+*/
+void th_call_startup_begin(th_call *call);
+void th_call_startup_end(th_call *call);
+long long th_call_startup_ms(th_call *call);
+
+/*
+** The call's whole result, RESULT (taken), as a worker sent it
+** (th_raw_result_new): th_call_finish returns it as it is, unless the
+** handler's side added to the call too (then it is dropped). CALL may be
+** a handle.
+*/
+void th_call_set_raw(th_call *call, json_object *result);
+
 void th_call_free(th_call *call);
+
+/* The hooks CALL runs with (borrowed; NULL for an ended handle): for
+ * call/ask.c, which resolves handles itself. */
+const th_call_hooks *th_call_hooks_of(th_call *call, th_call **resolved, const char *fn);
+void th_call_release(const th_call *call, th_call *resolved);
 
 #endif

@@ -158,8 +158,10 @@ static bool fire_due_timer(th_pool *pool, long long now)
     pthread_mutex_unlock(&pool->lock);
     t->fn(t->arg);
     pthread_mutex_lock(&pool->lock);
-    /* From here on its owner may free T: touch nothing after the wake. */
-    t->state = TIMER_FIRED;
+    /* From here on its owner may free T: touch nothing after the wake.
+     * FN may have armed it again (a deadline that moved). */
+    if (t->state == TIMER_FIRING)
+        t->state = TIMER_FIRED;
     pthread_cond_broadcast(&pool->fired);
     return true;
 }
@@ -348,12 +350,15 @@ th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void
 bool th_pool_timer_stop(th_pool *pool, th_pool_timer *t)
 {
     pthread_mutex_lock(&pool->lock);
-    if (t->state == TIMER_ARMED) {
-        timer_unlink(pool, t);
-        t->state = TIMER_IDLE;
+    for (;;) {
+        if (t->state == TIMER_ARMED) {
+            timer_unlink(pool, t);
+            t->state = TIMER_IDLE;
+        }
+        if (t->state != TIMER_FIRING)
+            break;
+        pthread_cond_wait(&pool->fired, &pool->lock); /* it may be armed again meanwhile */
     }
-    while (t->state == TIMER_FIRING)
-        pthread_cond_wait(&pool->fired, &pool->lock);
     bool never_fired = t->state != TIMER_FIRED;
     pthread_mutex_unlock(&pool->lock);
     return never_fired;

@@ -52,7 +52,7 @@ typedef struct th_pool_timer {
 /*
 ** Arm T: at AT_MS (th_now_ms clock) FN(ARG) runs on the supervisor thread,
 ** outside the pool's lock, unless th_pool_timer_stop comes first. FN must
-** not stop its own timer. Returns TH_ERR_NOMEM when no supervisor thread
+** not stop its own timer, but may arm it again (a deadline that moved). Returns TH_ERR_NOMEM when no supervisor thread
 ** could be started, TH_ERR_RUNTIME after shutdown began (T not armed).
 */
 th_rc th_pool_timer_start(th_pool *pool, th_pool_timer *t, long long at_ms, void (*fn)(void *), void *arg);

@@ -28,12 +28,14 @@
 enum { CALL_OK = 0, CALL_TOOL_ERROR = 1, CALL_USAGE = 2 };
 
 static const char call_usage[] =
-    "Usage: toolhost call [--plugin-dir=DIR]... [--plugin=FILE.so]... [--json]\n"
-    "                     [--isolation=MODE] TOOL ['JSON']\n"
+    "Usage: toolhost call [--plugin-dir=[BOX=]DIR]... [--plugin=FILE.so]... [--json]\n"
+    "                     [--isolation=MODE] [--qualified-names] TOOL ['JSON']\n"
     "Run one call of TOOL with the arguments JSON (an object; default {}) through\n"
     "a toolhost server, without a client, and print the result: text blocks as\n"
     "text, other blocks as JSON; --json prints the whole result. --plugin loads\n"
     "the one file given; without --plugin-dir or --plugin, the plugin directory.\n"
+    "BOX= and --qualified-names name toolboxes and tools as the server does\n"
+    "(TOOL is then BOX__PLUGIN__NAME; --plugin files are in the toolbox default).\n"
     "Exit status: 0 for a result, 1 for a result with isError, 2 for a usage\n"
     "error, an unknown tool or invalid arguments refused by the protocol.\n";
 
@@ -121,7 +123,7 @@ static json_object *await(FILE *in, int id)
     return found;
 }
 
-enum { C_PLUGIN = 256, C_JSON, C_ISOLATION, C_INSECURE, C_FOLLOW };
+enum { C_PLUGIN = 256, C_JSON, C_ISOLATION, C_INSECURE, C_FOLLOW, C_QUALIFIED };
 
 int th_cli_call(int argc, char **argv)
 {
@@ -132,6 +134,7 @@ int th_cli_call(int argc, char **argv)
         {"isolation", required_argument, NULL, C_ISOLATION},
         {"allow-insecure-plugins", no_argument, NULL, C_INSECURE},
         {"follow-symlinks", no_argument, NULL, C_FOLLOW},
+        {"qualified-names", no_argument, NULL, C_QUALIFIED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -170,6 +173,7 @@ int th_cli_call(int argc, char **argv)
             break;
         case C_INSECURE: sargv[ns++] = "--allow-insecure-plugins"; break;
         case C_FOLLOW: sargv[ns++] = "--follow-symlinks"; break;
+        case C_QUALIFIED: sargv[ns++] = "--qualified-names"; break;
         case 'h':
             fputs(call_usage, stdout);
             status = CALL_OK;

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "plugin/loader.h"
+#include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
@@ -45,15 +46,29 @@ static bool push_path(path_list *l, const char *path)
 }
 
 /* Directories are listed as the host lists them; a file is taken as named
- * (made absolute, as the loader wants). */
-static bool collect(path_list *l, char *const *args, size_t nargs, const th_load_opts *opts, th_load_stats *stats)
+ * (made absolute, as the loader wants). Each argument may be BOX=DIR (or
+ * BOX=FILE.so), naming its toolbox in NAMING as --plugin-dir does. */
+static bool collect(path_list *l, char *const *args, size_t nargs, const th_load_opts *opts, th_load_stats *stats,
+                    th_naming *naming)
 {
     for (size_t i = 0; i < nargs; i++) {
         struct stat st;
-        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+        char *box = NULL;
+        const char *arg;
+        th_err err;
+        if (th_naming_split_spec(args[i], &box, &arg, &err) != TH_OK) {
+            th_log(TH_LOG_ERROR, "%s", err.msg);
+            stats->plugins_refused++;
+            continue;
+        }
+        if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
             char **found = NULL;
             size_t n = 0;
-            const char *dir = args[i];
+            const char *dir = arg;
+            bool named = th_naming_add(naming, box, dir, &err) == TH_OK;
+            free(box);
+            if (!named)
+                return false;
             th_loader_list_dirs(&dir, 1, opts, stats, &found, &n);
             bool ok = true;
             for (size_t j = 0; j < n && ok; j++)
@@ -64,12 +79,18 @@ static bool collect(path_list *l, char *const *args, size_t nargs, const th_load
             continue;
         }
         char abs[PATH_MAX];
-        if (!realpath(args[i], abs)) {
-            th_log(TH_LOG_ERROR, "cannot read %s: %s", args[i], strerror(errno));
+        if (!realpath(arg, abs)) {
+            th_log(TH_LOG_ERROR, "cannot read %s: %s", arg, strerror(errno));
             stats->plugins_refused++;
+            free(box);
             continue;
         }
-        if (!push_path(l, abs))
+        /* A file's toolbox is its directory's. */
+        *strrchr(abs, '/') = '\0';
+        bool named = th_naming_add(naming, box, abs[0] ? abs : "/", &err) == TH_OK;
+        abs[strlen(abs)] = '/';
+        free(box);
+        if (!named || !push_path(l, abs))
             return false;
     }
     return true;
@@ -165,6 +186,13 @@ static json_object *tool_json(const th_entry *e)
         json_object_object_add(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations)
         json_object_object_add(t, "annotations", json_object_get(e->annotations));
+    if (e->qualified) {
+        json_object *meta = json_object_new_object();
+        json_object_object_add(meta, "source_server", json_object_new_string(e->plugin));
+        json_object_object_add(meta, "toolbox_name", json_object_new_string(e->toolbox));
+        json_object_object_add(meta, "original_name", json_object_new_string(e->original_name));
+        json_object_object_add(t, "_meta", meta);
+    }
     return t;
 }
 
@@ -239,15 +267,17 @@ static void print_text(FILE *out, json_object *report)
 
 static const char inspect_usage[] =
     "Usage: toolhost inspect [--json] [--follow-symlinks] [--allow-insecure-plugins]\n"
-    "                        [DIR|FILE.so]...\n"
+    "                        [--qualified-names] [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
     "input and output schemas, and every refusal with its reason. Plugins are\n"
     "opened in scanner processes, so one that crashes is reported, not fatal.\n"
+    "BOX= names a toolbox as --plugin-dir does; --qualified-names shows tools\n"
+    "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
     "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
     "error.\n";
 
-enum { I_JSON = 256, I_FOLLOW, I_INSECURE };
+enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED };
 
 int th_cli_inspect(int argc, char **argv)
 {
@@ -255,6 +285,7 @@ int th_cli_inspect(int argc, char **argv)
         {"json", no_argument, NULL, I_JSON},
         {"follow-symlinks", no_argument, NULL, I_FOLLOW},
         {"allow-insecure-plugins", no_argument, NULL, I_INSECURE},
+        {"qualified-names", no_argument, NULL, I_QUALIFIED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -269,6 +300,8 @@ int th_cli_inspect(int argc, char **argv)
     json_object *report = NULL;
     char *log = NULL;
     int status = 1, c, saved_err = -1, capture = -1;
+    bool qualified = false;
+    th_naming *naming = NULL;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -276,6 +309,7 @@ int th_cli_inspect(int argc, char **argv)
         case I_JSON: json = true; break;
         case I_FOLLOW: scan_opts.load.follow_symlinks = true; break;
         case I_INSECURE: scan_opts.load.allow_insecure = true; break;
+        case I_QUALIFIED: qualified = true; break;
         case 'h': fputs(inspect_usage, stdout); return 0;
         default: fputs("Try 'toolhost inspect --help' for more information.\n", stderr); return 2;
         }
@@ -298,10 +332,10 @@ int th_cli_inspect(int argc, char **argv)
     fflush(stderr);
     dup2(capture, 2);
     th_log_set_threshold(TH_LOG_WARNING);
-    bool ok = collect(&l, args, nargs, &scan_opts.load, &stats) &&
+    bool ok = (naming = th_naming_new(qualified)) && collect(&l, args, nargs, &scan_opts.load, &stats, naming) &&
               (scanned = calloc(l.n + 1, sizeof *scanned)) &&
               th_scan_plugins(l.v, l.n, &scan_opts, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
-              (sup = th_supervisor_new(l.v, l.n, &sup_opts));
+              th_registry_set_naming(reg, naming) == TH_OK && (sup = th_supervisor_new(l.v, l.n, &sup_opts));
     if (ok)
         th_supervisor_register(sup, reg, scanned, &stats);
     fflush(stderr);
@@ -359,6 +393,7 @@ cleanup:
     json_object_put(report);
     free(log);
     th_registry_unref(reg);
+    th_naming_unref(naming);
     th_supervisor_free(sup);
     if (scanned)
         th_scan_free(scanned, l.n);

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "plugin/cache.h"
+#include "plugin/qualname.h"
 
 /* Bumped whenever the file's layout or the meaning of an entry changes. */
 #define CACHE_FORMAT 1
@@ -40,6 +41,12 @@ static uint64_t fnv(uint64_t h, const char *s, size_t len)
 
 char *th_cache_default_path(const char *const *dirs, size_t ndirs)
 {
+    return th_cache_default_path_named(dirs, NULL, ndirs, false);
+}
+
+char *th_cache_default_path_named(const char *const *dirs, const char *const *toolboxes, size_t ndirs,
+                                  bool qualified)
+{
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char *cwd = NULL, *path = NULL;
     uint64_t h = 14695981039346656037ULL;
@@ -55,7 +62,17 @@ char *th_cache_default_path(const char *const *dirs, size_t ndirs)
             h = fnv(h, "/", 1);
         }
         h = fnv(h, dirs[i], strlen(dirs[i]) + 1); /* the NUL separates them */
+        /* Toolbox names too: two hosts naming the same directories
+         * differently must not share (and, saving, prune) one file. The
+         * default toolbox adds nothing, so plain directories keep the
+         * file they had before toolboxes. */
+        if (toolboxes && toolboxes[i] && strcmp(toolboxes[i], TH_DEFAULT_TOOLBOX) != 0) {
+            h = fnv(h, "toolbox=", 8);
+            h = fnv(h, toolboxes[i], strlen(toolboxes[i]) + 1);
+        }
     }
+    if (qualified)
+        h = fnv(h, "qualified", 10);
     free(cwd);
     size_t len = strlen(use_xdg ? xdg : home) + 64;
     if ((path = malloc(len)))

@@ -32,6 +32,15 @@ typedef struct th_cache_key {
 char *th_cache_default_path(const char *const *dirs, size_t ndirs);
 
 /*
+** The same for directories in toolboxes: TOOLBOXES[i] (NULL, or an entry
+** NULL or TH_DEFAULT_TOOLBOX: none) names DIRS[i]'s toolbox, and the names
+** and QUALIFIED enter the digest, so each naming has a cache file of its
+** own. Plain directories get th_cache_default_path's file.
+*/
+char *th_cache_default_path_named(const char *const *dirs, const char *const *toolboxes, size_t ndirs,
+                                  bool qualified);
+
+/*
 ** Open the cache at PATH for a load with OPTS (kept with the entries: a
 ** change of a load option that changes the outcome empties the cache).
 ** A missing file is an empty cache; a corrupt one, or one written by

@@ -169,7 +169,10 @@ static th_rc add_tool(th_server *server, const th_tool *tool)
         th_err_clear(&server->err);
     } else {
         server->stats->tools_refused++;
-        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]",
+        /* The scan saw this plugin alone: what clashes with the others, or
+         * with the toolbox naming, is news here. */
+        bool quiet = server->quiet_refusals && (owner || !th_registry_refusal_contextual(server->reg));
+        th_log(quiet ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]",
                server->path, (readable && t.name) ? t.name : "?", server->err.msg, th_rc_name(rc));
     }
     return rc;

@@ -9,10 +9,12 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "plugin/qualname.h"
 #include "plugin/registry.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
@@ -34,6 +36,8 @@ struct th_registry {
     size_t nslots;      /* power of two, kept at most half full */
     void **handles;     /* dlopen handles, closed last */
     size_t nhandles;
+    th_naming *naming;  /* toolboxes, or NULL: names as registered */
+    bool last_contextual; /* see th_registry_refusal_contextual */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -144,6 +148,9 @@ static void entry_free(th_entry *e)
     th_schema_free(e->output_validator);
     th_typed_free(e->typed);
     free((char *)e->origin);
+    free(e->original_name);
+    free(e->toolbox);
+    free(e->plugin);
     free(e);
 }
 
@@ -161,6 +168,7 @@ void th_registry_unref(th_registry *reg)
     free(reg->slots);
     memos_free(reg->memos);
     pthread_mutex_destroy(&reg->memo_lock);
+    th_naming_unref(reg->naming);
     free(reg);
 }
 
@@ -223,6 +231,7 @@ typedef struct checked {
     json_object *input_schema, *output_schema, *annotations;
     th_schema *validator, *output_validator;
     th_typed *typed;
+    char *exposed, *toolbox, *plugin; /* th_naming_expose */
 } checked;
 
 static void checked_free(checked *c)
@@ -233,6 +242,9 @@ static void checked_free(checked *c)
     th_schema_free(c->validator);
     th_schema_free(c->output_validator);
     th_typed_free(c->typed);
+    free(c->exposed);
+    free(c->toolbox);
+    free(c->plugin);
     memset(c, 0, sizeof *c);
 }
 
@@ -252,9 +264,11 @@ static th_rc check_state(const th_registry *reg, th_err *err)
 /*
 ** The registry rules after the state, in the specification's order: required
 ** attributes, name, duplicate, description, input schema, execute. T has been
-** normalised. On success fills OUT (which the caller owns).
+** normalised. ORIGIN (may be NULL) places it in a toolbox. On success fills
+** OUT (which the caller owns).
 */
-static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, th_err *err)
+static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *origin, checked *out, th_err *err,
+                        bool *contextual)
 {
     th_rc rc;
     memset(out, 0, sizeof *out);
@@ -283,41 +297,62 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, checked *out, 
     if (name_bytes > TH_NAME_MAX) /* all ASCII now: bytes are characters */
         return th_err_set(err, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got %zu", name_bytes);
 
-    /* Naming the first registrant tells the author which of two plugins
-     * to rename; tools added by the host itself have no origin. */
-    const th_entry *first = th_registry_get(reg, t->name);
-    if (first && first->origin && first->origin[0])
-        return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered (first by %s)", t->name, first->origin);
-    if (first)
-        return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", t->name);
+    /* The name clients see (qualified, in a toolbox) is the one that must
+     * be unique, and the one a too-long refusal is about. */
+    rc = th_naming_expose(reg->naming, origin, t->name, &out->toolbox, &out->plugin, &out->exposed, err);
+    if (rc != TH_OK) {
+        *contextual = true;
+        return rc;
+    }
 
+    /* Naming the first registrant tells the author which of two plugins
+     * to rename; tools added by the host itself have no origin. Across
+     * toolboxes both are named, with their toolboxes (seed 002). */
+    const th_entry *first = th_registry_get(reg, out->exposed);
+    if (first && first->origin && first->origin[0] && first->toolbox && out->toolbox && origin &&
+        strcmp(first->toolbox, out->toolbox) != 0)
+        rc = th_err_set(err, TH_ERR_VALUE,
+                        "Tool '%s' already registered (first by %s in toolbox '%s'; again by %s in toolbox '%s')",
+                        out->exposed, first->origin, first->toolbox, origin, out->toolbox);
+    else if (first && first->origin && first->origin[0])
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered (first by %s)", out->exposed,
+                        first->origin);
+    else if (first)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered", out->exposed);
+    if (first) {
+        *contextual = true;
+        goto fail;
+    }
+
+    size_t dlen = 0;
     if (!th_utf8_valid(t->description, strlen(t->description)))
-        return th_err_set(err, TH_ERR_VALUE, "Tool description must be string (valid UTF-8)");
-    size_t dlen = th_utf8_length(t->description);
-    if (dlen < TH_DESCRIPTION_MIN)
-        return th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
-    if (dlen > TH_DESCRIPTION_MAX)
-        return th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
-    if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
-        return th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description must be string (valid UTF-8)");
+    else if ((dlen = th_utf8_length(t->description)) < TH_DESCRIPTION_MIN)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    else if (dlen > TH_DESCRIPTION_MAX)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+    else if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
+    if (rc != TH_OK)
+        goto fail;
 
     if (t->function) {
         if (t->input_schema)
-            return th_err_set(err, TH_ERR_VALUE,
-                              "Tool input_schema must be NULL for a typed function (it is generated)");
-        if (t->handler)
-            return th_err_set(err, TH_ERR_VALUE,
-                              "Tool must have exactly one execute method: 'handler' or 'function', not both");
-        if (t->output_schema)
-            return th_err_set(err, TH_ERR_VALUE,
-                              "Tool output_schema must be NULL for a typed function (it is generated)");
-        rc = th_typed_prepare(t->function, &out->typed, &out->input_schema, &out->output_schema, err);
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must be NULL for a typed function (it is generated)");
+        else if (t->handler)
+            rc = th_err_set(err, TH_ERR_VALUE,
+                            "Tool must have exactly one execute method: 'handler' or 'function', not both");
+        else if (t->output_schema)
+            rc = th_err_set(err, TH_ERR_VALUE,
+                            "Tool output_schema must be NULL for a typed function (it is generated)");
+        else
+            rc = th_typed_prepare(t->function, &out->typed, &out->input_schema, &out->output_schema, err);
         if (rc != TH_OK)
-            return rc;
+            goto fail;
     } else {
         rc = parse_json(t->input_schema, "input_schema", &out->input_schema, err);
         if (rc != TH_OK)
-            return rc;
+            goto fail;
         if (!json_object_is_type(out->input_schema, json_type_object)) {
             rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must be dict (a JSON object), got %s",
                             json_type_word(out->input_schema));
@@ -415,7 +450,8 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
         rc = th_tool_normalize(tool, &t, err);
     if (rc != TH_OK)
         return rc;
-    rc = check_tool(reg, &t, &c, err);
+    reg->last_contextual = false;
+    rc = check_tool(reg, &t, origin, &c, err, &reg->last_contextual);
     if (rc != TH_OK)
         return rc;
 
@@ -435,9 +471,23 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     if (!e)
         goto nomem;
     bool oom = false;
-    e->name = dup_or_null(t.name, &oom);
+    e->qualified = strcmp(c.exposed, t.name) != 0;
+    e->name = c.exposed;
+    e->toolbox = c.toolbox;
+    e->plugin = c.plugin;
+    c.exposed = c.toolbox = c.plugin = NULL;
+    e->original_name = dup_or_null(t.name, &oom);
     e->title = dup_or_null(t.title, &oom);
-    e->description = dup_or_null(t.description, &oom);
+    if (e->qualified) {
+        /* Seed 002: "[toolbox/server] description". */
+        size_t len = strlen(e->toolbox) + strlen(e->plugin) + strlen(t.description) + 5;
+        if ((e->description = malloc(len)))
+            snprintf(e->description, len, "[%s/%s] %s", e->toolbox, e->plugin, t.description);
+        else
+            oom = true;
+    } else {
+        e->description = dup_or_null(t.description, &oom);
+    }
     e->origin = dup_or_null(origin ? origin : "", &oom);
     if (oom) {
         entry_free(e);
@@ -502,7 +552,7 @@ bool th_registry_validate(const th_registry *reg, const th_tool *tool)
     th_tool t;
     checked c;
     if (check_state(reg, NULL) != TH_OK || th_tool_normalize(tool, &t, NULL) != TH_OK ||
-        check_tool(reg, &t, &c, NULL) != TH_OK)
+        check_tool(reg, &t, NULL, &c, NULL, &(bool){false}) != TH_OK)
         return false;
     checked_free(&c);
     return true;
@@ -554,6 +604,25 @@ th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle)
 unsigned long long th_registry_version(const th_registry *reg)
 {
     return reg->version;
+}
+
+th_rc th_registry_set_naming(th_registry *reg, th_naming *naming)
+{
+    if (reg->count > 0)
+        return TH_ERR_MISUSE;
+    th_naming_unref(reg->naming);
+    reg->naming = th_naming_ref(naming);
+    return TH_OK;
+}
+
+const th_naming *th_registry_naming(const th_registry *reg)
+{
+    return reg->naming;
+}
+
+bool th_registry_refusal_contextual(const th_registry *reg)
+{
+    return reg->last_contextual;
 }
 
 /* Under memo_lock. */

@@ -43,9 +43,17 @@ typedef struct th_entry {
     void (*destroy)(void *user_data);
     const char *origin;         /* plugin path for messages ("" if none) */
     uint32_t timeout_ms;        /* the descriptor's own deadline; 0: the host's */
+    /* Toolboxes (plugin/qualname.h). NAME above is the exposed name: with
+     * qualified names {toolbox}__{plugin}__{original_name}, and then
+     * DESCRIPTION starts with "[toolbox/plugin] ". */
+    char *original_name;        /* the name the plugin registered */
+    char *toolbox;              /* NULL: in no toolbox (or no naming set) */
+    char *plugin;               /* NAME of NAME.so; NULL likewise */
+    bool qualified;             /* exposed under its qualified name */
 } th_entry;
 
 typedef struct th_registry th_registry;
+typedef struct th_naming th_naming; /* plugin/qualname.h */
 
 /* A new, empty registry with one reference. NULL on allocation failure. */
 th_registry *th_registry_new(void);
@@ -104,6 +112,23 @@ th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 ** new one), so text derived from a registry can be keyed by it.
 */
 unsigned long long th_registry_version(const th_registry *reg);
+
+/*
+** Toolboxes: from now on a tool added with an ORIGIN inside one of
+** NAMING's directories is named and described as NAMING says
+** (th_naming_expose). Takes a reference. Only on an empty registry (a
+** reload sets it on the registry it builds); TH_ERR_MISUSE otherwise.
+*/
+th_rc th_registry_set_naming(th_registry *reg, th_naming *naming);
+const th_naming *th_registry_naming(const th_registry *reg);
+
+/*
+** Did th_registry_add's last refusal come from the registry's context (a
+** tool already registered under the name, or the toolbox naming) rather
+** than from the descriptor alone? A scan of the plugin by itself cannot
+** have seen (and logged) such a refusal.
+*/
+bool th_registry_refusal_contextual(const th_registry *reg);
 
 /*
 ** Memos: text derived from the tools (a serialised tools/list page), kept

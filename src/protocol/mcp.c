@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "call/rawresult.h"
+#include "call/ask.h"
 #include "call/callctx.h"
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
@@ -24,6 +26,9 @@
 #include "protocol/mcp.h"
 #include "base/util.h"
 #include "call/workpool.h"
+#include "protocol/asks.h"
+#include "protocol/mrtr.h"
+#include "plugin/qualname.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -59,12 +64,15 @@ struct th_mcp_session {
     atomic_int refs;          /* the transport's, plus one per job */
 
     pthread_mutex_t lock;     /* everything below */
-    pthread_cond_t idle;      /* inflight dropped to zero */
+    pthread_cond_t idle;      /* nopen dropped to zero */
     bool initialized;         /* legacy initialize received */
     int legacy_version;       /* index into versions[] */
     th_log_level legacy_log_level;
     job *inflight[INFLIGHT_BUCKETS];
-    size_t ninflight;
+    size_t ninflight;         /* calls whose handler has not returned */
+    size_t nunanswered;       /* calls whose response has not begun */
+    size_t nopen;             /* calls whose response is not yet written
+                               * (or dropped); drain waits for these */
     size_t inflight_bytes;    /* request text of the calls in flight */
     size_t msg_len;           /* the message being handled (reader thread) */
     job *finished;            /* answered calls for the reader to free */
@@ -76,6 +84,10 @@ struct th_mcp_session {
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
+
+    unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
+    char *principal;      /* th_mcp_session_set_principal, or NULL */
+    th_asks *asks;        /* legacy requests to the client awaiting answers */
 };
 
 /* The per-request context a method handler gets. */
@@ -106,7 +118,11 @@ struct job {
     job *next;              /* bucket chain */
     th_pool_timer deadline; /* armed while the handler runs */
     long long timeout_ms;   /* the deadline it was given */
+    long long armed_ms;     /* when its handler started */
     bool answered;          /* its one response is out; under s->lock */
+    unsigned client_caps;   /* TH_ASK_* its client declared */
+    unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
+    th_mrtr *mrtr;          /* modern: its round state, else NULL */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -223,6 +239,8 @@ static void session_unref(th_mcp_session *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
     pthread_rwlock_destroy(&s->send_lock);
+    th_asks_free(s->asks);
+    free(s->principal);
     free(s);
 }
 
@@ -341,7 +359,10 @@ static json_object *server_info(const th_mcp *m)
 /* Modern results carry resultType and the server's identity. */
 static void modern_members(const th_mcp *m, json_object *result)
 {
-    put(result, "resultType", json_object_new_string("complete"));
+    json_object *rt; /* an InputRequiredResult keeps its own */
+    if (!json_object_object_get_ex(result, "resultType", &rt) || !json_object_is_type(rt, json_type_string) ||
+        strcmp(json_object_get_string(rt), "input_required") != 0)
+        put(result, "resultType", json_object_new_string("complete"));
     json_object *meta = json_object_new_object();
     put(meta, META_SERVER, server_info(m));
     put(result, "_meta", meta);
@@ -421,11 +442,14 @@ static void m_initialize(request *r)
     if (v < 0 || v > LATEST_LEGACY)
         v = LATEST_LEGACY;
 
+    json_object *caps = NULL;
+    json_object_object_get_ex(r->msg->params, "capabilities", &caps);
     pthread_mutex_lock(&r->s->lock);
     bool again = r->s->initialized;
     if (!again) {
         r->s->initialized = true;
         r->s->legacy_version = v;
+        r->s->legacy_caps = th_ask_caps_of(caps);
     }
     pthread_mutex_unlock(&r->s->lock);
     if (again) {
@@ -489,6 +513,14 @@ static json_object *tool_json(const th_entry *e, int v)
         put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
         put(t, "annotations", json_object_get(e->annotations));
+    if (e->qualified) {
+        /* Seed 002's ToolInfo._meta: where a qualified name points. */
+        json_object *meta = json_object_new_object();
+        put(meta, "source_server", json_object_new_string(e->plugin));
+        put(meta, "toolbox_name", json_object_new_string(e->toolbox));
+        put(meta, "original_name", json_object_new_string(e->original_name));
+        put(t, "_meta", meta);
+    }
     return t;
 }
 
@@ -597,6 +629,7 @@ static job *find_job(th_mcp_session *s, const char *key)
 /* Forget J's id: from now on the client may reuse it. Under s->lock. */
 static void unlink_job(th_mcp_session *s, job *j)
 {
+    s->nunanswered--;
     for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
         if (*pp == j) {
             *pp = j->next;
@@ -605,10 +638,17 @@ static void unlink_job(th_mcp_session *s, job *j)
     }
 }
 
-/* J's response is out (or dropped): it no longer counts. Under s->lock. */
+/* J's handler has returned: it no longer counts. Under s->lock. */
 static void job_done(th_mcp_session *s)
 {
-    if (--s->ninflight == 0)
+    s->ninflight--;
+}
+
+/* A call's response is written, or dropped: a drain no longer waits for
+ * it, even while a timed-out handler still runs. Under s->lock. */
+static void response_out(th_mcp_session *s)
+{
+    if (--s->nopen == 0)
         pthread_cond_broadcast(&s->idle);
 }
 
@@ -616,6 +656,7 @@ static void job_free(job *j)
 {
     free(j->key);
     th_call_free(j->call);
+    th_mrtr_free(j->mrtr);
     json_object_put(j->args);
     json_object_put(j->id);
     json_object_put(j->token);
@@ -638,6 +679,8 @@ static void notify_hook(void *ctx, json_object *notification)
 static json_object *check_output(const th_entry *e, json_object *result)
 {
     json_object *is_error, *sc;
+    if (e->output_validator)
+        result = th_raw_result_tree(result); /* to look into (a worker's is never raw then) */
     if (!e->output_validator || !result ||
         (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)))
         return result;
@@ -741,6 +784,12 @@ static void send_call_result(job *j, json_object *result)
         return;
     }
     request r = {.s = s, .modern = j->modern};
+    /* A worker's result as it sent it, unless an older client needs it
+     * changed. */
+    if (!j->modern && j->version < V_2025_06_18 && !(result = th_raw_result_tree(result))) {
+        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
+        return;
+    }
     if (!j->modern)
         fit_result(result, j->version);
     /* The common case costs no tree for the envelope and the modern
@@ -759,6 +808,27 @@ static void send_call_result(job *j, json_object *result)
 static void job_answer(job *j, json_object *result, const char *busy);
 static void deadline_passed(void *p);
 
+/* -32021: the handler asked for capabilities J's client did not declare.
+ * data.requiredCapabilities is a ClientCapabilities object. */
+static void send_missing_caps(job *j)
+{
+    json_object *data = json_object_new_object(), *req = json_object_new_object();
+    th_buf names = {0};
+    for (unsigned k = 1; k <= TH_ASK_ROOTS; k <<= 1)
+        if (j->missing_caps & k) {
+            put(req, th_ask_capability(k), json_object_new_object());
+            th_buf_printf(&names, "%s%s", names.len ? ", " : "", th_ask_capability(k));
+        }
+    put(data, "requiredCapabilities", req);
+    char m[512];
+    snprintf(m, sizeof m,
+             "Missing required client capability: tool '%s' needs %s, which the request's _meta[\"" META_CAPS
+             "\"] does not declare",
+             j->entry->name, names.data ? names.data : "?");
+    free(names.data);
+    send_error(j->s, j->id, TH_RPC_MISSING_CAPABILITY, m, data);
+}
+
 /* The deadline of a call of E: the tool's own when it asked for a shorter
  * one than the host's, else the host's; 0: none. */
 static long long call_timeout(const th_mcp_config *cfg, const th_entry *e)
@@ -776,7 +846,8 @@ static void arm_deadline(job *j)
     j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
     if (j->timeout_ms <= 0)
         return;
-    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, th_now_ms() + j->timeout_ms, deadline_passed, j);
+    j->armed_ms = th_now_ms();
+    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, j->armed_ms + j->timeout_ms, deadline_passed, j);
     if (rc != TH_OK)
         th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
 }
@@ -824,6 +895,11 @@ static void deadline_passed(void *p)
 {
     job *j = p;
     th_mcp_session *s = j->s;
+    /* The time the call waited for a worker process to start is not its
+     * own (start-up has its own limit): the deadline moves by that much. */
+    long long due = j->armed_ms + j->timeout_ms + th_call_startup_ms(j->call);
+    if (th_now_ms() < due && th_pool_timer_start(s->mcp->pool, &j->deadline, due, deadline_passed, j) == TH_OK)
+        return;
     pthread_mutex_lock(&s->lock);
     bool answer = !j->answered && !j->cancelled; /* a cancelled call gets no response */
     if (answer) {
@@ -844,6 +920,9 @@ static void deadline_passed(void *p)
     answering = NULL;
     if (j->batch)
         batch_release(j->batch);
+    pthread_mutex_lock(&s->lock);
+    response_out(s);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Cancelled while it waited in the queue: the client has given up on it,
@@ -883,7 +962,20 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
-        result = check_output(e, th_call_finish(j->call, rc));
+        result = th_call_finish(j->call, rc);
+        if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
+            /* The handler stopped for input (see th_call_ask): what it
+             * built is not the answer. */
+            json_object_put(result);
+            result = NULL;
+            if (j->missing_caps) {
+                job_answer(j, NULL, NULL);
+                return;
+            }
+            result = th_mrtr_result(j->mrtr);
+        } else {
+            result = check_output(e, result);
+        }
     }
 
     job_answer(j, result, NULL);
@@ -914,6 +1006,9 @@ static void job_answer(job *j, json_object *result, const char *busy)
         json_object_put(result);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
+    } else if (j->modern && j->missing_caps) {
+        send_missing_caps(j);
+        json_object_put(result);
     } else {
         send_call_result(j, result);
     }
@@ -927,6 +1022,8 @@ static void job_answer(job *j, json_object *result, const char *busy)
      * every call. */
     pthread_mutex_lock(&s->lock);
     job_done(s);
+    if (!answered)
+        response_out(s); /* else the deadline's answer was, when it was sent */
     s->inflight_bytes -= j->bytes;
     bool free_here = s->closing;
     if (!free_here) {
@@ -965,6 +1062,28 @@ static void free_finished(job *j)
     }
 }
 
+/*
+** th_call_hooks.ask: the handler of J asks its client (call/ask.c checked
+** the request). Modern: answered from the retry or recorded for the
+** InputRequiredResult. Legacy: a request to the client, waited for on the
+** handler's thread. A capability the client did not declare is refused;
+** in the modern era that makes the whole request -32021.
+*/
+static th_rc ask_hook(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                      json_object **result)
+{
+    job *j = ctx;
+    unsigned kind = th_ask_kind_of(method);
+    if (!(j->client_caps & kind)) {
+        j->missing_caps |= kind;
+        json_object_put(params);
+        return TH_ERR_CAPABILITY;
+    }
+    if (j->modern)
+        return th_mrtr_ask(j->mrtr, key, method, params, result); /* every modern call has one */
+    return th_asks_request(j->s->asks, notify_hook, j->s, j->key, method, params, validation_cancelled, call, result);
+}
+
 static void m_tools_call(request *r)
 {
     th_mcp_session *s = r->s;
@@ -973,9 +1092,14 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
-    const th_entry *e = plain_string(name) ? th_registry_get(s->mcp->reg, json_object_get_string(name)) : NULL;
+    /* Unknown tools, in qualified names too, are protocol errors (the
+     * MCP spec's -32602), with seed 002's texts for why. */
+    char why[512];
+    const th_entry *e = th_tool_resolve(s->mcp->reg, plain_string(name), why, sizeof why);
     if (!e) {
-        send_errorf(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Unknown tool: %.200s", json_object_get_string(name));
+        if (!plain_string(name))
+            snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
         return;
     }
     if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
@@ -989,13 +1113,35 @@ static void m_tools_call(request *r)
         !json_object_is_type(token, json_type_double))
         token = NULL;
 
+    /* A modern call may be a retry carrying answers (inputResponses,
+     * requestState): refused before anything runs when they are bad. */
+    th_mrtr *mrtr = NULL;
+    if (r->modern) {
+        json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
+        if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
+            send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            return;
+        }
+    }
     job *j = calloc(1, sizeof *j);
     if (!j) {
+        th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
+    j->mrtr = mrtr;
+    if (r->modern) {
+        json_object *caps = NULL;
+        json_object_object_get_ex(r->meta, META_CAPS, &caps);
+        j->client_caps = th_ask_caps_of(caps);
+    } else {
+        pthread_mutex_lock(&s->lock);
+        j->client_caps = s->legacy_caps;
+        pthread_mutex_unlock(&s->lock);
+    }
     j->key = th_rpc_id_key(r->msg->id);
     if (!j->key) {
+        th_mrtr_free(j->mrtr);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -1020,10 +1166,15 @@ static void m_tools_call(request *r)
         .log_to_client = r->log_to_client,
         .log_level = r->log_level,
         .max_result_bytes = s->mcp->cfg.max_result_bytes,
+        .client_caps = j->client_caps,
+        .ask = ask_hook,
+        .ask_ctx = j,
     };
-    j->call = th_call_new(e->name, &hooks);
+    /* The handler sees the name it registered, as a worker does. */
+    j->call = th_call_new(e->original_name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
+        th_mrtr_free(j->mrtr);
         json_object_put(j->args);
         json_object_put(j->id);
         json_object_put(j->token);
@@ -1083,6 +1234,8 @@ static void m_tools_call(request *r)
     j->next = *b;
     *b = j;
     s->ninflight++;
+    s->nunanswered++;
+    s->nopen++;
     s->inflight_bytes += j->bytes;
     atomic_fetch_add(&s->refs, 1);
     job *finished = s->finished;
@@ -1110,6 +1263,7 @@ static void m_tools_call(request *r)
         pthread_mutex_lock(&s->lock);
         unlink_job(s, j);
         job_done(s);
+        response_out(s);
         s->inflight_bytes -= j->bytes;
         pthread_mutex_unlock(&s->lock);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
@@ -1303,7 +1457,10 @@ static void dispatch(th_mcp_session *s, th_rpc_msg *msg)
         break;
     }
     case TH_RPC_RESPONSE:
-        break; /* this server sends no requests: a stray response */
+        /* The answer to a handler's question (legacy), or a stray. */
+        if (!th_asks_deliver(s->asks, msg->msg))
+            th_log(TH_LOG_DEBUG, "a response no request of ours waits for was dropped");
+        break;
     case TH_RPC_INVALID:
         if (!msg->silent)
             send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
@@ -1389,6 +1546,24 @@ void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
     send_error(s, NULL, code, message, NULL);
 }
 
+void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)
+{
+    free(s->principal);
+    s->principal = principal ? strdup(principal) : NULL;
+}
+
+void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)
+{
+    json_object *id = NULL;
+    if (!th_rpc_member(req, "id", &id))
+        return;
+    th_log(TH_LOG_WARNING, "a tool's request to its client could not be sent: %s", why);
+    json_object *e = th_rpc_error(id, TH_RPC_INTERNAL_ERROR, why, NULL);
+    if (e)
+        th_asks_deliver(s->asks, e);
+    json_object_put(e);
+}
+
 /* ---- session lifetime -------------------------------------------------- */
 
 th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
@@ -1405,6 +1580,10 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
+    if (!(s->asks = th_asks_new())) {
+        session_unref(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -1418,7 +1597,7 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
 size_t th_mcp_session_inflight(th_mcp_session *s)
 {
     pthread_mutex_lock(&s->lock);
-    size_t n = s->ninflight;
+    size_t n = s->nunanswered;
     pthread_mutex_unlock(&s->lock);
     return n;
 }
@@ -1426,9 +1605,9 @@ size_t th_mcp_session_inflight(th_mcp_session *s)
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
 {
     pthread_mutex_lock(&s->lock);
-    while (s->ninflight > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
+    while (s->nopen > 0 && th_cond_wait_until(&s->idle, &s->lock, deadline_ms))
         ;
-    bool drained = s->ninflight == 0;
+    bool drained = s->nopen == 0;
     pthread_mutex_unlock(&s->lock);
     return drained;
 }
@@ -1451,6 +1630,7 @@ void th_mcp_session_free(th_mcp_session *s)
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
+    th_asks_close(s->asks); /* a handler waiting for its client gets TH_ERR_IO */
     pthread_mutex_lock(&s->lock);
     s->closing = true;
     job *finished = s->finished;

@@ -86,10 +86,28 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
  * an error carrying "id": null. */
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message);
 
-/* Calls still running (their responses not yet sent or dropped). */
+/*
+** REQ, a request the session sent its client for a handler (see
+** th_call_ask), cannot be delivered (e.g. the HTTP client takes no event
+** stream): the handler waiting for it gets TH_ERR_IO now, not at its
+** deadline. WHY goes to the log. Any thread; REQ is borrowed.
+*/
+void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why);
+
+/*
+** Who the transport authenticated for this session's requests (copied;
+** NULL: nobody), e.g. the Authorization header: a 2026-07-28 requestState
+** issued to one principal is refused for another. Before the first message.
+*/
+void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
+
+/* Calls not yet answered: a call whose response (a timeout's, say) is
+ * being or has been sent no longer counts, even if its handler runs on. */
 size_t th_mcp_session_inflight(th_mcp_session *s);
 
-/* Wait until no call is in flight or DEADLINE_MS passes; true if none is. */
+/* Wait until every call's response is written (or dropped) or DEADLINE_MS
+ * passes; true if so. A timed-out handler still running is not waited for:
+ * it was cancelled when its deadline answered. */
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms);
 
 /* Cancel every call in flight: handlers see th_call_cancelled(), and their

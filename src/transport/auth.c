@@ -1,9 +1,12 @@
 /*
-** Bearer token checks against a token file. Tokens are compared as SHA-256
-** hashes in constant time, so the file may hold hashes instead of tokens.
+** Bearer token checks: against a token file (tokens compared as SHA-256
+** hashes in constant time, so the file may hold hashes instead of tokens),
+** and/or as JWTs against a JWKS file (transport/jwt.c does the checking).
 */
+#include "base/log.h"
 #include "base/util.h"
 #include "transport/auth.h"
+#include "transport/jwt.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -11,6 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+
+/* Clock skew allowed on a JWT's exp and nbf (RFC 7519 suggests "a few
+ * minutes" at most; one is enough between hosts that run NTP). */
+#define JWT_LEEWAY_S 60
 
 typedef struct entry {
     unsigned char hash[SHA256_DIGEST_LENGTH];
@@ -21,6 +29,8 @@ struct th_auth {
     entry *v;
     size_t n;
     char *all_scopes; /* union, space-separated */
+    th_jwks *jwks;    /* JWT keys, or NULL: no JWTs */
+    char *issuer, *audience;
 };
 
 static bool parse_hex(const char *s, size_t len, unsigned char *out)
@@ -134,6 +144,37 @@ fail:
     return NULL;
 }
 
+bool th_auth_add_jwks(th_auth **ap, const char *path, const char *issuer, const char *audience, char *err,
+                      size_t errlen)
+{
+    th_auth *a = *ap ? *ap : calloc(1, sizeof *a);
+    if (!a) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return false;
+    }
+    if (a->jwks) {
+        snprintf(err, errlen, "%s: a JWKS file was given already", path);
+        goto fail;
+    }
+    if (!(a->jwks = th_jwks_load(path, err, errlen)))
+        goto fail;
+    if (!(a->issuer = strdup(issuer)) || !(a->audience = strdup(audience))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    *ap = a;
+    return true;
+fail:
+    if (!*ap)
+        th_auth_free(a);
+    return false;
+}
+
+bool th_auth_note_scopes(th_auth *a, const char *scopes)
+{
+    return add_scopes(a, scopes);
+}
+
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope)
 {
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
@@ -150,6 +191,14 @@ th_auth_result th_auth_check(const th_auth *a, const char *authorization, const 
     for (size_t i = 0; i < a->n; i++)
         if (CRYPTO_memcmp(h, a->v[i].hash, sizeof h) == 0)
             hit = &a->v[i];
+    if (!hit && a->jwks) {
+        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
+        char why[160];
+        th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), why, sizeof why);
+        if (r == TH_JWT_INVALID)
+            th_log(TH_LOG_DEBUG, "bearer JWT refused: %s", why);
+        return r == TH_JWT_OK ? TH_AUTH_OK : r == TH_JWT_SCOPE ? TH_AUTH_SCOPE : TH_AUTH_INVALID;
+    }
     if (!hit)
         return TH_AUTH_INVALID;
     if (scope && *scope && !has_word(hit->scopes, scope))
@@ -170,5 +219,8 @@ void th_auth_free(th_auth *a)
         free(a->v[i].scopes);
     free(a->v);
     free(a->all_scopes);
+    th_jwks_free(a->jwks);
+    free(a->issuer);
+    free(a->audience);
     free(a);
 }

@@ -1,6 +1,7 @@
 /*
-** Bearer token checks for the HTTP transport: loads a token file and says
-** whether a presented token is known and carries a scope. No MCP logic here.
+** Bearer token checks for the HTTP transport: loads a token file and/or a
+** JWKS file and says whether a presented token is good and carries a scope.
+** No MCP logic here.
 */
 #ifndef TH_AUTH_H
 #define TH_AUTH_H
@@ -21,6 +22,18 @@ typedef struct th_auth th_auth;
 ** blank lines and lines starting with '#' are skipped. Only SHA-256 hashes
 ** are kept in memory. Returns NULL with ERR filled on failure. */
 th_auth *th_auth_load(const char *path, char *err, size_t errlen);
+
+/* Also accepts JWTs (RS256/384/512, ES256/384/512) signed by a key in the
+** JWKS file PATH, issued by ISSUER ("iss"), for AUDIENCE ("aud", this
+** server's resource URI), not expired (60 s leeway on exp and nbf); scopes
+** come from the "scope" claim. Creates *A when it is NULL. False with ERR
+** naming the file and field on failure (*A is then left as it was). */
+bool th_auth_add_jwks(th_auth **a, const char *path, const char *issuer, const char *audience, char *err,
+                      size_t errlen);
+
+/* Adds the space-separated SCOPES to those th_auth_scopes names (a JWKS has
+** no scope list of its own: the required scopes are what clients may ask). */
+bool th_auth_note_scopes(th_auth *a, const char *scopes);
 
 /* Checks an Authorization header value (may be NULL); SCOPE may be NULL. */
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope);

@@ -26,7 +26,10 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/mcp.h"
+#include "plugin/qualname.h"
 #include "transport/http.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -160,7 +163,7 @@ static bool is_response(json_object *msg)
 /* ---- the transport and its sessions ------------------------------------ */
 
 typedef struct hsess {
-    char id[33];
+    char id[TH_HTTP_SESSION_PREFIX_MAX + 33]; /* --http-session-prefix, 32 hex digits */
     th_mcp_session *ms;
     pthread_mutex_t lock;        /* exchanges */
     pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
@@ -198,9 +201,12 @@ static void sess_send(void *ctx, json_object *msg)
     bool final = is_response(msg);
     char *key = NULL;
     json_object *token = NULL, *v;
+    /* A request a handler sends its client goes on the stream of the call
+     * it serves: its id names that call. */
+    char *origin = final ? NULL : th_asks_origin(msg);
     if (final && !json_object_is_type(msg, json_type_array) && th_rpc_member(msg, "id", &v))
         key = th_rpc_id_key(v);
-    else if (!final && th_rpc_member(msg, "params", &v))
+    else if (!final && !origin && th_rpc_member(msg, "params", &v))
         json_object_object_get_ex(v, "progressToken", &token);
     const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
 
@@ -208,8 +214,10 @@ static void sess_send(void *ctx, json_object *msg)
     exchange *to = NULL, **pp;
     for (pp = &s->exchanges; *pp; pp = &(*pp)->next) {
         exchange *ex = *pp;
-        if (final ? want && ex->key && strcmp(ex->key, want) == 0
-                  : token ? ex->token && json_object_equal(ex->token, token) : ex->key != NULL) {
+        if (final    ? want && ex->key && strcmp(ex->key, want) == 0
+            : origin ? ex->key && strcmp(ex->key, origin) == 0
+            : token  ? ex->token && json_object_equal(ex->token, token)
+                     : ex->key != NULL) {
             to = ex;
             break;
         }
@@ -225,6 +233,19 @@ static void sess_send(void *ctx, json_object *msg)
         exchange_ref(to);
     pthread_mutex_unlock(&s->lock);
     free(key);
+    bool asking = origin != NULL;
+    free(origin);
+    if (asking && (!to || !to->want_notes)) {
+        /* Its handler would wait for an answer to a question never asked. */
+        th_mcp_session_undeliverable(s->ms, msg,
+                                     to ? "the client's POST does not accept text/event-stream, the only way to "
+                                          "send it a request"
+                                        : "the call it belongs to has no open stream");
+        if (to)
+            exchange_unref(to);
+        json_object_put(msg);
+        return;
+    }
     if (!to) {
         th_log(TH_LOG_DEBUG, "http: session %.8s: a message no request waits for was dropped", s->id);
         json_object_put(msg);
@@ -365,8 +386,11 @@ static hsess *sess_new(th_http *h, const char **why)
         *why = "cannot create a session";
         return NULL;
     }
+    /* The prefix lets a load balancer route a session back to the
+     * instance that holds it (contrib/nginx/toolhost.conf). */
+    size_t pl = (size_t)snprintf(s->id, sizeof s->id, "%s", h->opts.session_prefix ? h->opts.session_prefix : "");
     for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+        snprintf(s->id + pl + 2 * i, 3, "%02x", rnd[i]);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
@@ -617,7 +641,9 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
 {
     if (!h->opts.auth)
         return true;
-    char buf[1024], meta[600];
+    /* JWTs from real authorization servers run to a few KB (RS256 alone
+     * adds 342 bytes of signature); a truncated one would fail as invalid. */
+    char buf[8192], meta[600];
     th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
     if (res == TH_AUTH_OK)
         return true;
@@ -1132,7 +1158,8 @@ static const char *check_param_headers(th_http *h, struct MHD_Connection *c, jso
     json_object *name, *args, *props;
     if (!h->opts.reg || !json_object_object_get_ex(params, "name", &name))
         return NULL;
-    const th_entry *e = th_registry_get(h->opts.reg, json_object_get_string(name));
+    char why[512];
+    const th_entry *e = th_tool_resolve(h->opts.reg, json_object_get_string(name), why, sizeof why);
     if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
         !json_object_is_type(props, json_type_object))
         return NULL;
@@ -1232,6 +1259,9 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
+        th_mcp_session_set_principal(k->ms,
+                                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     th_mcp_session_handle(k->ms, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
@@ -1423,7 +1453,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
      * FD_SETSIZE. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
     bool loopback;
-    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+    socklen_t sslen = sizeof ss;
+    if (opts->use_listen_fd) {
+        /* A passed socket: its own address says the family and whether the
+         * Host check of loopback servers applies. */
+        if (getsockname(opts->listen_fd, (struct sockaddr *)&ss, &sslen) != 0) {
+            snprintf(err, errlen, "descriptor %d: %s", opts->listen_fd, strerror(errno));
+            return NULL;
+        }
+        loopback = ss.ss_family == AF_UNIX ||
+                   (ss.ss_family == AF_INET && (ntohl(v4->sin_addr.s_addr) >> 24) == 127) ||
+                   (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr));
+        if (ss.ss_family == AF_INET6)
+            flags |= MHD_USE_IPv6;
+    } else if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)opts->port);
         loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
@@ -1456,12 +1499,20 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
     unsigned idle_s = (unsigned)((h->opts.request_timeout_ms + 999) / 1000);
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+    struct MHD_OptionItem where[] = {
+        opts->use_listen_fd ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, opts->listen_fd, NULL}
+                            : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
                                  MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
                                  idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
                                  mhd_log, NULL, MHD_OPTION_END);
     if (!h->daemon) {
-        snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        if (opts->use_listen_fd)
+            snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
+        else
+            snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
         free(h);

@@ -35,7 +35,16 @@ typedef struct th_http_opts {
     const char *auth_issuer;     /* authorization server named in the metadata */
     const char *const *tool_scopes; /* "TOOL=SCOPE": tools/call of TOOL needs SCOPE */
     size_t ntool_scopes;
+    const char *session_prefix;  /* starts every Mcp-Session-Id (at most
+                                  * TH_HTTP_SESSION_PREFIX_MAX of [A-Za-z0-9._-]),
+                                  * so a load balancer can pin a session to the
+                                  * instance that issued it; NULL: none */
+    bool use_listen_fd;          /* serve on LISTEN_FD (socket activation) instead
+                                  * of binding ADDR and PORT; th_http owns it */
+    int listen_fd;
 } th_http_opts;
+
+#define TH_HTTP_SESSION_PREFIX_MAX 32
 
 typedef struct th_http th_http;
 

@@ -712,9 +712,10 @@ static int read_loop(srv *v)
 
 /*
 ** A reader thread: takes the role when it is free, parks as a spare when it
-** lost it during a call, and ends once the session is closed. (Process
-** isolation runs no call on a reader: a worker process dies with the
-** thread that started it, PR_SET_PDEATHSIG being per thread.)
+** lost it during a call, and ends once the session is closed. Calls run on
+** it in both isolation modes: a worker process a call starts is started by
+** the spawner thread (worker/spawn.c), not by the reader, so it does not
+** die with a reader that ends (PR_SET_PDEATHSIG being per thread).
 */
 static void *reader_main(void *p)
 {

@@ -21,7 +21,8 @@
 typedef enum th_ipc_type {
     TH_IPC_HELLO = 1, /* host->child: role and configuration */
     TH_IPC_CALL,      /* host->worker: a JSON-RPC notification, params
-                       * {"tool","arguments"} (see th_worker_parse_fn) */
+                       * {"tool","arguments","caps"} (see th_worker_parse_fn;
+                       * caps: the TH_ASK_* bits the client declared) */
     TH_IPC_CANCEL,    /* host->worker: cancel call id */
     TH_IPC_PROGRESS,  /* worker->host: {"progress","total","message"} */
     TH_IPC_LOG,       /* worker->host: {"level","data"} */
@@ -30,6 +31,11 @@ typedef enum th_ipc_type {
     TH_IPC_LOADING,   /* scanner->host: id = index of the plugin it opens */
     TH_IPC_PLUGIN,    /* scanner->host: the outcome for plugin id */
     TH_IPC_DONE,      /* scanner->host: every plugin was scanned */
+    TH_IPC_LOGGED,    /* host->scanner: plugin id's output is logged; load
+                       * the next (the scanner waits for it, so that each
+                       * plugin's output is told apart from the next one's) */
+    TH_IPC_ASK,       /* worker->host: th_call_ask {"key","method","params"} */
+    TH_IPC_ANSWER,    /* host->worker: {"rc":th_rc[,"result":{...}]} for it */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

@@ -112,7 +112,12 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
      * scanner's own start (an exec of the host: slow on a loaded machine or
      * under valgrind) is not a plugin's fault, and gets its own allowance. */
     long long deadline = o->load_timeout_ms ? th_now_ms() + SCANNER_START_MS + o->load_timeout_ms : 0;
-    char tag[300] = "scanner";
+    /* Output is the next plugin's from the HELLO, or from the LOGGED that
+     * let the scanner go on, up to that plugin's PLUGIN frame: the two
+     * streams (socket and pipe) are read in no particular order, so the
+     * tag follows that lockstep, not the moment a LOADING frame is read. */
+    char tag[300];
+    snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
     int outfd = ch.out;
 
     while (!done && !eof) {
@@ -143,7 +148,6 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
         while ((fr = th_ipc_next(&r, &f, &err)) == 1) {
             if (f.type == TH_IPC_LOADING && f.id < n) {
                 current = f.id;
-                snprintf(tag, sizeof tag, "%s", base_name(paths[current]));
                 th_signals_loading(paths[current]); /* a stop signal names it */
                 if (o->load_timeout_ms)
                     deadline = th_now_ms() + o->load_timeout_ms;
@@ -163,9 +167,14 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                 if (!s->accepted) /* an accepted plugin's are counted when it is registered */
                     stats->tools_refused += s->tools_refused;
                 json_object_put(res);
+                /* The scanner waits for LOGGED: what its pipe holds now is
+                 * all this plugin wrote, its last line even unterminated. */
+                if (outfd >= 0)
+                    drain(&ob, outfd, tag);
                 *next = (size_t)current + 1;
+                snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
+                th_ipc_send(ch.sock, TH_IPC_LOGGED, (uint32_t)current, NULL, 0);
                 current = -1;
-                snprintf(tag, sizeof tag, "scanner");
                 th_signals_loading(NULL);
             } else if (f.type == TH_IPC_DONE) {
                 done = true;

@@ -1,7 +1,7 @@
 /*
 ** worker/spawn.c: posix_spawn of the host's own executable as a worker or
 ** scanner child, with exactly the descriptors, mask and dispositions the
-** child's start-up sequence expects.
+** child's start-up sequence expects, always from one long-lived thread.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -90,7 +90,7 @@ int th_child_reap(pid_t pid, long long grace_ms)
     return status;
 }
 
-th_rc th_spawn_child(th_child *child, th_err *err)
+static th_rc spawn_here(th_child *child, th_err *err)
 {
     int sv[2] = {-1, -1}, out[2] = {-1, -1}, theirs = -1;
     th_rc rc = TH_ERR_IO;
@@ -154,6 +154,83 @@ cleanup:
         if (fds[i] >= 0)
             close(fds[i]);
     return rc;
+}
+
+/*
+** The spawner. A child's PR_SET_PDEATHSIG fires when the *thread* that
+** created it ends, not the process: a worker started from a call thread
+** (a pool thread that exits when idle, a reader thread that ends with its
+** session) would be killed with it. So every child is started by one
+** thread that lives as long as the process ("th-spawn"); callers hand it
+** the request and wait. Spawns are rare (start-up, a first call, a
+** restart), so one at a time costs nothing.
+*/
+typedef struct spawn_req {
+    th_child *child;
+    th_err *err;
+    th_rc rc;
+    bool done;
+    struct spawn_req *next;
+} spawn_req;
+
+static pthread_once_t spawner_once = PTHREAD_ONCE_INIT;
+static bool spawner_ok;
+static pthread_mutex_t spawner_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spawner_work = PTHREAD_COND_INITIALIZER; /* a request was queued */
+static pthread_cond_t spawner_done = PTHREAD_COND_INITIALIZER; /* a request was served */
+static spawn_req *spawner_queue; /* under spawner_lock; requests live on their callers' stacks */
+
+static void *spawner_main(void *unused)
+{
+    (void)unused;
+    pthread_setname_np(pthread_self(), "th-spawn");
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* the host's signals go to the threads that wait for them */
+    pthread_mutex_lock(&spawner_lock);
+    for (;;) {
+        while (!spawner_queue)
+            pthread_cond_wait(&spawner_work, &spawner_lock);
+        spawn_req *r = spawner_queue;
+        spawner_queue = r->next;
+        pthread_mutex_unlock(&spawner_lock);
+        r->rc = spawn_here(r->child, r->err);
+        pthread_mutex_lock(&spawner_lock);
+        r->done = true;
+        pthread_cond_broadcast(&spawner_done);
+    }
+    return NULL; /* not reached: it lives as long as the process */
+}
+
+static void spawner_start(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    spawner_ok = pthread_create(&t, &attr, spawner_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+th_rc th_spawn_child(th_child *child, th_err *err)
+{
+    if (!self_exe[0])
+        return th_err_set(err, TH_ERR_RUNTIME, "the host's executable is unknown (th_spawn_init)");
+    pthread_once(&spawner_once, spawner_start);
+    if (!spawner_ok)
+        return th_err_set(err, TH_ERR_RUNTIME, "cannot start the thread that starts workers (th-spawn)");
+    spawn_req r = {.child = child, .err = err, .rc = TH_ERR_RUNTIME};
+    pthread_mutex_lock(&spawner_lock);
+    spawn_req **tail = &spawner_queue;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &r;
+    pthread_cond_signal(&spawner_work);
+    while (!r.done)
+        pthread_cond_wait(&spawner_done, &spawner_lock);
+    pthread_mutex_unlock(&spawner_lock);
+    return r.rc;
 }
 
 static void emit(const char *tag, const char *line, size_t len)

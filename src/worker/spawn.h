@@ -43,7 +43,13 @@ typedef struct th_child {
     int out;
 } th_child;
 
-/* Start a child. TH_OK, or an error code with ERR naming what failed. */
+/*
+** Start a child. It is started by the host's one spawner thread, which
+** lives as long as the process, so that the child's PR_SET_PDEATHSIG ties
+** it to the host and not to the calling thread; any thread may call this
+** and waits for the start. TH_OK, or an error code with ERR naming what
+** failed.
+*/
 th_rc th_spawn_child(th_child *child, th_err *err);
 
 /*

@@ -22,6 +22,7 @@
 
 #include "base/log.h"
 #include "call/callctx.h"
+#include "call/rawresult.h"
 #include "worker/ipc.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -96,6 +97,7 @@ typedef struct proxy_tool {
     char *name;
     char *call_head; /* a CALL payload up to its arguments, made once */
     size_t call_head_len;
+    bool parse_result; /* it has an outputSchema: the host parses its results */
 } proxy_tool;
 
 struct th_supervisor {
@@ -519,11 +521,9 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     return w;
 }
 
-/* S's running worker (a new reference), started if need be; NULL with WHY
- * when the plugin is quarantined or its worker cannot start. */
-static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size_t size)
+/* acquire under S->lock; *TIMING: CALL's start-up wait is being counted. */
+static worker *acquire_locked(slot *s, const char *tool, th_call *call, char *why, size_t size, bool *timing)
 {
-    pthread_mutex_lock(&s->lock);
     for (;;) {
         long long now = th_now_ms();
         if (s->quarantined_until_ms > now) {
@@ -567,6 +567,10 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         }
         if (now < s->next_start_ms) { /* backing off after a crash */
             pthread_mutex_unlock(&s->lock);
+            if (*timing) { /* a plugin's backoff is its calls' time */
+                th_call_startup_end(call);
+                *timing = false;
+            }
             if (th_call_cancelled(call)) {
                 snprintf(why, size, "tool '%s' was cancelled", tool);
                 return NULL;
@@ -578,6 +582,10 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
             continue;
         }
         char cause[256];
+        if (!*timing) {
+            th_call_startup_begin(call);
+            *timing = true;
+        }
         w = spawn_worker(s, cause, sizeof cause);
         if (!w) {
             th_log(TH_LOG_ERROR, "plugin %s: %s", s->path, cause);
@@ -592,6 +600,26 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
         pthread_mutex_unlock(&s->lock);
         return w;
     }
+}
+
+/*
+** S's running worker (a new reference), started if need be; NULL with WHY
+** when the plugin is quarantined or its worker cannot start. The call's
+** deadline does not count a worker's start (--load-timeout bounds that),
+** including the wait for another call that is starting it (the slot's
+** lock is held meanwhile); a running worker costs no clock read.
+*/
+static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size_t size)
+{
+    bool timing = pthread_mutex_trylock(&s->lock) != 0;
+    if (timing) {
+        th_call_startup_begin(call);
+        pthread_mutex_lock(&s->lock);
+    }
+    worker *w = acquire_locked(s, tool, call, why, size, &timing);
+    if (timing)
+        th_call_startup_end(call);
+    return w;
 }
 
 /* ---- the proxy handler ----------------------------------------------------- */
@@ -628,9 +656,18 @@ done:
 }
 
 /* The worker's CallToolResult onto the host's call, checked again: the
- * child is not trusted. */
-static void apply_result(th_call *call, const char *tool, const qframe *q)
+ * child is not trusted. A plain one is checked by one scan and sent on as
+ * its bytes; one the host must look into (its structuredContent is
+ * validated against an outputSchema) or that is not plain is parsed and
+ * checked block by block. */
+static void apply_result(th_call *call, const proxy_tool *pt, const qframe *q)
 {
+    const char *tool = pt->name;
+    json_object *raw = pt->parse_result ? NULL : th_raw_result_new(q->payload, q->len);
+    if (raw) {
+        th_call_set_raw(call, raw);
+        return;
+    }
     th_err err;
     json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
     if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
@@ -654,6 +691,36 @@ static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct io
     pthread_mutex_lock(&w->send_lock);
     th_ipc_sendv(w->ch.sock, type, id, parts, n); /* a dead worker shows as EOF */
     pthread_mutex_unlock(&w->send_lock);
+}
+
+/* The worker's handler asks the client: asked on the host's call (which
+ * may block until the client answers, legacy), answered with ANSWER. */
+static void answer_ask(worker *w, uint32_t id, th_call *call, const qframe *q)
+{
+    th_err err;
+    json_object *o = th_ipc_parse(q->payload, q->len, &err), *key, *method, *params = NULL, *result = NULL;
+    th_rc rc = TH_ERR_VALUE;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "key", &key) &&
+        json_object_object_get_ex(o, "method", &method)) {
+        json_object_object_get_ex(o, "params", &params);
+        rc = th_call_ask(call, json_object_get_string(key), json_object_get_string(method),
+                         json_object_get(params), &result);
+    }
+    json_object *a = json_object_new_object();
+    if (a) {
+        json_object_object_add(a, "rc", json_object_new_int((int)rc));
+        if (result)
+            json_object_object_add(a, "result", result);
+        else
+            json_object_put(result);
+        pthread_mutex_lock(&w->send_lock);
+        th_ipc_send_json(w->ch.sock, TH_IPC_ANSWER, id, a);
+        pthread_mutex_unlock(&w->send_lock);
+        json_object_put(a);
+    } else {
+        json_object_put(result);
+    }
+    json_object_put(o);
 }
 
 /* A descriptor's own deadline, as the scanner reported it (0: none). */
@@ -694,7 +761,14 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         text = "{}";
         len = 2;
     }
-    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {"}}", 2}};
+    /* The client's capabilities go along, for th_call_client_can. */
+    unsigned caps = 0;
+    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
+        if (th_call_client_can(call, k))
+            caps |= k;
+    char tail[32];
+    int tail_len = snprintf(tail, sizeof tail, ",\"caps\":%u}}", caps);
+    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {tail, (size_t)tail_len}};
     send_frame(w, TH_IPC_CALL, p.id, parts, 3);
 
     bool done = false, cancel_sent = false;
@@ -711,8 +785,10 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
                 apply_progress(call, q);
             else if (q->type == TH_IPC_LOG)
                 apply_log(call, q);
+            else if (q->type == TH_IPC_ASK)
+                answer_ask(w, p.id, call, q);
             else if (q->type == TH_IPC_RESULT) {
-                apply_result(call, pt->name, q);
+                apply_result(call, pt, q);
                 done = true;
             }
             free(q);
@@ -881,6 +957,7 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
             }
             bool own = name && strlen(name) == own_len && strncmp(name, b, own_len) == 0;
             if (rc == TH_OK) {
+                pt->parse_result = str_of(d, "output_schema") != NULL;
                 json_object_array_add(s->tools, json_object_new_string(name));
             } else if (own) {
                 own_refused = true;

@@ -156,15 +156,36 @@ static void quiet_loading(const config *c)
 }
 
 /* Static: still reachable when the scanner _exit()s (valgrind's view). */
-static th_registry *volatile scan_reg; /* volatile: a store nothing reads is kept */
+static th_registry **volatile scan_regs; /* volatile: a store nothing reads is kept */
 
-static int scan(const config *c)
+/* Wait for the host's LOGGED for plugin I: until then no plugin code runs,
+ * so everything on the output pipe so far is plugin I's. */
+static void await_logged(th_ipc_reader *r, size_t i)
 {
-    th_registry *reg = scan_reg = th_registry_new();
-    if (!reg)
+    th_ipc_frame f;
+    th_err err;
+    int got;
+    while ((got = th_ipc_recv(r, &f, &err)) == 1)
+        if (f.type == TH_IPC_LOGGED && f.id == (uint32_t)i)
+            return;
+    fflush(NULL);
+    _exit(0); /* the host is gone, or gave up on this scanner */
+}
+
+static int scan(const config *c, th_ipc_reader *r)
+{
+    /* A registry per plugin: whether two plugins clash depends on how the
+     * host names their tools (toolboxes, qualified names), which the host
+     * decides when it registers them, and a cached scan must not depend
+     * on the other files of the load. */
+    scan_regs = calloc(c->npaths + 1, sizeof *scan_regs);
+    if (!scan_regs)
         die("out of memory");
     quiet_loading(c);
     for (size_t i = c->from; i < c->npaths; i++) {
+        th_registry *reg = scan_regs[i] = th_registry_new();
+        if (!reg)
+            die("out of memory");
         send_obj(TH_IPC_LOADING, (uint32_t)i, NULL);
         th_load_stats st = {0};
         size_t base = th_registry_count(reg);
@@ -179,6 +200,7 @@ static int scan(const config *c)
         json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
         send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
         json_object_put(o);
+        await_logged(r, i);
     }
     send_obj(TH_IPC_DONE, 0, NULL);
     fflush(NULL);
@@ -194,6 +216,8 @@ typedef struct job {
     json_object *args;
     const th_entry *entry;
     struct job *next;
+    pthread_cond_t answered; /* under jobs_lock: an ANSWER arrived */
+    json_object *answer;     /* its payload, until worker_ask takes it */
 } job;
 
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -214,6 +238,65 @@ static void forward(void *ctx, json_object *n)
     json_object_put(n);
 }
 
+/* How often a handler waiting for its answer looks at cancellation. */
+#define ASK_POLL_MS 50
+
+/* th_call_hooks.ask: the question goes to the host (which knows the client
+ * and its era); the handler waits here for the ANSWER frame. */
+static th_rc worker_ask(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                        json_object **result)
+{
+    job *j = ctx;
+    json_object *o = json_object_new_object(), *a, *v;
+    if (!o) {
+        json_object_put(params);
+        return TH_ERR_NOMEM;
+    }
+    json_object_object_add(o, "key", json_object_new_string(key));
+    json_object_object_add(o, "method", json_object_new_string(method));
+    json_object_object_add(o, "params", params);
+    pthread_mutex_lock(&jobs_lock);
+    json_object_put(j->answer); /* a late answer to a question given up on */
+    j->answer = NULL;
+    pthread_mutex_unlock(&jobs_lock);
+    send_obj(TH_IPC_ASK, j->id, o);
+    json_object_put(o);
+    pthread_mutex_lock(&jobs_lock);
+    while (!j->answer && !th_call_cancelled(call))
+        th_cond_wait_until(&j->answered, &jobs_lock, th_now_ms() + ASK_POLL_MS);
+    a = j->answer;
+    j->answer = NULL;
+    pthread_mutex_unlock(&jobs_lock);
+    if (!a)
+        return TH_ERR_CANCELLED;
+    th_rc rc = json_object_object_get_ex(a, "rc", &v) ? (th_rc)json_object_get_int(v) : TH_ERR_IO;
+    if (rc == TH_OK && json_object_object_get_ex(a, "result", &v) && json_object_is_type(v, json_type_object))
+        *result = json_object_get(v);
+    else if (rc == TH_OK)
+        rc = TH_ERR_IO;
+    json_object_put(a);
+    return rc;
+}
+
+/* An ANSWER frame for call ID: handed to its waiting handler. */
+static void deliver_answer(uint32_t id, const char *payload, size_t len)
+{
+    th_err err;
+    json_object *a = th_ipc_parse(payload, len, &err);
+    pthread_mutex_lock(&jobs_lock);
+    job *j = jobs;
+    while (j && j->id != id)
+        j = j->next;
+    if (j && a) {
+        json_object_put(j->answer);
+        j->answer = a;
+        a = NULL;
+        pthread_cond_signal(&j->answered);
+    }
+    pthread_mutex_unlock(&jobs_lock);
+    json_object_put(a);
+}
+
 static void run(void *p)
 {
     job *j = p;
@@ -232,6 +315,8 @@ static void run(void *p)
     json_object_put(result);
     th_call_free(j->call);
     json_object_put(j->args);
+    json_object_put(j->answer);
+    pthread_cond_destroy(&j->answered);
     free(j);
 }
 
@@ -256,7 +341,11 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
         .log_to_client = true,
         .log_level = TH_LOG_DEBUG,
         .max_result_bytes = (size_t)c->max_result_bytes,
+        .client_caps = (unsigned)get_num(req, "caps"),
+        .ask = worker_ask,
+        .ask_ctx = j,
     };
+    pthread_cond_init(&j->answered, NULL);
     j->id = id;
     j->entry = e;
     j->call = th_call_new(e->name, &hooks);
@@ -351,6 +440,8 @@ static void reader_loop(void *unused)
     while (th_ipc_recv(srv.r, &f, &err) == 1) {
         if (f.type == TH_IPC_CANCEL) {
             cancel_call(f.id);
+        } else if (f.type == TH_IPC_ANSWER) {
+            deliver_answer(f.id, f.payload, f.len);
         } else if (f.type == TH_IPC_CALL) {
             json_object *req = parse_call(f.payload, f.len);
             job *j = new_job(srv.reg, srv.c, f.id, req);
@@ -450,5 +541,5 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     /* 6. The sandbox policy, before any plugin code. */
     apply_policy(&c);
     /* 7. Plugin code. */
-    return c.scan ? scan(&c) : serve(&c, &r);
+    return c.scan ? scan(&c, &r) : serve(&c, &r);
 }

@@ -1,0 +1,337 @@
+/*
+** call/rawresult.c: a worker's CallToolResult passed through as its bytes.
+** Owns the one-pass scan that decides whether the bytes can go to the client
+** as they are (the worker is not trusted: they must not break the response
+** or its line), and the json-c object that writes them.
+*/
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call/rawresult.h"
+#include "call/result.h"
+#include "base/util.h"
+
+/* ---- the scan --------------------------------------------------------------
+** Each function takes the position of a value's first byte and returns the
+** position after it, or NULL when the text is not plainly spliceable. */
+
+typedef struct scan {
+    const char *end;
+    int depth;
+} scan;
+
+static const char *value(scan *s, const char *p);
+
+static int hex4(const char *p, const char *end)
+{
+    if (end - p < 4)
+        return -1;
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int d = th_hex_digit(p[i]);
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* A string at P (its opening quote). Surrogate escapes are left to the
+ * long way: a lone one is not Unicode, and a client may reject it. */
+static const char *string(scan *s, const char *p)
+{
+    if (p >= s->end || *p != '"')
+        return NULL;
+    for (p++; p < s->end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c < 0x20)
+            return NULL;
+        if (c != '\\')
+            continue;
+        if (++p >= s->end)
+            return NULL;
+        if (*p == 'u') {
+            int v = hex4(p + 1, s->end);
+            if (v < 0 || (v >= 0xD800 && v <= 0xDFFF))
+                return NULL;
+            p += 4;
+        } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static const char *digits(scan *s, const char *p)
+{
+    const char *q = p;
+    while (q < s->end && *q >= '0' && *q <= '9')
+        q++;
+    return q > p ? q : NULL;
+}
+
+static const char *number(scan *s, const char *p)
+{
+    if (p < s->end && *p == '-')
+        p++;
+    if (p < s->end && *p == '0')
+        p++;
+    else if (!(p = digits(s, p)))
+        return NULL;
+    if (p < s->end && *p == '.' && !(p = digits(s, p + 1)))
+        return NULL;
+    if (p < s->end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < s->end && (*p == '+' || *p == '-'))
+            p++;
+        if (!(p = digits(s, p)))
+            return NULL;
+    }
+    return p;
+}
+
+static const char *literal(scan *s, const char *p, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(s->end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+/* An array or object at P, each member's value scanned by value(). */
+static const char *container(scan *s, const char *p)
+{
+    char close = *p == '[' ? ']' : '}';
+    bool object = close == '}';
+    if (++s->depth > TH_RESULT_MAX_DEPTH)
+        return NULL;
+    p++;
+    if (p < s->end && *p == close) {
+        s->depth--;
+        return p + 1;
+    }
+    for (;;) {
+        if (object) {
+            if (!(p = string(s, p)) || p >= s->end || *p++ != ':')
+                return NULL;
+        }
+        if (!(p = value(s, p)) || p >= s->end)
+            return NULL;
+        if (*p == close) {
+            s->depth--;
+            return p + 1;
+        }
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+static const char *value(scan *s, const char *p)
+{
+    if (p >= s->end)
+        return NULL;
+    switch (*p) {
+    case '"': return string(s, p);
+    case '{':
+    case '[': return container(s, p);
+    case 't': return literal(s, p, "true");
+    case 'f': return literal(s, p, "false");
+    case 'n': return literal(s, p, "null");
+    default: return number(s, p);
+    }
+}
+
+/* ---- the result's shape ---------------------------------------------------- */
+
+/* Members a block may need, as bits. */
+enum { M_TEXT = 1, M_DATA = 2, M_MIME = 4, M_URI = 8, M_NAME = 16 };
+
+static const struct {
+    const char *key;
+    unsigned bit;
+} string_members[] = {
+    {"\"text\"", M_TEXT}, {"\"data\"", M_DATA}, {"\"mimeType\"", M_MIME}, {"\"uri\"", M_URI}, {"\"name\"", M_NAME},
+};
+
+/* What each block type requires, as call/result.c's block_shapes says;
+ * "resource" (an embedded resource with its own rules) is not here. */
+static const struct {
+    const char *type;
+    unsigned required;
+} block_types[] = {
+    {"\"text\"", M_TEXT},
+    {"\"image\"", M_DATA | M_MIME},
+    {"\"audio\"", M_DATA | M_MIME},
+    {"\"resource_link\"", M_URI | M_NAME},
+};
+
+static bool span_is(const char *a, const char *b, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(b - a) == n && memcmp(a, lit, n) == 0;
+}
+
+/* One content block at P: an object with a known "type" and the string
+ * members that type requires. */
+static const char *block(scan *s, const char *p)
+{
+    if (p >= s->end || *p != '{' || ++s->depth > TH_RESULT_MAX_DEPTH)
+        return NULL;
+    p++;
+    const char *type = NULL, *type_end = NULL;
+    unsigned have = 0;
+    while (p < s->end && *p != '}') {
+        const char *k = p, *v;
+        if (!(p = string(s, p)) || p >= s->end || *p++ != ':')
+            return NULL;
+        const char *k_end = p - 1;
+        if (memchr(k, '\\', (size_t)(k_end - k)))
+            return NULL;
+        if (!(v = p, p = value(s, p)) || p >= s->end)
+            return NULL;
+        bool is_string = *v == '"';
+        if (span_is(k, k_end, "\"type\"")) {
+            if (type || !is_string)
+                return NULL;
+            type = v;
+            type_end = p;
+        } else if (is_string) {
+            for (size_t i = 0; i < sizeof string_members / sizeof string_members[0]; i++)
+                if (span_is(k, k_end, string_members[i].key))
+                    have |= string_members[i].bit;
+        }
+        if (*p == ',' && p + 1 < s->end && p[1] != '}')
+            p++;
+        else if (*p != '}')
+            return NULL;
+    }
+    if (p >= s->end || !type)
+        return NULL;
+    s->depth--;
+    for (size_t i = 0; i < sizeof block_types / sizeof block_types[0]; i++)
+        if (span_is(type, type_end, block_types[i].type))
+            return (have & block_types[i].required) == block_types[i].required ? p + 1 : NULL;
+    return NULL;
+}
+
+static const char *content(scan *s, const char *p)
+{
+    if (p >= s->end || *p != '[' || ++s->depth > TH_RESULT_MAX_DEPTH)
+        return NULL;
+    p++;
+    if (p < s->end && *p == ']') {
+        s->depth--;
+        return p + 1;
+    }
+    for (;;) {
+        if (!(p = block(s, p)) || p >= s->end)
+            return NULL;
+        if (*p == ']') {
+            s->depth--;
+            return p + 1;
+        }
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+/* The whole text: {"content":[...],"structuredContent":{...},"isError":B}
+ * in any order, content required, nothing else, nothing after. */
+static bool spliceable(const char *text, size_t len)
+{
+    scan s = {.end = text + len, .depth = 1};
+    const char *p = text;
+    bool seen[3] = {false, false, false};
+    if (len < 2 || *p++ != '{')
+        return false;
+    while (p < s.end && *p != '}') {
+        const char *k = p;
+        if (!(p = string(&s, p)) || p >= s.end || *p++ != ':')
+            return false;
+        const char *k_end = p - 1;
+        int which = span_is(k, k_end, "\"content\"")             ? 0
+                    : span_is(k, k_end, "\"structuredContent\"") ? 1
+                    : span_is(k, k_end, "\"isError\"")           ? 2
+                                                                 : -1;
+        if (which < 0 || seen[which] || p >= s.end)
+            return false;
+        seen[which] = true;
+        if (which == 0)
+            p = content(&s, p);
+        else if (which == 1)
+            p = *p == '{' ? container(&s, p) : NULL;
+        else
+            p = *p == 't' ? literal(&s, p, "true") : literal(&s, p, "false");
+        if (!p || p >= s.end)
+            return false;
+        if (*p == ',' && p + 1 < s.end && p[1] != '}')
+            p++;
+        else if (*p != '}')
+            return false;
+    }
+    return seen[0] && p + 1 == s.end && *p == '}';
+}
+
+/* ---- the object ------------------------------------------------------------ */
+
+static const char raw_magic[] = "th-raw-result";
+
+typedef struct raw {
+    const char *magic; /* raw_magic: what th_raw_result_is looks for */
+    size_t len;
+    char text[]; /* NUL-terminated */
+} raw;
+
+static int raw_to_json(json_object *o, struct printbuf *pb, int level, int flags)
+{
+    (void)level;
+    (void)flags;
+    const raw *r = json_object_get_userdata(o);
+    return printbuf_memappend(pb, r->text, (int)r->len);
+}
+
+static void raw_free(json_object *o, void *p)
+{
+    (void)o;
+    free(p);
+}
+
+json_object *th_raw_result_new(const char *text, size_t len)
+{
+    if (len > INT32_MAX || !th_utf8_valid(text, len) || !spliceable(text, len))
+        return NULL;
+    raw *r = malloc(sizeof *r + len + 1);
+    json_object *o = r ? json_object_new_object() : NULL;
+    if (!o) {
+        free(r);
+        return NULL;
+    }
+    r->magic = raw_magic;
+    r->len = len;
+    memcpy(r->text, text, len);
+    r->text[len] = '\0';
+    json_object_set_serializer(o, raw_to_json, r, raw_free);
+    return o;
+}
+
+bool th_raw_result_is(json_object *result)
+{
+    const raw *r = json_object_is_type(result, json_type_object) ? json_object_get_userdata(result) : NULL;
+    return r && r->magic == raw_magic;
+}
+
+json_object *th_raw_result_tree(json_object *result)
+{
+    if (!th_raw_result_is(result))
+        return result;
+    const raw *r = json_object_get_userdata(result);
+    /* Scanned, so it parses, as deep as the scan let it nest. */
+    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 8);
+    json_object *tree = tok ? json_tokener_parse_ex(tok, r->text, (int)r->len) : NULL;
+    json_tokener_free(tok);
+    json_object_put(result);
+    return tree;
+}

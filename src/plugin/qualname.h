@@ -1,0 +1,117 @@
+/*
+** plugin/qualname.h: toolboxes and qualified tool names (seed 002). Which
+** toolbox each plugin directory is, how `{toolbox}__{plugin}__{tool}` is
+** built and parsed, and the seed's error texts. The registry asks this file
+** what name a tool is exposed under; the protocol asks it why a name is not.
+*/
+#ifndef TH_QUALNAME_H
+#define TH_QUALNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+#include "plugin/registry.h"
+
+/* The MCP limit on a tool name, which a qualified name must also keep. */
+#define TH_QUALNAME_MAX 64
+/* The toolbox of a --plugin-dir given without NAME=. */
+#define TH_DEFAULT_TOOLBOX "default"
+
+/*
+** A qualified name split as seed 002's parseToolName does: at the first
+** two "__"; TOOL is the rest and may itself hold "__". The toolbox and
+** server parts point into the parsed name (not NUL-terminated).
+*/
+typedef struct th_qualname {
+    const char *toolbox;
+    size_t toolbox_len;
+    const char *server;
+    size_t server_len;
+    const char *tool; /* NUL-terminated: the end of the name */
+} th_qualname;
+
+/* Split NAME; false (OUT unspecified) when any of the three parts is
+ * missing or empty: "dev__filesystem_read_file", "invalid", "a____b". */
+bool th_qualname_parse(const char *name, th_qualname *out);
+
+/*
+** Seed 002's generateToolName: "{TOOLBOX}__{SERVER}__{TOOL}", malloc'd, or
+** NULL when out of memory or a part is NULL or empty.
+*/
+char *th_qualname_make(const char *toolbox, const char *server, const char *tool);
+
+/*
+** Can NAME be the toolbox or plugin (server) part of a qualified name?
+** Seed 002: non-empty, letters, digits, '-' and '_'; and so that parsing
+** gives NAME back, no "__" inside and no '_' at the end. NULL when it can,
+** else the rule it breaks (static text).
+*/
+const char *th_qualname_part_rule(const char *name);
+
+/* Seed 002's error texts, into BUF (truncated to SIZE). */
+void th_qualname_err_format(char *buf, size_t size, const char *name);
+void th_qualname_err_toolbox(char *buf, size_t size, const char *toolbox, size_t len);
+void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t tlen, const char *server,
+                            size_t slen);
+
+/*
+** The toolboxes of one host: each plugin directory with its toolbox name,
+** and whether tools are exposed by qualified name. Reference-counted, as
+** every registry built from it (a reload builds more) holds one; read-only
+** once the first registry has it, so readers need no lock.
+*/
+typedef struct th_naming th_naming;
+
+th_naming *th_naming_new(bool qualified);
+th_naming *th_naming_ref(th_naming *n);
+void th_naming_unref(th_naming *n);
+
+bool th_naming_qualified(const th_naming *n);
+
+/*
+** Split a --plugin-dir value: "NAME=DIR" names the toolbox NAME when the
+** text before the first '=' holds no '/' (write ./a=b for a directory
+** called "a=b"); anything else is a DIR of the toolbox TH_DEFAULT_TOOLBOX.
+** *NAME gets a malloc'd copy, *DIR points into SPEC. An invalid NAME is
+** TH_ERR_VALUE with ERR naming it and the rule.
+*/
+th_rc th_naming_split_spec(const char *spec, char **name, const char **dir, th_err *err);
+
+/* Add the directory DIR (made absolute now, as the loader does) as toolbox
+ * NAME. A toolbox may span several directories; a directory already added
+ * under another name is TH_ERR_VALUE, since a plugin's path alone must say
+ * which toolbox it is in. */
+th_rc th_naming_add(th_naming *n, const char *name, const char *dir, th_err *err);
+
+/* The number of directories added, and the toolbox name of the I-th. */
+size_t th_naming_count(const th_naming *n);
+const char *th_naming_toolbox_at(const th_naming *n, size_t i);
+
+/* Is there a toolbox called NAME (LEN bytes)? */
+bool th_naming_has_toolbox(const th_naming *n, const char *name, size_t len);
+
+/*
+** How the tool TOOL of the plugin file PATH (absolute, as the loader lists
+** it; NULL for a tool the host adds itself) is exposed. *TOOLBOX and
+** *PLUGIN get malloc'd copies (NULL when PATH is in no toolbox directory);
+** *EXPOSED the name clients see: qualified when N says so, else TOOL.
+** Refused with TH_ERR_VALUE (ERR naming the field and the rule) when the
+** plugin name cannot be a qualified part or the qualified name is longer
+** than TH_QUALNAME_MAX. N may be NULL: TOOL as it is, no toolbox.
+*/
+th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, char **toolbox, char **plugin,
+                       char **exposed, th_err *err);
+
+/*
+** The tool a client's NAME stands for: the one lookup every request that
+** names a tool goes through (tools/call, HTTP's header checks), so a rule
+** on what a client may reach has one place to sit. The entry, or NULL with
+** WHY (SIZE bytes) in the words the client gets: with qualified names,
+** NAME is parsed as seed 002 says and its texts name what is missing (the
+** format, the toolbox, the server); otherwise, and for a name whose parts
+** all exist, "Unknown tool: NAME".
+*/
+const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+** JWT bearer token verification: which key and algorithm may check a token,
+** then the signature (OpenSSL, with the key built at load) and the claims
+** (iss, aud, exp, nbf, scope). The key decides the algorithm, never the
+** token alone.
+*/
+#include "transport/jwt.h"
+
+#include <json-c/json.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The algorithms accepted, and the key each needs (RFC 7518 section 3.1).
+ * "none" and HS* are absent on purpose: a JWKS holds public keys, and an
+ * HMAC "verified" with a public key is a MAC anyone can compute. */
+static const struct {
+    const char *name;
+    const char *digest; /* OpenSSL's name */
+    th_jwk_type type;
+    const char *curve; /* EC: the only curve the algorithm is defined on */
+    size_t half;       /* EC: bytes of R and of S in the JWS signature */
+} algs[] = {
+    {"RS256", "SHA256", TH_JWK_RSA, NULL, 0},     {"RS384", "SHA384", TH_JWK_RSA, NULL, 0},
+    {"RS512", "SHA512", TH_JWK_RSA, NULL, 0},     {"ES256", "SHA256", TH_JWK_EC, "P-256", 32},
+    {"ES384", "SHA384", TH_JWK_EC, "P-384", 48},  {"ES512", "SHA512", TH_JWK_EC, "P-521", 66},
+};
+
+#define WHY(...) (why ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
+
+static const char *opt_string(json_object *o, const char *name)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, name, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static bool has_word(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* "aud" is a string or an array of strings (RFC 7519 section 4.1.3). */
+static bool audience_ok(json_object *claims, const char *audience)
+{
+    json_object *aud;
+    if (!json_object_object_get_ex(claims, "aud", &aud))
+        return false;
+    if (json_object_is_type(aud, json_type_string))
+        return strcmp(json_object_get_string(aud), audience) == 0;
+    if (!json_object_is_type(aud, json_type_array))
+        return false;
+    for (size_t i = 0; i < json_object_array_length(aud); i++) {
+        json_object *a = json_object_array_get_idx(aud, i);
+        if (json_object_is_type(a, json_type_string) && strcmp(json_object_get_string(a), audience) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A NumericDate claim (seconds, possibly fractional); false if absent or not a number. */
+static bool numeric_date(json_object *claims, const char *name, double *out)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(claims, name, &v) ||
+        !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+        return false;
+    *out = json_object_get_double(v);
+    return true;
+}
+
+/* The header's algorithm row and "kid", before the signature is checked: they
+ * only choose which key to try, and the key then decides. */
+static bool read_header(const char *token, size_t hlen, size_t *ai, char **kid, char *why, size_t whylen)
+{
+    size_t len;
+    unsigned char *raw = th_b64url_decode(token, hlen, &len);
+    json_object *h = raw ? json_tokener_parse((const char *)raw) : NULL;
+    bool ok = false;
+    const char *alg = opt_string(h, "alg"), *k = opt_string(h, "kid");
+    json_object *crit;
+    *kid = NULL;
+    if (!json_object_is_type(h, json_type_object)) {
+        WHY("the header is not base64url JSON");
+        goto cleanup;
+    }
+    /* RFC 7515 section 4.1.11: extensions we do not know must be refused. */
+    if (json_object_object_get_ex(h, "crit", &crit)) {
+        WHY("the header has \"crit\" extensions");
+        goto cleanup;
+    }
+    for (*ai = 0; alg && *ai < sizeof algs / sizeof *algs; (*ai)++)
+        if (strcmp(algs[*ai].name, alg) == 0)
+            break;
+    if (!alg || *ai == sizeof algs / sizeof *algs) {
+        WHY("alg \"%s\" is not accepted (RS256/384/512, ES256/384/512)", alg ? alg : "(missing)");
+        goto cleanup;
+    }
+    if (k && !(*kid = strdup(k))) {
+        WHY("out of memory");
+        goto cleanup;
+    }
+    ok = true;
+cleanup:
+    json_object_put(h);
+    free(raw);
+    return ok;
+}
+
+/* Whether key K may verify a token signed with algs[AI] and kid KID. */
+static bool key_fits(const th_jwk *k, size_t ai, const char *kid)
+{
+    if (kid && (!k->kid || strcmp(k->kid, kid) != 0))
+        return false;
+    if (k->type != algs[ai].type || (algs[ai].curve && strcmp(algs[ai].curve, k->curve) != 0))
+        return false;
+    return !k->alg || strcmp(k->alg, algs[ai].name) == 0;
+}
+
+/* Whether SIG (LEN bytes) signs INPUT with algs[AI] under key K. A JWS
+ * ECDSA signature is R || S, fixed width (RFC 7518 section 3.4); OpenSSL
+ * verifies the DER form, so it is re-encoded first. */
+static bool signature_ok(const th_jwk *k, size_t ai, const char *input, size_t inlen, const unsigned char *sig,
+                         size_t len)
+{
+    unsigned char *der = NULL;
+    EVP_MD_CTX *ctx = NULL;
+    bool ok = false;
+    if (k->type == TH_JWK_EC) {
+        size_t h = algs[ai].half;
+        ECDSA_SIG *es = len == 2 * h ? ECDSA_SIG_new() : NULL;
+        BIGNUM *r = es ? BN_bin2bn(sig, (int)h, NULL) : NULL, *s = es ? BN_bin2bn(sig + h, (int)h, NULL) : NULL;
+        int n = -1;
+        if (r && s && ECDSA_SIG_set0(es, r, s) == 1) {
+            r = s = NULL; /* owned by es now */
+            n = i2d_ECDSA_SIG(es, &der);
+        }
+        BN_free(r);
+        BN_free(s);
+        ECDSA_SIG_free(es);
+        if (n <= 0)
+            goto cleanup;
+        sig = der;
+        len = (size_t)n;
+    }
+    ctx = EVP_MD_CTX_new();
+    ok = ctx && EVP_DigestVerifyInit_ex(ctx, NULL, algs[ai].digest, NULL, NULL, k->key, NULL) == 1 &&
+         EVP_DigestVerify(ctx, sig, len, (const unsigned char *)input, inlen) == 1;
+cleanup:
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_free(der);
+    return ok;
+}
+
+th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
+                           char *why, size_t whylen)
+{
+    th_jwt_result res = TH_JWT_INVALID;
+    char *kid = NULL;
+    unsigned char *sig = NULL, *payload = NULL;
+    json_object *claims = NULL;
+    const char *d1 = memchr(token, '.', len), *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - token)) : NULL;
+    size_t ai, siglen = 0, plen = 0;
+    if (!d2 || d1 == token || d2 == d1 + 1 || d2 + 1 == token + len ||
+        memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - token))) {
+        WHY("not a compact JWS (header.payload.signature)");
+        goto cleanup;
+    }
+    if (!read_header(token, (size_t)(d1 - token), &ai, &kid, why, whylen))
+        goto cleanup;
+    if (!(sig = th_b64url_decode(d2 + 1, len - (size_t)(d2 + 1 - token), &siglen))) {
+        WHY("the signature is not base64url");
+        goto cleanup;
+    }
+    /* Without a kid every key of the right type is tried (small sets only).
+     * The signing input is the header and payload as sent. */
+    bool tried = false, verified = false;
+    for (size_t i = 0; i < p->keys->n && !verified; i++) {
+        const th_jwk *k = &p->keys->keys[i];
+        if (!key_fits(k, ai, kid))
+            continue;
+        tried = true;
+        verified = signature_ok(k, ai, token, (size_t)(d2 - token), sig, siglen);
+    }
+    if (!verified) {
+        if (tried)
+            WHY("the signature does not verify");
+        else
+            WHY("no key%s%s%s for %s", kid ? " with kid \"" : "", kid ? kid : "", kid ? "\"" : "", algs[ai].name);
+        goto cleanup;
+    }
+    if (!(payload = th_b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &plen)) ||
+        !(claims = json_tokener_parse((const char *)payload)) || !json_object_is_type(claims, json_type_object)) {
+        WHY("the claims are not a JSON object");
+        goto cleanup;
+    }
+    const char *iss = opt_string(claims, "iss");
+    double exp, nbf;
+    if (!iss || strcmp(iss, p->issuer) != 0) {
+        WHY("iss \"%s\" is not \"%s\"", iss ? iss : "(missing)", p->issuer);
+    } else if (!audience_ok(claims, p->audience)) {
+        WHY("aud does not name \"%s\"", p->audience);
+    } else if (!numeric_date(claims, "exp", &exp)) {
+        WHY("exp is missing: tokens must expire");
+    } else if ((double)now > exp + (double)p->leeway_s) {
+        WHY("expired");
+    } else if (numeric_date(claims, "nbf", &nbf) && (double)now + (double)p->leeway_s < nbf) {
+        WHY("not valid yet (nbf)");
+    } else {
+        /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
+        const char *granted = opt_string(claims, "scope");
+        res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
+    }
+cleanup:
+    json_object_put(claims);
+    free(payload);
+    free(sig);
+    free(kid);
+    return res;
+}

@@ -1,0 +1,130 @@
+/*
+** tests/jwt_keys.c: key pairs, JWKS files and signed tokens for the JWT
+** tests (see jwt_keys.h). Keys are generated per run; nothing is fixed.
+*/
+#include "jwt_keys.h"
+
+#include <check.h>
+#include <jwt.h>
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *b64url(const unsigned char *p, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *out = malloc(n * 4 / 3 + 4), *o = out;
+    ck_assert(out);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        *o++ = a[v >> 18 & 63];
+        *o++ = a[v >> 12 & 63];
+        if (i + 1 < n)
+            *o++ = a[v >> 6 & 63];
+        if (i + 2 < n)
+            *o++ = a[v & 63];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The big-endian bytes of the BIGNUM parameter NAME, padded to PAD bytes. */
+static char *bn_b64(EVP_PKEY *k, const char *name, int pad)
+{
+    BIGNUM *bn = NULL;
+    ck_assert(EVP_PKEY_get_bn_param(k, name, &bn) == 1);
+    int n = pad ? pad : BN_num_bytes(bn);
+    unsigned char *buf = malloc((size_t)n);
+    ck_assert(buf && BN_bn2binpad(bn, buf, n) == n);
+    char *s = b64url(buf, (size_t)n);
+    free(buf);
+    BN_free(bn);
+    return s;
+}
+
+static char *pem_of(EVP_PKEY *k, int priv)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    ck_assert(b);
+    ck_assert(priv ? PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) : PEM_write_bio_PUBKEY(b, k));
+    char *data;
+    long n = BIO_get_mem_data(b, &data);
+    char *s = strndup(data, (size_t)n);
+    BIO_free(b);
+    return s;
+}
+
+tk_key tk_key_new(const char *kid, const char *alg)
+{
+    tk_key t = {kid, alg, NULL, NULL, NULL};
+    int rsa = strcmp(alg, "RS256") == 0;
+    EVP_PKEY *k = rsa ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048) : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    ck_assert(k);
+    t.priv_pem = pem_of(k, 1);
+    t.pub_pem = pem_of(k, 0);
+    char *a = bn_b64(k, rsa ? OSSL_PKEY_PARAM_RSA_N : OSSL_PKEY_PARAM_EC_PUB_X, rsa ? 0 : 32);
+    char *b = bn_b64(k, rsa ? OSSL_PKEY_PARAM_RSA_E : OSSL_PKEY_PARAM_EC_PUB_Y, rsa ? 0 : 32);
+    size_t len = strlen(a) + strlen(b) + strlen(kid) + 128;
+    t.jwk = malloc(len);
+    ck_assert(t.jwk);
+    if (rsa)
+        snprintf(t.jwk, len, "{\"kty\":\"RSA\",\"use\":\"sig\",\"kid\":\"%s\",\"n\":\"%s\",\"e\":\"%s\"}", kid, a, b);
+    else
+        snprintf(t.jwk, len, "{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"%s\",\"x\":\"%s\",\"y\":\"%s\"}", kid, a, b);
+    free(a);
+    free(b);
+    EVP_PKEY_free(k);
+    return t;
+}
+
+void tk_key_free(tk_key *k)
+{
+    free(k->priv_pem);
+    free(k->pub_pem);
+    free(k->jwk);
+}
+
+char *tk_jwks_file(const tk_key *keys, size_t n)
+{
+    char *path = strdup("/tmp/th-jwks-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert(f);
+    /* An encryption key and a symmetric key first: both must be skipped. */
+    fputs("{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\"},"
+          "{\"kty\":\"RSA\",\"use\":\"enc\",\"n\":\"AQAB\",\"e\":\"AQAB\"}",
+          f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, ",%s", keys[i].jwk);
+    fputs("]}\n", f);
+    fclose(f);
+    return path;
+}
+
+char *tk_sign(const tk_key *k, const char *alg, int no_kid, const char *claims)
+{
+    jwt_t *j = NULL;
+    ck_assert(jwt_new(&j) == 0);
+    ck_assert(jwt_add_grants_json(j, claims) == 0);
+    if (!no_kid)
+        ck_assert(jwt_add_header(j, "kid", k->kid) == 0);
+    const char *use = alg ? alg : k->alg;
+    int r;
+    if (strcmp(use, "none") == 0)
+        r = jwt_set_alg(j, JWT_ALG_NONE, NULL, 0);
+    else if (strcmp(use, "HS256") == 0)
+        r = jwt_set_alg(j, JWT_ALG_HS256, (const unsigned char *)k->pub_pem, (int)strlen(k->pub_pem));
+    else
+        r = jwt_set_alg(j, jwt_str_alg(use), (const unsigned char *)k->priv_pem, (int)strlen(k->priv_pem));
+    ck_assert_int_eq(r, 0);
+    char *tok = jwt_encode_str(j);
+    ck_assert(tok);
+    jwt_free(j);
+    return tok;
+}

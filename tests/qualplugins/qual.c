@@ -1,0 +1,45 @@
+/*
+** qual.c: the test plugins of seed 002's examples, one source built three
+** times (tests/qualname.mk): QP_NAME.so registers the tool QP_NAME and,
+** through the server handle, QP_EXTRA (filesystem: read_file, memory:
+** store_value_async, server: my__special__tool). Every tool answers with
+** th_call_tool_name(), so a test sees which name the handler was given.
+*/
+#include <toolhost/plugin.h>
+
+#define QP_STR2(x) #x
+#define QP_STR(x) QP_STR2(x)
+#define QP_REG(N) TH_REGISTER(N)
+
+static th_rc answer(th_call *call, json_object *args, void *user_data)
+{
+    (void)args;
+    (void)user_data;
+    return th_call_textf(call, "%s answered by %s.so", th_call_tool_name(call), QP_STR(QP_NAME));
+}
+
+#define EMPTY_SCHEMA "{\"type\":\"object\",\"properties\":{}}"
+
+static const th_tool main_tool = {
+    TH_TOOL_INIT,
+    .name = QP_STR(QP_NAME),
+    .description = "The tool named after its plugin file (seed 002 tests).",
+    .input_schema = EMPTY_SCHEMA,
+    .handler = answer,
+};
+
+static const th_tool extra_tool = {
+    TH_TOOL_INIT,
+    .name = QP_STR(QP_EXTRA),
+    .description = "A second tool of the plugin, named as in seed 002's examples.",
+    .input_schema = EMPTY_SCHEMA,
+    .handler = answer,
+};
+
+QP_REG(QP_NAME)
+{
+    /* A refusal of the extra tool (the 64-character rule) leaves the
+     * plugin's own tool standing, in both isolation modes. */
+    th_server_add_tool(server, &extra_tool);
+    return &main_tool;
+}

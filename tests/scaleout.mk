@@ -1,0 +1,6 @@
+# tests/scaleout.mk: nginx in front of three toolhost instances (issue 10,
+# "Many machines"), run when configure found nginx and curl.
+if NGINX_TESTS
+TESTS += scaleout/nginx.sh
+endif
+EXTRA_DIST += scaleout.mk scaleout/nginx.sh

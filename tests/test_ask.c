@@ -1,0 +1,262 @@
+/*
+** test_ask.c: th_call_ask's checks before a request reaches the host (key,
+** method, params, capabilities, a handle used after its call), and the
+** requestState of protocol/mrtr.c: answers found and recorded, a state
+** that round-trips, and one refused when altered, expired, or issued for
+** another tool, other arguments or another principal.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call/ask.h"
+#include "call/callctx.h"
+#include "check_main.h"
+#include "protocol/mrtr.h"
+
+/* ---- th_call_ask ---------------------------------------------------------- */
+
+static int asked;
+static char last_key[80];
+
+static th_rc fake_ask(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                      json_object **result)
+{
+    (void)ctx;
+    (void)call;
+    (void)method;
+    asked++;
+    snprintf(last_key, sizeof last_key, "%s", key);
+    ck_assert(json_object_is_type(params, json_type_object));
+    json_object_put(params);
+    *result = json_object_new_object();
+    return TH_OK;
+}
+
+static th_call *new_call(unsigned caps, bool with_hook)
+{
+    th_call_hooks h = {.client_caps = caps, .ask = with_hook ? fake_ask : NULL};
+    asked = 0;
+    return th_call_new("t", &h);
+}
+
+START_TEST(ask_checks_its_arguments)
+{
+    th_call *c = new_call(TH_ASK_SAMPLING | TH_ASK_ROOTS, true);
+    json_object *r = (json_object *)1;
+    ck_assert_int_eq(th_call_ask(c, "k", "tools/call", NULL, &r), TH_ERR_VALUE);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(th_call_ask(c, "", "roots/list", NULL, &r), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_ask(c, "a b", "roots/list", NULL, &r), TH_ERR_VALUE);
+    char long_key[70];
+    memset(long_key, 'k', sizeof long_key - 1);
+    long_key[sizeof long_key - 1] = '\0';
+    ck_assert_int_eq(th_call_ask(c, long_key, "roots/list", NULL, &r), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_ask(c, "k", "roots/list", json_object_new_array(), &r), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_ask(c, "k", "roots/list", NULL, NULL), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_ask(NULL, "k", "roots/list", NULL, &r), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_elicit(c, "k", "m", "[1]", &r), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_sample(c, "k", "p", 0, &r), TH_ERR_VALUE);
+    ck_assert_int_eq(asked, 0);
+    ck_assert_int_eq(th_call_list_roots(c, "client.roots-1", &r), TH_OK);
+    ck_assert_int_eq(asked, 1);
+    ck_assert_str_eq(last_key, "client.roots-1");
+    json_object_put(r);
+    ck_assert(th_call_client_can(c, TH_ASK_SAMPLING));
+    ck_assert(th_call_client_can(c, TH_ASK_SAMPLING | TH_ASK_ROOTS));
+    ck_assert(!th_call_client_can(c, TH_ASK_ELICITATION | TH_ASK_ROOTS));
+    th_call_free(c);
+}
+END_TEST
+
+START_TEST(ask_without_a_way_to_the_client_is_io)
+{
+    th_call *c = new_call(TH_ASK_ELICITATION, false);
+    json_object *r = NULL;
+    ck_assert_int_eq(th_call_elicit(c, "k", "m", "{\"type\":\"object\",\"properties\":{}}", &r), TH_ERR_IO);
+    ck_assert_ptr_null(r);
+    th_call_free(c);
+}
+END_TEST
+
+START_TEST(ask_on_an_ended_handle_is_misuse)
+{
+    th_call *c = new_call(TH_ASK_ROOTS, true);
+    th_call *h = th_call_handle(c);
+    th_call_end(c);
+    json_object *r = NULL;
+    ck_assert_int_eq(th_call_list_roots(h, "k", &r), TH_ERR_MISUSE);
+    ck_assert(!th_call_client_can(h, TH_ASK_ROOTS));
+    ck_assert_int_eq(asked, 0);
+    th_call_free(c);
+}
+END_TEST
+
+START_TEST(capabilities_are_read_from_objects_only)
+{
+    json_object *caps = json_tokener_parse("{\"sampling\":{},\"elicitation\":true,\"roots\":{\"listChanged\":true}}");
+    ck_assert_uint_eq(th_ask_caps_of(caps), TH_ASK_SAMPLING | TH_ASK_ROOTS);
+    ck_assert_uint_eq(th_ask_caps_of(NULL), 0);
+    json_object_put(caps);
+}
+END_TEST
+
+/* ---- requestState --------------------------------------------------------- */
+
+static json_object *params_of(const char *text)
+{
+    json_object *o = json_tokener_parse(text);
+    ck_assert_msg(o != NULL, "bad test JSON %s", text);
+    return o;
+}
+
+/* A state issued for TOOL/ARGS after a run that asked KEY and used USED. */
+static char *issue(const char *tool, json_object *args, const char *used_key, const char *ask_key)
+{
+    char msg[320];
+    json_object *p = NULL, *r = NULL;
+    if (used_key) {
+        char text[256];
+        snprintf(text, sizeof text, "{\"inputResponses\":{\"%s\":{\"action\":\"accept\"}}}", used_key);
+        p = params_of(text);
+    }
+    th_mrtr *m = th_mrtr_begin(tool, args, NULL, p, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    if (used_key) {
+        ck_assert_int_eq(th_mrtr_ask(m, used_key, "elicitation/create", json_object_new_object(), &r), TH_OK);
+        json_object_put(r);
+    }
+    ck_assert_int_eq(th_mrtr_ask(m, ask_key, "roots/list", json_object_new_object(), &r), TH_ERR_INPUT_REQUIRED);
+    ck_assert(th_mrtr_pending(m));
+    json_object *res = th_mrtr_result(m);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(res, "resultType")), "input_required");
+    ck_assert(json_object_object_get_ex(json_object_object_get(res, "inputRequests"), ask_key, NULL));
+    char *state = strdup(json_object_get_string(json_object_object_get(res, "requestState")));
+    json_object_put(res);
+    json_object_put(p);
+    th_mrtr_free(m);
+    return state;
+}
+
+/* th_mrtr_begin with STATE (and no new answers); NULL and MSG on refusal. */
+static th_mrtr *resume(const char *tool, json_object *args, const char *state, char *msg, size_t size)
+{
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "requestState", json_object_new_string(state));
+    th_mrtr *m = th_mrtr_begin(tool, args, NULL, p, msg, size);
+    json_object_put(p);
+    return m;
+}
+
+START_TEST(state_carries_the_answers_used)
+{
+    json_object *args = params_of("{\"n\":1}");
+    char *state = issue("tool_a", args, "first", "second");
+    char msg[320];
+    th_mrtr *m = resume("tool_a", args, state, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    json_object *r = NULL;
+    ck_assert_int_eq(th_mrtr_ask(m, "first", "elicitation/create", json_object_new_object(), &r), TH_OK);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(r, "action")), "accept");
+    json_object_put(r);
+    /* The same key twice in one run is the handler's mistake. */
+    ck_assert_int_eq(th_mrtr_ask(m, "first", "elicitation/create", json_object_new_object(), &r), TH_ERR_VALUE);
+    ck_assert(!th_mrtr_pending(m));
+    th_mrtr_free(m);
+    free(state);
+    json_object_put(args);
+}
+END_TEST
+
+START_TEST(state_refused_when_altered_foreign_or_expired)
+{
+    json_object *args = params_of("{\"n\":1}"), *other = params_of("{\"n\":2}");
+    char *state = issue("tool_a", args, NULL, "q");
+    char msg[320];
+
+    char *flipped = strdup(state);
+    size_t last = strlen(flipped) - 1;
+    flipped[last] = flipped[last] == 'A' ? 'B' : 'A';
+    ck_assert_ptr_null(resume("tool_a", args, flipped, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "integrity check"), "%s", msg);
+    free(flipped);
+
+    ck_assert_ptr_null(resume("tool_a", args, "v1.e30.AAAA", msg, sizeof msg));
+    ck_assert_ptr_null(resume("tool_a", args, "not a state", msg, sizeof msg));
+    ck_assert_ptr_null(resume("tool_b", args, state, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "another tool call"), "%s", msg);
+    ck_assert_ptr_null(resume("tool_a", other, state, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "another tool call"), "%s", msg);
+    free(state);
+
+    th_mrtr_set_ttl_ms(-1000); /* issued already expired */
+    state = issue("tool_a", args, NULL, "q");
+    th_mrtr_set_ttl_ms(TH_MRTR_STATE_TTL_MS);
+    ck_assert_ptr_null(resume("tool_a", args, state, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "expired"), "%s", msg);
+    free(state);
+    json_object_put(args);
+    json_object_put(other);
+}
+END_TEST
+
+START_TEST(state_refused_for_another_principal)
+{
+    char msg[320];
+    json_object *r = NULL;
+    th_mrtr *m = th_mrtr_begin("tool_a", NULL, "Bearer alice", NULL, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "roots/list", json_object_new_object(), &r), TH_ERR_INPUT_REQUIRED);
+    json_object *res = th_mrtr_result(m);
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "requestState", json_object_get(json_object_object_get(res, "requestState")));
+    th_mrtr_free(m);
+    const char *who[] = {"Bearer bob", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_ptr_null(th_mrtr_begin("tool_a", NULL, who[i], p, msg, sizeof msg));
+        ck_assert_msg(strstr(msg, "another client"), "%s", msg);
+    }
+    m = th_mrtr_begin("tool_a", NULL, "Bearer alice", p, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    th_mrtr_free(m);
+    json_object_put(p);
+    json_object_put(res);
+}
+END_TEST
+
+START_TEST(input_responses_must_be_objects)
+{
+    char msg[320];
+    const char *bad[] = {"{\"inputResponses\":null}", "{\"inputResponses\":[]}",
+                         "{\"inputResponses\":{\"k\":12345}}", "{\"requestState\":7}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object *p = params_of(bad[i]);
+        ck_assert_msg(th_mrtr_begin("t", NULL, NULL, p, msg, sizeof msg) == NULL, "accepted %s", bad[i]);
+        ck_assert_msg(strncmp(msg, "Invalid params: ", 16) == 0, "%s", msg);
+        json_object_put(p);
+    }
+}
+END_TEST
+
+static Suite *ask_suite(void)
+{
+    Suite *s = suite_create("ask");
+    TCase *tc = tcase_create("call");
+    tcase_add_test(tc, ask_checks_its_arguments);
+    tcase_add_test(tc, ask_without_a_way_to_the_client_is_io);
+    tcase_add_test(tc, ask_on_an_ended_handle_is_misuse);
+    tcase_add_test(tc, capabilities_are_read_from_objects_only);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("state");
+    tcase_add_test(tc, state_carries_the_answers_used);
+    tcase_add_test(tc, state_refused_when_altered_foreign_or_expired);
+    tcase_add_test(tc, state_refused_for_another_principal);
+    tcase_add_test(tc, input_responses_must_be_objects);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(ask_suite, th_check_nothing, th_check_nothing)
