@@ -33,6 +33,8 @@
 #include "transport/auth.h"
 #include "transport/http.h"
 #include "base/util.h"
+#include "plugin/reload.h"
+#include "worker/rebuild.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -88,6 +90,14 @@ static const char usage_text[] =
     "                               skip scanning unchanged plugins (default\n"
     "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
     "      --no-registry-cache      scan every plugin on every start\n"
+    "      --watch                  follow the plugin directories (inotify): a\n"
+    "                               NAME.so added, replaced or removed is loaded,\n"
+    "                               swapped in or withdrawn while serving, once\n"
+    "                               written and closed or renamed in; clients are\n"
+    "                               told the tool list changed. Install plugins\n"
+    "                               with install(1) or mv, never by rewriting a\n"
+    "                               loaded file. SIGHUP rescans the directories\n"
+    "                               once, with or without --watch\n"
     "      --lazy-load              with --isolation=none: list tools from the\n"
     "                               scan or the registry cache and open each\n"
     "                               plugin at the first call of one of its tools\n"
@@ -172,9 +182,12 @@ static const char usage_text[] =
     "               (exit 0 ok, 1 isError, 2 usage error or unknown tool)\n"
     "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
     "\n"
-    "Exit status: 0 after end of input, SIGTERM, SIGINT or SIGHUP; 1 on a fatal\n"
-    "error, a refusal under --strict, or a stop signal while plugins load; 2 on\n"
-    "a usage error.\n";
+    "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
+    "directories (a stop while plugins load at start-up).\n"
+    "\n"
+    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
+    "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
+    "error.\n";
 
 enum {
     OPT_STRICT = 256,
@@ -217,6 +230,7 @@ enum {
     OPT_QUALIFIED,
     OPT_AUTH_JWKS_FILE,
     OPT_HTTP_SESSION_PREFIX,
+    OPT_WATCH,
     OPT_LAZY_LOAD,
 };
 
@@ -236,6 +250,7 @@ static void close_protocol_in_child(void)
 
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
 static th_registry *volatile registry_at_exit; /* volatile: a store never read would be optimised away */
+static th_registry *volatile served_at_exit_keep; /* the registry served last */
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
@@ -279,6 +294,7 @@ static const struct option long_opts[] = {
     {"qualified-names", no_argument, NULL, OPT_QUALIFIED},
     {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
     {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
+    {"watch", no_argument, NULL, OPT_WATCH},
     {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -443,6 +459,38 @@ static void wait_stop(int stop_fd)
         ;
 }
 
+/* Hot reload: what a rescan needs, the generation of in-host loads, and
+ * the served registry's supervisor (process mode). */
+typedef struct reloader {
+    th_rebuild_opts opts;
+    th_mcp *mcp;
+    unsigned long long generation;
+    th_supervisor *sup;
+} reloader;
+
+/* A registry's release hook: its supervisor goes after its proxy tools. */
+static void release_supervisor(void *sup)
+{
+    th_supervisor_free(sup);
+}
+
+/* th_rescan_fn, on the watch thread: build the registry the directories
+ * hold now and swap it in (clients are told when the tools differ). */
+static void rescan(void *ctx, const char *why)
+{
+    reloader *r = ctx;
+    th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
+    th_registry *old = th_mcp_registry(r->mcp);
+    th_supervisor *sup = NULL;
+    th_registry *reg = th_rebuild(&r->opts, old, ++r->generation, &sup);
+    th_registry_unref(old);
+    if (reg) {
+        r->sup = sup;
+        th_mcp_swap_registry(r->mcp, reg);
+        th_registry_unref(reg);
+    }
+}
+
 /* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
 static json_object *parse_call(const char *text, size_t len)
 {
@@ -486,6 +534,10 @@ int main(int argc, char **argv)
     th_lazy_set *lazy = NULL;
     char *cache_path = NULL;
     th_cache *cache = NULL;
+    bool watch = false;
+    th_watch *watcher = NULL;
+    reloader reload = {0};
+    th_registry *served_at_exit = NULL;
     th_http_opts hopts = {.max_connections = 64, .max_sessions = 1024, .request_timeout_ms = 300000};
     const char **origins = NULL;
     char http_addr[128];
@@ -730,6 +782,9 @@ int main(int argc, char **argv)
             }
             hopts.session_prefix = optarg;
             break;
+        case OPT_WATCH:
+            watch = true;
+            break;
         case OPT_LAZY_LOAD:
             lazy_load = true;
             break;
@@ -933,10 +988,20 @@ int main(int argc, char **argv)
         th_log(TH_LOG_CRITICAL, "out of memory");
         goto cleanup;
     }
+    hopts.reg = reg; /* only tested for NULL: http.c asks th_mcp_registry */
+    /* The registry is the mcp's from now on, so a reload that replaces it
+     * lets it (and its plugin code) go with its last call; in process mode
+     * it owns its supervisor, whose workers go with it. reload.sup is the
+     * served registry's, stopped at shutdown. */
+    if (!sup || th_registry_on_release(reg, release_supervisor, sup) == TH_OK) {
+        reload.sup = sup;
+        sup = NULL;
+        th_registry_unref(reg);
+        reg = NULL;
+    }
     if (http_on) {
         char err[256];
         hopts.max_body_bytes = sopts.max_message_bytes;
-        hopts.reg = reg;
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;
@@ -963,6 +1028,24 @@ int main(int argc, char **argv)
                    th_http_port(http), hopts.path ? hopts.path : "/mcp");
         }
     }
+    /* Rescans (SIGHUP, and inotify with --watch) run on a thread of their
+     * own, whichever transports serve. */
+    reload.opts = (th_rebuild_opts){.dirs = (const char *const *)dirs, .ndirs = ndirs, .load = load_opts,
+                                    .scan = scan_opts, .isolate = isolate, .sup = sup_opts,
+                                    .cache_path = use_cache ? cache_path : NULL, .naming = naming};
+    reload.opts.load.scanned = false;
+    reload.mcp = mcp;
+    if (!http_on || http) {
+        th_err werr;
+        th_watch_opts wopts = {.dirs = (const char *const *)dirs, .ndirs = ndirs, .inotify = watch,
+                               .hup_fd = th_signals_hup_fd(), .settle_ms = 200, .rescan = rescan, .ctx = &reload};
+        th_err_clear(&werr);
+        if (!(watcher = th_watch_start(&wopts, &werr))) {
+            th_log(TH_LOG_CRITICAL, "%s", werr.msg);
+            status = 1;
+            goto stop;
+        }
+    }
     /* stdio is the default; with --http it runs only when asked for. */
     if (http_on && !http) {
         /* could not listen: status is 1 */
@@ -972,15 +1055,24 @@ int main(int argc, char **argv)
         wait_stop(stop_fd);
         status = 0;
     }
-    /* Requests in flight get the grace period, as stdio calls do. */
+stop:
+    th_watch_stop(watcher); /* a rescan under way finishes first */
+    /* Requests in flight get the grace period, as stdio calls do; open
+     * subscriptions are ended now, as they would never finish. */
+    if (http)
+        th_mcp_end_subscriptions(mcp);
     th_http_stop(http, th_now_ms() + sopts.grace_ms);
     th_auth_free(auth); /* after the server that reads it */
     th_supervisor_stop(sup); /* calls still waiting on a worker end now */
+    th_supervisor_stop(reload.sup);
+    /* Kept past th_mcp_free: its teardown (workers) waits until after EOF. */
+    served_at_exit = mcp ? th_mcp_registry(mcp) : NULL;
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
         reg = NULL;
         sup = NULL;
+        served_at_exit = NULL;
     }
     mcp = NULL;
     /* The client sees EOF now, not after the teardown below, which may wait
@@ -993,10 +1085,13 @@ int main(int argc, char **argv)
     if (!isolate) {
         registry_at_exit = reg;
         reg = NULL;
+        served_at_exit_keep = served_at_exit;
+        served_at_exit = NULL;
     }
 
 cleanup:
     th_registry_unref(reg);
+    th_registry_unref(served_at_exit); /* with its supervisor (process mode) */
     th_supervisor_free(sup); /* after the registry: its tools point into it */
     th_lazy_set_unref(lazy); /* the tools hold their own references */
     th_scan_free(scanned, npaths);

@@ -222,7 +222,7 @@ static const struct {
     {"{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"ping\",\"params\":[1]}", -32602, "24"},
     {"{\"jsonrpc\":\"2.0\",\"id\":\"s25\",\"method\":\"ping\",\"params\":\"x\"}", -32600, "\"s25\""},
     {"{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"no/such/method\"}", -32601, "26"},
-    {"{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"resources/list\"}", -32601, "27"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"no/such_method\"}", -32601, "27"},
 };
 
 START_TEST(malformed_input_gets_its_error)
@@ -443,10 +443,22 @@ START_TEST(sigint_stops_the_host)
 }
 END_TEST
 
-/* SIGHUP (the terminal or supervisor went away) is a stop request too. */
-START_TEST(sighup_stops_the_host)
+/* SIGHUP is the operator's "rescan the plugin directories" (hot reload,
+ * test_reload.c): the host keeps serving, and a call running through it
+ * finishes normally. */
+START_TEST(sighup_rescans_and_keeps_serving)
 {
-    signal_stops_the_host(SIGHUP);
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    mh_send(p, SLOW_CALL(5, 300, ",\"tag\":\"hup\""));
+    mh_ping_is_next(p, 6);
+    mh_kill(p, SIGHUP);
+    ck_assert(mh_stderr_wait(p, "rescanning the plugin directories (SIGHUP)", MH_TIMEOUT_MS));
+    json_object *r = mh_await(p, "5", NULL);
+    ck_assert_msg(strstr(mh_json(r), "slow[hup]: slept"), "%s", mh_json(r));
+    json_object_put(r);
+    mh_ping_is_next(p, 7);
+    mh_finish(p);
 }
 END_TEST
 
@@ -681,7 +693,7 @@ static Suite *stdio_suite(void)
     tcase_add_test(tc, eof_does_not_wait_for_a_call_that_ignores_cancellation);
     tcase_add_test(tc, sigterm_stops_the_host);
     tcase_add_test(tc, sigint_stops_the_host);
-    tcase_add_test(tc, sighup_stops_the_host);
+    tcase_add_test(tc, sighup_rescans_and_keeps_serving);
     tcase_add_test(tc, sigterm_when_idle_exits_zero);
     tcase_add_test(tc, sigterm_while_the_client_does_not_read);
     tcase_add_test(tc, long_unicode_names_give_valid_utf8_errors);

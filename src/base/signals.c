@@ -24,6 +24,8 @@ static const struct {
 #define NSTOP (sizeof stop_signals / sizeof stop_signals[0])
 
 static int stop_pipe[2] = {-1, -1};
+/* SIGHUP while serving: a rescan request for the reload thread. */
+static int hup_pipe[2] = {-1, -1};
 static volatile sig_atomic_t serving;
 static const char *volatile loading_path;
 
@@ -60,7 +62,7 @@ static void on_stop(int sig)
         _exit(1);
     }
     unsigned char b = (unsigned char)sig;
-    ssize_t r = write(stop_pipe[1], &b, 1); /* a full pipe holds a stop already */
+    ssize_t r = write(sig == SIGHUP ? hup_pipe[1] : stop_pipe[1], &b, 1); /* a full pipe holds a stop already */
     (void)r;
     errno = saved;
 }
@@ -104,6 +106,14 @@ int th_signals_init(void)
 {
     if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return -1;
+    if (pipe2(hup_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        int e = errno;
+        close(stop_pipe[0]);
+        close(stop_pipe[1]);
+        stop_pipe[0] = stop_pipe[1] = -1;
+        errno = e;
+        return -1;
+    }
     if (!install()) {
         int e = errno;
         close(stop_pipe[0]);
@@ -124,6 +134,11 @@ void th_signals_loading(const char *path)
      * which ends the process too). */
     if (!path)
         (void)install();
+}
+
+int th_signals_hup_fd(void)
+{
+    return hup_pipe[0];
 }
 
 bool th_signals_serve(void)

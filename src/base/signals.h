@@ -1,7 +1,7 @@
 /*
-** base/signals.h: the host's signal dispositions. Stop signals (SIGTERM, SIGINT,
-** SIGHUP) become a readable descriptor while serving and end the process
-** while plugins load; SIGPIPE is harmless; nothing depends on thread masks.
+** base/signals.h: the host's signal dispositions. Stop signals (SIGTERM, SIGINT)
+** become a readable descriptor while serving and end the process while
+** plugins load (SIGHUP too; while serving it is a rescan request); SIGPIPE is harmless; nothing depends on thread masks.
 */
 #ifndef TH_SIGNALS_H
 #define TH_SIGNALS_H
@@ -26,6 +26,10 @@ void th_signals_loading(const char *path);
 ** stop signals to the stop pipe. Returns false with errno set on failure.
 */
 bool th_signals_serve(void);
+
+/* The read end of the SIGHUP pipe: while serving, SIGHUP asks for a
+ * rescan of the plugin directories (plugin/reload.h) instead of a stop. */
+int th_signals_hup_fd(void);
 
 /* Write S to stderr with write(2) alone, retrying short writes: safe in a
  * signal handler, where stdio and th_log are not. */

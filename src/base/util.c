@@ -47,6 +47,7 @@ static const char *const rc_names[] = {
     [TH_ERR_IO] = "TH_ERR_IO",
     [TH_ERR_INPUT_REQUIRED] = "TH_ERR_INPUT_REQUIRED",
     [TH_ERR_CAPABILITY] = "TH_ERR_CAPABILITY",
+    [TH_ERR_NOT_FOUND] = "TH_ERR_NOT_FOUND",
 };
 
 const char *th_rc_name(th_rc rc)

@@ -693,3 +693,8 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
         json_object_object_add_ex(r, "isError", json_object_new_boolean(1), JSON_C_OBJECT_ADD_CONSTANT_KEY);
     return r;
 }
+
+bool th_call_refused(const th_call *c)
+{
+    return c->invalid || c->too_big;
+}

@@ -95,6 +95,9 @@ long long th_call_startup_ms(th_call *call);
 ** a handle.
 */
 void th_call_set_raw(th_call *call, json_object *result);
+/* True when the host refused the result as handed over (invalid, or past
+ * max_result_bytes): th_call_finish then returned its own isError result. */
+bool th_call_refused(const th_call *call);
 
 void th_call_free(th_call *call);
 

@@ -22,6 +22,7 @@
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
+#include "plugin/resources.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -196,6 +197,44 @@ static json_object *tool_json(const th_entry *e)
     return t;
 }
 
+/* A resource or template as resources/list shows it, plus nothing else. */
+static json_object *resource_json(const th_res_entry *e)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, e->uri ? "uri" : "uriTemplate", json_object_new_string(e->uri ? e->uri : e->uri_template));
+    json_object_object_add(r, "name", json_object_new_string(e->name));
+    static const struct {
+        const char *key;
+        size_t off;
+    } texts[] = {{"title", offsetof(th_res_entry, title)},
+                 {"description", offsetof(th_res_entry, description)},
+                 {"mimeType", offsetof(th_res_entry, mime_type)}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const char *v = *(char *const *)((const char *)e + texts[i].off);
+        if (v)
+            json_object_object_add(r, texts[i].key, json_object_new_string(v));
+    }
+    if (e->size)
+        json_object_object_add(r, "size", json_object_new_int64((int64_t)e->size));
+    if (e->annotations)
+        json_object_object_add(r, "annotations", json_object_get(e->annotations));
+    return r;
+}
+
+/* PLUGIN's resources (TEMPLATES: its templates) in REG, as a JSON array. */
+static json_object *resources_of(const th_registry *reg, const char *plugin, bool templates)
+{
+    const th_resources *rs = th_registry_resources(reg);
+    size_t n = templates ? th_resources_template_count(rs) : th_resources_count(rs);
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        const th_res_entry *e = templates ? th_resources_template_at(rs, i) : th_resources_at(rs, i);
+        if (strcmp(e->origin, plugin) == 0)
+            json_object_array_add(out, resource_json(e));
+    }
+    return out;
+}
+
 /* Read the whole of FD from its start into a string (NULL if empty). */
 static char *slurp(int fd)
 {
@@ -218,6 +257,24 @@ static void indented(FILE *out, const char *pad, const char *text)
         size_t len = end ? (size_t)(end - text) : strlen(text);
         fprintf(out, "%s%.*s\n", pad, (int)len, text);
         text += len + (end != NULL);
+    }
+}
+
+/* Each of LIST (resources or templates) as a section titled WHAT KEY. */
+static void print_resources(FILE *out, json_object *list, const char *what, const char *key)
+{
+    static const char *const fields[][2] = {{"name", "Name:       "},        {"title", "Title:      "},
+                                            {"description", "Description:"}, {"mimeType", "MIME type:  "},
+                                            {"size", "Size:       "},        {"annotations", "Annotations:"}};
+    for (size_t j = 0; j < json_object_array_length(list); j++) {
+        json_object *r = json_object_array_get_idx(list, j), *v;
+        fprintf(out, "\n  %s %s\n", what, json_object_get_string(json_object_object_get(r, key)));
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+            if (json_object_object_get_ex(r, fields[k][0], &v))
+                fprintf(out, "    %s %s\n", fields[k][1],
+                        json_object_is_type(v, json_type_string)
+                            ? json_object_get_string(v)
+                            : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     }
 }
 
@@ -250,17 +307,25 @@ static void print_text(FILE *out, json_object *report)
                                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
             }
         }
+        print_resources(out, json_object_object_get(p, "resources"), "Resource", "uri");
+        print_resources(out, json_object_object_get(p, "resourceTemplates"), "Resource template", "uriTemplate");
     }
     json_object *other = json_object_object_get(report, "otherRefusals");
     for (size_t j = 0; j < json_object_array_length(other); j++)
         fprintf(out, "\nRefused: %s\n", json_object_get_string(json_object_array_get_idx(other, j)));
     json_object *sum = json_object_object_get(report, "summary");
-    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s; %d refusal%s\n",
+    int nres = json_object_get_int(json_object_object_get(sum, "resources"));
+    int ntpl = json_object_get_int(json_object_object_get(sum, "resourceTemplates"));
+    char resources[96] = "";
+    if (nres || ntpl) /* the line stays as it was for tools-only plugins */
+        snprintf(resources, sizeof resources, "; %d resource%s, %d resource template%s", nres, nres == 1 ? "" : "s",
+                 ntpl, ntpl == 1 ? "" : "s");
+    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s%s; %d refusal%s\n",
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")),
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")) == 1 ? "" : "s",
             json_object_get_int(json_object_object_get(sum, "pluginsRefused")),
             json_object_get_int(json_object_object_get(sum, "tools")),
-            json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s",
+            json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s", resources,
             json_object_get_int(json_object_object_get(sum, "refusals")),
             json_object_get_int(json_object_object_get(sum, "refusals")) == 1 ? "" : "s");
 }
@@ -270,8 +335,9 @@ static const char inspect_usage[] =
     "                        [--qualified-names] [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
-    "input and output schemas, and every refusal with its reason. Plugins are\n"
-    "opened in scanner processes, so one that crashes is reported, not fatal.\n"
+    "input and output schemas, its resources and resource templates, and every\n"
+    "refusal with its reason. Plugins are opened in scanner processes, so one\n"
+    "that crashes is reported, not fatal.\n"
     "BOX= names a toolbox as --plugin-dir does; --qualified-names shows tools\n"
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
     "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
@@ -356,8 +422,10 @@ int th_cli_inspect(int argc, char **argv)
             if (e->origin && strcmp(e->origin, l.v[i]) == 0)
                 json_object_array_add(tools, tool_json(e));
         }
+        json_object *res = resources_of(reg, l.v[i], false), *tpl = resources_of(reg, l.v[i], true);
         json_object *why = refusals(log, &l, (long)i);
-        bool is_ok = scanned[i].accepted && json_object_array_length(tools) > 0;
+        bool is_ok = scanned[i].accepted && json_object_array_length(tools) + json_object_array_length(res) +
+                                                    json_object_array_length(tpl) > 0;
         /* A refusal the log did not explain still gets a line. */
         if (!is_ok && json_object_array_length(why) == 0)
             json_object_array_add(why, json_object_new_string("refused (no reason was logged)"));
@@ -367,6 +435,8 @@ int th_cli_inspect(int argc, char **argv)
         json_object_object_add(p, "path", json_object_new_string(l.v[i]));
         json_object_object_add(p, "accepted", json_object_new_boolean(is_ok));
         json_object_object_add(p, "tools", tools);
+        json_object_object_add(p, "resources", res);
+        json_object_object_add(p, "resourceTemplates", tpl);
         json_object_object_add(p, "refusals", why);
         json_object_array_add(plugins, p);
     }
@@ -376,6 +446,9 @@ int th_cli_inspect(int argc, char **argv)
     json_object_object_add(sum, "pluginsAccepted", json_object_new_int((int)accepted));
     json_object_object_add(sum, "pluginsRefused", json_object_new_int((int)refused));
     json_object_object_add(sum, "tools", json_object_new_int((int)th_registry_count(reg)));
+    json_object_object_add(sum, "resources", json_object_new_int((int)th_resources_count(th_registry_resources(reg))));
+    json_object_object_add(sum, "resourceTemplates",
+                           json_object_new_int((int)th_resources_template_count(th_registry_resources(reg))));
     json_object_object_add(sum, "refusals", json_object_new_int((int)n_refusals));
     json_object_object_add(report, "plugins", plugins);
     json_object_object_add(report, "otherRefusals", other);

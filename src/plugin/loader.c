@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 
 #include "plugin/loader.h"
 #include "plugin/trust.h"
+#include "plugin/resources.h"
 #include "base/handle.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -44,6 +46,8 @@ __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_call_structured,  (const void *)th_call_error,
     (const void *)th_call_progress,    (const void *)th_call_log,
     (const void *)th_call_cancelled,   (const void *)th_call_tool_name,
+    (const void *)th_server_add_resource, (const void *)th_server_add_resource_template,
+    (const void *)th_resource_updated,
 };
 
 /* The plugin files of one load, in load order; absolute paths, owned. */
@@ -149,6 +153,39 @@ th_rc th_server_add_tool(th_server *handle, const th_tool *tool)
     return rc;
 }
 
+/* Resources are staged like tools: kept only if the plugin is accepted. */
+static th_rc add_resource(th_server *handle, const th_resource *res, bool template_, const char *fn)
+{
+    th_server *server = server_use(handle, fn);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_registry *reg = server->reg;
+    th_rc rc = th_resources_add(th_registry_resources(reg), res, template_, th_registry_started(reg), server->path,
+                                &server->err);
+    if (rc == TH_OK) {
+        th_err_clear(&server->err);
+    } else {
+        server->stats->resources_refused++;
+        const char *key = NULL;
+        if (rc != TH_ERR_TYPE && rc != TH_ERR_ABI)
+            key = template_ ? res->uri_template : res->uri;
+        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: resource%s '%.200s' refused: %s [%s]",
+               server->path, template_ ? " template" : "", key ? key : "?", server->err.msg, th_rc_name(rc));
+    }
+    server_unuse(handle);
+    return rc;
+}
+
+th_rc th_server_add_resource(th_server *server, const th_resource *res)
+{
+    return add_resource(server, res, false, __func__);
+}
+
+th_rc th_server_add_resource_template(th_server *server, const th_resource *res)
+{
+    return add_resource(server, res, true, __func__);
+}
+
 static th_rc add_tool(th_server *server, const th_tool *tool)
 {
     th_tool t;
@@ -217,7 +254,7 @@ const th_tool *th_server_added_only(th_server *server)
 
 size_t th_load_stats_refusals(const th_load_stats *s)
 {
-    return s->plugins_refused + s->tools_refused + s->dirs_refused;
+    return s->plugins_refused + s->tools_refused + s->dirs_refused + s->resources_refused;
 }
 
 /* NAME from ".../NAME.so", or false when the file is not a NAME.so. */
@@ -293,8 +330,18 @@ static bool on_this_stack(const void *p)
 }
 
 /* Logs and takes back what a refused plugin staged since BASE. */
-static void discard_staged(th_registry *reg, size_t base, const char *path, th_load_stats *stats)
+static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t tbase, const char *path,
+                           th_load_stats *stats)
 {
+    th_resources *rs = th_registry_resources(reg);
+    for (size_t i = rbase; i < th_resources_count(rs); i++)
+        th_log(TH_LOG_ERROR, "plugin %s: resource '%s' discarded: its plugin was refused", path,
+               th_resources_at(rs, i)->uri);
+    for (size_t i = tbase; i < th_resources_template_count(rs); i++)
+        th_log(TH_LOG_ERROR, "plugin %s: resource template '%s' discarded: its plugin was refused", path,
+               th_resources_template_at(rs, i)->uri_template);
+    stats->resources_refused += th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
+    th_resources_truncate(rs, rbase, tbase);
     for (size_t i = base; i < th_registry_count(reg); i++) {
         th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,
                th_registry_at(reg, i)->name);
@@ -447,19 +494,60 @@ th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load
     return check_plugin(path, name, sizeof name, opts, stats);
 }
 
+/* See th_loader_set_generation; written only by the thread that loads. */
+static unsigned long long dl_generation;
+
+void th_loader_set_generation(unsigned long long gen)
+{
+    dl_generation = gen;
+}
+
+/*
+** The name PATH is dlopen()ed by. glibc returns an object already loaded
+** under the same name without looking at the file, so a reload would get
+** the replaced plugin's old code back. Generation G > 0 spells the same file
+** as DIR/ followed by G's binary digits ("./" for 1, "/" for 0, from the
+** leading 1) and the base name: a name no other generation used, while an
+** unchanged file (same inode) is still recognised and shared by glibc, and
+** $ORIGIN still names DIR. NULL when it does not fit.
+*/
+static const char *dl_name(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!dl_generation || !slash)
+        return path;
+    int bits = 0;
+    while (bits < 64 && (dl_generation >> bits) > 1)
+        bits++;
+    size_t dir = (size_t)(slash - path) + 1, len = dir;
+    if (len + 2 * ((size_t)bits + 1) + strlen(slash + 1) + 1 > size)
+        return NULL;
+    memcpy(buf, path, dir);
+    for (int b = bits; b >= 0; b--) {
+        if ((dl_generation >> b) & 1)
+            buf[len++] = '.';
+        buf[len++] = '/';
+    }
+    strcpy(buf + len, slash + 1);
+    return buf;
+}
+
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
 static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
                       th_load_stats *stats)
 {
-    char name[256], symbol[300];
+    char name[256], symbol[300], spelled[PATH_MAX + 160];
     th_rc rc;
 
     if ((rc = check_plugin(path, name, sizeof name, opts, stats)) != TH_OK)
         return rc;
 
     /* PATH is absolute, so dlopen() never searches the library path. */
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *dlpath = dl_name(path, spelled, sizeof spelled);
+    if (!dlpath)
+        return refuse(stats, path, "path too long to load again%s%s", "", "");
+    void *handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
     if (!handle)
         return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
                       dlerror(), "");
@@ -476,6 +564,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     }
 
     size_t base = th_registry_count(reg);
+    th_resources *rs = th_registry_resources(reg);
+    size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
                         .quiet_refusals = opts && opts->scanned};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
@@ -486,10 +576,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     bool readable = false; /* may T's fields (destroy, user_data) be trusted? */
     th_err err;
     th_err_clear(&err);
+    /* Resources count as what a plugin serves: one may serve nothing else. */
+    size_t added_resources = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
     if (desc == &added_only_marker) {
-        rc = th_registry_count(reg) > base
+        rc = th_registry_count(reg) > base || added_resources > 0
                  ? TH_OK
-                 : th_err_set(&err, TH_ERR_VALUE, "%s() returned th_server_added_only() but added no tool", symbol);
+                 : th_err_set(&err, TH_ERR_VALUE,
+                              "%s() returned th_server_added_only() but added no tool or resource", symbol);
     } else if (!desc) {
         rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
     } else if (on_this_stack(desc)) {
@@ -520,13 +613,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
          * so user_data is released here, unless a registered tool, staged
          * or not, shares it: that one's destroy releases it. */
         bool release = readable && t.destroy && !user_data_in_use(reg, t.user_data);
-        discard_staged(reg, base, path, stats);
+        discard_staged(reg, base, rbase, tbase, path, stats);
         if (release)
             t.destroy(t.user_data);
     }
 
-    /* Handles stay open while any of their tools is registered. */
-    if (th_registry_count(reg) == base) {
+    /* Handles stay open while any of their tools or resources is registered. */
+    if (th_registry_count(reg) == base && th_resources_count(rs) == rbase && th_resources_template_count(rs) == tbase) {
         dlclose(handle);
     } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);

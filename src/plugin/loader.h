@@ -34,6 +34,7 @@ typedef struct th_load_stats {
     size_t plugins_loaded;
     size_t plugins_refused;
     size_t dirs_refused;
+    size_t resources_refused; /* resources and templates, refused or discarded */
 } th_load_stats;
 
 /*
@@ -83,6 +84,14 @@ th_rc th_loader_load_listed(th_registry *reg, char *const *paths, size_t n, size
 ** TH_OK, or the refusal is logged and counted as for a load.
 */
 th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats);
+
+/*
+** Hot reload in the host (--isolation=none): loads after this call open
+** each plugin under a name unique to GEN (0: its path, as at start-up), so
+** a replaced file's new code is loaded rather than the copy already mapped
+** under the same name. Called by the one thread that loads.
+*/
+void th_loader_set_generation(unsigned long long gen);
 
 /* The total number of refusals in STATS (plugins, tools, directories). */
 size_t th_load_stats_refusals(const th_load_stats *stats);

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
+#include "plugin/resources.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -38,6 +39,14 @@ struct th_registry {
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
     bool last_contextual; /* see th_registry_refusal_contextual */
+    /* Hot reload (plugin/reload.c): entries lent by an older registry, the
+     * lenders (one reference each) and what to release with the registry. */
+    bool *borrowed;     /* per entry index, as entries; NULL until grown */
+    th_registry **lenders;
+    size_t nlenders;
+    struct release { void (*fn)(void *); void *arg; } *releases;
+    size_t nreleases;
+    th_resources *resources; /* resources and templates (plugin/resources.c) */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -119,7 +128,10 @@ th_registry *th_registry_new(void)
     changed(reg);
     reg->nslots = 16;
     reg->slots = calloc(reg->nslots, sizeof *reg->slots);
-    if (!reg->slots) {
+    reg->resources = th_resources_new();
+    if (!reg->slots || !reg->resources) {
+        free(reg->slots);
+        th_resources_free(reg->resources);
         free(reg);
         return NULL;
     }
@@ -158,11 +170,21 @@ void th_registry_unref(th_registry *reg)
 {
     if (!reg || atomic_fetch_sub(&reg->refs, 1) != 1)
         return;
-    /* Tools first: their destroy callbacks live in the plugins' code. */
+    /* Tools first: their destroy callbacks live in the plugins' code.
+     * Borrowed ones belong to their lender, released after. */
     for (size_t i = 0; i < reg->count; i++)
-        entry_free(reg->entries[i]);
+        if (!reg->borrowed || !reg->borrowed[i])
+            entry_free(reg->entries[i]);
+    th_resources_free(reg->resources);
+    for (size_t i = 0; i < reg->nreleases; i++)
+        reg->releases[i].fn(reg->releases[i].arg);
     for (size_t i = 0; i < reg->nhandles; i++)
         dlclose(reg->handles[i]);
+    for (size_t i = 0; i < reg->nlenders; i++)
+        th_registry_unref(reg->lenders[i]);
+    free(reg->lenders);
+    free(reg->releases);
+    free(reg->borrowed);
     free(reg->handles);
     free(reg->entries);
     free(reg->slots);
@@ -441,6 +463,24 @@ static char *dup_or_null(const char *s, bool *oom)
     return d;
 }
 
+/* Room for one more entry (and its borrowed flag). */
+static bool reserve_entry(th_registry *reg)
+{
+    if (reg->count < reg->cap)
+        return true;
+    size_t cap = reg->cap ? reg->cap * 2 : 8;
+    bool *b = realloc(reg->borrowed, cap * sizeof *b);
+    if (!b)
+        return false;
+    reg->borrowed = b;
+    th_entry **p = realloc(reg->entries, cap * sizeof *p);
+    if (!p)
+        return false;
+    reg->entries = p;
+    reg->cap = cap;
+    return true;
+}
+
 th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin, th_err *err)
 {
     th_tool t;
@@ -459,14 +499,8 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
      * nothing. */
     if ((reg->count + 1) * 2 > reg->nslots && !grow_table(reg))
         goto nomem;
-    if (reg->count == reg->cap) {
-        size_t cap = reg->cap ? reg->cap * 2 : 8;
-        th_entry **p = realloc(reg->entries, cap * sizeof *p);
-        if (!p)
-            goto nomem;
-        reg->entries = p;
-        reg->cap = cap;
-    }
+    if (!reserve_entry(reg))
+        goto nomem;
     th_entry *e = calloc(1, sizeof *e);
     if (!e)
         goto nomem;
@@ -505,6 +539,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->timeout_ms = t.timeout_ms;
 
     reg->entries[reg->count] = e;
+    reg->borrowed[reg->count] = false;
     *find_slot(reg->slots, reg->nslots, reg->entries, e->name) = reg->count + 1;
     reg->count++;
     changed(reg);
@@ -601,6 +636,52 @@ th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle)
     return TH_OK;
 }
 
+th_rc th_registry_borrow(th_registry *reg, th_registry *lender, size_t i, th_err *err)
+{
+    th_rc rc = check_state(reg, err);
+    if (rc != TH_OK)
+        return rc;
+    th_entry *e = lender->entries[i];
+    if (th_registry_get(reg, e->name))
+        return th_err_set(err, TH_ERR_VALUE, "Tool '%s' already registered (first by %s)", e->name,
+                          th_registry_get(reg, e->name)->origin);
+    bool lent = false;
+    for (size_t k = 0; k < reg->nlenders; k++)
+        lent |= reg->lenders[k] == lender;
+    if ((reg->count + 1) * 2 > reg->nslots && !grow_table(reg))
+        goto nomem;
+    if (!reserve_entry(reg))
+        goto nomem;
+    if (!lent) {
+        th_registry **l = realloc(reg->lenders, (reg->nlenders + 1) * sizeof *l);
+        if (!l)
+            goto nomem;
+        reg->lenders = l;
+        reg->lenders[reg->nlenders++] = th_registry_ref(lender);
+    }
+    reg->entries[reg->count] = e;
+    reg->borrowed[reg->count] = true;
+    *find_slot(reg->slots, reg->nslots, reg->entries, e->name) = reg->count + 1;
+    reg->count++;
+    changed(reg);
+    th_log(TH_LOG_INFO, "tool_kept tool_name=%s total_tools=%zu%s%s", e->name, reg->count,
+           *e->origin ? " plugin=" : "", e->origin);
+    return TH_OK;
+
+nomem:
+    return th_err_set(err, TH_ERR_NOMEM, "out of memory keeping tool '%s'", e->name);
+}
+
+th_rc th_registry_on_release(th_registry *reg, void (*fn)(void *arg), void *arg)
+{
+    struct release *r = realloc(reg->releases, (reg->nreleases + 1) * sizeof *r);
+    if (!r)
+        return TH_ERR_NOMEM;
+    reg->releases = r;
+    reg->releases[reg->nreleases++] = (struct release){fn, arg};
+    return TH_OK;
+}
+
 unsigned long long th_registry_version(const th_registry *reg)
 {
     return reg->version;
@@ -663,4 +744,9 @@ const char *th_registry_memo_put(const th_registry *reg, const char *key, const 
     pthread_mutex_unlock(&r->memo_lock);
     memos_free(fresh);
     return kept;
+}
+
+th_resources *th_registry_resources(const th_registry *reg)
+{
+    return reg->resources;
 }

@@ -107,6 +107,18 @@ void th_registry_truncate(th_registry *reg, size_t count);
 th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 
 /*
+** Hot reload (plugin/reload.c). th_registry_borrow adds LENDER's I-th tool
+** to REG as it is (same handler, same plugin code, same destroy, which stays
+** LENDER's to call): REG keeps a reference on LENDER until it is destroyed.
+** The registry rules on names still apply (a duplicate is refused, TH_ERR_VALUE).
+** th_registry_on_release runs FN(ARG) when REG is destroyed, after its own
+** tools and before its plugin handles are closed (a supervisor whose proxy
+** tools REG holds). th_registry_borrow only before th_registry_start.
+*/
+th_rc th_registry_borrow(th_registry *reg, th_registry *lender, size_t i, th_err *err);
+th_rc th_registry_on_release(th_registry *reg, void (*fn)(void *arg), void *arg);
+
+/*
 ** The registry's version: unique among all registries of the process and
 ** changed by every change to its tools (a hot reload's new registry has a
 ** new one), so text derived from a registry can be keyed by it.
@@ -144,6 +156,14 @@ const char *th_registry_memo_get(const th_registry *reg, const char *key);
 const char *th_registry_memo_put(const th_registry *reg, const char *key, const char *text);
 
 
+
+/*
+** The registry's resources and resource templates (plugin/resources.h):
+** they live and are swapped with its tools. Registration goes through
+** th_resources_add with th_registry_started() as the state.
+*/
+struct th_resources;
+struct th_resources *th_registry_resources(const th_registry *reg);
 
 /*
 ** Check TOOL's abi_version and struct_size, the first thing read from any

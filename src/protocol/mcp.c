@@ -24,6 +24,9 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
+#include "protocol/subscriptions.h"
+#include "plugin/reload.h"
+#include "protocol/resources.h"
 #include "base/util.h"
 #include "call/workpool.h"
 #include "protocol/asks.h"
@@ -49,10 +52,12 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 #define MAX_INFLIGHT 4096
 
 struct th_mcp {
-    th_registry *reg;
+    th_regslot *slot;       /* the registry served now (hot reload swaps it) */
     th_mcp_config cfg;
     th_pool *pool;
     char *result_tail; /* what finish_result adds to a modern result, as text */
+    pthread_mutex_t sessions_lock; /* sessions: who th_mcp_notify tells */
+    struct th_mcp_session *sessions;
 };
 
 typedef struct job job;
@@ -88,11 +93,14 @@ struct th_mcp_session {
     unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
     char *principal;      /* th_mcp_session_set_principal, or NULL */
     th_asks *asks;        /* legacy requests to the client awaiting answers */
+    th_subs *subs;            /* subscriptions/listen streams; under lock */
+    struct th_mcp_session *prev, *next; /* in mcp->sessions */
 };
 
 /* The per-request context a method handler gets. */
 typedef struct request {
     th_mcp_session *s;
+    th_registry *reg;      /* the registry this request sees, referenced */
     th_rpc_msg *msg;
     bool modern;
     int version;           /* index into versions[] */
@@ -154,7 +162,14 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         return NULL;
     }
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
-    m->reg = th_registry_ref(reg);
+    m->slot = th_regslot_new(reg);
+    if (!m->slot) {
+        th_pool_shutdown(m->pool, 0);
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_init(&m->sessions_lock, NULL);
+    th_mcpres_init(); /* plugins' th_resource_updated() reaches sessions */
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -175,7 +190,8 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
     }
-    th_registry_unref(m->reg);
+    th_regslot_free(m->slot);
+    pthread_mutex_destroy(&m->sessions_lock);
     free(m->result_tail);
     free(m);
     return true;
@@ -201,18 +217,18 @@ static void put(json_object *obj, const char *key, json_object *val)
 ** client author expects of an empty value. */
 enum { INSTRUCTION_NAMES = 30 };
 
-static void put_instructions(json_object *res, const th_mcp *m)
+static void put_instructions(json_object *res, const th_mcp *m, const th_registry *reg)
 {
     if (m->cfg.instructions) {
         if (m->cfg.instructions[0])
             put(res, "instructions", json_object_new_string(m->cfg.instructions));
         return;
     }
-    size_t n = th_registry_count(m->reg);
+    size_t n = th_registry_count(reg);
     th_buf b = {0};
     th_buf_printf(&b, n ? "Tools:" : "No tools are loaded.");
     for (size_t i = 0; i < n && i < INSTRUCTION_NAMES; i++)
-        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(m->reg, i)->name);
+        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(reg, i)->name);
     if (n > INSTRUCTION_NAMES)
         th_buf_printf(&b, " and %zu more", n - INSTRUCTION_NAMES);
     if (n)
@@ -384,13 +400,22 @@ static void reply(const request *r, json_object *result)
     send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
 
-static json_object *capabilities(void)
+static json_object *capabilities(bool modern)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
-    put(tools, "listChanged", json_object_new_boolean(0));
+    /* Always: SIGHUP rescans even without --watch, so any session may see
+     * the list change (legacy sessions get the notification, modern
+     * clients ask for it with subscriptions/listen). */
+    put(tools, "listChanged", json_object_new_boolean(1));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
+    /* resources/subscribe is legacy; 2026-07-28's "subscribe" means
+     * subscriptions/listen, which is not served yet. */
+    json_object *res = json_object_new_object();
+    if (!modern)
+        put(res, "subscribe", json_object_new_boolean(1));
+    put(caps, "resources", res);
     return caps;
 }
 
@@ -458,9 +483,9 @@ static void m_initialize(request *r)
     }
     json_object *res = json_object_new_object();
     put(res, "protocolVersion", json_object_new_string(versions[v]));
-    put(res, "capabilities", capabilities());
+    put(res, "capabilities", capabilities(false));
     put(res, "serverInfo", server_info(r->s->mcp));
-    put_instructions(res, r->s->mcp);
+    put_instructions(res, r->s->mcp, r->reg);
     reply(r, res);
 }
 
@@ -493,8 +518,8 @@ static void m_discover(request *r)
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
-    put(res, "capabilities", capabilities());
-    put_instructions(res, m);
+    put(res, "capabilities", capabilities(true));
+    put_instructions(res, m, r->reg);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
     reply(r, res);
@@ -524,14 +549,31 @@ static json_object *tool_json(const th_entry *e, int v)
     return t;
 }
 
-/* Parse "th1:<offset>"; false for anything this server did not hand out. */
-static bool parse_cursor(const char *c, size_t count, size_t *offset)
+/*
+** Parse "th1:<offset>@<registry version>" (or "th1:<offset>"); false for
+** anything this server did not hand out. *STALE is set when the cursor
+** was issued for another registry: a hot reload swapped the tools since,
+** and a listing must never mix the old set and the new.
+*/
+static bool parse_cursor(const char *c, size_t count, unsigned long long version, size_t *offset, bool *stale)
 {
     size_t plen = strlen(CURSOR_PREFIX);
     if (strncmp(c, CURSOR_PREFIX, plen) != 0 || !c[plen])
         return false;
+    const char *at = strchr(c + plen, '@');
+    if (at) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(at + 1, &end, 10);
+        if (errno || end == at + 1 || *end || at[1] < '0' || at[1] > '9')
+            return false;
+        if (v != version) {
+            *stale = true;
+            return false;
+        }
+    }
     size_t off = 0;
-    for (const char *p = c + plen; *p; p++) {
+    for (const char *p = c + plen; *p && p != at; p++) {
         if (*p < '0' || *p > '9' || off > count)
             return false;
         off = off * 10 + (size_t)(*p - '0');
@@ -566,7 +608,7 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
         put(res, "tools", tools);
         if (end < count) {
             char next[64];
-            snprintf(next, sizeof next, CURSOR_PREFIX "%zu", end);
+            snprintf(next, sizeof next, CURSOR_PREFIX "%zu@%llu", end, th_registry_version(reg));
             put(res, "nextCursor", json_object_new_string(next));
         }
         if (r->modern) {
@@ -587,13 +629,19 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
 
 static void m_tools_list(request *r)
 {
-    const th_registry *reg = r->s->mcp->reg;
+    const th_registry *reg = r->reg;
     size_t count = th_registry_count(reg), offset = 0;
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {
-        if (!plain_string(cur) || !parse_cursor(json_object_get_string(cur), count, &offset)) {
-            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor", NULL);
+        bool stale = false;
+        if (!plain_string(cur) ||
+            !parse_cursor(json_object_get_string(cur), count, th_registry_version(reg), &offset, &stale)) {
+            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                       stale ? "Invalid params: the tool list changed since this cursor was issued; list again "
+                               "from the start"
+                             : "Invalid params: invalid cursor",
+                       NULL);
             return;
         }
     }
@@ -1020,6 +1068,12 @@ static void job_answer(job *j, json_object *result, const char *busy)
      * allocated by the reader thread; it is handed back to be freed there,
      * since freeing it here would contend for the reader's malloc arena on
      * every call. */
+    /* The registry (and with it, after a reload, the old plugin code or
+     * worker) is let go as soon as the call is over, not when the reader
+     * next frees the job. */
+    th_registry *reg = j->reg;
+    j->reg = NULL;
+    j->entry = NULL;
     pthread_mutex_lock(&s->lock);
     job_done(s);
     if (!answered)
@@ -1031,6 +1085,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
         s->finished = j;
     }
     pthread_mutex_unlock(&s->lock);
+    th_registry_unref(reg);
     if (free_here)
         job_free(j);
 }
@@ -1095,7 +1150,7 @@ static void m_tools_call(request *r)
     /* Unknown tools, in qualified names too, are protocol errors (the
      * MCP spec's -32602), with seed 002's texts for why. */
     char why[512];
-    const th_entry *e = th_tool_resolve(s->mcp->reg, plain_string(name), why, sizeof why);
+    const th_entry *e = th_tool_resolve(r->reg, plain_string(name), why, sizeof why);
     if (!e) {
         if (!plain_string(name))
             snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));
@@ -1184,7 +1239,7 @@ static void m_tools_call(request *r)
         return;
     }
     j->s = s;
-    j->reg = th_registry_ref(s->mcp->reg);
+    j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
     j->entry = e;
     j->bytes = s->msg_len;
     j->modern = r->modern;
@@ -1273,6 +1328,146 @@ static void m_tools_call(request *r)
     }
 }
 
+/* ---- resources (protocol/resources.c) ---------------------------------- */
+
+/* Outside any request: a notification never joins a batch being answered. */
+static void res_session_notify(void *session, json_object *n)
+{
+    rpc_batch *outer = answering;
+    answering = NULL;
+    send_msg(session, n);
+    answering = outer;
+}
+
+/*
+** A resource method as it runs: everything copied out of the request, so it
+** can run on a pool thread. resources/read and resources/subscribe run
+** there, never on the transport's thread: in process isolation they may
+** start the plugin's worker, which dies with the thread that started it
+** (PR_SET_PDEATHSIG), and an HTTP connection's thread ends with the
+** connection; a slow read also holds up no other message.
+*/
+typedef struct res_job {
+    th_mcp_session *s;    /* a reference */
+    th_registry *reg;     /* a reference: a reload may swap the server's */
+    char *method;
+    json_object *id, *params; /* owned copies */
+    bool modern, log_to_client;
+    int version;
+    th_log_level log_level;
+    rpc_batch *batch;     /* held, or NULL */
+    bool counted;         /* in the session's ninflight */
+} res_job;
+
+static void res_job_free(res_job *rj)
+{
+    if (rj->counted) {
+        pthread_mutex_lock(&rj->s->lock);
+        job_done(rj->s);
+        pthread_mutex_unlock(&rj->s->lock);
+    }
+    free(rj->method);
+    json_object_put(rj->id);
+    json_object_put(rj->params);
+    th_registry_unref(rj->reg);
+    session_unref(rj->s);
+    free(rj);
+}
+
+static void run_resource(void *p)
+{
+    res_job *rj = p;
+    th_mcp_session *s = rj->s;
+    const th_mcp *m = s->mcp;
+    th_mcpres_req q = {
+        .reg = rj->reg,
+        .method = rj->method,
+        .params = rj->params,
+        .modern = rj->modern,
+        .titles = rj->version >= V_2025_06_18,
+        .page_size = m->cfg.page_size,
+        .list_ttl_ms = m->cfg.list_ttl_ms,
+        .session = s,
+        .notify = res_session_notify,
+    };
+    /* A read's th_call reaches the client as a tool call's does, and is
+     * held to the same result size. */
+    json_object *meta, *token = NULL;
+    if (rj->params && json_object_object_get_ex(rj->params, "_meta", &meta) &&
+        json_object_is_type(meta, json_type_object))
+        json_object_object_get_ex(meta, "progressToken", &token);
+    th_call_hooks hooks = {
+        .notify = notify_hook,
+        .ctx = s,
+        .progress_token = token,
+        .log_to_client = rj->log_to_client,
+        .log_level = rj->log_level,
+        .max_result_bytes = m->cfg.max_result_bytes,
+    };
+    q.hooks = &hooks;
+    th_mcpres_answer a;
+    th_mcpres_serve(&q, &a);
+    answering = rj->batch;
+    if (a.result) {
+        if (rj->modern)
+            modern_members(m, a.result);
+        send_msg(s, th_rpc_result(rj->id, a.result));
+    } else {
+        send_error(s, rj->id, a.code, a.message, a.data);
+    }
+    answering = NULL;
+    if (rj->batch)
+        batch_release(rj->batch);
+    res_job_free(rj);
+}
+
+static void m_resources(request *r)
+{
+    res_job *rj = calloc(1, sizeof *rj);
+    if (!rj || !(rj->method = strdup(r->msg->method)) || json_object_deep_copy(r->msg->id, &rj->id, NULL) != 0 ||
+        (r->msg->params && json_object_deep_copy(r->msg->params, &rj->params, NULL) != 0)) {
+        if (rj) {
+            free(rj->method);
+            json_object_put(rj->id);
+            free(rj);
+        }
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    atomic_fetch_add(&r->s->refs, 1);
+    rj->s = r->s;
+    rj->reg = th_registry_ref(r->reg);
+    rj->modern = r->modern;
+    rj->version = r->version;
+    rj->log_to_client = r->log_to_client;
+    rj->log_level = r->log_level;
+    bool pooled = strcmp(rj->method, "resources/read") == 0 || strcmp(rj->method, "resources/subscribe") == 0;
+    if (!pooled) { /* lists: quick, and they start nothing */
+        rj->batch = answering;
+        rpc_batch *outer = answering;
+        if (rj->batch)
+            batch_hold(rj->batch);
+        run_resource(rj);
+        answering = outer;
+        return;
+    }
+    rj->batch = answering;
+    if (rj->batch)
+        batch_hold(rj->batch);
+    /* In flight like a tool call, so that a drain at the end of input waits
+     * for its response. */
+    pthread_mutex_lock(&r->s->lock);
+    r->s->ninflight++;
+    pthread_mutex_unlock(&r->s->lock);
+    rj->counted = true;
+    if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (rj->batch)
+            batch_release(rj->batch);
+        res_job_free(rj);
+    }
+}
+
 static void n_cancelled(request *r)
 {
     json_object *rid;
@@ -1286,8 +1481,40 @@ static void n_cancelled(request *r)
         j->cancelled = true;
         th_call_cancel(j->call);
     }
+    /* On stdio a subscription ends this way: nothing more is sent for it. */
+    if (!j && r->s->subs)
+        th_subs_cancel(r->s->subs, key);
     pthread_mutex_unlock(&r->s->lock);
     free(key);
+}
+
+/* subscriptions/listen (2026-07-28): acknowledged at once, answered only
+ * when the server ends it (th_mcp_session_free); events arrive through
+ * th_mcp_notify. */
+static void m_listen(request *r)
+{
+    th_mcp_session *s = r->s;
+    json_object *filter = NULL;
+    char msg[256];
+    if (r->msg->params)
+        json_object_object_get_ex(r->msg->params, "notifications", &filter);
+    pthread_mutex_lock(&s->lock);
+    if (!s->subs)
+        s->subs = th_subs_new();
+    json_object *ack = s->subs ? th_subs_listen(s->subs, r->msg->id, filter, msg, sizeof msg) : NULL;
+    if (!s->subs)
+        snprintf(msg, sizeof msg, "Internal error: out of memory");
+    /* The acknowledgment goes first: events are sent under this lock too
+     * (res_session_notify), so none can overtake it. */
+    if (ack)
+        send_msg(s, ack);
+    pthread_mutex_unlock(&s->lock);
+    if (!ack) {
+        int code = strncmp(msg, "Invalid params", 14) == 0    ? TH_RPC_INVALID_PARAMS
+                   : strncmp(msg, "Invalid Request", 15) == 0 ? TH_RPC_INVALID_REQUEST
+                                                              : TH_RPC_INTERNAL_ERROR;
+        send_error(s, r->msg->id, code, msg, NULL);
+    }
 }
 
 static void n_ignore(request *r)
@@ -1313,6 +1540,12 @@ static const method requests[] = {
     {.name = "server/discover", .eras = ERA_MODERN, .fn = m_discover},
     {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
     {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
+    {.name = "subscriptions/listen", .eras = ERA_MODERN, .fn = m_listen},
+    {.name = "resources/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/templates/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
+    {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
 };
 
 static const method notifications[] = {
@@ -1436,7 +1669,10 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         }
         r.log_to_client = true;
     }
+    /* One registry for the whole request, whatever a reload swaps in. */
+    r.reg = th_regslot_get(s->mcp->slot);
     m->fn(&r);
+    th_registry_unref(r.reg);
 }
 
 static void handle_batch(th_mcp_session *s, th_rpc_msg *msg);
@@ -1584,6 +1820,12 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
         session_unref(s);
         return NULL;
     }
+    pthread_mutex_lock(&mcp->sessions_lock);
+    s->next = mcp->sessions;
+    if (s->next)
+        s->next->prev = s;
+    mcp->sessions = s;
+    pthread_mutex_unlock(&mcp->sessions_lock);
     return s;
 }
 
@@ -1623,10 +1865,40 @@ void th_mcp_session_cancel_all(th_mcp_session *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+void th_mcp_session_end_subscriptions(th_mcp_session *s)
+{
+    json_object *closing = json_object_new_array();
+    if (!closing)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (s->subs)
+        th_subs_close_all(s->subs, closing);
+    /* Under the lock, as events are: nothing follows a closing response. */
+    for (size_t i = 0; i < json_object_array_length(closing); i++)
+        send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
+    pthread_mutex_unlock(&s->lock);
+    json_object_put(closing);
+}
+
 void th_mcp_session_free(th_mcp_session *s)
 {
     if (!s)
         return;
+    th_mcp *m = s->mcp;
+    pthread_mutex_lock(&m->sessions_lock);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        m->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    pthread_mutex_unlock(&m->sessions_lock);
+    /* The connection is gone: its subscriptions end without a word. */
+    pthread_mutex_lock(&s->lock);
+    th_subs_free(s->subs);
+    s->subs = NULL;
+    pthread_mutex_unlock(&s->lock);
+    th_mcpres_session_gone(s); /* no resource notice reaches it from here */
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);
@@ -1638,4 +1910,58 @@ void th_mcp_session_free(th_mcp_session *s)
     pthread_mutex_unlock(&s->lock);
     free_finished(finished);
     session_unref(s);
+}
+
+/* ---- hot reload ------------------------------------------------------- */
+
+th_registry *th_mcp_registry(th_mcp *m)
+{
+    return th_regslot_get(m->slot);
+}
+
+/* Tell session S about EVENT: a legacy session that was initialized gets
+ * the plain notification (its capabilities said listChanged), and each of
+ * its subscriptions that asked gets one carrying its id. Under s->lock, so
+ * no acknowledgment is overtaken and no cancelled subscription hears more. */
+static void session_notify(th_mcp_session *s, th_sub_event event, const char *uri)
+{
+    json_object *out = json_object_new_array();
+    if (!out)
+        return;
+    pthread_mutex_lock(&s->lock);
+    const char *note = th_subs_method(event);
+    if (s->initialized && note && !uri)
+        push(out, th_rpc_notification(note, NULL));
+    if (s->subs)
+        th_subs_event(s->subs, event, uri, out);
+    for (size_t i = 0; i < json_object_array_length(out); i++)
+        send_msg(s, json_object_get(json_object_array_get_idx(out, i)));
+    pthread_mutex_unlock(&s->lock);
+    json_object_put(out);
+}
+
+void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
+{
+    pthread_mutex_lock(&m->sessions_lock);
+    for (th_mcp_session *s = m->sessions; s; s = s->next)
+        session_notify(s, event, uri);
+    pthread_mutex_unlock(&m->sessions_lock);
+}
+
+void th_mcp_end_subscriptions(th_mcp *m)
+{
+    pthread_mutex_lock(&m->sessions_lock);
+    for (th_mcp_session *s = m->sessions; s; s = s->next)
+        th_mcp_session_end_subscriptions(s);
+    pthread_mutex_unlock(&m->sessions_lock);
+}
+
+void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
+{
+    th_registry *old = th_regslot_get(m->slot);
+    th_regslot_swap(m->slot, reg);
+    bool same = th_registry_same_tools(old, reg);
+    th_registry_unref(old);
+    if (!same)
+        th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
 }

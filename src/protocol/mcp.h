@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "plugin/registry.h"
+#include "protocol/subscriptions.h"
 
 /* The newest protocol revision, and every revision served. */
 #define TH_MCP_MODERN_VERSION "2026-07-28"
@@ -114,10 +115,31 @@ bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms);
  * responses and notifications are dropped. */
 void th_mcp_session_cancel_all(th_mcp_session *s);
 
+/* The server ends the session's subscriptions/listen streams (shutdown):
+ * each gets its graceful-closure response, then nothing more. */
+void th_mcp_session_end_subscriptions(th_mcp_session *s);
+
 /*
 ** Free the session. Calls still in flight keep what they need and are
 ** dropped when they finish; nothing is sent through SEND after this returns.
 */
 void th_mcp_session_free(th_mcp_session *s);
+
+/*
+** Hot reload. th_mcp_registry: the registry served now, with a reference
+** for the caller. th_mcp_swap_registry: serve REG from the next request on
+** (requests and calls under way finish on the one they took) and, when the
+** tools differ as clients see them, th_mcp_notify TH_SUB_TOOLS_LIST_CHANGED.
+** th_mcp_notify: tell every session about EVENT (URI for per-resource
+** events, else NULL): legacy sessions past initialize get the event's
+** notification, subscriptions/listen streams that asked for it get it with
+** their subscription id. Safe from any thread.
+*/
+th_registry *th_mcp_registry(th_mcp *mcp);
+/* Shutdown: every session's subscriptions end with their response (so an
+ * HTTP stream carrying one completes instead of holding the stop up). */
+void th_mcp_end_subscriptions(th_mcp *mcp);
+void th_mcp_swap_registry(th_mcp *mcp, th_registry *reg);
+void th_mcp_notify(th_mcp *mcp, th_sub_event event, const char *uri);
 
 #endif

@@ -1153,13 +1153,26 @@ static const char *arg_text(json_object *v)
 
 /* The tool's x-mcp-header parameters must be mirrored in Mcp-Param-NAME
  * headers ("=?base64?...?=" wraps a Base64 value). NULL when they are. */
+static const char *check_params_in(const th_registry *reg, struct MHD_Connection *c, json_object *params);
+
+/* Against the registry served now (hot reload swaps it): held for the check. */
 static const char *check_param_headers(th_http *h, struct MHD_Connection *c, json_object *params)
 {
+    if (!h->opts.reg)
+        return NULL;
+    th_registry *reg = th_mcp_registry(h->mcp);
+    const char *bad = check_params_in(reg, c, params);
+    th_registry_unref(reg);
+    return bad;
+}
+
+static const char *check_params_in(const th_registry *reg, struct MHD_Connection *c, json_object *params)
+{
     json_object *name, *args, *props;
-    if (!h->opts.reg || !json_object_object_get_ex(params, "name", &name))
+    if (!json_object_object_get_ex(params, "name", &name))
         return NULL;
     char why[512];
-    const th_entry *e = th_tool_resolve(h->opts.reg, json_object_get_string(name), why, sizeof why);
+    const th_entry *e = th_tool_resolve(reg, json_object_get_string(name), why, sizeof why);
     if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
         !json_object_is_type(props, json_type_object))
         return NULL;

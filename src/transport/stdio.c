@@ -446,6 +446,7 @@ typedef struct srv {
     th_mcp_session *s;
     writer w;
     int in_fd, stop_fd;
+    bool stopped;        /* a stop signal, not end of input, ended reading */
     size_t max;
     input in;
 
@@ -655,6 +656,7 @@ static int read_loop(srv *v)
                 v->status = 1;
             } else {
                 th_log(TH_LOG_INFO, "stop requested");
+                v->stopped = true;
             }
             return READ_ENDED;
         }
@@ -889,6 +891,9 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     pthread_mutex_unlock(&v->lock);
 
     long long deadline = th_now_ms() + opts->grace_ms;
+    /* The client is still there when the server stops: tell it. */
+    if (v->stopped)
+        th_mcp_session_end_subscriptions(v->s);
     shutdown_session(v->s, opts->grace_ms);
     th_mcp_session_free(v->s); /* no send starts after this */
     /* A reader still in a call it ran touches the writer no more. */
