@@ -20,6 +20,7 @@
 
 #include "call/crashnote.h"
 #include "cli/cli.h"
+#include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
 #include "base/log.h"
@@ -111,6 +112,9 @@ static const char usage_text[] =
     "                               key = value or secret key = value lines, and\n"
     "                               a [toolhost] section of options (name =\n"
     "                               value) that the command line overrides\n"
+    "      --lazy-load              with --isolation=none: list tools from the\n"
+    "                               scan or the registry cache and open each\n"
+    "                               plugin at the first call of one of its tools\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -253,6 +257,7 @@ enum {
     OPT_CONFIG,
     OPT_SET,
     OPT_SET_SECRET,
+    OPT_LAZY_LOAD,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -320,6 +325,7 @@ static const struct option long_opts[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"set", required_argument, NULL, OPT_SET},
     {"set-secret", required_argument, NULL, OPT_SET_SECRET},
+    {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -554,6 +560,8 @@ int main(int argc, char **argv)
     th_scanned *scanned = NULL;
     const char *cache_opt = NULL; /* --registry-cache */
     bool use_cache = true;
+    bool lazy_load = false; /* --lazy-load */
+    th_lazy_set *lazy = NULL;
     char *cache_path = NULL;
     th_cache *cache = NULL;
     bool watch = false;
@@ -818,6 +826,9 @@ int main(int argc, char **argv)
         case OPT_WATCH:
             watch = true;
             break;
+        case OPT_LAZY_LOAD:
+            lazy_load = true;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -896,6 +907,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
         goto usage;
     }
+    if (lazy_load && isolate) {
+        /* Workers already start at a plugin's first call. */
+        fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
+        goto usage;
+    }
     /* A directory the user named must be there; the default one may not be. */
     load_opts.dirs_required = ndirs > 0;
     if (ndirs == 0) {
@@ -968,7 +984,9 @@ int main(int argc, char **argv)
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
     scan_opts.load = load_opts;
-    scan_opts.host_loads = !isolate;
+    /* Lazily, the trust rule is applied now to cached plugins too: a tool
+     * is listed only when its plugin may be opened. */
+    scan_opts.host_loads = !isolate && !lazy_load;
     /* An unchanged plugin's scan comes from the registry cache instead. */
     if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path_named(dirs, (const char *const *)boxes, ndirs, qualified)))
         cache = th_cache_open(cache_path, &load_opts);
@@ -990,6 +1008,18 @@ int main(int argc, char **argv)
             goto cleanup;
         }
         th_supervisor_register(sup, reg, scanned, &stats);
+    } else if (lazy_load) {
+        /* No plugin code runs at start: each plugin opens at its first call. */
+        if (!(lazy = th_lazy_set_new(paths, npaths, &load_opts))) {
+            th_log(TH_LOG_CRITICAL, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < npaths; i++) {
+            if (!scanned[i].accepted)
+                continue;
+            th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
+            stats.tools_refused += scanned[i].tools_refused; /* by the scan, already logged */
+        }
     } else {
         load_opts.scanned = true; /* the scan logged the tools it refused */
         for (size_t i = 0; i < npaths; i++) {
@@ -1136,6 +1166,7 @@ cleanup:
     th_registry_unref(reg);
     th_registry_unref(served_at_exit); /* with its supervisor (process mode) */
     th_supervisor_free(sup); /* after the registry: its tools point into it */
+    th_lazy_set_unref(lazy); /* the tools hold their own references */
     th_scan_free(scanned, npaths);
     free(scanned);
     th_cache_free(cache);
