@@ -4,7 +4,7 @@
 # found dpkg-buildpackage, dh and a git checkout; otherwise `make check`
 # says it was left out. CI installs debhelper (scripts/deps-debian.sh
 # --test) and runs from a clone, so it runs there.
-TESTS += packaging/man-plugin.sh
+TESTS += packaging/man-plugin.sh packaging/client-config.sh
 if PACKAGE_TESTS
 TESTS += packaging/deb.sh
 else
@@ -14,4 +14,4 @@ endif
 packaging-left-out:
 	@echo "NOTE: the Debian packaging test (packaging/deb.sh) was left out: it needs dpkg-buildpackage"
 	@echo "NOTE: and dh (scripts/deps-debian.sh --package) and a git checkout as the source tree."
-EXTRA_DIST += packaging.mk packaging/deb.sh packaging/man-plugin.sh
+EXTRA_DIST += packaging.mk packaging/deb.sh packaging/man-plugin.sh packaging/client-config.sh packaging/mcpconfig.c
