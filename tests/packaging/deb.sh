@@ -37,16 +37,21 @@ deb="$work/toolhost_${version}_$arch.deb"
 dev="$work/toolhost-dev_${version}_$arch.deb"
 [ -f "$deb" ] && [ -f "$dev" ] || { ls "$work"; fail "toolhost and toolhost-dev .deb files were not written"; }
 
-# File lists: each package has its files, and no libtool archive anywhere.
+# File lists: each package has its files, and no libtool archive anywhere;
+# everything is root's although no step ran as root (Rules-Requires-Root: no).
+for p in "$deb" "$dev"; do
+    notroot=$(dpkg -c "$p" | awk '$2 != "root/root"')
+    [ -z "$notroot" ] || fail "$(basename "$p") has files not owned by root: $notroot"
+done
 dpkg -c "$deb" | awk '{ print $6 }' > "$work/deb.list"
 dpkg -c "$dev" | awk '{ print $6 }' > "$work/dev.list"
 for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
          /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright; do
-    grep -qx ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
+    grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
 done
 for f in /usr/include/toolhost/plugin.h "/usr/lib/$ma/pkgconfig/toolhost.pc" \
          /usr/share/man/man3/toolhost-plugin.3.gz; do
-    grep -qx ".$f" "$work/dev.list" || { cat "$work/dev.list"; fail "toolhost-dev lacks $f"; }
+    grep -qxF ".$f" "$work/dev.list" || { cat "$work/dev.list"; fail "toolhost-dev lacks $f"; }
 done
 ! grep -n '\.la$\|/include/\|pkgconfig' "$work/deb.list" || fail "toolhost holds development files"
 ! grep -n '\.la$\|/bin/\|\.so$' "$work/dev.list" || fail "toolhost-dev holds runtime files"
