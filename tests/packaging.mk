@@ -13,5 +13,6 @@ endif
 .PHONY: packaging-left-out
 packaging-left-out:
 	@echo "NOTE: the Debian packaging test (packaging/deb.sh) was left out: it needs dpkg-buildpackage"
-	@echo "NOTE: and dh (scripts/deps-debian.sh --package) and a git checkout as the source tree."
+	@echo "NOTE: and dh (scripts/deps-debian.sh --package) and a git checkout as the source tree,"
+	@echo "NOTE: and is off with --disable-package-tests (as in debian/rules)."
 EXTRA_DIST += packaging.mk packaging/deb.sh packaging/man-plugin.sh packaging/client-config.sh packaging/mcpconfig.c
