@@ -23,6 +23,8 @@
 #include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
+#include <openssl/crypto.h>
+
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -584,6 +586,12 @@ int main(int argc, char **argv)
     th_naming *naming = NULL;
     th_err name_err;
     th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
+
+    /* OpenSSL (tokens, requestState MACs) keeps per-thread state that a
+     * thread's exit frees; its own exit handler frees the same state again
+     * when a transport or pool thread is still running as the process
+     * ends (a double free ASan caught). The process's end frees it all. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */

@@ -161,6 +161,11 @@ fail:
 
 struct th_mrtr {
     char *tool;
+    /* The digests bind a state to one call; they are taken only when a state
+     * is checked or issued (see digests), so that a plain call pays nothing. */
+    json_object *args;     /* a reference, or NULL */
+    char *principal;       /* a copy, or NULL */
+    bool digested;
     char digest[2 * SHA256_DIGEST_LENGTH + 1]; /* of the arguments' text */
     char sub[2 * SHA256_DIGEST_LENGTH + 1];    /* of the principal, or "" */
     json_object *answers;  /* key -> result: earlier rounds, then the retry's */
@@ -179,6 +184,7 @@ static void hex_digest(const char *data, size_t len, char out[2 * SHA256_DIGEST_
 {
     unsigned char d[SHA256_DIGEST_LENGTH];
     SHA256((const unsigned char *)data, len, d);
+    OPENSSL_thread_stop(); /* as in mac_of: no per-thread state left behind */
     for (size_t i = 0; i < sizeof d; i++)
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
@@ -194,6 +200,17 @@ static void args_digest(json_object *args, char out[2 * SHA256_DIGEST_LENGTH + 1
         len = 2;
     }
     hex_digest(text, len, out);
+}
+
+/* M's digests of its arguments and principal, taken once. */
+static void digests(th_mrtr *m)
+{
+    if (m->digested)
+        return;
+    args_digest(m->args, m->digest);
+    if (m->principal)
+        hex_digest(m->principal, strlen(m->principal), m->sub);
+    m->digested = true;
 }
 
 /* Verify STATE and take its answers into M; false with MSG on refusal. */
@@ -227,6 +244,7 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
                  TH_MRTR_STATE_TTL_MS / 1000);
         goto done;
     }
+    digests(m);
     if (!json_object_object_get_ex(o, "tool", &v) || strcmp(json_object_get_string(v), m->tool) != 0 ||
         !json_object_object_get_ex(o, "args", &v) || strcmp(json_object_get_string(v), m->digest) != 0) {
         snprintf(msg, msgsize, "Invalid params: requestState was issued for another tool call (tool or "
@@ -254,6 +272,8 @@ void th_mrtr_free(th_mrtr *m)
     if (!m)
         return;
     free(m->tool);
+    json_object_put(m->args);
+    free(m->principal);
     json_object_put(m->answers);
     json_object_put(m->used);
     json_object_put(m->requests);
@@ -271,9 +291,12 @@ th_mrtr *th_mrtr_begin(const char *tool, json_object *args, const char *principa
         th_mrtr_free(m);
         return NULL;
     }
-    args_digest(args, m->digest);
-    if (principal)
-        hex_digest(principal, strlen(principal), m->sub);
+    m->args = args ? json_object_get(args) : NULL;
+    if (principal && !(m->principal = strdup(principal))) {
+        snprintf(msg, msgsize, "Internal error: out of memory");
+        th_mrtr_free(m);
+        return NULL;
+    }
     if (params && json_object_object_get_ex(params, "inputResponses", &responses) &&
         !json_object_is_type(responses, json_type_object)) {
         snprintf(msg, msgsize, "Invalid params: inputResponses must be an object mapping request keys to results");
@@ -347,6 +370,7 @@ json_object *th_mrtr_result(th_mrtr *m)
     char *n = b64url(nonce, sizeof nonce);
     if (!n)
         goto fail;
+    digests(m);
     json_object_object_add(payload, "tool", json_object_new_string(m->tool));
     json_object_object_add(payload, "args", json_object_new_string(m->digest));
     json_object_object_add(payload, "sub", json_object_new_string(m->sub));

@@ -34,10 +34,11 @@ void th_mrtr_set_ttl_ms(long long ms);
 typedef struct th_mrtr th_mrtr;
 
 /*
-** The round state of one modern tools/call of TOOL with ARGS (borrowed),
-** from PARAMS (the request's params: inputResponses, requestState), made by
-** PRINCIPAL (who the transport authenticated, e.g. the Authorization
-** header; NULL: nobody; only its digest is kept). NULL when they are
+** The round state of one modern tools/call of TOOL with ARGS (a reference
+** is kept: digested only when a state is checked or issued, so nobody may
+** change ARGS meanwhile), from PARAMS (the request's params:
+** inputResponses, requestState), made by PRINCIPAL (who the transport
+** authenticated, e.g. the Authorization header; NULL: nobody; copied). NULL when they are
 ** refused: MSG (MSGSIZE bytes) then says why, for a -32602 error:
 ** inputResponses not an object of objects, requestState not a string, or
 ** a requestState that fails its integrity check, has expired, or was
