@@ -37,6 +37,7 @@
 #include "base/util.h"
 #include "plugin/reload.h"
 #include "worker/rebuild.h"
+#include "worker/resproxy.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -1022,9 +1023,21 @@ int main(int argc, char **argv)
             th_log(TH_LOG_CRITICAL, "out of memory");
             goto cleanup;
         }
+        load_opts.scanned = true;
         for (size_t i = 0; i < npaths; i++) {
             if (!scanned[i].accepted)
                 continue;
+            /* A plugin serving resources is opened now: listing them needs
+             * nothing, but a lazy read function would need its own proxy. */
+            bool has_resources = false;
+            for (size_t k = 0; scanned[i].tools && k < json_object_array_length(scanned[i].tools); k++)
+                has_resources |= th_resproxy_is_resource(json_object_array_get_idx(scanned[i].tools, k), NULL);
+            if (has_resources) {
+                th_signals_loading(paths[i]);
+                th_loader_load_listed(reg, paths, npaths, i, &load_opts, &stats);
+                th_signals_loading(NULL);
+                continue;
+            }
             th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
             stats.tools_refused += scanned[i].tools_refused; /* by the scan, already logged */
         }

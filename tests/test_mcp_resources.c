@@ -117,6 +117,26 @@ START_TEST(test_list_and_capabilities)
 }
 END_TEST
 
+/* --lazy-load opens a plugin at its first tool call; one that serves
+ * resources is opened at start instead, so its resources are listed and
+ * read (lazily they would have been registered as tools, or lost). */
+START_TEST(test_lazy_load_keeps_resources)
+{
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", "--lazy-load", "--no-registry-cache", NULL);
+    json_object *o = req(p, false, "resources/read", "\"uri\":\"mem://hello\"", NULL);
+    ck_assert_str_eq(mh_json(mh_at(o, "result contents")),
+                     "[{\"uri\":\"mem://hello\",\"mimeType\":\"text/plain\",\"text\":\"hello from resfix\"}]");
+    json_object_put(o);
+    o = req(p, false, "tools/list", "", NULL);
+    for (size_t i = 0; i < mh_len(o, "result tools"); i++) {
+        const char *name = json_object_get_string(json_object_object_get(json_object_array_get_idx(mh_at(o, "result tools"), i), "name"));
+        ck_assert_msg(strcmp(name, "hello") != 0 && strcmp(name, "files") != 0, "a resource listed as tool %s", name);
+    }
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 START_TEST(test_read_in_both_eras)
 {
     for (int era = 0; era < 2; era++) {
@@ -352,6 +372,7 @@ static Suite *mcp_resources_suite(void)
     tcase_add_loop_test(tc, test_strict_counts_a_refused_resource, 0, 2);
     tcase_add_test(tc, test_crashing_read_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_resources);
+    tcase_add_test(tc, test_lazy_load_keeps_resources);
     suite_add_tcase(s, tc);
     return s;
 }
