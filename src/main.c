@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
+#include "base/compat.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -546,6 +547,7 @@ int main(int argc, char **argv)
     th_naming *naming = NULL;
     th_err name_err;
 
+    th_compat_set_argv0(argv[0]); /* where there is no /proc/self/exe */
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
     if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
@@ -814,6 +816,7 @@ int main(int argc, char **argv)
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
+            printf("Linux interfaces used: %s\n", th_compat_linux_features());
             free_boxes(boxes);
             free(dirs);
             free(origins);

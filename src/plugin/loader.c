@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "plugin/loader.h"
 #include "plugin/trust.h"
 #include "base/handle.h"
@@ -281,14 +282,8 @@ static bool on_this_stack(const void *p)
     static _Thread_local size_t size;
     static _Thread_local bool asked, known;
     if (!asked) {
-        pthread_attr_t attr;
-        void *l;
         asked = true;
-        if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return false; /* unknown: nothing to refuse on */
-        known = pthread_attr_getstack(&attr, &l, &size) == 0;
-        low = l;
-        pthread_attr_destroy(&attr);
+        known = th_thread_stack(&low, &size); /* unknown: nothing to refuse on */
     }
     return known && (const char *)p >= low && (const char *)p < low + size;
 }
