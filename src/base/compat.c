@@ -301,9 +301,6 @@ static const char *const features[] = {
 #if HAVE_PROC_SELF_EXE
     "/proc/self/exe",
 #endif
-#if HAVE_PTHREAD_SETNAME_NP
-    "pthread_setname_np",
-#endif
 #if HAVE_PTHREAD_GETATTR_NP
     "pthread_getattr_np",
 #endif

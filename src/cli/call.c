@@ -217,6 +217,9 @@ int th_cli_call(int argc, char **argv)
         fprintf(stderr, "toolhost call: cannot start the server: %s\n", strerror(errno));
         goto cleanup;
     }
+    /* The path as argv[0] too: it is how a server without /proc/self/exe
+     * finds its executable for its workers. */
+    sargv[0] = self;
     fflush(NULL);
     pid = fork();
     if (pid == 0) {

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,8 +271,9 @@ static bool user_data_in_use(const th_registry *reg, const void *user_data)
 ** Does P point into this thread's stack? A descriptor there, returned by
 ** register_NAME_tool(), was in its frame, which ended when it returned:
 ** reading it would read whatever the host's calls have put there since.
+** FRAME is a local of the caller of register_NAME_tool().
 */
-static bool on_this_stack(const void *p)
+static bool on_this_stack(const void *p, const void *frame)
 {
     /* Asked once per thread: for the main thread glibc answers by reading
      * /proc/self/maps, which every loaded plugin makes longer, so asking per
@@ -283,9 +285,16 @@ static bool on_this_stack(const void *p)
     static _Thread_local bool asked, known;
     if (!asked) {
         asked = true;
-        known = th_thread_stack(&low, &size); /* unknown: nothing to refuse on */
+        known = th_thread_stack(&low, &size);
     }
-    return known && (const char *)p >= low && (const char *)p < low + size;
+    if (known)
+        return (const char *)p >= low && (const char *)p < low + size;
+    /* The system cannot say (no pthread_getattr_np): the frame that ended
+     * lay just below FRAME, a local of the function that called the plugin
+     * (stacks grow down wherever the host builds); 64 KiB covers a
+     * register function's locals without reaching past this thread's stack. */
+    uintptr_t a = (uintptr_t)p, f = (uintptr_t)frame;
+    return a < f && f - a <= 65536;
 }
 
 /* Logs and takes back what a refused plugin staged since BASE. */
@@ -529,7 +538,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
                  : th_err_set(&err, TH_ERR_VALUE, "%s() returned th_server_added_only() but added no tool", symbol);
     } else if (!desc) {
         rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
-    } else if (on_this_stack(desc)) {
+    } else if (on_this_stack(desc, &server)) {
         rc = th_err_set(&err, TH_ERR_VALUE,
                         "%s() returned a descriptor on its own stack, which ended when it returned; "
                         "return one in static storage",
