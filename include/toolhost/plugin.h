@@ -198,6 +198,40 @@ typedef struct th_array {
 } th_array;
 
 /*
+** Limits on a typed parameter's value, put into the generated schema (so the
+** model sees them) and checked on every call like the rest of it. A bit in
+** SET says that a field applies; the others are not read (so a later field
+** comes with a new bit, and an older plugin never sets it).
+**
+** minimum, maximum   TH_C_MINIMUM, TH_C_MAXIMUM: inclusive bounds of an
+**                    integer or floating parameter ("minimum", "maximum").
+** min_length,        TH_C_MIN_LENGTH, TH_C_MAX_LENGTH: a string's length in
+**   max_length       characters, as JSON Schema counts ("minLength",
+**                    "maxLength").
+** pattern            TH_C_PATTERN: an ECMA-262 regular expression a string
+**                    must match somewhere ("pattern"; anchor it with ^...$).
+**
+** On an array parameter they apply to each item. A bound that does not fit
+** the type, minimum above maximum, or a pattern that does not compile is
+** refused at registration, naming the parameter; so is a default that
+** breaks them.
+*/
+#define TH_C_MINIMUM 0x1u
+#define TH_C_MAXIMUM 0x2u
+#define TH_C_MIN_LENGTH 0x4u
+#define TH_C_MAX_LENGTH 0x8u
+#define TH_C_PATTERN 0x10u
+
+typedef struct th_constraints {
+    unsigned set;
+    double minimum;
+    double maximum;
+    size_t min_length;
+    size_t max_length;
+    const char *pattern;
+} th_constraints;
+
+/*
 ** One parameter of a typed function, in the order the C function takes them.
 **
 ** name          required; must match ^[a-z][a-z0-9_]*$ and be unique.
@@ -211,6 +245,8 @@ typedef struct th_array {
 ** enum_values   for TH_T_STRING (or an array of strings, where it applies to
 **               each item) only: a NULL-terminated list of the allowed
 **               values; the schema gets "enum" and calls are checked.
+** constraints   optional limits on the value (th_constraints), borrowed
+**               while the tool is being registered.
 **
 ** Argument lifetimes: strings, arrays and json_object arguments are owned by
 ** the host and valid until the function returns. An absent optional array
@@ -224,21 +260,26 @@ typedef struct th_param {
     bool optional;
     const char *default_json;
     const char *const *enum_values;
+    /* The first of the slots this struct was laid out with (ABI 1 headers
+     * before it had reserved[4]): zero means no constraints. */
+    const th_constraints *constraints;
     /* Room to grow: params are laid out in arrays, so th_param cannot carry
      * a size of its own. Leave zero (designated initialisers do); a later
      * ABI 1 header may give these slots meanings where zero means absent. */
-    const void *reserved[4];
+    const void *reserved[3];
 } th_param;
 
 /* th_function.flags */
 #define TH_FN_WANTS_CALL 0x1u   /* the C function's first argument is th_call * */
 #define TH_FN_FREE_RESULT 0x2u  /* TH_T_STRING result was malloc()ed; host free()s it */
+#define TH_FN_WANTS_USER_DATA 0x4u /* next argument (after th_call *, if any) is the tool's void *user_data */
 
 /*
 ** A C function described for the host.
 **
 ** fn        the function, cast to void (*)(void). Its real prototype must be
-**           RESULT fn([th_call *,] PARAM1, PARAM2, ...), matching the types
+**           RESULT fn([th_call *,] [void *user_data,] PARAM1, PARAM2, ...),
+**           matching the types
 **           below exactly: the host calls it through libffi and cannot check.
 ** result    the return type. The value becomes a text block (its JSON text,
 **           or the string itself) and structuredContent {"result": value};
@@ -675,6 +716,27 @@ th_rc th_call_sample(th_call *call, const char *key, const char *prompt, int max
 
 /* roots/list: *RESULT is {"roots":[{"uri":"file:///...","name":...}]}. */
 th_rc th_call_list_roots(th_call *call, const char *key, json_object **result);
+
+/* ---------------------------------------------------------------------
+** Binary content
+** ------------------------------------------------------------------- */
+
+/*
+** LEN bytes at DATA as standard base64 (RFC 4648, with padding), a new
+** NUL-terminated string the caller frees with free(). NULL when out of
+** memory, or when DATA is NULL and LEN is not 0. Usable anywhere, also at
+** registration.
+*/
+char *th_base64_encode(const void *data, size_t len);
+
+/*
+** th_call_image / th_call_audio from raw bytes: LEN bytes at DATA, encoded
+** here. DATA is read before the call returns. TH_ERR_VALUE for a NULL
+** MIME_TYPE (or NULL DATA with LEN > 0), TH_ERR_NOMEM when out of memory;
+** otherwise what th_call_image / th_call_audio return.
+*/
+th_rc th_call_image_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
+th_rc th_call_audio_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
 
 #ifdef __cplusplus
 }

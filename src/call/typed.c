@@ -21,6 +21,7 @@
 #include "call/callctx.h"
 #include "call/result.h"
 #include "call/typed.h"
+#include "schema/jsonschema.h"
 
 /* TH_T_BOOL travels as a uint8; a C bool of another size would be misread. */
 _Static_assert(sizeof(bool) == 1, "toolhost passes bool as one byte");
@@ -104,16 +105,19 @@ typedef struct tparam {
     slot def_slot;    /* def converted: the argument when it is absent */
     th_array def_array;
     void *def_items; /* owned storage behind def_array */
+    th_constraints lim; /* copied; lim.pattern points at pattern */
+    char *pattern;      /* owned copy, NULL when none */
 } tparam;
 
 struct th_typed {
     void (*fn)(void);
     const tinfo *result;
     unsigned flags;
+    void *user_data; /* the tool's, for TH_FN_WANTS_USER_DATA */
     size_t n_params;
     tparam *params;
     ffi_cif cif;
-    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 1];
+    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 2]; /* call, user_data, params */
 };
 
 /* ---------------------------------------------------------------------
@@ -556,6 +560,13 @@ static void param_clear(tparam *p)
     free(p->enums);
     json_object_put(p->def);
     free(p->def_items);
+    free(p->pattern);
+}
+
+void th_typed_set_user_data(th_typed *t, void *user_data)
+{
+    if (t)
+        t->user_data = user_data;
 }
 
 void th_typed_free(th_typed *t)
@@ -638,6 +649,115 @@ static th_rc copy_enums(tparam *p, const th_param *src, th_err *err)
     return TH_OK;
 }
 
+/* Which constraint bits each kind takes. */
+static const unsigned kind_constraints[] = {
+    [K_INT] = TH_C_MINIMUM | TH_C_MAXIMUM,
+    [K_FLOAT] = TH_C_MINIMUM | TH_C_MAXIMUM,
+    [K_STRING] = TH_C_MIN_LENGTH | TH_C_MAX_LENGTH | TH_C_PATTERN,
+};
+#define KNOWN_CONSTRAINTS (TH_C_MINIMUM | TH_C_MAXIMUM | TH_C_MIN_LENGTH | TH_C_MAX_LENGTH | TH_C_PATTERN)
+
+/* The lowest and highest value of a numeric element type. */
+static void type_range(const tinfo *ti, double *lo, double *hi)
+{
+    if (ti->kind == K_INT) {
+        *lo = (double)ti->min;
+        *hi = (double)ti->max;
+    } else if (ti->ffi == &ffi_type_float) {
+        *lo = -(double)FLT_MAX;
+        *hi = (double)FLT_MAX;
+    } else {
+        *lo = -DBL_MAX;
+        *hi = DBL_MAX;
+    }
+}
+
+/* Check C against P's type and copy it into P->lim. */
+static th_rc copy_constraints(tparam *p, const th_constraints *c, th_err *err)
+{
+    const char *tn = p->ti->name, *arr = p->array ? "array of " : "";
+    unsigned allowed = p->ti->kind < sizeof kind_constraints / sizeof kind_constraints[0]
+                           ? kind_constraints[p->ti->kind] : 0;
+    if (c->set & ~KNOWN_CONSTRAINTS)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' constraints set 0x%x has unknown bits", p->name,
+                          c->set);
+    static const struct {
+        unsigned bit;
+        const char *keyword;
+    } names[] = {{TH_C_MINIMUM, "minimum"}, {TH_C_MAXIMUM, "maximum"}, {TH_C_MIN_LENGTH, "minLength"},
+                 {TH_C_MAX_LENGTH, "maxLength"}, {TH_C_PATTERN, "pattern"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((c->set & names[i].bit) && !(allowed & names[i].bit))
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' has constraint %s, which does not apply to %s%s",
+                              p->name, names[i].keyword, arr, tn);
+    double lo, hi;
+    type_range(p->ti, &lo, &hi);
+    if ((c->set & TH_C_MINIMUM) && (!isfinite(c->minimum) || c->minimum < lo || c->minimum > hi))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minimum %g does not fit %s (%g..%g)", p->name,
+                          c->minimum, tn, lo, hi);
+    if ((c->set & TH_C_MAXIMUM) && (!isfinite(c->maximum) || c->maximum < lo || c->maximum > hi))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' maximum %g does not fit %s (%g..%g)", p->name,
+                          c->maximum, tn, lo, hi);
+    if ((c->set & TH_C_MINIMUM) && (c->set & TH_C_MAXIMUM) && c->minimum > c->maximum)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minimum %g is above its maximum %g", p->name,
+                          c->minimum, c->maximum);
+    if ((c->set & TH_C_MIN_LENGTH) && (c->set & TH_C_MAX_LENGTH) && c->min_length > c->max_length)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minLength %zu is above its maxLength %zu", p->name,
+                          c->min_length, c->max_length);
+    if ((c->set & (TH_C_MIN_LENGTH | TH_C_MAX_LENGTH)) &&
+        ((c->set & TH_C_MIN_LENGTH ? c->min_length : 0) > INT64_MAX ||
+         (c->set & TH_C_MAX_LENGTH ? c->max_length : 0) > INT64_MAX))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' length bound is too large", p->name);
+    p->lim = *c;
+    p->lim.pattern = NULL;
+    if (c->set & TH_C_PATTERN) {
+        if (!c->pattern)
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' sets TH_C_PATTERN but pattern is NULL", p->name);
+        if (!th_utf8_valid(c->pattern, strlen(c->pattern)))
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' pattern is not valid UTF-8", p->name);
+        /* Compiled here, alone, so the refusal names the parameter. */
+        json_object *probe = json_object_new_object();
+        char msg[512] = "";
+        th_schema *sc = NULL;
+        if (!probe || json_object_object_add(probe, "pattern", json_object_new_string(c->pattern)) != 0 ||
+            !(sc = th_schema_compile(probe, msg, sizeof msg))) {
+            json_object_put(probe);
+            if (!msg[0])
+                return th_err_set(err, TH_ERR_NOMEM, "out of memory checking parameter '%s'", p->name);
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' pattern /%s/ does not compile: %s", p->name,
+                              c->pattern, msg);
+        }
+        th_schema_free(sc);
+        json_object_put(probe);
+        if (!(p->pattern = strdup(c->pattern)))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory copying parameter '%s'", p->name);
+        p->lim.pattern = p->pattern;
+    }
+    return TH_OK;
+}
+
+static json_object *param_schema(const tparam *p);
+
+/* P's default against P's own schema, so a default that breaks its
+** constraints is refused at registration rather than failing every call. */
+static th_rc check_default_limits(const tparam *p, th_err *err)
+{
+    json_object *js = param_schema(p);
+    char msg[512] = "", *why = NULL;
+    th_schema *sc = js ? th_schema_compile(js, msg, sizeof msg) : NULL;
+    th_rc rc = TH_OK;
+    if (!sc)
+        rc = js ? th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' schema does not compile: %s", p->name, msg)
+                : th_err_set(err, TH_ERR_NOMEM, "out of memory checking parameter '%s'", p->name);
+    else if (th_schema_validate(sc, p->def, &why) > 0)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' default_json breaks its constraints: %s", p->name,
+                        why ? why : "");
+    free(why);
+    th_schema_free(sc);
+    json_object_put(js);
+    return rc;
+}
+
 /* Check SRC (parameter number I) and fill P. DONE are the I parameters
 ** already checked, for the duplicate rule. */
 static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam *done, th_err *err)
@@ -688,6 +808,12 @@ static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam 
             return rc;
     }
 
+    if (src->constraints) {
+        th_rc rc = copy_constraints(p, src->constraints, err);
+        if (rc != TH_OK)
+            return rc;
+    }
+
     p->optional = src->optional;
     if (src->default_json) {
         if (!src->optional)
@@ -701,7 +827,7 @@ static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam 
         size_t bad;
         bool ok = convert(p, p->def, &p->def_slot, &p->def_array, &p->def_items, &bad, &why);
         if (ok)
-            return TH_OK;
+            return p->lim.set ? check_default_limits(p, err) : TH_OK;
         th_rc rc;
         if (bad != SIZE_MAX)
             rc = th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' default_json is invalid: item %zu: %s",
@@ -735,19 +861,44 @@ static json_object *int_json(const wide *w)
 }
 
 /* The keywords after "type" that an element type adds. */
-static bool put_type_details(json_object *s, const tinfo *ti, char *const *enums, size_t n_enums)
+/* A bound as JSON: an integer when it is one (2, not 2.0). */
+static json_object *bound_json(double v)
+{
+    if (v == floor(v) && v >= -9007199254740992.0 && v <= 9007199254740992.0)
+        return json_object_new_int64((int64_t)v);
+    return json_object_new_double(v);
+}
+
+static bool put_type_details(json_object *s, const tinfo *ti, char *const *enums, size_t n_enums,
+                             const th_constraints *lim)
 {
     bool ok = true;
+    /* A parameter's own bounds replace its type's: they are never wider. */
     if (ti->kind == K_INT) {
         wide lo = {ti->min < 0, ti->min, ti->min < 0 ? 0 : (uint64_t)ti->min};
         wide hi = {false, 0, ti->max};
-        ok = put(s, "minimum", int_json(&lo)) && put(s, "maximum", int_json(&hi));
+        ok = put(s, "minimum", lim->set & TH_C_MINIMUM ? bound_json(lim->minimum) : int_json(&lo)) &&
+             put(s, "maximum", lim->set & TH_C_MAXIMUM ? bound_json(lim->maximum) : int_json(&hi));
     }
     /* A float refuses what it cannot hold: say so where clients look, or a
      * client that follows the schema is refused all the same. */
-    if (ti->kind == K_FLOAT && ti->ffi == &ffi_type_float)
-        ok = put(s, "minimum", json_object_new_double(-(double)FLT_MAX)) &&
-             put(s, "maximum", json_object_new_double((double)FLT_MAX));
+    if (ti->kind == K_FLOAT) {
+        bool f = ti->ffi == &ffi_type_float;
+        if (ok && (lim->set & TH_C_MINIMUM))
+            ok = put(s, "minimum", bound_json(lim->minimum));
+        else if (ok && f)
+            ok = put(s, "minimum", json_object_new_double(-(double)FLT_MAX));
+        if (ok && (lim->set & TH_C_MAXIMUM))
+            ok = put(s, "maximum", bound_json(lim->maximum));
+        else if (ok && f)
+            ok = put(s, "maximum", json_object_new_double((double)FLT_MAX));
+    }
+    if (ok && (lim->set & TH_C_MIN_LENGTH))
+        ok = put(s, "minLength", json_object_new_int64((int64_t)lim->min_length));
+    if (ok && (lim->set & TH_C_MAX_LENGTH))
+        ok = put(s, "maxLength", json_object_new_int64((int64_t)lim->max_length));
+    if (ok && (lim->set & TH_C_PATTERN))
+        ok = put(s, "pattern", json_object_new_string(lim->pattern));
     if (ok && enums) {
         json_object *e = json_object_new_array();
         ok = put(s, "enum", e);
@@ -769,9 +920,9 @@ static json_object *param_schema(const tparam *p)
     if (ok && p->array) {
         json_object *items = json_object_new_object();
         ok = put(s, "items", items) && put(items, "type", json_object_new_string(schema_type[p->ti->kind])) &&
-             put_type_details(items, p->ti, p->enums, p->n_enums);
+             put_type_details(items, p->ti, p->enums, p->n_enums, &p->lim);
     } else if (ok) {
-        ok = put_type_details(s, p->ti, p->enums, p->n_enums);
+        ok = put_type_details(s, p->ti, p->enums, p->n_enums, &p->lim);
     }
     if (ok && p->def) {
         json_object *copy = NULL;
@@ -828,7 +979,8 @@ static json_object *output_schema(const tinfo *ti, const char *description)
     }
     if (ok && description)
         ok = put(r, "description", json_object_new_string(description));
-    ok = ok && put_type_details(r, ti, NULL, 0);
+    static const th_constraints none = {0};
+    ok = ok && put_type_details(r, ti, NULL, 0, &none);
     json_object_put(props);
     json_object_put(r);
     json_object_put(req);
@@ -852,7 +1004,7 @@ static th_rc check_function(const th_function *fn, th_err *err)
     if (!r)
         return th_err_set(err, TH_ERR_VALUE, "Tool function result type 0x%x is not supported%s",
                           (unsigned)fn->result, (fn->result & TH_T_ARRAY) ? " (arrays are parameters only)" : "");
-    if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT))
+    if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT | TH_FN_WANTS_USER_DATA))
         return th_err_set(err, TH_ERR_VALUE, "Tool function flags 0x%x has unknown bits", fn->flags);
     if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING)
         return th_err_set(err, TH_ERR_VALUE, "Tool function flag TH_FN_FREE_RESULT needs a string result, not %s",
@@ -887,6 +1039,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
 
     size_t nargs = 0;
     if (t->flags & TH_FN_WANTS_CALL)
+        t->atypes[nargs++] = &ffi_type_pointer;
+    if (t->flags & TH_FN_WANTS_USER_DATA)
         t->atypes[nargs++] = &ffi_type_pointer;
     for (size_t i = 0; i < t->n_params; i++)
         t->atypes[nargs++] = t->params[i].array ? &ffi_type_pointer : t->params[i].ti->ffi;
@@ -1071,8 +1225,8 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
 {
     if (!t || !call)
         return TH_ERR_MISUSE;
-    slot slots[TH_TYPED_MAX_PARAMS + 1];
-    void *avalues[TH_TYPED_MAX_PARAMS + 1];
+    slot slots[TH_TYPED_MAX_PARAMS + 2];
+    void *avalues[TH_TYPED_MAX_PARAMS + 2];
     th_array arrays[TH_TYPED_MAX_PARAMS];
     void *items[TH_TYPED_MAX_PARAMS] = {0};
     json_object *copies[TH_TYPED_MAX_PARAMS] = {0};
@@ -1094,9 +1248,12 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
 
     size_t n = 0;
     th_call *call_arg = call;
+    void *user_data_arg = t->user_data;
     if (t->flags & TH_FN_WANTS_CALL) {
         avalues[n++] = &call_arg;
     }
+    if (t->flags & TH_FN_WANTS_USER_DATA)
+        avalues[n++] = &user_data_arg;
     for (size_t i = 0; i < t->n_params; i++, n++) {
         const tparam *p = &t->params[i];
         json_object *v;

@@ -42,6 +42,10 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **inpu
 */
 th_rc th_typed_invoke(const th_typed *typed, th_call *call, json_object *args);
 
+/* The tool's user_data, passed to a TH_FN_WANTS_USER_DATA function (set
+** once, at registration, before any call). */
+void th_typed_set_user_data(th_typed *typed, void *user_data);
+
 void th_typed_free(th_typed *typed);
 
 #endif

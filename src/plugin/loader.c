@@ -47,6 +47,8 @@ __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_call_structured,  (const void *)th_call_error,
     (const void *)th_call_progress,    (const void *)th_call_log,
     (const void *)th_call_cancelled,   (const void *)th_call_tool_name,
+    (const void *)th_base64_encode,    (const void *)th_call_image_bytes,
+    (const void *)th_call_audio_bytes,
 };
 
 /* The plugin files of one load, in load order; absolute paths, owned. */
