@@ -156,6 +156,87 @@ START_TEST(user_data_reaches_the_function)
 }
 END_TEST
 
+/* ---- array results ----------------------------------------------------- */
+
+static th_array *int16s(void)
+{
+    static const int16_t v[] = {-32768, 0, 32767};
+    static th_array a = {.count = 3, .items = v};
+    return &a;
+}
+
+static th_array *doubles(int bad)
+{
+    static _Thread_local double v[3];
+    static _Thread_local th_array a;
+    v[0] = 0.1;
+    v[1] = 3000;
+    v[2] = bad ? 1.0 / 0.0 : 1e21;
+    a = (th_array){.count = 3, .items = v};
+    return &a;
+}
+
+static th_array *none(void)
+{
+    return NULL;
+}
+
+static th_array *owned_strings(void)
+{
+    th_array *a = malloc(sizeof *a);
+    char **items = malloc(2 * sizeof *items);
+    items[0] = strdup("a\"b");
+    items[1] = strdup("\xc3\xa9"); /* U+00E9 */
+    *a = (th_array){.count = 2, .items = items};
+    return a;
+}
+
+START_TEST(array_results_become_json_arrays)
+{
+    th_function fn = {.fn = (void (*)(void))int16s, .result = TH_T_INT16 | TH_T_ARRAY};
+    prepared p = prepare_ok(&fn);
+    MH_ASSERT_JSON_EQ(mh_at(p.output, "properties result"),
+                      "{\"type\":[\"array\",\"null\"],\"items\":{\"type\":\"integer\",\"minimum\":-32768,"
+                      "\"maximum\":32767}}");
+    json_object *res = invoke(&p, "{}");
+    MH_ASSERT_STR(res, "content 0 text", "[-32768,0,32767]");
+    MH_ASSERT_JSON_EQ(mh_at(res, "structuredContent"), "{\"result\":[-32768,0,32767]}");
+    json_object_put(res);
+    prepared_free(&p);
+
+    th_param bad = {.name = "bad", .type = TH_T_INT};
+    fn = (th_function){.fn = (void (*)(void))doubles, .result = TH_T_DOUBLE | TH_T_ARRAY, .n_params = 1,
+                       .params = &bad};
+    p = prepare_ok(&fn);
+    res = invoke(&p, "{\"bad\":0}");
+    MH_ASSERT_STR(res, "content 0 text", "[0.1,3000,1e+21]");
+    json_object_put(res);
+    res = invoke(&p, "{\"bad\":1}");
+    ck_assert(result_is_error(res));
+    MH_ASSERT_STR(res, "content 0 text",
+                  "Tool 't' returned an array whose item 2 is inf, which JSON cannot represent");
+    json_object_put(res);
+    prepared_free(&p);
+
+    fn = (th_function){.fn = (void (*)(void))none, .result = TH_T_BOOL | TH_T_ARRAY};
+    p = prepare_ok(&fn);
+    res = invoke(&p, "{}");
+    MH_ASSERT_STR(res, "content 0 text", "null");
+    MH_ASSERT_JSON_EQ(mh_at(res, "structuredContent"), "{\"result\":null}");
+    json_object_put(res);
+    prepared_free(&p);
+
+    /* Freed by the host (LeakSanitizer and valgrind would see a leak). */
+    fn = (th_function){.fn = (void (*)(void))owned_strings, .result = TH_T_STRING | TH_T_ARRAY,
+                       .flags = TH_FN_FREE_RESULT};
+    p = prepare_ok(&fn);
+    res = invoke(&p, "{}");
+    MH_ASSERT_JSON_EQ(mh_at(res, "structuredContent"), "{\"result\":[\"a\\\"b\",\"\\u00e9\"]}");
+    json_object_put(res);
+    prepared_free(&p);
+}
+END_TEST
+
 /* ---- base64 ------------------------------------------------------------ */
 
 START_TEST(base64_matches_rfc_4648)
@@ -269,7 +350,12 @@ START_TEST(constraints_are_listed_and_enforced)
     r = call_tool(p, 13, "pixel", "{\"n\":9}");
     MH_ASSERT_TRUE(r, "result isError");
     json_object_put(r);
-    expect_text(p, 14, "greet", "{\"name\":\"again\"}", "Hello, again"); /* still serving */
+    r = call_tool(p, 14, "names", "{\"n\":3}");
+    MH_ASSERT_RESULT(r);
+    MH_ASSERT_STR(r, "result content 0 text", "[\"0\",\"1\",\"2\"]");
+    MH_ASSERT_JSON_EQ(mh_at(r, "result structuredContent"), "{\"result\":[\"0\",\"1\",\"2\"]}");
+    json_object_put(r);
+    expect_text(p, 15, "greet", "{\"name\":\"again\"}", "Hello, again"); /* still serving */
     mh_kill(p, SIGTERM);
     mh_wait(p, MH_TIMEOUT_MS);
     mh_free(p);
@@ -285,6 +371,7 @@ static Suite *typed_limits_suite(void)
     tcase_add_test(unit, bad_constraints_are_refused_naming_the_parameter);
     tcase_add_test(unit, a_pattern_that_does_not_compile_is_refused);
     tcase_add_test(unit, user_data_reaches_the_function);
+    tcase_add_test(unit, array_results_become_json_arrays);
     tcase_add_test(unit, base64_matches_rfc_4648);
     tcase_add_test(unit, image_bytes_refuse_bad_arguments);
     suite_add_tcase(s, unit);

@@ -165,7 +165,8 @@ typedef th_rc (*th_handler)(th_call *call, json_object *args, void *user_data);
 ** Arrays: OR an element type (not TH_T_JSON, TH_T_VOID) with TH_T_ARRAY. The
 ** schema becomes {"type":"array","items":<element>}; the C parameter is a
 ** `const th_array *`, whose items point at `count` elements of the element's
-** C type. Arrays are parameters only.
+** C type. As a result type (th_function.result) the function returns a
+** `th_array *` instead.
 */
 typedef enum th_type {
     TH_T_VOID = 0,
@@ -271,7 +272,7 @@ typedef struct th_param {
 
 /* th_function.flags */
 #define TH_FN_WANTS_CALL 0x1u   /* the C function's first argument is th_call * */
-#define TH_FN_FREE_RESULT 0x2u  /* TH_T_STRING result was malloc()ed; host free()s it */
+#define TH_FN_FREE_RESULT 0x2u  /* string or array result was malloc()ed; host free()s it */
 #define TH_FN_WANTS_USER_DATA 0x4u /* next argument (after th_call *, if any) is the tool's void *user_data */
 
 /*
@@ -288,6 +289,12 @@ typedef struct th_param {
 **           A TH_T_STRING result is copied before the host returns; it is
 **           freed with free() only with TH_FN_FREE_RESULT. A NULL string is
 **           JSON null. A TH_T_JSON result is owned by the host afterwards.
+**           An array result (element type | TH_T_ARRAY, not TH_T_JSON) is
+**           returned as `th_array *` and becomes a JSON array (NULL: null);
+**           it is read before the host returns, and with TH_FN_FREE_RESULT
+**           the host free()s its string items, its items, then the
+**           th_array. Non-finite numbers and NULL or non-UTF-8 strings in
+**           it make the call an error result.
 ** flags     TH_FN_* bits.
 ** n_params  number of entries in params (at least 0, at most 64).
 ** params    the parameters, borrowed for the lifetime of the plugin.

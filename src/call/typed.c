@@ -114,6 +114,7 @@ struct th_typed {
     const tinfo *result;
     unsigned flags;
     void *user_data; /* the tool's, for TH_FN_WANTS_USER_DATA */
+    bool result_array; /* RESULT is the element type of a th_array * result */
     size_t n_params;
     tparam *params;
     ffi_cif cif;
@@ -962,7 +963,7 @@ static json_object *input_schema(const th_typed *t)
 
 /* {"type":"object","properties":{"result":R},"required":["result"]}. A
 ** string or JSON result may be NULL, which is sent as null. */
-static json_object *output_schema(const tinfo *ti, const char *description)
+static json_object *output_schema(const tinfo *ti, bool array, const char *description)
 {
     json_object *s = json_object_new_object(), *props = json_object_new_object(), *r = json_object_new_object(),
                 *req = json_object_new_array();
@@ -970,17 +971,24 @@ static json_object *output_schema(const tinfo *ti, const char *description)
               put(s, "properties", json_object_get(props)) && put(props, "result", json_object_get(r)) &&
               put(s, "required", json_object_get(req)) &&
               json_object_array_add(req, json_object_new_string("result")) == 0;
-    if (ok && (ti->kind == K_STRING || ti->kind == K_JSON)) {
+    static const th_constraints none = {0};
+    if (ok && (array || ti->kind == K_STRING || ti->kind == K_JSON)) {
         json_object *tlist = json_object_new_array();
-        ok = put(r, "type", tlist) && json_object_array_add(tlist, json_object_new_string(schema_type[ti->kind])) == 0 &&
+        ok = put(r, "type", tlist) &&
+             json_object_array_add(tlist, json_object_new_string(array ? "array" : schema_type[ti->kind])) == 0 &&
              json_object_array_add(tlist, json_object_new_string("null")) == 0;
     } else if (ok) {
         ok = put(r, "type", json_object_new_string(schema_type[ti->kind]));
     }
     if (ok && description)
         ok = put(r, "description", json_object_new_string(description));
-    static const th_constraints none = {0};
-    ok = ok && put_type_details(r, ti, NULL, 0, &none);
+    if (ok && array) {
+        json_object *items = json_object_new_object();
+        ok = put(r, "items", items) && put(items, "type", json_object_new_string(schema_type[ti->kind])) &&
+             put_type_details(items, ti, NULL, 0, &none);
+    } else {
+        ok = ok && put_type_details(r, ti, NULL, 0, &none);
+    }
     json_object_put(props);
     json_object_put(r);
     json_object_put(req);
@@ -1000,15 +1008,20 @@ static th_rc check_function(const th_function *fn, th_err *err)
                           TH_TYPED_MAX_PARAMS);
     if (fn->n_params > 0 && !fn->params)
         return th_err_set(err, TH_ERR_VALUE, "Tool function params is NULL but n_params is %zu", fn->n_params);
-    const tinfo *r = type_info((unsigned)fn->result);
+    bool array = ((unsigned)fn->result & TH_T_ARRAY) != 0;
+    const tinfo *r = type_info((unsigned)fn->result & ~(unsigned)TH_T_ARRAY);
     if (!r)
-        return th_err_set(err, TH_ERR_VALUE, "Tool function result type 0x%x is not supported%s",
-                          (unsigned)fn->result, (fn->result & TH_T_ARRAY) ? " (arrays are parameters only)" : "");
+        return th_err_set(err, TH_ERR_VALUE, "Tool function result type 0x%x is not supported", (unsigned)fn->result);
+    if (array && (r->kind == K_NONE || r->kind == K_JSON))
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool function result type array of %s is not supported "
+                          "(array items must be bool, integer, floating or string types)",
+                          r->name);
     if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT | TH_FN_WANTS_USER_DATA))
         return th_err_set(err, TH_ERR_VALUE, "Tool function flags 0x%x has unknown bits", fn->flags);
-    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING)
-        return th_err_set(err, TH_ERR_VALUE, "Tool function flag TH_FN_FREE_RESULT needs a string result, not %s",
-                          r->name);
+    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING && !array)
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool function flag TH_FN_FREE_RESULT needs a string or array result, not %s", r->name);
     if (fn->result_description && !th_utf8_valid(fn->result_description, strlen(fn->result_description)))
         return th_err_set(err, TH_ERR_VALUE, "Tool function result_description is not valid UTF-8");
     return TH_OK;
@@ -1029,7 +1042,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
         goto nomem;
     t->fn = fn->fn;
     t->flags = fn->flags;
-    t->result = type_info((unsigned)fn->result);
+    t->result_array = ((unsigned)fn->result & TH_T_ARRAY) != 0;
+    t->result = type_info((unsigned)fn->result & ~(unsigned)TH_T_ARRAY);
     for (size_t i = 0; i < fn->n_params; i++) {
         t->n_params = i + 1; /* so th_typed_free clears what this one got */
         rc = check_param(&t->params[i], &fn->params[i], i, t->params, err);
@@ -1044,7 +1058,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
         t->atypes[nargs++] = &ffi_type_pointer;
     for (size_t i = 0; i < t->n_params; i++)
         t->atypes[nargs++] = t->params[i].array ? &ffi_type_pointer : t->params[i].ti->ffi;
-    ffi_status st = ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, (unsigned)nargs, t->result->ffi, t->atypes);
+    ffi_status st = ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, (unsigned)nargs,
+                                 t->result_array ? &ffi_type_pointer : t->result->ffi, t->atypes);
     if (st != FFI_OK) {
         rc = th_err_set(err, TH_ERR_VALUE, "Tool function cannot be called through libffi (ffi_prep_cif status %d)",
                         (int)st);
@@ -1054,7 +1069,7 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
     is = input_schema(t);
     if (!is)
         goto nomem;
-    if (t->result->kind != K_NONE && !(os = output_schema(t->result, fn->result_description)))
+    if (t->result->kind != K_NONE && !(os = output_schema(t->result, t->result_array, fn->result_description)))
         goto nomem;
     *out = t;
     *in_schema = is;
@@ -1114,10 +1129,132 @@ static wide read_int(const tinfo *ti, const retval *r)
     return w;
 }
 
+/* Item I of the array at BASE (element type TI) as JSON; NULL with WHY set
+** when it cannot be sent (or memory ran out: WHY stays empty). */
+static json_object *item_json(const tinfo *ti, const void *base, size_t i, char *why, size_t whylen)
+{
+    char text[48];
+    switch (ti->kind) {
+    case K_BOOL:
+        return json_object_new_boolean(((const bool *)base)[i]);
+    case K_INT: {
+        retval r = {0};
+        const char *at = (const char *)base + i * ti->ffi->size;
+        /* Widened as libffi widens a return value, so read_int applies. */
+        if (ti->ffi->size == 8)
+            memcpy(&r.u64, at, 8);
+        else if (ti->is_signed)
+            r.s = ti->ffi->size == 1 ? *(const int8_t *)at : ti->ffi->size == 2 ? *(const int16_t *)at : *(const int32_t *)at;
+        else
+            r.a = ti->ffi->size == 1 ? *(const uint8_t *)at : ti->ffi->size == 2 ? *(const uint16_t *)at : *(const uint32_t *)at;
+        wide w = read_int(ti, &r);
+        return int_json(&w);
+    }
+    case K_FLOAT: {
+        bool f = ti->ffi == &ffi_type_float;
+        double d = f ? (double)((const float *)base)[i] : ((const double *)base)[i];
+        if (f)
+            format_float(((const float *)base)[i], text, sizeof text);
+        else
+            format_double(d, text, sizeof text);
+        if (!isfinite(d)) {
+            snprintf(why, whylen, "item %zu is %s, which JSON cannot represent", i, text);
+            return NULL;
+        }
+        return json_object_new_double_s(d, text);
+    }
+    case K_STRING: {
+        const char *str = ((const char *const *)base)[i];
+        if (!str) {
+            snprintf(why, whylen, "item %zu is NULL", i);
+            return NULL;
+        }
+        if (!th_utf8_valid(str, strlen(str))) {
+            snprintf(why, whylen, "item %zu is not valid UTF-8", i);
+            return NULL;
+        }
+        return json_object_new_string(str);
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* With TH_FN_FREE_RESULT the host owns an array result: its string items,
+** its items, then the th_array itself, each from malloc(). */
+static void free_result_array(const th_typed *t, th_array *arr)
+{
+    if (!arr || !(t->flags & TH_FN_FREE_RESULT))
+        return;
+    if (t->result->kind == K_STRING && arr->items)
+        for (size_t i = 0; i < arr->count; i++)
+            free((void *)((const char *const *)arr->items)[i]);
+    free((void *)arr->items);
+    free(arr);
+}
+
+/* An array result: {"result": [...]} and its JSON text. Takes ownership of
+** ARR with TH_FN_FREE_RESULT (string items, items, then ARR: free()). */
+static th_rc deliver_array(const th_typed *t, th_call *call, th_array *arr)
+{
+    const tinfo *ti = t->result;
+    th_rc rc = TH_OK;
+    char why[128] = "";
+    json_object *value = NULL, *sc = NULL;
+    if (arr && arr->count && !arr->items) {
+        rc = th_call_error(call, "Tool '%s' returned an array of %zu items with NULL items", th_call_tool_name(call),
+                           arr->count);
+        goto done;
+    }
+    if (arr) {
+        if (!(value = json_object_new_array())) {
+            rc = TH_ERR_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i < arr->count; i++) {
+            json_object *v = item_json(ti, arr->items, i, why, sizeof why);
+            if (!v || json_object_array_add(value, v) != 0) {
+                json_object_put(v);
+                rc = why[0] ? th_call_error(call, "Tool '%s' returned an array whose %s", th_call_tool_name(call), why)
+                            : TH_ERR_NOMEM;
+                goto done;
+            }
+        }
+    }
+    if (!(sc = json_object_new_object()) || json_object_object_add(sc, "result", value) != 0) {
+        rc = TH_ERR_NOMEM;
+        goto done;
+    }
+    json_object *shown_from = value;
+    value = NULL; /* SC has it */
+    rc = th_call_structured(call, sc);
+    sc = NULL;
+    if (rc == TH_ERR_VALUE) { /* recorded in the call, which reports it */
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK)
+        rc = th_call_text(call, shown_from ? json_object_to_json_string_ext(shown_from, JSON_C_TO_STRING_PLAIN |
+                                                                                            JSON_C_TO_STRING_NOSLASHESCAPE)
+                                           : "null");
+done:
+    json_object_put(value);
+    json_object_put(sc);
+    free_result_array(t, arr);
+    return rc;
+}
+
 /* Turn the return value into a text block and {"result": value}. Takes
 ** ownership of a JSON result and, with TH_FN_FREE_RESULT, of a string. */
 static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
 {
+    if (t->result_array) {
+        if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call)) {
+            free_result_array(t, r->p); /* a reported failure: the value means nothing */
+            return TH_OK;
+        }
+        return deliver_array(t, call, r->p);
+    }
     const tinfo *ti = t->result;
     char text[48];
     json_object *value = NULL;

@@ -2,9 +2,11 @@
 ** limits.c: the typed tools of typed round 2 (tests/test_typed_limits.c):
 ** "limits" has constrained parameters, "greet" takes the tool's user_data,
 ** and "pixel" answers with an image built from raw bytes
-** (th_call_image_bytes) and an audio block from th_base64_encode.
+** (th_call_image_bytes) and an audio block from th_base64_encode; "names"
+** returns an array of strings the host frees.
 */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,9 +106,46 @@ static const th_tool pixel_tool = {
     .user_data = (void *)&pixel_answer,
 };
 
+/* An array result the host frees: N strings "0".."N-1". */
+static th_array *names(int n)
+{
+    th_array *a = malloc(sizeof *a);
+    char **items = calloc((size_t)n + 1, sizeof *items);
+    if (!a || !items) {
+        free(a);
+        free(items);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        items[i] = malloc(12);
+        if (items[i])
+            snprintf(items[i], 12, "%d", i);
+    }
+    *a = (th_array){.count = (size_t)n, .items = items};
+    return a;
+}
+
+static const th_constraints names_lim = {.set = TH_C_MINIMUM | TH_C_MAXIMUM, .minimum = 0, .maximum = 100};
+static const th_param names_params[] = {{.name = "n", .type = TH_T_INT, .constraints = &names_lim}};
+static const th_function names_fn = {
+    .fn = (void (*)(void))names,
+    .result = TH_T_STRING | TH_T_ARRAY,
+    .flags = TH_FN_FREE_RESULT,
+    .n_params = 1,
+    .params = names_params,
+};
+
+static const th_tool names_tool = {
+    TH_TOOL_INIT,
+    .name = "names",
+    .description = "An array result (strings, freed by the host).",
+    .function = &names_fn,
+};
+
 TH_REGISTER(limits)
 {
-    if (th_server_add_tool(server, &greet_tool) != TH_OK || th_server_add_tool(server, &pixel_tool) != TH_OK)
+    if (th_server_add_tool(server, &greet_tool) != TH_OK || th_server_add_tool(server, &pixel_tool) != TH_OK ||
+        th_server_add_tool(server, &names_tool) != TH_OK)
         return NULL;
     return &limits_tool;
 }
