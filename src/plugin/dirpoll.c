@@ -25,6 +25,7 @@ typedef struct listing {
     entry *e;
     size_t n;
     bool readable;
+    int error; /* opendir's errno when not readable */
 } listing;
 
 struct th_dirpoll {
@@ -57,8 +58,10 @@ static bool look(const char *dir, listing *out)
 {
     *out = (listing){0};
     DIR *d = opendir(dir);
-    if (!d)
-        return true; /* readable stays false */
+    if (!d) {
+        out->error = errno; /* readable stays false */
+        return true;
+    }
     out->readable = true;
     size_t cap = 0;
     struct dirent *de;
@@ -149,7 +152,7 @@ bool th_dirpoll_changed(th_dirpoll *p, char *why, size_t size)
             continue; /* out of memory: compare on the next look */
         if (p->last[i].readable && !now.readable)
             th_log(TH_LOG_WARNING, "--watch: plugin directory %s cannot be read (%s); watched again once it can",
-                   p->dirs[i], strerror(errno));
+                   p->dirs[i], strerror(now.error));
         const char *name = first_difference(&p->last[i], &now);
         if (name) {
             snprintf(why, size, "poll: %s/%s", p->dirs[i], name);
