@@ -237,6 +237,75 @@ START_TEST(array_results_become_json_arrays)
 }
 END_TEST
 
+/* ---- named result fields ---------------------------------------------- */
+
+static void stats(const th_array *xs, double *mean, int16_t *count, char **label, bool *empty)
+{
+    double sum = 0;
+    for (size_t i = 0; i < xs->count; i++)
+        sum += ((const double *)xs->items)[i];
+    *count = (int16_t)xs->count;
+    *empty = xs->count == 0;
+    if (xs->count) {
+        *mean = sum / (double)xs->count;
+        *label = strdup(*mean > 1 ? "big" : "small");
+    } /* else: mean stays 0 and label NULL */
+}
+
+static const th_param stats_in[] = {{.name = "xs", .type = TH_T_DOUBLE | TH_T_ARRAY}};
+static const th_param stats_out[] = {
+    {.name = "mean", .type = TH_T_DOUBLE, .description = "the average"},
+    {.name = "count", .type = TH_T_INT16},
+    {.name = "label", .type = TH_T_STRING},
+    {.name = "empty", .type = TH_T_BOOL},
+    {.name = NULL},
+};
+
+START_TEST(named_result_fields_become_structured_content)
+{
+    th_function fn = {.fn = (void (*)(void))stats, .flags = TH_FN_FREE_RESULT, .n_params = 1, .params = stats_in,
+                      .result_fields = stats_out};
+    prepared p = prepare_ok(&fn);
+    MH_ASSERT_JSON_EQ(p.output, "{\"type\":\"object\",\"properties\":{"
+                                "\"mean\":{\"type\":\"number\",\"description\":\"the average\"},"
+                                "\"count\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
+                                "\"label\":{\"type\":[\"string\",\"null\"]},\"empty\":{\"type\":\"boolean\"}},"
+                                "\"required\":[\"mean\",\"count\",\"label\",\"empty\"]}");
+    json_object *res = invoke(&p, "{\"xs\":[1,2,4.5]}");
+    MH_ASSERT_JSON_EQ(mh_at(res, "structuredContent"),
+                      "{\"mean\":2.5,\"count\":3,\"label\":\"big\",\"empty\":false}");
+    MH_ASSERT_STR(res, "content 0 text", "{\"mean\":2.5,\"count\":3,\"label\":\"big\",\"empty\":false}");
+    json_object_put(res);
+    res = invoke(&p, "{\"xs\":[]}");
+    MH_ASSERT_JSON_EQ(mh_at(res, "structuredContent"), "{\"mean\":0.0,\"count\":0,\"label\":null,\"empty\":true}");
+    json_object_put(res);
+    prepared_free(&p);
+}
+END_TEST
+
+START_TEST(bad_result_fields_are_refused)
+{
+    th_param json_field[] = {{.name = "j", .type = TH_T_JSON}, {.name = NULL}};
+    th_param dup[] = {{.name = "a", .type = TH_T_INT}, {.name = "a", .type = TH_T_BOOL}, {.name = NULL}};
+    th_param with_default[] = {{.name = "a", .type = TH_T_INT, .optional = true, .default_json = "1"},
+                               {.name = NULL}};
+    th_param bad_name[] = {{.name = "A", .type = TH_T_INT}, {.name = NULL}};
+    th_param empty[] = {{.name = NULL}};
+    th_function fn = {.fn = (void (*)(void))nothing, .result_fields = json_field};
+    ck_assert_refused(&fn, "Tool result field 'j' type 0xf is not supported (bool, integer, floating or string types)");
+    fn.result_fields = dup;
+    ck_assert_refused(&fn, "Tool result field 'a' is listed twice");
+    fn.result_fields = with_default;
+    ck_assert_refused(&fn, "Tool result field 'a' may only have a name, a type and a description");
+    fn.result_fields = bad_name;
+    ck_assert_refused(&fn, "Tool result field name 'A' invalid (must match ^[a-z][a-z0-9_]*$, at most 64 chars)");
+    fn.result_fields = empty;
+    ck_assert_refused(&fn, "Tool function result_fields is empty (leave it NULL for one result)");
+    fn = (th_function){.fn = (void (*)(void))nothing, .result = TH_T_INT, .result_fields = dup};
+    ck_assert_refused(&fn, "Tool function has result_fields, so its result must be TH_T_VOID");
+}
+END_TEST
+
 /* ---- base64 ------------------------------------------------------------ */
 
 START_TEST(base64_matches_rfc_4648)
@@ -355,7 +424,14 @@ START_TEST(constraints_are_listed_and_enforced)
     MH_ASSERT_STR(r, "result content 0 text", "[\"0\",\"1\",\"2\"]");
     MH_ASSERT_JSON_EQ(mh_at(r, "result structuredContent"), "{\"result\":[\"0\",\"1\",\"2\"]}");
     json_object_put(r);
-    expect_text(p, 15, "greet", "{\"name\":\"again\"}", "Hello, again"); /* still serving */
+    r = call_tool(p, 15, "minmax", "{\"xs\":[3,-7,5]}");
+    MH_ASSERT_RESULT(r);
+    MH_ASSERT_JSON_EQ(mh_at(r, "result structuredContent"), "{\"min\":-7,\"max\":5,\"note\":\"3 values\"}");
+    json_object_put(r);
+    list = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"tools/list\"}");
+    MH_ASSERT_JSON_EQ(mh_at(listed(list, "minmax"), "outputSchema required"), "[\"min\",\"max\",\"note\"]");
+    json_object_put(list);
+    expect_text(p, 17, "greet", "{\"name\":\"again\"}", "Hello, again"); /* still serving */
     mh_kill(p, SIGTERM);
     mh_wait(p, MH_TIMEOUT_MS);
     mh_free(p);
@@ -372,6 +448,8 @@ static Suite *typed_limits_suite(void)
     tcase_add_test(unit, a_pattern_that_does_not_compile_is_refused);
     tcase_add_test(unit, user_data_reaches_the_function);
     tcase_add_test(unit, array_results_become_json_arrays);
+    tcase_add_test(unit, named_result_fields_become_structured_content);
+    tcase_add_test(unit, bad_result_fields_are_refused);
     tcase_add_test(unit, base64_matches_rfc_4648);
     tcase_add_test(unit, image_bytes_refuse_bad_arguments);
     suite_add_tcase(s, unit);

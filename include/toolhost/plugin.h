@@ -272,7 +272,7 @@ typedef struct th_param {
 
 /* th_function.flags */
 #define TH_FN_WANTS_CALL 0x1u   /* the C function's first argument is th_call * */
-#define TH_FN_FREE_RESULT 0x2u  /* string or array result was malloc()ed; host free()s it */
+#define TH_FN_FREE_RESULT 0x2u  /* string, array or string-field results were malloc()ed; host free()s them */
 #define TH_FN_WANTS_USER_DATA 0x4u /* next argument (after th_call *, if any) is the tool's void *user_data */
 
 /*
@@ -299,6 +299,16 @@ typedef struct th_param {
 ** n_params  number of entries in params (at least 0, at most 64).
 ** params    the parameters, borrowed for the lifetime of the plugin.
 ** result_description  optional; goes into the output schema.
+** result_fields named results instead of one (result must be TH_T_VOID):
+**           an array of th_param ended by an entry whose name is NULL, at
+**           most 16, each with a name, a bool, integer, floating or string
+**           type and an optional description (nothing else). The C
+**           function takes one pointer per field after its parameters
+**           (`int *sum`, `const char **label`), which it fills; the fields
+**           start zeroed (a string NULL, sent as null). The result is
+**           structuredContent {"sum": ..., "label": ...}, its JSON text the
+**           text block, and the output schema lists every field. With
+**           TH_FN_FREE_RESULT the host free()s the string fields.
 **
 ** A function that wants to report a failure sets TH_FN_WANTS_CALL and calls
 ** th_call_error() on its call argument; its return value is then ignored.
@@ -310,8 +320,11 @@ typedef struct th_function {
     size_t n_params;
     const th_param *params;
     const char *result_description;
+    /* The first of the slots this struct was laid out with (ABI 1 headers
+     * before it had reserved[4]): NULL means one result. */
+    const th_param *result_fields;
     /* Room to grow, as in th_param: leave zero. */
-    const void *reserved[4];
+    const void *reserved[3];
 } th_function;
 
 /* ---------------------------------------------------------------------

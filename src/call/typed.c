@@ -115,10 +115,12 @@ struct th_typed {
     unsigned flags;
     void *user_data; /* the tool's, for TH_FN_WANTS_USER_DATA */
     bool result_array; /* RESULT is the element type of a th_array * result */
+    tparam *fields;    /* named results (name, description, ti), or NULL */
+    size_t n_fields;
     size_t n_params;
     tparam *params;
     ffi_cif cif;
-    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 2]; /* call, user_data, params */
+    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 2 + TH_TYPED_MAX_FIELDS]; /* call, user_data, params, fields */
 };
 
 /* ---------------------------------------------------------------------
@@ -576,7 +578,10 @@ void th_typed_free(th_typed *t)
         return;
     for (size_t i = 0; i < t->n_params; i++)
         param_clear(&t->params[i]);
+    for (size_t i = 0; i < t->n_fields; i++)
+        param_clear(&t->fields[i]);
     free(t->params);
+    free(t->fields);
     free(t);
 }
 
@@ -999,6 +1004,76 @@ static json_object *output_schema(const tinfo *ti, bool array, const char *descr
     return s;
 }
 
+/* Check the named results of FN and fill T->fields. */
+static th_rc check_fields(th_typed *t, const th_function *fn, th_err *err)
+{
+    size_t n = 0;
+    while (fn->result_fields[n].name)
+        if (++n > TH_TYPED_MAX_FIELDS)
+            return th_err_set(err, TH_ERR_VALUE, "Tool function has more than %d result_fields (or no entry with a "
+                              "NULL name to end them)", TH_TYPED_MAX_FIELDS);
+    if (n == 0)
+        return th_err_set(err, TH_ERR_VALUE, "Tool function result_fields is empty (leave it NULL for one result)");
+    if (fn->result != TH_T_VOID)
+        return th_err_set(err, TH_ERR_VALUE, "Tool function has result_fields, so its result must be TH_T_VOID");
+    if (!(t->fields = calloc(n, sizeof *t->fields)))
+        return th_err_set(err, TH_ERR_NOMEM, "out of memory copying result_fields");
+    for (size_t i = 0; i < n; i++) {
+        const th_param *src = &fn->result_fields[i];
+        tparam *f = &t->fields[i];
+        t->n_fields = i + 1;
+        if (!name_ok(src->name) || strlen(src->name) > TH_TYPED_PARAM_NAME_MAX)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field name '%s' invalid (must match ^[a-z][a-z0-9_]*$, "
+                              "at most %d chars)", src->name, TH_TYPED_PARAM_NAME_MAX);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->fields[j].name, src->name) == 0)
+                return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' is listed twice", src->name);
+        f->ti = type_info((unsigned)src->type);
+        if (!f->ti || f->ti->kind == K_NONE || f->ti->kind == K_JSON)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' type 0x%x is not supported (bool, integer, "
+                              "floating or string types)", src->name, (unsigned)src->type);
+        if (src->optional || src->default_json || src->enum_values || src->constraints)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' may only have a name, a type and a "
+                              "description", src->name);
+        if (src->description && !th_utf8_valid(src->description, strlen(src->description)))
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' description is not valid UTF-8", src->name);
+        if (!(f->name = strdup(src->name)) || (src->description && !(f->description = strdup(src->description))))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory copying result field '%s'", src->name);
+    }
+    return TH_OK;
+}
+
+/* {"type":"object","properties":{FIELD: schema...},"required":[every field]}. */
+static json_object *fields_schema(const th_typed *t)
+{
+    static const th_constraints none = {0};
+    json_object *s = json_object_new_object(), *props = json_object_new_object(), *req = json_object_new_array();
+    bool ok = s && props && req && put(s, "type", json_object_new_string("object")) &&
+              put(s, "properties", json_object_get(props)) && put(s, "required", json_object_get(req));
+    for (size_t i = 0; ok && i < t->n_fields; i++) {
+        const tparam *f = &t->fields[i];
+        json_object *fs = json_object_new_object();
+        ok = put(props, f->name, fs) && json_object_array_add(req, json_object_new_string(f->name)) == 0;
+        if (ok && f->ti->kind == K_STRING) {
+            json_object *tlist = json_object_new_array();
+            ok = put(fs, "type", tlist) && json_object_array_add(tlist, json_object_new_string("string")) == 0 &&
+                 json_object_array_add(tlist, json_object_new_string("null")) == 0;
+        } else if (ok) {
+            ok = put(fs, "type", json_object_new_string(schema_type[f->ti->kind]));
+        }
+        if (ok && f->description)
+            ok = put(fs, "description", json_object_new_string(f->description));
+        ok = ok && put_type_details(fs, f->ti, NULL, 0, &none);
+    }
+    json_object_put(props);
+    json_object_put(req);
+    if (!ok) {
+        json_object_put(s);
+        return NULL;
+    }
+    return s;
+}
+
 static th_rc check_function(const th_function *fn, th_err *err)
 {
     if (!fn->fn)
@@ -1019,7 +1094,7 @@ static th_rc check_function(const th_function *fn, th_err *err)
                           r->name);
     if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT | TH_FN_WANTS_USER_DATA))
         return th_err_set(err, TH_ERR_VALUE, "Tool function flags 0x%x has unknown bits", fn->flags);
-    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING && !array)
+    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING && !array && !fn->result_fields)
         return th_err_set(err, TH_ERR_VALUE,
                           "Tool function flag TH_FN_FREE_RESULT needs a string or array result, not %s", r->name);
     if (fn->result_description && !th_utf8_valid(fn->result_description, strlen(fn->result_description)))
@@ -1050,6 +1125,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
         if (rc != TH_OK)
             goto fail;
     }
+    if (fn->result_fields && (rc = check_fields(t, fn, err)) != TH_OK)
+        goto fail;
 
     size_t nargs = 0;
     if (t->flags & TH_FN_WANTS_CALL)
@@ -1058,6 +1135,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
         t->atypes[nargs++] = &ffi_type_pointer;
     for (size_t i = 0; i < t->n_params; i++)
         t->atypes[nargs++] = t->params[i].array ? &ffi_type_pointer : t->params[i].ti->ffi;
+    for (size_t i = 0; i < t->n_fields; i++)
+        t->atypes[nargs++] = &ffi_type_pointer;
     ffi_status st = ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, (unsigned)nargs,
                                  t->result_array ? &ffi_type_pointer : t->result->ffi, t->atypes);
     if (st != FFI_OK) {
@@ -1069,7 +1148,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
     is = input_schema(t);
     if (!is)
         goto nomem;
-    if (t->result->kind != K_NONE && !(os = output_schema(t->result, t->result_array, fn->result_description)))
+    if (t->n_fields ? !(os = fields_schema(t))
+                    : t->result->kind != K_NONE && !(os = output_schema(t->result, t->result_array, fn->result_description)))
         goto nomem;
     *out = t;
     *in_schema = is;
@@ -1244,6 +1324,64 @@ done:
     return rc;
 }
 
+/* With TH_FN_FREE_RESULT the string fields are the host's. */
+static void free_fields(const th_typed *t, retval *vals)
+{
+    if (!(t->flags & TH_FN_FREE_RESULT))
+        return;
+    for (size_t i = 0; i < t->n_fields; i++)
+        if (t->fields[i].ti->kind == K_STRING)
+            free(vals[i].p);
+}
+
+/* Named results: structuredContent {FIELD: value...} and its JSON text. */
+static th_rc deliver_fields(const th_typed *t, th_call *call, retval *vals)
+{
+    th_rc rc = TH_OK;
+    char why[128] = "";
+    json_object *obj = NULL;
+    if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call))
+        goto done; /* a reported failure: the fields mean nothing */
+    if (!(obj = json_object_new_object())) {
+        rc = TH_ERR_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const tparam *f = &t->fields[i];
+        json_object *v = NULL;
+        if (f->ti->kind != K_STRING || vals[i].p) {
+            why[0] = '\0';
+            if (!(v = item_json(f->ti, &vals[i], 0, why, sizeof why))) {
+                /* item_json names "item 0": say which field instead. */
+                const char *rest = strncmp(why, "item 0 ", 7) == 0 ? why + 7 : why;
+                rc = why[0] ? th_call_error(call, "Tool '%s' returned field '%s', which %s", th_call_tool_name(call),
+                                            f->name, rest)
+                            : TH_ERR_NOMEM;
+                goto done;
+            }
+        }
+        if (json_object_object_add(obj, f->name, v) != 0) {
+            json_object_put(v);
+            rc = TH_ERR_NOMEM;
+            goto done;
+        }
+    }
+    json_object *shown = obj;
+    rc = th_call_structured(call, obj);
+    obj = NULL; /* the call's now */
+    if (rc == TH_ERR_VALUE) { /* recorded in the call, which reports it */
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK)
+        rc = th_call_text(call, json_object_to_json_string_ext(shown, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+done:
+    json_object_put(obj);
+    free_fields(t, vals);
+    return rc;
+}
+
 /* Turn the return value into a text block and {"result": value}. Takes
 ** ownership of a JSON result and, with TH_FN_FREE_RESULT, of a string. */
 static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
@@ -1363,13 +1501,16 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
     if (!t || !call)
         return TH_ERR_MISUSE;
     slot slots[TH_TYPED_MAX_PARAMS + 2];
-    void *avalues[TH_TYPED_MAX_PARAMS + 2];
+    void *avalues[TH_TYPED_MAX_PARAMS + 2 + TH_TYPED_MAX_FIELDS];
+    retval fieldvals[TH_TYPED_MAX_FIELDS];
+    void *fieldptrs[TH_TYPED_MAX_FIELDS];
     th_array arrays[TH_TYPED_MAX_PARAMS];
     void *items[TH_TYPED_MAX_PARAMS] = {0};
     json_object *copies[TH_TYPED_MAX_PARAMS] = {0};
     th_buf msg = {0}, why = {0};
     th_rc rc = TH_OK;
     bool oom = false;
+    size_t n = 0; /* arguments placed in avalues */
 
     if (args && !json_object_is_type(args, json_type_object)) {
         oom |= !th_buf_printf(&msg, "Invalid arguments: expected object, got %s", word_of(args));
@@ -1383,7 +1524,6 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
         }
     }
 
-    size_t n = 0;
     th_call *call_arg = call;
     void *user_data_arg = t->user_data;
     if (t->flags & TH_FN_WANTS_CALL) {
@@ -1431,8 +1571,13 @@ report:
     } else {
         retval r;
         memset(&r, 0, sizeof r);
+        memset(fieldvals, 0, sizeof fieldvals);
+        for (size_t i = 0; i < t->n_fields; i++) {
+            fieldptrs[i] = &fieldvals[i];
+            avalues[n + i] = &fieldptrs[i];
+        }
         ffi_call((ffi_cif *)&t->cif, t->fn, &r, avalues);
-        rc = deliver(t, call, &r);
+        rc = t->n_fields ? deliver_fields(t, call, fieldvals) : deliver(t, call, &r);
     }
     for (size_t i = 0; i < t->n_params; i++) {
         free(items[i]);

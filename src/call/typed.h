@@ -13,6 +13,8 @@
 
 /* Limits a th_function must keep (the header promises at least 64 params). */
 #define TH_TYPED_MAX_PARAMS 64
+/* Named results (th_function.result_fields) a function may have. */
+#define TH_TYPED_MAX_FIELDS 16
 #define TH_TYPED_PARAM_NAME_MAX 64
 
 typedef struct th_typed th_typed;

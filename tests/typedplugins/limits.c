@@ -3,7 +3,7 @@
 ** "limits" has constrained parameters, "greet" takes the tool's user_data,
 ** and "pixel" answers with an image built from raw bytes
 ** (th_call_image_bytes) and an audio block from th_base64_encode; "names"
-** returns an array of strings the host frees.
+** returns an array of strings the host frees, "minmax" named result fields.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -142,10 +142,43 @@ static const th_tool names_tool = {
     .function = &names_fn,
 };
 
+/* Named results: the function fills one pointer per field. */
+static void minmax(const th_array *xs, int *min, int *max, char **note)
+{
+    const int *v = xs->items;
+    for (size_t i = 0; i < xs->count; i++) {
+        if (i == 0 || v[i] < *min)
+            *min = v[i];
+        if (i == 0 || v[i] > *max)
+            *max = v[i];
+    }
+    *note = malloc(32);
+    if (*note)
+        snprintf(*note, 32, "%zu values", xs->count);
+}
+
+static const th_param minmax_in[] = {{.name = "xs", .type = TH_T_INT | TH_T_ARRAY}};
+static const th_param minmax_out[] = {
+    {.name = "min", .type = TH_T_INT}, {.name = "max", .type = TH_T_INT}, {.name = "note", .type = TH_T_STRING}, {0}};
+static const th_function minmax_fn = {
+    .fn = (void (*)(void))minmax,
+    .flags = TH_FN_FREE_RESULT,
+    .n_params = 1,
+    .params = minmax_in,
+    .result_fields = minmax_out,
+};
+
+static const th_tool minmax_tool = {
+    TH_TOOL_INIT,
+    .name = "minmax",
+    .description = "Named result fields: the smallest and largest value.",
+    .function = &minmax_fn,
+};
+
 TH_REGISTER(limits)
 {
     if (th_server_add_tool(server, &greet_tool) != TH_OK || th_server_add_tool(server, &pixel_tool) != TH_OK ||
-        th_server_add_tool(server, &names_tool) != TH_OK)
+        th_server_add_tool(server, &names_tool) != TH_OK || th_server_add_tool(server, &minmax_tool) != TH_OK)
         return NULL;
     return &limits_tool;
 }
