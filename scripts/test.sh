@@ -61,7 +61,11 @@ cd "$portable"
 autoreconf -fi >/dev/null 2>&1
 ./configure --enable-werror --disable-linux-extensions --disable-interop-tests -q
 make -j"$jobs"
-./src/toolhost --version | grep -qx 'Linux interfaces used: none'
+if ! ./src/toolhost --version | grep -qx 'Linux interfaces used: none'; then
+    echo "scripts/test.sh: the --disable-linux-extensions build still uses Linux interfaces:" >&2
+    ./src/toolhost --version >&2
+    exit 1
+fi
 if ! make -j"$jobs" check; then
     find . -name 'test-suite.log' -exec cat {} +
     exit 1
