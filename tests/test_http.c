@@ -1049,6 +1049,38 @@ START_TEST(non_loopback_needs_authorization)
 }
 END_TEST
 
+/* A resource read in process isolation starts the plugin's worker; it must
+ * outlive the HTTP connection whose request started it (a worker dies with
+ * the thread that spawned it, and a modern request is served on its
+ * connection's thread), so reads on later connections find it. */
+START_TEST(resource_worker_outlives_its_connection)
+{
+    char *dir = mh_private_dir(TEST_BUILDDIR "/resplugins/.libs/resfix.so", NULL);
+    mh_proc *p = mh_spawn("--http", "127.0.0.1:0", "-d", dir, "--isolation=process", "--no-registry-cache", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    for (int k = 0; k < 3; k++) {
+        hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: resources/read\r\n"
+                         "Mcp-Name: mem://items/3\r\n",
+                         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                         "\"mem://items/3\"," MH_MODERN_META "}}");
+        ck_assert_msg(r.status == 200, "read %d: HTTP %d %s", k, r.status, r.body);
+        ck_assert_msg(strstr(r.body, "\"text\":\"item 3\""), "read %d: %s", k, r.body);
+        hres_free(&r);
+        usleep(200000); /* the connection's thread ends meanwhile */
+    }
+    err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "ended:"), "a worker ended:\n%s", err);
+    free(err);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -1065,6 +1097,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, request_time_limit);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
+    tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);
     tcase_add_test(tc, bearer_tokens_checked);
     tcase_add_test(tc, insufficient_scope_is_403);

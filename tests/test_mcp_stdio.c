@@ -222,7 +222,7 @@ static const struct {
     {"{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"ping\",\"params\":[1]}", -32602, "24"},
     {"{\"jsonrpc\":\"2.0\",\"id\":\"s25\",\"method\":\"ping\",\"params\":\"x\"}", -32600, "\"s25\""},
     {"{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"no/such/method\"}", -32601, "26"},
-    {"{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"resources/list\"}", -32601, "27"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"no/such_method\"}", -32601, "27"},
 };
 
 START_TEST(malformed_input_gets_its_error)

@@ -81,7 +81,9 @@ typedef enum th_rc {
     /* Added with th_call_ask (see "asking the client"): */
     TH_ERR_INPUT_REQUIRED = 11, /* the answer comes with the client's retry:
                                  * return from the handler now */
-    TH_ERR_CAPABILITY = 12      /* the client did not declare what was asked */
+    TH_ERR_CAPABILITY = 12,     /* the client did not declare what was asked */
+    TH_ERR_NOT_FOUND = 13       /* (added with resources) a read function has no
+                                 * resource at the URI it was asked for */
 } th_rc;
 
 /*
@@ -736,6 +738,179 @@ th_rc th_call_sample(th_call *call, const char *key, const char *prompt, int max
 
 /* roots/list: *RESULT is {"roots":[{"uri":"file:///...","name":...}]}. */
 th_rc th_call_list_roots(th_call *call, const char *key, json_object **result);
+
+/* ---------------------------------------------------------------------
+** Resources (added after ABI 1's first functions).
+**
+** A plugin may serve MCP resources (data a client reads by URI) next to,
+** or instead of, tools: it registers them from register_NAME_tool with
+** th_server_add_resource() and th_server_add_resource_template(), and the
+** host serves resources/list, resources/templates/list, resources/read and
+** (protocol revisions before 2026-07-28) resources/subscribe. A plugin
+** that registers only resources returns th_server_added_only(server).
+** ------------------------------------------------------------------- */
+
+/*
+** A read function: produce the contents of the resource at URI.
+**
+** CALL is a call context like a tool's (th_call_*): append the contents
+** with th_call_resource_text() or th_call_resource_blob() (the URI given
+** there is the one the client sees for that part; a read may return
+** several parts, e.g. a directory's files). A plain th_call_text() block
+** becomes a text part with URI and the descriptor's mime_type, an image
+** or audio block a blob part. th_call_log(), th_call_progress() and
+** th_call_cancelled() work as for tools; th_call_tool_name() returns the
+** resource's name.
+**
+** URI is the URI the client asked for (borrowed, valid until return).
+** VARS is, for a template, an object of the template's variables as
+** matched in URI and percent-decoded ({"id": "123"} for test://x/{id});
+** for a plain resource an empty object. Borrowed, like URI. A decoded
+** variable may contain any byte sequence a URI can spell, "/" and ".."
+** included: check it before using it as a path.
+**
+** Return TH_OK with the contents; TH_ERR_NOT_FOUND when there is nothing
+** at URI (the client gets the protocol's "Resource not found" error for
+** its revision: -32002 before 2026-07-28, -32602 from then on, with the
+** URI in the error's data); TH_ERR_VALUE when the URI is refused on
+** purpose (a path escaping its root): the client gets -32602 with the
+** message of th_call_error() if one was given. Anything else, or
+** th_call_error() alone, is -32603 with that message.
+*/
+typedef th_rc (*th_read_fn)(th_call *call, const char *uri, json_object *vars, void *user_data);
+
+/*
+** A resource or a resource template. Copied during registration, so it may
+** live on the stack of register_NAME_tool; read, user_data and destroy must
+** stay valid while the plugin is loaded.
+**
+** abi_version   TH_ABI_VERSION: read first.
+** struct_size   sizeof(th_resource) as the plugin saw it.
+** uri           th_server_add_resource(): required, an absolute URI
+**               (RFC 3986: a scheme of a letter then letters, digits, "+",
+**               "-" or ".", then ":"), at most 2048 bytes, no spaces or
+**               control characters. Must be NULL for a template.
+** uri_template  th_server_add_resource_template(): required, an RFC 6570
+**               template whose expressions are simple ones ({name},
+**               name of letters, digits and "_"), e.g. file:///{path}; its
+**               text before the first "{" is an absolute URI's start.
+**               Must be NULL for a plain resource. A variable matches the
+**               shortest non-empty text up to the literal that follows it
+**               (the last one: the rest of the URI, "/" included).
+** name          required: a programmatic name, 1-128 characters of UTF-8.
+** title         optional display name.
+** description   optional, UTF-8.
+** mime_type     optional, "type/subtype" (e.g. "text/plain").
+** size          optional size in bytes, listed as "size"; 0 means not given.
+** annotations   optional JSON text of the MCP Annotations object:
+**               "audience" (array of "user"/"assistant"), "priority"
+**               (number 0-1), "lastModified" (ISO 8601 string).
+** read          required: the read function.
+** user_data     passed to read untouched.
+** destroy       optional; called with user_data when the host lets go of
+**               the resource (not at exit), as for th_tool.destroy.
+*/
+typedef struct th_resource {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char *uri;
+    const char *uri_template;
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    uint64_t size;
+    const char *annotations;
+    th_read_fn read;
+    void *user_data;
+    void (*destroy)(void *user_data);
+    /* Append new fields below; never reorder. */
+} th_resource;
+
+/* Start a th_resource designated initialiser with this. */
+#define TH_RESOURCE_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_resource)
+
+/*
+** Register a resource (RES->uri set, uri_template NULL) from inside
+** register_NAME_tool(). Validated and copied before it returns; served
+** only if the plugin is accepted, and taken back with the plugin's tools
+** if it is refused. The rules, each refusal naming the field and the
+** rule (read it back with th_server_errmsg()):
+**   - RES NULL: TH_ERR_TYPE; abi_version or struct_size wrong: TH_ERR_ABI;
+**   - uri or name missing: TH_ERR_ATTRIBUTE;
+**   - uri not absolute, name too long, mime_type malformed, annotations
+**     not an Annotations object, no read function, a uri another
+**     resource already has (naming the plugin that registered it first):
+**     TH_ERR_VALUE;
+**   - after the host started serving: TH_ERR_RUNTIME.
+** A refused resource changes nothing and is logged with the plugin file.
+** Returns TH_OK or the code; TH_ERR_MISUSE for a stale SERVER.
+*/
+th_rc th_server_add_resource(th_server *server, const th_resource *res);
+
+/*
+** Register a resource template (RES->uri_template set, uri NULL): the same
+** rules, with the template's syntax checked and duplicates judged by the
+** template text. resources/read of a URI no plain resource has goes to the
+** first template, in registration order across all plugins, that matches
+** it.
+*/
+th_rc th_server_add_resource_template(th_server *server, const th_resource *res);
+
+/*
+** Tell the host that the resource at URI changed. Clients subscribed to
+** URI (resources/subscribe) get notifications/resources/updated. Any
+** thread of the plugin may call it at any time while the plugin is
+** loaded, also from inside a read function; no handle is needed. In
+** --isolation=process the notice crosses from the plugin's worker to the
+** host; a worker runs only once one of its tools or resources was used
+** (a subscription to one of its resources starts it), so updates a
+** plugin announces before are not seen.
+** Returns TH_OK (also when nobody is subscribed), TH_ERR_MISUSE when URI
+** is NULL or not an absolute URI.
+*/
+th_rc th_resource_updated(const char *uri);
+
+/* ---------------------------------------------------------------------
+** Plugin settings (added after th_server_log).
+** ------------------------------------------------------------------- */
+
+/*
+** The value of this plugin's setting KEY, or NULL when it is not set. A
+** plugin NAME.so has the settings the operator gave for NAME:
+**
+**   command line   --set NAME.key=value, --set-secret NAME.key=value
+**   environment    TOOLHOST_NAME_KEY=value (NAME and KEY upper-cased),
+**                  which is how MCP clients pass a server's "env"
+**   file           --config FILE, in its [NAME] section:
+**                      key = value
+**                      secret key = value
+**
+** When a key is set in more than one place, the command line wins over the
+** environment, which wins over the file. KEY must match ^[a-z][a-z0-9_]*$
+** (at most 64 characters); any other KEY is never set.
+**
+** Secrets: a value given with --set-secret, marked "secret" in the file, or
+** taken from the environment (where clients put credentials) is secret.
+** The host never writes a secret value to its log, to `toolhost inspect`
+** output or to its registry cache, and hands it to a worker process over
+** the worker's socket, never on a command line or in its environment
+** (workers do not inherit TOOLHOST_* variables). The plugin must take the
+** same care: do not log it, and do not put it in a tool's description.
+**
+** Ownership: the string belongs to the host and is valid until
+** register_NAME_tool() returns. A handler that needs it copies it (strdup)
+** into the user_data of the tools it registers, and frees it in destroy.
+**
+** Read settings only here, at registration: with --isolation=process,
+** registration runs in the scanner and again in the plugin's worker, and
+** both see the same settings. A plugin that declines without a required
+** setting should say so with th_server_log() and return NULL.
+**
+** Returns NULL as well when SERVER or KEY is NULL or SERVER is used after
+** register_NAME_tool() returned (see th_server).
+*/
+const char *th_server_config(th_server *server, const char *key);
 
 /* ---------------------------------------------------------------------
 ** Binary content

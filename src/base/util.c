@@ -47,6 +47,7 @@ static const char *const rc_names[] = {
     [TH_ERR_IO] = "TH_ERR_IO",
     [TH_ERR_INPUT_REQUIRED] = "TH_ERR_INPUT_REQUIRED",
     [TH_ERR_CAPABILITY] = "TH_ERR_CAPABILITY",
+    [TH_ERR_NOT_FOUND] = "TH_ERR_NOT_FOUND",
 };
 
 const char *th_rc_name(th_rc rc)
@@ -225,4 +226,17 @@ int th_hex_digit(int c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+size_t th_fmt_u64(char *out, unsigned long long v)
+{
+    char rev[20];
+    size_t n = 0;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
+    return n;
 }

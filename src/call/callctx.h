@@ -74,6 +74,11 @@ json_object *th_call_finish(th_call *call, th_rc handler_rc);
  * crossed the process boundary with its own message blocks. */
 void th_call_mark_error(th_call *call);
 
+/* The call ended because the process running it died (a worker crash):
+ * its log line says "crash" rather than "error". */
+void th_call_mark_crashed(th_call *call);
+bool th_call_crashed(const th_call *call);
+
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 
@@ -95,6 +100,9 @@ long long th_call_startup_ms(th_call *call);
 ** a handle.
 */
 void th_call_set_raw(th_call *call, json_object *result);
+/* True when the host refused the result as handed over (invalid, or past
+ * max_result_bytes): th_call_finish then returned its own isError result. */
+bool th_call_refused(const th_call *call);
 
 void th_call_free(th_call *call);
 

@@ -21,10 +21,14 @@
 #include "base/util.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
+#include "plugin/settings.h"
 #include "plugin/registry.h"
+#include "plugin/resources.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
+
+extern char **environ;
 
 /* The plugin files to inspect, in load order; owned, freed with
  * th_loader_paths_free. */
@@ -196,6 +200,44 @@ static json_object *tool_json(const th_entry *e)
     return t;
 }
 
+/* A resource or template as resources/list shows it, plus nothing else. */
+static json_object *resource_json(const th_res_entry *e)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, e->uri ? "uri" : "uriTemplate", json_object_new_string(e->uri ? e->uri : e->uri_template));
+    json_object_object_add(r, "name", json_object_new_string(e->name));
+    static const struct {
+        const char *key;
+        size_t off;
+    } texts[] = {{"title", offsetof(th_res_entry, title)},
+                 {"description", offsetof(th_res_entry, description)},
+                 {"mimeType", offsetof(th_res_entry, mime_type)}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const char *v = *(char *const *)((const char *)e + texts[i].off);
+        if (v)
+            json_object_object_add(r, texts[i].key, json_object_new_string(v));
+    }
+    if (e->size)
+        json_object_object_add(r, "size", json_object_new_int64((int64_t)e->size));
+    if (e->annotations)
+        json_object_object_add(r, "annotations", json_object_get(e->annotations));
+    return r;
+}
+
+/* PLUGIN's resources (TEMPLATES: its templates) in REG, as a JSON array. */
+static json_object *resources_of(const th_registry *reg, const char *plugin, bool templates)
+{
+    const th_resources *rs = th_registry_resources(reg);
+    size_t n = templates ? th_resources_template_count(rs) : th_resources_count(rs);
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        const th_res_entry *e = templates ? th_resources_template_at(rs, i) : th_resources_at(rs, i);
+        if (strcmp(e->origin, plugin) == 0)
+            json_object_array_add(out, resource_json(e));
+    }
+    return out;
+}
+
 /* Read the whole of FD from its start into a string (NULL if empty). */
 static char *slurp(int fd)
 {
@@ -221,6 +263,24 @@ static void indented(FILE *out, const char *pad, const char *text)
     }
 }
 
+/* Each of LIST (resources or templates) as a section titled WHAT KEY. */
+static void print_resources(FILE *out, json_object *list, const char *what, const char *key)
+{
+    static const char *const fields[][2] = {{"name", "Name:       "},        {"title", "Title:      "},
+                                            {"description", "Description:"}, {"mimeType", "MIME type:  "},
+                                            {"size", "Size:       "},        {"annotations", "Annotations:"}};
+    for (size_t j = 0; j < json_object_array_length(list); j++) {
+        json_object *r = json_object_array_get_idx(list, j), *v;
+        fprintf(out, "\n  %s %s\n", what, json_object_get_string(json_object_object_get(r, key)));
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+            if (json_object_object_get_ex(r, fields[k][0], &v))
+                fprintf(out, "    %s %s\n", fields[k][1],
+                        json_object_is_type(v, json_type_string)
+                            ? json_object_get_string(v)
+                            : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    }
+}
+
 static void print_text(FILE *out, json_object *report)
 {
     json_object *plugins = json_object_object_get(report, "plugins");
@@ -233,6 +293,13 @@ static void print_text(FILE *out, json_object *report)
         fprintf(out, "  Status: %s\n", ok ? "accepted" : "REFUSED");
         for (size_t j = 0; j < json_object_array_length(why); j++)
             fprintf(out, "  Refused: %s\n", json_object_get_string(json_object_array_get_idx(why, j)));
+        json_object *settings = json_object_object_get(p, "settings");
+        if (settings) {
+            json_object_object_foreach(settings, key, val)
+            {
+                fprintf(out, "  Setting: %s = %s\n", key, json_object_get_string(val));
+            }
+        }
         for (size_t j = 0; j < json_object_array_length(tools); j++) {
             json_object *t = json_object_array_get_idx(tools, j), *v;
             fprintf(out, "\n  Tool %s\n", json_object_get_string(json_object_object_get(t, "name")));
@@ -250,34 +317,47 @@ static void print_text(FILE *out, json_object *report)
                                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
             }
         }
+        print_resources(out, json_object_object_get(p, "resources"), "Resource", "uri");
+        print_resources(out, json_object_object_get(p, "resourceTemplates"), "Resource template", "uriTemplate");
     }
     json_object *other = json_object_object_get(report, "otherRefusals");
     for (size_t j = 0; j < json_object_array_length(other); j++)
         fprintf(out, "\nRefused: %s\n", json_object_get_string(json_object_array_get_idx(other, j)));
     json_object *sum = json_object_object_get(report, "summary");
-    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s; %d refusal%s\n",
+    int nres = json_object_get_int(json_object_object_get(sum, "resources"));
+    int ntpl = json_object_get_int(json_object_object_get(sum, "resourceTemplates"));
+    char resources[96] = "";
+    if (nres || ntpl) /* the line stays as it was for tools-only plugins */
+        snprintf(resources, sizeof resources, "; %d resource%s, %d resource template%s", nres, nres == 1 ? "" : "s",
+                 ntpl, ntpl == 1 ? "" : "s");
+    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s%s; %d refusal%s\n",
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")),
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")) == 1 ? "" : "s",
             json_object_get_int(json_object_object_get(sum, "pluginsRefused")),
             json_object_get_int(json_object_object_get(sum, "tools")),
-            json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s",
+            json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s", resources,
             json_object_get_int(json_object_object_get(sum, "refusals")),
             json_object_get_int(json_object_object_get(sum, "refusals")) == 1 ? "" : "s");
 }
 
 static const char inspect_usage[] =
     "Usage: toolhost inspect [--json] [--follow-symlinks] [--allow-insecure-plugins]\n"
-    "                        [--qualified-names] [[BOX=]DIR|[BOX=]FILE.so]...\n"
+    "                        [--qualified-names] [--set=NAME.KEY=VALUE]\n"
+    "                        [--set-secret=NAME.KEY=VALUE] [--config=FILE]\n"
+    "                        [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
-    "input and output schemas, and every refusal with its reason. Plugins are\n"
-    "opened in scanner processes, so one that crashes is reported, not fatal.\n"
+    "input and output schemas, its resources and resource templates, and every\n"
+    "refusal with its reason. Plugins are opened in scanner processes, so one\n"
+    "that crashes is reported, not fatal.\n"
     "BOX= names a toolbox as --plugin-dir does; --qualified-names shows tools\n"
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
+    "Plugins see the settings given as to toolhost (--set, --set-secret, --config,\n"
+    "TOOLHOST_NAME_KEY); each plugin's are listed, secret values as (secret).\n"
     "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
     "error.\n";
 
-enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED };
+enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED, I_SET, I_SET_SECRET, I_CONFIG };
 
 int th_cli_inspect(int argc, char **argv)
 {
@@ -286,6 +366,9 @@ int th_cli_inspect(int argc, char **argv)
         {"follow-symlinks", no_argument, NULL, I_FOLLOW},
         {"allow-insecure-plugins", no_argument, NULL, I_INSECURE},
         {"qualified-names", no_argument, NULL, I_QUALIFIED},
+        {"set", required_argument, NULL, I_SET},
+        {"set-secret", required_argument, NULL, I_SET_SECRET},
+        {"config", required_argument, NULL, I_CONFIG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -302,18 +385,38 @@ int th_cli_inspect(int argc, char **argv)
     int status = 1, c, saved_err = -1, capture = -1;
     bool qualified = false;
     th_naming *naming = NULL;
+    th_config *settings = th_config_new();
+    char **ignored = NULL; /* a --config file's [toolhost] options */
+    size_t nignored = 0;
+    th_err err;
 
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while (settings && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case I_JSON: json = true; break;
         case I_FOLLOW: scan_opts.load.follow_symlinks = true; break;
         case I_INSECURE: scan_opts.load.allow_insecure = true; break;
         case I_QUALIFIED: qualified = true; break;
-        case 'h': fputs(inspect_usage, stdout); return 0;
-        default: fputs("Try 'toolhost inspect --help' for more information.\n", stderr); return 2;
+        case I_SET:
+        case I_SET_SECRET:
+            if (th_config_set_arg(settings, optarg, c == I_SET_SECRET, &err) == TH_OK)
+                break;
+            fprintf(stderr, "toolhost inspect: --%s: %s\n", c == I_SET ? "set" : "set-secret", err.msg);
+            goto usage;
+        case I_CONFIG:
+            if (th_config_load_file(settings, optarg, &ignored, &nignored, &err) == TH_OK)
+                break;
+            fprintf(stderr, "toolhost inspect: %s\n", err.msg);
+            goto usage;
+        case 'h': fputs(inspect_usage, stdout); th_config_free(settings); return 0;
+        default: goto usage;
         }
     }
+    if (!settings) {
+        fprintf(stderr, "toolhost inspect: out of memory\n");
+        return 1;
+    }
+    scan_opts.load.config = settings;
     char *default_dir[] = {(char *)TH_PLUGINDIR};
     char *const *args = optind < argc ? argv + optind : default_dir;
     size_t nargs = optind < argc ? (size_t)(argc - optind) : 1;
@@ -333,6 +436,7 @@ int th_cli_inspect(int argc, char **argv)
     dup2(capture, 2);
     th_log_set_threshold(TH_LOG_WARNING);
     bool ok = (naming = th_naming_new(qualified)) && collect(&l, args, nargs, &scan_opts.load, &stats, naming) &&
+              (th_config_load_env(settings, l.v, l.n, environ), true) &&
               (scanned = calloc(l.n + 1, sizeof *scanned)) &&
               th_scan_plugins(l.v, l.n, &scan_opts, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
               th_registry_set_naming(reg, naming) == TH_OK && (sup = th_supervisor_new(l.v, l.n, &sup_opts));
@@ -356,8 +460,10 @@ int th_cli_inspect(int argc, char **argv)
             if (e->origin && strcmp(e->origin, l.v[i]) == 0)
                 json_object_array_add(tools, tool_json(e));
         }
+        json_object *res = resources_of(reg, l.v[i], false), *tpl = resources_of(reg, l.v[i], true);
         json_object *why = refusals(log, &l, (long)i);
-        bool is_ok = scanned[i].accepted && json_object_array_length(tools) > 0;
+        bool is_ok = scanned[i].accepted && json_object_array_length(tools) + json_object_array_length(res) +
+                                                    json_object_array_length(tpl) > 0;
         /* A refusal the log did not explain still gets a line. */
         if (!is_ok && json_object_array_length(why) == 0)
             json_object_array_add(why, json_object_new_string("refused (no reason was logged)"));
@@ -367,7 +473,13 @@ int th_cli_inspect(int argc, char **argv)
         json_object_object_add(p, "path", json_object_new_string(l.v[i]));
         json_object_object_add(p, "accepted", json_object_new_boolean(is_ok));
         json_object_object_add(p, "tools", tools);
+        json_object_object_add(p, "resources", res);
+        json_object_object_add(p, "resourceTemplates", tpl);
         json_object_object_add(p, "refusals", why);
+        char name[256];
+        json_object *set = th_config_plugin_name(l.v[i], name, sizeof name) ? th_config_describe(settings, name) : NULL;
+        if (set)
+            json_object_object_add(p, "settings", set);
         json_object_array_add(plugins, p);
     }
     json_object *other = refusals(log, &l, -1);
@@ -376,6 +488,9 @@ int th_cli_inspect(int argc, char **argv)
     json_object_object_add(sum, "pluginsAccepted", json_object_new_int((int)accepted));
     json_object_object_add(sum, "pluginsRefused", json_object_new_int((int)refused));
     json_object_object_add(sum, "tools", json_object_new_int((int)th_registry_count(reg)));
+    json_object_object_add(sum, "resources", json_object_new_int((int)th_resources_count(th_registry_resources(reg))));
+    json_object_object_add(sum, "resourceTemplates",
+                           json_object_new_int((int)th_resources_template_count(th_registry_resources(reg))));
     json_object_object_add(sum, "refusals", json_object_new_int((int)n_refusals));
     json_object_object_add(report, "plugins", plugins);
     json_object_object_add(report, "otherRefusals", other);
@@ -403,5 +518,17 @@ cleanup:
         close(capture);
     if (saved_err >= 0)
         close(saved_err);
+    for (size_t k = 0; k < nignored; k++)
+        free(ignored[k]);
+    free(ignored);
+    th_config_free(settings);
     return status;
+
+usage:
+    fputs("Try 'toolhost inspect --help' for more information.\n", stderr);
+    for (size_t k = 0; k < nignored; k++)
+        free(ignored[k]);
+    free(ignored);
+    th_config_free(settings);
+    return 2;
 }

@@ -26,8 +26,10 @@
 #include <unistd.h>
 
 #include "base/compat.h"
+#include "plugin/settings.h"
 #include "plugin/loader.h"
 #include "plugin/trust.h"
+#include "plugin/resources.h"
 #include "base/handle.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -40,6 +42,7 @@
 __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_server_add_tool,  (const void *)th_server_errmsg,
     (const void *)th_server_added_only, (const void *)th_server_log,
+    (const void *)th_server_config,
     (const void *)th_call_text,        (const void *)th_call_textf,
     (const void *)th_call_image,       (const void *)th_call_audio,
     (const void *)th_call_resource_link, (const void *)th_call_resource_text,
@@ -49,6 +52,8 @@ __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_call_cancelled,   (const void *)th_call_tool_name,
     (const void *)th_base64_encode,    (const void *)th_call_image_bytes,
     (const void *)th_call_audio_bytes,
+    (const void *)th_server_add_resource, (const void *)th_server_add_resource_template,
+    (const void *)th_resource_updated,
 };
 
 /* The plugin files of one load, in load order; absolute paths, owned. */
@@ -111,6 +116,7 @@ struct th_server {
     const th_tool *added_own; /* the descriptor of NAME it added itself */
     th_err err;               /* last th_server_add_tool() outcome */
     bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
+    const th_config *config;  /* th_load_opts.config */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -152,6 +158,39 @@ th_rc th_server_add_tool(th_server *handle, const th_tool *tool)
     th_rc rc = add_tool(server, tool);
     server_unuse(handle);
     return rc;
+}
+
+/* Resources are staged like tools: kept only if the plugin is accepted. */
+static th_rc add_resource(th_server *handle, const th_resource *res, bool template_, const char *fn)
+{
+    th_server *server = server_use(handle, fn);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_registry *reg = server->reg;
+    th_rc rc = th_resources_add(th_registry_resources(reg), res, template_, th_registry_started(reg), server->path,
+                                &server->err);
+    if (rc == TH_OK) {
+        th_err_clear(&server->err);
+    } else {
+        server->stats->resources_refused++;
+        const char *key = NULL;
+        if (rc != TH_ERR_TYPE && rc != TH_ERR_ABI)
+            key = template_ ? res->uri_template : res->uri;
+        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: resource%s '%.200s' refused: %s [%s]",
+               server->path, template_ ? " template" : "", key ? key : "?", server->err.msg, th_rc_name(rc));
+    }
+    server_unuse(handle);
+    return rc;
+}
+
+th_rc th_server_add_resource(th_server *server, const th_resource *res)
+{
+    return add_resource(server, res, false, __func__);
+}
+
+th_rc th_server_add_resource_template(th_server *server, const th_resource *res)
+{
+    return add_resource(server, res, true, __func__);
 }
 
 static th_rc add_tool(th_server *server, const th_tool *tool)
@@ -198,9 +237,32 @@ th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    th_log(level, "plugin %s: %s", server->path, msg);
+    char line[4200];
+    snprintf(line, sizeof line, "plugin %s: %s", server->path, msg);
+    th_log_plugin(level, server->name, line);
     server_unuse(handle);
     return TH_OK;
+}
+
+/* The value belongs to the settings store, which outlives every plugin's
+ * registration; the header promises less (until register_NAME_tool
+ * returns) so the store may change later. Never logged: only whether it
+ * was found. */
+const char *th_server_config(th_server *handle, const char *key)
+{
+    if (!handle || !key)
+        return NULL;
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return NULL;
+    bool secret = false;
+    const char *v = th_config_get(server->config, server->name, key, &secret);
+    char line[4200];
+    snprintf(line, sizeof line, "plugin %s: setting '%.64s' %s%s", server->path, key, v ? "read" : "not set",
+             v && secret ? " (secret)" : "");
+    th_log_plugin(TH_LOG_DEBUG, server->name, line);
+    server_unuse(handle);
+    return v;
 }
 
 /* The message lives in the loader's frame only while the handle is open:
@@ -222,7 +284,7 @@ const th_tool *th_server_added_only(th_server *server)
 
 size_t th_load_stats_refusals(const th_load_stats *s)
 {
-    return s->plugins_refused + s->tools_refused + s->dirs_refused;
+    return s->plugins_refused + s->tools_refused + s->dirs_refused + s->resources_refused;
 }
 
 /* NAME from ".../NAME.so", or false when the file is not a NAME.so. */
@@ -300,8 +362,18 @@ static bool on_this_stack(const void *p, const void *frame)
 }
 
 /* Logs and takes back what a refused plugin staged since BASE. */
-static void discard_staged(th_registry *reg, size_t base, const char *path, th_load_stats *stats)
+static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t tbase, const char *path,
+                           th_load_stats *stats)
 {
+    th_resources *rs = th_registry_resources(reg);
+    for (size_t i = rbase; i < th_resources_count(rs); i++)
+        th_log(TH_LOG_ERROR, "plugin %s: resource '%s' discarded: its plugin was refused", path,
+               th_resources_at(rs, i)->uri);
+    for (size_t i = tbase; i < th_resources_template_count(rs); i++)
+        th_log(TH_LOG_ERROR, "plugin %s: resource template '%s' discarded: its plugin was refused", path,
+               th_resources_template_at(rs, i)->uri_template);
+    stats->resources_refused += th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
+    th_resources_truncate(rs, rbase, tbase);
     for (size_t i = base; i < th_registry_count(reg); i++) {
         th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,
                th_registry_at(reg, i)->name);
@@ -524,8 +596,10 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     }
 
     size_t base = th_registry_count(reg);
+    th_resources *rs = th_registry_resources(reg);
+    size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
-                        .quiet_refusals = opts && opts->scanned};
+                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);
@@ -534,10 +608,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     bool readable = false; /* may T's fields (destroy, user_data) be trusted? */
     th_err err;
     th_err_clear(&err);
+    /* Resources count as what a plugin serves: one may serve nothing else. */
+    size_t added_resources = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
     if (desc == &added_only_marker) {
-        rc = th_registry_count(reg) > base
+        rc = th_registry_count(reg) > base || added_resources > 0
                  ? TH_OK
-                 : th_err_set(&err, TH_ERR_VALUE, "%s() returned th_server_added_only() but added no tool", symbol);
+                 : th_err_set(&err, TH_ERR_VALUE,
+                              "%s() returned th_server_added_only() but added no tool or resource", symbol);
     } else if (!desc) {
         rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
     } else if (on_this_stack(desc, &server)) {
@@ -568,13 +645,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
          * so user_data is released here, unless a registered tool, staged
          * or not, shares it: that one's destroy releases it. */
         bool release = readable && t.destroy && !user_data_in_use(reg, t.user_data);
-        discard_staged(reg, base, path, stats);
+        discard_staged(reg, base, rbase, tbase, path, stats);
         if (release)
             t.destroy(t.user_data);
     }
 
-    /* Handles stay open while any of their tools is registered. */
-    if (th_registry_count(reg) == base) {
+    /* Handles stay open while any of their tools or resources is registered. */
+    if (th_registry_count(reg) == base && th_resources_count(rs) == rbase && th_resources_template_count(rs) == tbase) {
         dlclose(handle);
     } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
+#include "plugin/resources.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -45,6 +46,7 @@ struct th_registry {
     size_t nlenders;
     struct release { void (*fn)(void *); void *arg; } *releases;
     size_t nreleases;
+    th_resources *resources; /* resources and templates (plugin/resources.c) */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -126,7 +128,10 @@ th_registry *th_registry_new(void)
     changed(reg);
     reg->nslots = 16;
     reg->slots = calloc(reg->nslots, sizeof *reg->slots);
-    if (!reg->slots) {
+    reg->resources = th_resources_new();
+    if (!reg->slots || !reg->resources) {
+        free(reg->slots);
+        th_resources_free(reg->resources);
         free(reg);
         return NULL;
     }
@@ -170,6 +175,7 @@ void th_registry_unref(th_registry *reg)
     for (size_t i = 0; i < reg->count; i++)
         if (!reg->borrowed || !reg->borrowed[i])
             entry_free(reg->entries[i]);
+    th_resources_free(reg->resources);
     for (size_t i = 0; i < reg->nreleases; i++)
         reg->releases[i].fn(reg->releases[i].arg);
     for (size_t i = 0; i < reg->nhandles; i++)
@@ -739,4 +745,9 @@ const char *th_registry_memo_put(const th_registry *reg, const char *key, const 
     pthread_mutex_unlock(&r->memo_lock);
     memos_free(fresh);
     return kept;
+}
+
+th_resources *th_registry_resources(const th_registry *reg)
+{
+    return reg->resources;
 }

@@ -158,6 +158,14 @@ const char *th_registry_memo_put(const th_registry *reg, const char *key, const 
 
 
 /*
+** The registry's resources and resource templates (plugin/resources.h):
+** they live and are swapped with its tools. Registration goes through
+** th_resources_add with th_registry_started() as the state.
+*/
+struct th_resources;
+struct th_resources *th_registry_resources(const th_registry *reg);
+
+/*
 ** Check TOOL's abi_version and struct_size, the first thing read from any
 ** descriptor, and copy it into *OUT with fields the plugin's header did not
 ** have set to zero. Returns TH_ERR_TYPE for NULL, TH_ERR_ABI for a mismatch,

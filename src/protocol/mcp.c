@@ -20,12 +20,14 @@
 #include "call/rawresult.h"
 #include "call/ask.h"
 #include "call/callctx.h"
+#include "call/calllog.h"
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "protocol/mcp.h"
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
+#include "protocol/resources.h"
 #include "base/util.h"
 #include "call/workpool.h"
 #include "protocol/asks.h"
@@ -130,6 +132,7 @@ struct job {
     unsigned client_caps;   /* TH_ASK_* its client declared */
     unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
+    long long started_ms;   /* when it was read, for its log line */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -168,6 +171,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         return NULL;
     }
     pthread_mutex_init(&m->sessions_lock, NULL);
+    th_mcpres_init(); /* plugins' th_resource_updated() reaches sessions */
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -323,6 +327,21 @@ static void batch_release(rpc_batch *b)
     free(b);
 }
 
+/* --log-level=debug: each message in and out, cut to a readable length. */
+#define TRACE_BYTES 512
+static void trace(const char *dir, const char *text, size_t len)
+{
+    size_t n = !text ? 0 : len == SIZE_MAX ? strlen(text) : len;
+    json_object *f = json_object_new_object();
+    if (f) {
+        json_object_object_add(f, "dir", json_object_new_string(dir));
+        json_object_object_add(f, "bytes", json_object_new_int64((int64_t)n));
+    }
+    th_log_ex(TH_LOG_DEBUG, "protocol", NULL, f, "%s %.*s%s", strcmp(dir, "in") == 0 ? "<-" : "->",
+              (int)(n < TRACE_BYTES ? n : TRACE_BYTES), text ? text : "", n > TRACE_BYTES ? "..." : "");
+    json_object_put(f);
+}
+
 static void send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
@@ -335,6 +354,8 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         pthread_mutex_unlock(&answering->lock);
         return;
     }
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("out", json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN), SIZE_MAX);
     /* Sends run concurrently (the transport keeps messages whole); the lock
      * only keeps th_mcp_session_free from closing under a send. */
     pthread_rwlock_rdlock(&s->send_lock);
@@ -398,7 +419,7 @@ static void reply(const request *r, json_object *result)
     send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
 
-static json_object *capabilities(void)
+static json_object *capabilities(bool modern)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
@@ -408,6 +429,12 @@ static json_object *capabilities(void)
     put(tools, "listChanged", json_object_new_boolean(1));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
+    /* resources/subscribe is legacy; 2026-07-28's "subscribe" means
+     * subscriptions/listen, which is not served yet. */
+    json_object *res = json_object_new_object();
+    if (!modern)
+        put(res, "subscribe", json_object_new_boolean(1));
+    put(caps, "resources", res);
     return caps;
 }
 
@@ -475,7 +502,7 @@ static void m_initialize(request *r)
     }
     json_object *res = json_object_new_object();
     put(res, "protocolVersion", json_object_new_string(versions[v]));
-    put(res, "capabilities", capabilities());
+    put(res, "capabilities", capabilities(false));
     put(res, "serverInfo", server_info(r->s->mcp));
     put_instructions(res, r->s->mcp, r->reg);
     reply(r, res);
@@ -510,7 +537,7 @@ static void m_discover(request *r)
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
-    put(res, "capabilities", capabilities());
+    put(res, "capabilities", capabilities(true));
     put_instructions(res, m, r->reg);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
@@ -1024,6 +1051,12 @@ static void run_job(void *p)
 /* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
  * is not NULL, unless J was cancelled; hand J back to be freed. Pool
  * thread. */
+static bool result_is_error(json_object *result)
+{
+    json_object *v;
+    return json_object_object_get_ex(result, "isError", &v) && json_object_get_boolean(v);
+}
+
 static void job_answer(job *j, json_object *result, const char *busy)
 {
     th_mcp_session *s = j->s;
@@ -1039,6 +1072,14 @@ static void job_answer(job *j, json_object *result, const char *busy)
         unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
+    th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
+                              : cancelled ? TH_OUTCOME_CANCELLED
+                              : busy      ? TH_OUTCOME_BUSY
+                              : !result   ? TH_OUTCOME_ERROR
+                              : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
+                              : result_is_error(result)  ? TH_OUTCOME_ERROR
+                                                         : TH_OUTCOME_OK;
+    th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
     answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
@@ -1186,6 +1227,7 @@ static void m_tools_call(request *r)
         j->client_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
     }
+    j->started_ms = th_now_ms();
     j->key = th_rpc_id_key(r->msg->id);
     if (!j->key) {
         th_mrtr_free(j->mrtr);
@@ -1320,6 +1362,146 @@ static void m_tools_call(request *r)
     }
 }
 
+/* ---- resources (protocol/resources.c) ---------------------------------- */
+
+/* Outside any request: a notification never joins a batch being answered. */
+static void res_session_notify(void *session, json_object *n)
+{
+    rpc_batch *outer = answering;
+    answering = NULL;
+    send_msg(session, n);
+    answering = outer;
+}
+
+/*
+** A resource method as it runs: everything copied out of the request, so it
+** can run on a pool thread. resources/read and resources/subscribe run
+** there, never on the transport's thread: in process isolation they may
+** start the plugin's worker, which dies with the thread that started it
+** (PR_SET_PDEATHSIG), and an HTTP connection's thread ends with the
+** connection; a slow read also holds up no other message.
+*/
+typedef struct res_job {
+    th_mcp_session *s;    /* a reference */
+    th_registry *reg;     /* a reference: a reload may swap the server's */
+    char *method;
+    json_object *id, *params; /* owned copies */
+    bool modern, log_to_client;
+    int version;
+    th_log_level log_level;
+    rpc_batch *batch;     /* held, or NULL */
+    bool counted;         /* in the session's ninflight */
+} res_job;
+
+static void res_job_free(res_job *rj)
+{
+    if (rj->counted) {
+        pthread_mutex_lock(&rj->s->lock);
+        job_done(rj->s);
+        pthread_mutex_unlock(&rj->s->lock);
+    }
+    free(rj->method);
+    json_object_put(rj->id);
+    json_object_put(rj->params);
+    th_registry_unref(rj->reg);
+    session_unref(rj->s);
+    free(rj);
+}
+
+static void run_resource(void *p)
+{
+    res_job *rj = p;
+    th_mcp_session *s = rj->s;
+    const th_mcp *m = s->mcp;
+    th_mcpres_req q = {
+        .reg = rj->reg,
+        .method = rj->method,
+        .params = rj->params,
+        .modern = rj->modern,
+        .titles = rj->version >= V_2025_06_18,
+        .page_size = m->cfg.page_size,
+        .list_ttl_ms = m->cfg.list_ttl_ms,
+        .session = s,
+        .notify = res_session_notify,
+    };
+    /* A read's th_call reaches the client as a tool call's does, and is
+     * held to the same result size. */
+    json_object *meta, *token = NULL;
+    if (rj->params && json_object_object_get_ex(rj->params, "_meta", &meta) &&
+        json_object_is_type(meta, json_type_object))
+        json_object_object_get_ex(meta, "progressToken", &token);
+    th_call_hooks hooks = {
+        .notify = notify_hook,
+        .ctx = s,
+        .progress_token = token,
+        .log_to_client = rj->log_to_client,
+        .log_level = rj->log_level,
+        .max_result_bytes = m->cfg.max_result_bytes,
+    };
+    q.hooks = &hooks;
+    th_mcpres_answer a;
+    th_mcpres_serve(&q, &a);
+    answering = rj->batch;
+    if (a.result) {
+        if (rj->modern)
+            modern_members(m, a.result);
+        send_msg(s, th_rpc_result(rj->id, a.result));
+    } else {
+        send_error(s, rj->id, a.code, a.message, a.data);
+    }
+    answering = NULL;
+    if (rj->batch)
+        batch_release(rj->batch);
+    res_job_free(rj);
+}
+
+static void m_resources(request *r)
+{
+    res_job *rj = calloc(1, sizeof *rj);
+    if (!rj || !(rj->method = strdup(r->msg->method)) || json_object_deep_copy(r->msg->id, &rj->id, NULL) != 0 ||
+        (r->msg->params && json_object_deep_copy(r->msg->params, &rj->params, NULL) != 0)) {
+        if (rj) {
+            free(rj->method);
+            json_object_put(rj->id);
+            free(rj);
+        }
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    atomic_fetch_add(&r->s->refs, 1);
+    rj->s = r->s;
+    rj->reg = th_registry_ref(r->reg);
+    rj->modern = r->modern;
+    rj->version = r->version;
+    rj->log_to_client = r->log_to_client;
+    rj->log_level = r->log_level;
+    bool pooled = strcmp(rj->method, "resources/read") == 0 || strcmp(rj->method, "resources/subscribe") == 0;
+    if (!pooled) { /* lists: quick, and they start nothing */
+        rj->batch = answering;
+        rpc_batch *outer = answering;
+        if (rj->batch)
+            batch_hold(rj->batch);
+        run_resource(rj);
+        answering = outer;
+        return;
+    }
+    rj->batch = answering;
+    if (rj->batch)
+        batch_hold(rj->batch);
+    /* In flight like a tool call, so that a drain at the end of input waits
+     * for its response. */
+    pthread_mutex_lock(&r->s->lock);
+    r->s->ninflight++;
+    pthread_mutex_unlock(&r->s->lock);
+    rj->counted = true;
+    if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (rj->batch)
+            batch_release(rj->batch);
+        res_job_free(rj);
+    }
+}
+
 static void n_cancelled(request *r)
 {
     json_object *rid;
@@ -1357,7 +1539,7 @@ static void m_listen(request *r)
     if (!s->subs)
         snprintf(msg, sizeof msg, "Internal error: out of memory");
     /* The acknowledgment goes first: events are sent under this lock too
-     * (session_notify), so none can overtake it. */
+     * (res_session_notify), so none can overtake it. */
     if (ack)
         send_msg(s, ack);
     pthread_mutex_unlock(&s->lock);
@@ -1393,6 +1575,11 @@ static const method requests[] = {
     {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
     {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
     {.name = "subscriptions/listen", .eras = ERA_MODERN, .fn = m_listen},
+    {.name = "resources/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/templates/list", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
+    {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
+    {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
 };
 
 static const method notifications[] = {
@@ -1609,6 +1796,8 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
 {
     th_rpc_msg msg;
     s->msg_len = len;
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("in", text, len);
     th_rpc_parse(text, len, &msg);
     dispatch(s, &msg);
     th_rpc_msg_clear(&msg);
@@ -1745,6 +1934,7 @@ void th_mcp_session_free(th_mcp_session *s)
     th_subs_free(s->subs);
     s->subs = NULL;
     pthread_mutex_unlock(&s->lock);
+    th_mcpres_session_gone(s); /* no resource notice reaches it from here */
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);

@@ -36,6 +36,10 @@ typedef enum th_ipc_type {
                        * plugin's output is told apart from the next one's) */
     TH_IPC_ASK,       /* worker->host: th_call_ask {"key","method","params"} */
     TH_IPC_ANSWER,    /* host->worker: {"rc":th_rc[,"result":{...}]} for it */
+    TH_IPC_READ,      /* host->worker: read a resource, {"key","template",
+                       * "uri","vars"} (worker/resproxy.h); answered by a
+                       * RESULT {"rc": th_rc, "result": CallToolResult} */
+    TH_IPC_UPDATED,   /* worker->host, id 0: th_resource_updated {"uri"} */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

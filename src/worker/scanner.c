@@ -17,7 +17,9 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "plugin/settings.h"
 #include "worker/ipc.h"
+#include "worker/resproxy.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 
@@ -25,6 +27,16 @@ void th_scan_hello_load_opts(json_object *hello, const th_load_opts *load)
 {
     json_object_object_add(hello, "follow_symlinks", json_object_new_boolean(load->follow_symlinks));
     json_object_object_add(hello, "allow_insecure", json_object_new_boolean(load->allow_insecure));
+}
+
+void th_scan_hello_settings(json_object *hello, const th_load_opts *load, const char *path)
+{
+    char name[256];
+    if (path && !th_config_plugin_name(path, name, sizeof name))
+        return;
+    json_object *settings = th_config_to_json(load->config, path ? name : NULL);
+    if (settings)
+        json_object_object_add(hello, "settings", settings);
 }
 
 json_object *th_scan_paths_json(char *const *paths, size_t n)
@@ -100,6 +112,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     json_object_object_add(hello, "paths", th_scan_paths_json(paths, n));
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)*next));
     th_scan_hello_load_opts(hello, &o->load);
+    th_scan_hello_settings(hello, &o->load, NULL);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     th_ipc_send_json(ch.sock, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
@@ -156,6 +169,8 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                 th_scanned *s = &out[current];
                 if (res && json_object_object_get_ex(res, "tools_refused", &v))
                     s->tools_refused = (size_t)json_object_get_int64(v);
+                if (res && json_object_object_get_ex(res, "resources_refused", &v))
+                    s->resources_refused = (size_t)json_object_get_int64(v);
                 s->accepted = res && json_object_object_get_ex(res, "accepted", &v) && json_object_get_boolean(v) &&
                               json_object_object_get_ex(res, "tools", &v) && json_object_is_type(v, json_type_array);
                 if (s->accepted)
@@ -164,8 +179,10 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                     refuse(stats, paths[current], "the scanner's report was not valid JSON");
                 else
                     stats->plugins_refused++; /* its loader said why */
-                if (!s->accepted) /* an accepted plugin's are counted when it is registered */
+                if (!s->accepted) { /* an accepted plugin's are counted when it is registered */
                     stats->tools_refused += s->tools_refused;
+                    stats->resources_refused += s->resources_refused;
+                }
                 json_object_put(res);
                 /* The scanner waits for LOGGED: what its pipe holds now is
                  * all this plugin wrote, its last line even unterminated. */
@@ -243,6 +260,8 @@ static void own_names(char *const *paths, size_t n, const char *path, th_scanned
 {
     for (size_t k = json_object_array_length(s->tools); k-- > 0;) {
         json_object *d = json_object_array_get_idx(s->tools, k), *v;
+        if (th_resproxy_is_resource(d, NULL))
+            continue; /* resources are keyed by URI: no file owns them */
         const char *name = json_object_object_get_ex(d, "name", &v) ? json_object_get_string(v) : NULL;
         const char *owner = name ? owner_of(paths, n, name) : NULL;
         if (!owner || strcmp(owner, path) == 0)
@@ -277,7 +296,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     }
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
-        keys[i] = th_cache_key_of(paths[i]);
+        keys[i] = th_cache_key_with(paths[i], opts->load.config);
         json_object *tools = th_cache_lookup(cache, paths[i], &keys[i]);
         if (!tools) {
             sub[nstale] = paths[i];
@@ -300,7 +319,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         /* Only clean acceptances: a refusal's message is the loader's, and
          * its cause (a missing library, a slow constructor) may lie outside
          * the key, so it is scanned and reported again on every start. */
-        if (out[i].accepted && out[i].tools_refused == 0)
+        if (out[i].accepted && out[i].tools_refused == 0 && out[i].resources_refused == 0)
             th_cache_put(cache, paths[i], &keys[i], out[i].tools);
     }
 

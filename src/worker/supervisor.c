@@ -26,6 +26,7 @@
 #include "call/rawresult.h"
 #include "plugin/cache.h"
 #include "worker/ipc.h"
+#include "worker/resproxy.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
 
@@ -103,8 +104,17 @@ typedef struct proxy_tool {
     bool parse_result; /* it has an outputSchema: the host parses its results */
 } proxy_tool;
 
+/* A registered resource's or template's user_data. */
+typedef struct proxy_res {
+    slot *slot;
+    char *key;      /* the URI, or the template's text */
+    bool template_;
+    struct proxy_res *next;
+} proxy_res;
+
 struct th_supervisor {
     th_supervisor_opts opts;
+    proxy_res *resources;
     char **paths;
     size_t n;
     slot *slots;
@@ -201,6 +211,13 @@ static void route_frames(worker *w)
     th_err err;
     int got;
     while ((got = th_ipc_next(&w->r, &f, &err)) == 1) {
+        if (f.type == TH_IPC_UPDATED) { /* belongs to no call: fan it out */
+            json_object *o = th_ipc_parse(f.payload, f.len, &err), *u;
+            if (o && json_object_object_get_ex(o, "uri", &u) && json_object_is_type(u, json_type_string))
+                th_resource_updated(json_object_get_string(u)); /* refuses a URI that is not absolute */
+            json_object_put(o);
+            continue;
+        }
         pending *pd = w->pending;
         while (pd && pd->id != f.id)
             pd = pd->next;
@@ -280,15 +297,36 @@ static void *monitor_main(void *p)
     int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
     long long eof_at = 0;
+    bool sock_idle = true; /* no call is reading the socket */
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
-                                {.fd = pidfd, .events = POLLIN}};
-        int k = poll(pfd, 2, pidfd >= 0 ? 1000 : 100);
+        /* The socket too while no call reads it: a frame that belongs to no
+         * call (TH_IPC_UPDATED from a plugin's own thread) is routed now,
+         * not when the next call comes, and never fills the socket up. */
+        struct pollfd pfd[3] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
+                                {.fd = pidfd, .events = POLLIN},
+                                {.fd = sock_idle ? w->ch.sock : -1, .events = POLLIN}};
+        int k = poll(pfd, 3, pidfd >= 0 ? 1000 : 100);
         if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
             out_open = false;
         if (has_exited(w->ch.pid))
             break;
         pthread_mutex_lock(&w->lock);
+        if (k > 0 && pfd[2].revents && !w->leading && !w->eof && !w->exited) {
+            w->leading = true;
+            pthread_mutex_unlock(&w->lock);
+            long n = read_socket(w, 0);
+            pthread_mutex_lock(&w->lock);
+            absorb(w, n);
+            w->leading = false;
+            for (pending *o = w->pending; o; o = o->next) /* a waiting call takes the reading over */
+                if (!o->head) {
+                    pthread_cond_signal(&o->cond);
+                    break;
+                }
+        }
+        /* While a call reads, the socket stays readable until it does:
+         * leave it to that call rather than spin. */
+        sock_idle = !w->leading && !w->eof && !w->exited;
         bool eof = w->eof, torn = w->torn;
         pthread_mutex_unlock(&w->lock);
         if (eof && !eof_at) {
@@ -497,6 +535,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "paths", th_scan_paths_json(sup->paths, sup->n));
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)s->index));
     th_scan_hello_load_opts(hello, &sup->opts.load);
+    th_scan_hello_settings(hello, &sup->opts.load, s->path);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     json_object_object_add(hello, "memory_limit", json_object_new_int64((int64_t)sup->opts.memory_limit));
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
@@ -669,10 +708,11 @@ done:
  * its bytes; one the host must look into (its structuredContent is
  * validated against an outputSchema) or that is not plain is parsed and
  * checked block by block. */
-static void apply_result(th_call *call, const proxy_tool *pt, const qframe *q)
+/* PARSE: the host must see the result as objects (an outputSchema to
+ * check, a resource read's parts), else a plain one passes as bytes. */
+static void apply_result(th_call *call, const char *tool, bool parse, const qframe *q)
 {
-    const char *tool = pt->name;
-    json_object *raw = pt->parse_result ? NULL : th_raw_result_new(q->payload, q->len);
+    json_object *raw = parse ? NULL : th_raw_result_new(q->payload, q->len);
     if (raw) {
         th_call_set_raw(call, raw);
         return;
@@ -742,6 +782,18 @@ static uint32_t timeout_of(json_object *d)
     return ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : 0;
 }
 
+/* What a proxied exchange does with the final RESULT frame. */
+typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void *ctx);
+
+static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc_type type,
+                     const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx);
+
+static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
+{
+    const proxy_tool *pt = ctx;
+    apply_result(call, name, pt->parse_result, q);
+}
+
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
 {
     proxy_tool *pt = user_data;
@@ -750,14 +802,6 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     worker *w = acquire(s, pt->name, call, why, sizeof why);
     if (!w)
         return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
-
-    pending p = {0};
-    pthread_cond_init(&p.cond, NULL);
-    pthread_mutex_lock(&w->lock);
-    p.id = ++w->next_id;
-    p.next = w->pending;
-    w->pending = &p;
-    pthread_mutex_unlock(&w->lock);
 
     /* A JSON-RPC notification, so that the worker parses it with the
      * protocol's parser and sees every literal as the client sent it; only
@@ -778,7 +822,93 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     char tail[32];
     int tail_len = snprintf(tail, sizeof tail, ",\"caps\":%u}}", caps);
     struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {tail, (size_t)tail_len}};
-    send_frame(w, TH_IPC_CALL, p.id, parts, 3);
+    exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
+    return TH_OK;
+}
+
+/* A READ's RESULT {"rc","result"} onto the host's call; *CTX gets rc. */
+static void read_result(th_call *call, const char *name, const qframe *q, void *ctx)
+{
+    th_rc *rc = ctx;
+    th_err err;
+    json_object *o = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *v, *r;
+    if (!o || !json_object_object_get_ex(o, "rc", &v) || !json_object_is_type(v, json_type_int) ||
+        !json_object_object_get_ex(o, "result", &r)) {
+        th_call_error(call, "resource '%s': its worker sent no valid result", name);
+        *rc = TH_ERR_TOOL;
+    } else {
+        qframe *inner = NULL;
+        size_t len;
+        const char *text = json_object_to_json_string_length(r, JSON_C_TO_STRING_PLAIN, &len);
+        if (text && (inner = malloc(sizeof *inner + len + 1))) {
+            inner->type = TH_IPC_RESULT;
+            inner->len = len;
+            memcpy(inner->payload, text, len + 1);
+            apply_result(call, name, true, inner);
+            free(inner);
+        }
+        *rc = (th_rc)json_object_get_int(v);
+    }
+    json_object_put(o);
+}
+
+/* The host's read function of a process-isolated plugin's resource. */
+static th_rc proxy_read(th_call *call, const char *uri, json_object *vars, void *user_data)
+{
+    proxy_res *pr = user_data;
+    char why[512];
+    worker *w = acquire(pr->slot, pr->key, call, why, sizeof why);
+    if (!w)
+        return th_call_error(call, "%s", why) == TH_OK ? TH_ERR_TOOL : TH_ERR_NOMEM;
+    json_object *req = json_object_new_object();
+    if (!req) {
+        worker_unref(w);
+        return TH_ERR_NOMEM;
+    }
+    json_object_object_add(req, "key", json_object_new_string(pr->key));
+    json_object_object_add(req, "template", json_object_new_boolean(pr->template_));
+    json_object_object_add(req, "uri", json_object_new_string(uri));
+    json_object_object_add(req, "vars", json_object_get(vars));
+    size_t len;
+    const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+    struct iovec part = {(void *)text, len};
+    th_rc rc = TH_ERR_TOOL; /* unless a RESULT says otherwise (a crash) */
+    exchange(pr->slot, w, pr->key, call, TH_IPC_READ, &part, 1, read_result, &rc);
+    json_object_put(req);
+    return rc;
+}
+
+/* A subscription to one of the plugin's resources: start its worker, so
+ * the plugin's own threads run and can announce updates. */
+static void proxy_watch(void *user_data)
+{
+    proxy_res *pr = user_data;
+    char why[512];
+    worker *w = acquire(pr->slot, pr->key, NULL, why, sizeof why);
+    if (w)
+        worker_unref(w);
+    else
+        th_log(TH_LOG_WARNING, "plugin %s: a subscription to %s cannot start its worker: %s", pr->slot->path, pr->key,
+               why);
+}
+
+/*
+** Send one frame of TYPE for a new call id on W (a reference, dropped here)
+** and follow the frames of that id: progress and log onto CALL, the RESULT
+** to ON_RESULT; a crash or cancellation as for a tool call.
+*/
+static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc_type type,
+                     const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx)
+{
+
+    pending p = {0};
+    pthread_cond_init(&p.cond, NULL);
+    pthread_mutex_lock(&w->lock);
+    p.id = ++w->next_id;
+    p.next = w->pending;
+    w->pending = &p;
+    pthread_mutex_unlock(&w->lock);
+    send_frame(w, type, p.id, parts, nparts);
 
     bool done = false, cancel_sent = false;
     long long kill_at = 0;
@@ -797,7 +927,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
             else if (q->type == TH_IPC_RESULT) {
-                apply_result(call, pt, q);
+                on_result(call, name, q, ctx);
                 done = true;
             }
             free(q);
@@ -805,7 +935,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
             continue;
         }
         if (w->dead) {
-            th_call_error(call, "tool '%s' crashed: %s", pt->name, w->cause);
+            th_call_error(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_mark_crashed(call);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
@@ -836,8 +967,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
                 pthread_mutex_lock(&w->lock);
             } else if (now >= kill_at && !w->kill_reason[0]) {
                 snprintf(w->kill_reason, sizeof w->kill_reason,
-                         "its worker was killed: tool '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
-                         pt->name, s->sup->opts.cancel_grace_ms);
+                         "its worker was killed: %s '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
+                         type == TH_IPC_READ ? "resource" : "tool", name, s->sup->opts.cancel_grace_ms);
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
             }
@@ -856,7 +987,6 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     }
     pthread_cond_destroy(&p.cond);
     worker_unref(w);
-    return TH_OK;
 }
 
 /* ---- set-up and tear-down -------------------------------------------------- */
@@ -930,6 +1060,34 @@ static const char *str_of(json_object *o, const char *key)
                                                                                              : NULL;
 }
 
+/* One scanned resource or template of slot S, reading through its worker. */
+static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, json_object *d, th_load_stats *stats)
+{
+    bool template_ = false;
+    th_resproxy_is_resource(d, &template_);
+    const char *key = str_of(d, template_ ? "uri_template" : "uri");
+    proxy_res *pr = calloc(1, sizeof *pr);
+    th_err err;
+    th_rc rc;
+    th_err_clear(&err);
+    if (!pr || !key || !(pr->key = strdup(key))) {
+        free(pr);
+        pr = NULL;
+        rc = th_err_set(&err, key ? TH_ERR_NOMEM : TH_ERR_ATTRIBUTE, key ? "out of memory" : "no URI in its descriptor");
+    } else {
+        pr->slot = s;
+        pr->template_ = template_;
+        pr->next = sup->resources;
+        sup->resources = pr; /* freed with the supervisor, after the registry */
+        rc = th_resproxy_register(reg, d, s->path, proxy_read, pr, NULL, proxy_watch, &err);
+    }
+    if (rc != TH_OK) {
+        stats->resources_refused++;
+        th_log(TH_LOG_ERROR, "plugin %s: resource%s '%.200s' refused: %s [%s]", s->path, template_ ? " template" : "",
+               key ? key : "?", err.msg, th_rc_name(rc));
+    }
+}
+
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
 {
     for (size_t i = 0; i < sup->n; i++) {
@@ -941,8 +1099,14 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
         size_t base = th_registry_count(reg);
         bool own_refused = false;
         s->tools = json_object_new_array();
+        th_resources *rs = th_registry_resources(reg);
+        size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);
+            if (th_resproxy_is_resource(d, NULL)) {
+                register_resource(sup, s, reg, d, stats);
+                continue;
+            }
             const char *name = str_of(d, "name");
             proxy_tool *pt = name ? new_proxy(sup, s, name) : NULL;
             th_err err;
@@ -979,7 +1143,11 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
             }
         }
         stats->tools_refused += scanned[i].tools_refused;
-        if (own_refused || th_registry_count(reg) == base) {
+        stats->resources_refused += scanned[i].resources_refused;
+        size_t nres = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
+        if (own_refused || (th_registry_count(reg) == base && nres == 0)) {
+            stats->resources_refused += nres; /* discarded with the plugin */
+            th_resources_truncate(rs, rbase, tbase);
             for (size_t k = base; k < th_registry_count(reg); k++) {
                 th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", s->path,
                        th_registry_at(reg, k)->name);
@@ -1030,6 +1198,12 @@ void th_supervisor_free(th_supervisor *sup)
         json_object_put(sup->slots[i].tools);
         pthread_mutex_destroy(&sup->slots[i].lock);
         free(sup->paths[i]);
+    }
+    while (sup->resources) {
+        proxy_res *pr = sup->resources;
+        sup->resources = pr->next;
+        free(pr->key);
+        free(pr);
     }
     for (size_t i = 0; i < sup->ntools; i++) {
         free(sup->tools[i]->name);

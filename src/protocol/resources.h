@@ -1,0 +1,77 @@
+/*
+** protocol/resources.h: the MCP resource methods (resources/list,
+** resources/templates/list, resources/read, resources/subscribe and
+** unsubscribe) for both eras, the legacy subscriptions they keep per
+** session, and the resource events a subscription mechanism can follow.
+** mcp.c routes the methods here and sends what comes back.
+*/
+#ifndef TH_PROTOCOL_RESOURCES_H
+#define TH_PROTOCOL_RESOURCES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "call/callctx.h"
+#include "plugin/registry.h"
+
+/* How a session is told things outside a request: NOTIFY(SESSION, N) takes
+ * ownership of the notification N; it must be thread-safe. */
+typedef void (*th_mcpres_notify_fn)(void *session, json_object *n);
+
+/* One request of a resource method, as mcp.c has read it. */
+typedef struct th_mcpres_req {
+    const th_registry *reg;
+    const char *method;
+    json_object *params;   /* may be NULL */
+    bool modern;           /* 2026-07-28: caching hints, SEP-2164 error */
+    bool titles;           /* the revision has "title" (2025-06-18 on) */
+    size_t page_size;      /* 0: everything on one page */
+    long long list_ttl_ms; /* ttlMs of modern lists */
+    void *session;         /* the session's identity for subscriptions */
+    th_mcpres_notify_fn notify;
+    const th_call_hooks *hooks; /* a read's call context (NULL: none) */
+} th_mcpres_req;
+
+/* What to answer: a result (owned), or the error CODE, MESSAGE, DATA (owned, may be NULL). */
+typedef struct th_mcpres_answer {
+    json_object *result;
+    int code;
+    char message[512];
+    json_object *data;
+} th_mcpres_answer;
+
+/* Is METHOD one of the resource methods? LEGACY_ONLY gets whether it exists
+ * only before 2026-07-28 (subscribe and unsubscribe). */
+bool th_mcpres_is_method(const char *method, bool *legacy_only);
+
+/* Serve Q into *A. */
+void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a);
+
+/* Start listening for th_resource_updated() in this process (idempotent). */
+void th_mcpres_init(void);
+
+/* SESSION ends: forget its subscriptions. Call before it stops sending. */
+void th_mcpres_session_gone(void *session);
+
+/*
+** The resource list changed (a reload swapped the registry): every legacy
+** session that used a resource method gets notifications/resources/list_changed.
+** Returns how many sessions were told.
+*/
+size_t th_mcpres_list_changed(void);
+
+/*
+** THE SPOT for 2026-07-28's subscriptions/listen (being built on the
+** s18/reload branch): the resource events there are, as FN(EVENT, URI, CTX):
+**   "notifications/resources/updated"       URI: the resource that changed
+**                                           (a plugin's th_resource_updated)
+**   "notifications/resources/list_changed"  URI: NULL (th_mcpres_list_changed)
+** A listen stream registers here and filters by its resourceSubscriptions.
+** FN runs on the thread that raised the event, must not block, and must not
+** call back into this module. NULL removes the listener.
+*/
+void th_mcpres_on_event(void (*fn)(const char *event, const char *uri, void *ctx), void *ctx);
+
+#endif
