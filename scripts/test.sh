@@ -2,8 +2,10 @@
 # scripts/test.sh: every test, as CI runs them. Installs what is missing
 # (Debian, as root), builds with -Werror, runs `make check` (unit,
 # integration and SDK interop tests), then the unit and integration tests
-# again under AddressSanitizer/UBSan in a separate copy of the tree (the
-# SDK clients then drive the sanitized binary).
+# with every Linux-only interface replaced by its POSIX fallback
+# (--disable-linux-extensions), and all of them again under
+# AddressSanitizer/UBSan, each in a separate copy of the tree (the SDK
+# clients then drive the sanitized binary).
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -37,16 +39,42 @@ if ! make -j"$jobs" check NODE="$NODE"; then
     exit 1
 fi
 
-# Sanitizers: a copy of the tracked tree, since this one is configured.
-asan="$top/_build-asan"
-rm -rf "$asan"
-mkdir -p "$asan"
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -co --exclude-standard | tar -cf - -T - | (cd "$asan" && tar -xf -)
-else
-    # A release tarball has no git: its own file list is the distribution's.
-    make distdir distdir="$asan" >/dev/null
+# A copy of the tracked tree in $1, since this one is configured.
+copy_tree() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        (cd "$top" && git ls-files -co --exclude-standard | tar -cf - -T -) | (cd "$1" && tar -xf -)
+    else
+        # A release tarball has no git: its own file list is the distribution's.
+        (cd "$top" && make distdir distdir="$1" >/dev/null)
+    fi
+}
+
+# The portable build: every Linux-only interface replaced by its POSIX
+# fallback (what macOS and the BSDs would run), unit and integration tests
+# only; the SDK interop tests exercise the protocol, which the fallbacks
+# do not touch, and take the longest.
+portable="$top/_build-portable"
+copy_tree "$portable"
+cd "$portable"
+autoreconf -fi >/dev/null 2>&1
+./configure --enable-werror --disable-linux-extensions --disable-interop-tests -q
+make -j"$jobs"
+if ! ./src/toolhost --version | grep -qx 'Linux interfaces used: none'; then
+    echo "scripts/test.sh: the --disable-linux-extensions build still uses Linux interfaces:" >&2
+    ./src/toolhost --version >&2
+    exit 1
 fi
+if ! make -j"$jobs" check; then
+    find . -name 'test-suite.log' -exec cat {} +
+    exit 1
+fi
+cd "$top"
+
+# Sanitizers.
+asan="$top/_build-asan"
+copy_tree "$asan"
 cd "$asan"
 autoreconf -fi >/dev/null 2>&1
 ./configure --enable-werror -q \
@@ -59,4 +87,4 @@ if ! make -j"$jobs" check NODE="$NODE"; then
     find . -name 'test-suite.log' -exec cat {} +
     exit 1
 fi
-echo "scripts/test.sh: all tests passed (normal and sanitizer builds)"
+echo "scripts/test.sh: all tests passed (normal, portable-fallback and sanitizer builds)"

@@ -25,6 +25,7 @@
 #include "plugin/qualname.h"
 #include <openssl/crypto.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -95,7 +96,8 @@ static const char usage_text[] =
     "                               skip scanning unchanged plugins (default\n"
     "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
     "      --no-registry-cache      scan every plugin on every start\n"
-    "      --watch                  follow the plugin directories (inotify): a\n"
+    "      --watch                  follow the plugin directories (inotify, or\n"
+    "                               a stat poll where there is none): a\n"
     "                               NAME.so added, replaced or removed is loaded,\n"
     "                               swapped in or withdrawn while serving, once\n"
     "                               written and closed or renamed in; clients are\n"
@@ -594,6 +596,7 @@ int main(int argc, char **argv)
      * ends (a double free ASan caught). The process's end frees it all. */
     OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 
+    th_compat_set_argv0(argv[0]); /* where there is no /proc/self/exe */
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
     if (argc > 1 && strcmp(argv[1], TH_WORKER_ARG) == 0)
@@ -902,6 +905,7 @@ int main(int argc, char **argv)
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
+            printf("Linux interfaces used: %s\n", th_compat_linux_features());
             free_boxes(boxes);
             free(dirs);
             free(origins);

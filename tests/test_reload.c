@@ -347,9 +347,14 @@ START_TEST(a_file_still_being_written_is_not_loaded)
     struct timespec ts = {0, 800 * 1000000L};
     nanosleep(&ts, NULL);
     mh_ping_is_next(p, 1);
+#if HAVE_INOTIFY_INIT1
     char *err = mh_stderr(p);
     ck_assert_msg(!strstr(err, "flip.so refused") && !strstr(err, "rescanning"), "%s", err);
     free(err);
+#endif
+    /* Without inotify (the portable stat poll) the quiet half-file may have
+     * been scanned and refused: the tools do not change, and the end of
+     * the write is a change that loads it. */
     ck_assert(write(fd, data + len / 2, len - len / 2) == (ssize_t)(len - len / 2));
     ck_assert(close(fd) == 0);
     free(data);

@@ -76,7 +76,9 @@ static void raw_spawn(raw *r, int in_mode, const char *dir)
         }
         dup2(out[1], 1);
         dup2(errfd, 2);
-        execl(TOP_BUILDDIR "/src/toolhost", "toolhost", "-d", dir, (char *)NULL);
+        /* A path as argv[0]: where there is no /proc/self/exe the host finds
+         * its executable (for workers) from argv[0]. */
+        execl(TOP_BUILDDIR "/src/toolhost", TOP_BUILDDIR "/src/toolhost", "-d", dir, (char *)NULL);
         _exit(127);
     }
     close(errfd);

@@ -413,15 +413,16 @@ START_TEST(test_refuse_function)
     fn = (th_function){.fn = noop, .n_params = 2, .params = NULL};
     ck_assert_refused(&fn, "Tool function params is NULL but n_params is 2");
 
-    fn = (th_function){.fn = noop, .result = TH_T_INT | TH_T_ARRAY};
-    ck_assert_refused(&fn, "Tool function result type 0x10a is not supported (arrays are parameters only)");
+    fn = (th_function){.fn = noop, .result = TH_T_JSON | TH_T_ARRAY};
+    ck_assert_refused(&fn, "Tool function result type array of json is not supported "
+                           "(array items must be bool, integer, floating or string types)");
     fn = (th_function){.fn = noop, .result = (th_type)42};
     ck_assert_refused(&fn, "Tool function result type 0x2a is not supported");
 
     fn = (th_function){.fn = noop, .flags = 0x10};
     ck_assert_refused(&fn, "Tool function flags 0x10 has unknown bits");
     fn = (th_function){.fn = noop, .result = TH_T_JSON, .flags = TH_FN_FREE_RESULT};
-    ck_assert_refused(&fn, "Tool function flag TH_FN_FREE_RESULT needs a string result, not json");
+    ck_assert_refused(&fn, "Tool function flag TH_FN_FREE_RESULT needs a string or array result, not json");
     fn = (th_function){.fn = noop, .result = TH_T_INT, .result_description = "bad \xc0\x80"};
     ck_assert_refused(&fn, "Tool function result_description is not valid UTF-8");
 

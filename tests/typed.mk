@@ -8,3 +8,12 @@ test_typed_schema_SOURCES = test_typed_schema.c typed/helpers.h
 test_typed_call_SOURCES = test_typed_call.c typed/helpers.h
 test_typed_abi_SOURCES = test_typed_abi.c typed/helpers.h
 test_typed_plugins_SOURCES = test_typed_plugins.c typed/helpers.h
+
+# Typed tools, second round: constraints, user_data, base64 (unit tests and
+# the spawned host in both isolation modes with typedplugins/limits.c).
+check_PROGRAMS += test_typed_limits
+TESTS += test_typed_limits
+test_typed_limits_SOURCES = test_typed_limits.c typed/helpers.h $(MCP_HARNESS)
+check_LTLIBRARIES += typedplugins/limits.la
+typedplugins_limits_la_SOURCES = typedplugins/limits.c
+typedplugins_limits_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -167,7 +167,8 @@ typedef th_rc (*th_handler)(th_call *call, json_object *args, void *user_data);
 ** Arrays: OR an element type (not TH_T_JSON, TH_T_VOID) with TH_T_ARRAY. The
 ** schema becomes {"type":"array","items":<element>}; the C parameter is a
 ** `const th_array *`, whose items point at `count` elements of the element's
-** C type. Arrays are parameters only.
+** C type. As a result type (th_function.result) the function returns a
+** `th_array *` instead.
 */
 typedef enum th_type {
     TH_T_VOID = 0,
@@ -200,6 +201,40 @@ typedef struct th_array {
 } th_array;
 
 /*
+** Limits on a typed parameter's value, put into the generated schema (so the
+** model sees them) and checked on every call like the rest of it. A bit in
+** SET says that a field applies; the others are not read (so a later field
+** comes with a new bit, and an older plugin never sets it).
+**
+** minimum, maximum   TH_C_MINIMUM, TH_C_MAXIMUM: inclusive bounds of an
+**                    integer or floating parameter ("minimum", "maximum").
+** min_length,        TH_C_MIN_LENGTH, TH_C_MAX_LENGTH: a string's length in
+**   max_length       characters, as JSON Schema counts ("minLength",
+**                    "maxLength").
+** pattern            TH_C_PATTERN: an ECMA-262 regular expression a string
+**                    must match somewhere ("pattern"; anchor it with ^...$).
+**
+** On an array parameter they apply to each item. A bound that does not fit
+** the type, minimum above maximum, or a pattern that does not compile is
+** refused at registration, naming the parameter; so is a default that
+** breaks them.
+*/
+#define TH_C_MINIMUM 0x1u
+#define TH_C_MAXIMUM 0x2u
+#define TH_C_MIN_LENGTH 0x4u
+#define TH_C_MAX_LENGTH 0x8u
+#define TH_C_PATTERN 0x10u
+
+typedef struct th_constraints {
+    unsigned set;
+    double minimum;
+    double maximum;
+    size_t min_length;
+    size_t max_length;
+    const char *pattern;
+} th_constraints;
+
+/*
 ** One parameter of a typed function, in the order the C function takes them.
 **
 ** name          required; must match ^[a-z][a-z0-9_]*$ and be unique.
@@ -213,6 +248,8 @@ typedef struct th_array {
 ** enum_values   for TH_T_STRING (or an array of strings, where it applies to
 **               each item) only: a NULL-terminated list of the allowed
 **               values; the schema gets "enum" and calls are checked.
+** constraints   optional limits on the value (th_constraints), borrowed
+**               while the tool is being registered.
 **
 ** Argument lifetimes: strings, arrays and json_object arguments are owned by
 ** the host and valid until the function returns. An absent optional array
@@ -226,21 +263,26 @@ typedef struct th_param {
     bool optional;
     const char *default_json;
     const char *const *enum_values;
+    /* The first of the slots this struct was laid out with (ABI 1 headers
+     * before it had reserved[4]): zero means no constraints. */
+    const th_constraints *constraints;
     /* Room to grow: params are laid out in arrays, so th_param cannot carry
      * a size of its own. Leave zero (designated initialisers do); a later
      * ABI 1 header may give these slots meanings where zero means absent. */
-    const void *reserved[4];
+    const void *reserved[3];
 } th_param;
 
 /* th_function.flags */
 #define TH_FN_WANTS_CALL 0x1u   /* the C function's first argument is th_call * */
-#define TH_FN_FREE_RESULT 0x2u  /* TH_T_STRING result was malloc()ed; host free()s it */
+#define TH_FN_FREE_RESULT 0x2u  /* string, array or string-field results were malloc()ed; host free()s them */
+#define TH_FN_WANTS_USER_DATA 0x4u /* next argument (after th_call *, if any) is the tool's void *user_data */
 
 /*
 ** A C function described for the host.
 **
 ** fn        the function, cast to void (*)(void). Its real prototype must be
-**           RESULT fn([th_call *,] PARAM1, PARAM2, ...), matching the types
+**           RESULT fn([th_call *,] [void *user_data,] PARAM1, PARAM2, ...),
+**           matching the types
 **           below exactly: the host calls it through libffi and cannot check.
 ** result    the return type. The value becomes a text block (its JSON text,
 **           or the string itself) and structuredContent {"result": value};
@@ -249,10 +291,26 @@ typedef struct th_param {
 **           A TH_T_STRING result is copied before the host returns; it is
 **           freed with free() only with TH_FN_FREE_RESULT. A NULL string is
 **           JSON null. A TH_T_JSON result is owned by the host afterwards.
+**           An array result (element type | TH_T_ARRAY, not TH_T_JSON) is
+**           returned as `th_array *` and becomes a JSON array (NULL: null);
+**           it is read before the host returns, and with TH_FN_FREE_RESULT
+**           the host free()s its string items, its items, then the
+**           th_array. Non-finite numbers and NULL or non-UTF-8 strings in
+**           it make the call an error result.
 ** flags     TH_FN_* bits.
 ** n_params  number of entries in params (at least 0, at most 64).
 ** params    the parameters, borrowed for the lifetime of the plugin.
 ** result_description  optional; goes into the output schema.
+** result_fields named results instead of one (result must be TH_T_VOID):
+**           an array of th_param ended by an entry whose name is NULL, at
+**           most 16, each with a name, a bool, integer, floating or string
+**           type and an optional description (nothing else). The C
+**           function takes one pointer per field after its parameters
+**           (`int *sum`, `const char **label`), which it fills; the fields
+**           start zeroed (a string NULL, sent as null). The result is
+**           structuredContent {"sum": ..., "label": ...}, its JSON text the
+**           text block, and the output schema lists every field. With
+**           TH_FN_FREE_RESULT the host free()s the string fields.
 **
 ** A function that wants to report a failure sets TH_FN_WANTS_CALL and calls
 ** th_call_error() on its call argument; its return value is then ignored.
@@ -264,8 +322,11 @@ typedef struct th_function {
     size_t n_params;
     const th_param *params;
     const char *result_description;
+    /* The first of the slots this struct was laid out with (ABI 1 headers
+     * before it had reserved[4]): NULL means one result. */
+    const th_param *result_fields;
     /* Room to grow, as in th_param: leave zero. */
-    const void *reserved[4];
+    const void *reserved[3];
 } th_function;
 
 /* ---------------------------------------------------------------------
@@ -850,6 +911,27 @@ th_rc th_resource_updated(const char *uri);
 ** register_NAME_tool() returned (see th_server).
 */
 const char *th_server_config(th_server *server, const char *key);
+
+/* ---------------------------------------------------------------------
+** Binary content
+** ------------------------------------------------------------------- */
+
+/*
+** LEN bytes at DATA as standard base64 (RFC 4648, with padding), a new
+** NUL-terminated string the caller frees with free(). NULL when out of
+** memory, or when DATA is NULL and LEN is not 0. Usable anywhere, also at
+** registration.
+*/
+char *th_base64_encode(const void *data, size_t len);
+
+/*
+** th_call_image / th_call_audio from raw bytes: LEN bytes at DATA, encoded
+** here. DATA is read before the call returns. TH_ERR_VALUE for a NULL
+** MIME_TYPE (or NULL DATA with LEN > 0), TH_ERR_NOMEM when out of memory;
+** otherwise what th_call_image / th_call_audio return.
+*/
+th_rc th_call_image_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
+th_rc th_call_audio_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/signals.h"
 
 static const struct {
@@ -104,9 +105,9 @@ static bool install(void)
 
 int th_signals_init(void)
 {
-    if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    if (th_pipe_cloexec(stop_pipe, true) != 0)
         return -1;
-    if (pipe2(hup_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (th_pipe_cloexec(hup_pipe, true) != 0) {
         int e = errno;
         close(stop_pipe[0]);
         close(stop_pipe[1]);

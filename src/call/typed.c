@@ -21,6 +21,7 @@
 #include "call/callctx.h"
 #include "call/result.h"
 #include "call/typed.h"
+#include "schema/jsonschema.h"
 
 /* TH_T_BOOL travels as a uint8; a C bool of another size would be misread. */
 _Static_assert(sizeof(bool) == 1, "toolhost passes bool as one byte");
@@ -104,16 +105,22 @@ typedef struct tparam {
     slot def_slot;    /* def converted: the argument when it is absent */
     th_array def_array;
     void *def_items; /* owned storage behind def_array */
+    th_constraints lim; /* copied; lim.pattern points at pattern */
+    char *pattern;      /* owned copy, NULL when none */
 } tparam;
 
 struct th_typed {
     void (*fn)(void);
     const tinfo *result;
     unsigned flags;
+    void *user_data; /* the tool's, for TH_FN_WANTS_USER_DATA */
+    bool result_array; /* RESULT is the element type of a th_array * result */
+    tparam *fields;    /* named results (name, description, ti), or NULL */
+    size_t n_fields;
     size_t n_params;
     tparam *params;
     ffi_cif cif;
-    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 1];
+    ffi_type *atypes[TH_TYPED_MAX_PARAMS + 2 + TH_TYPED_MAX_FIELDS]; /* call, user_data, params, fields */
 };
 
 /* ---------------------------------------------------------------------
@@ -556,6 +563,13 @@ static void param_clear(tparam *p)
     free(p->enums);
     json_object_put(p->def);
     free(p->def_items);
+    free(p->pattern);
+}
+
+void th_typed_set_user_data(th_typed *t, void *user_data)
+{
+    if (t)
+        t->user_data = user_data;
 }
 
 void th_typed_free(th_typed *t)
@@ -564,7 +578,10 @@ void th_typed_free(th_typed *t)
         return;
     for (size_t i = 0; i < t->n_params; i++)
         param_clear(&t->params[i]);
+    for (size_t i = 0; i < t->n_fields; i++)
+        param_clear(&t->fields[i]);
     free(t->params);
+    free(t->fields);
     free(t);
 }
 
@@ -638,6 +655,115 @@ static th_rc copy_enums(tparam *p, const th_param *src, th_err *err)
     return TH_OK;
 }
 
+/* Which constraint bits each kind takes. */
+static const unsigned kind_constraints[] = {
+    [K_INT] = TH_C_MINIMUM | TH_C_MAXIMUM,
+    [K_FLOAT] = TH_C_MINIMUM | TH_C_MAXIMUM,
+    [K_STRING] = TH_C_MIN_LENGTH | TH_C_MAX_LENGTH | TH_C_PATTERN,
+};
+#define KNOWN_CONSTRAINTS (TH_C_MINIMUM | TH_C_MAXIMUM | TH_C_MIN_LENGTH | TH_C_MAX_LENGTH | TH_C_PATTERN)
+
+/* The lowest and highest value of a numeric element type. */
+static void type_range(const tinfo *ti, double *lo, double *hi)
+{
+    if (ti->kind == K_INT) {
+        *lo = (double)ti->min;
+        *hi = (double)ti->max;
+    } else if (ti->ffi == &ffi_type_float) {
+        *lo = -(double)FLT_MAX;
+        *hi = (double)FLT_MAX;
+    } else {
+        *lo = -DBL_MAX;
+        *hi = DBL_MAX;
+    }
+}
+
+/* Check C against P's type and copy it into P->lim. */
+static th_rc copy_constraints(tparam *p, const th_constraints *c, th_err *err)
+{
+    const char *tn = p->ti->name, *arr = p->array ? "array of " : "";
+    unsigned allowed = p->ti->kind < sizeof kind_constraints / sizeof kind_constraints[0]
+                           ? kind_constraints[p->ti->kind] : 0;
+    if (c->set & ~KNOWN_CONSTRAINTS)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' constraints set 0x%x has unknown bits", p->name,
+                          c->set);
+    static const struct {
+        unsigned bit;
+        const char *keyword;
+    } names[] = {{TH_C_MINIMUM, "minimum"}, {TH_C_MAXIMUM, "maximum"}, {TH_C_MIN_LENGTH, "minLength"},
+                 {TH_C_MAX_LENGTH, "maxLength"}, {TH_C_PATTERN, "pattern"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((c->set & names[i].bit) && !(allowed & names[i].bit))
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' has constraint %s, which does not apply to %s%s",
+                              p->name, names[i].keyword, arr, tn);
+    double lo, hi;
+    type_range(p->ti, &lo, &hi);
+    if ((c->set & TH_C_MINIMUM) && (!isfinite(c->minimum) || c->minimum < lo || c->minimum > hi))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minimum %g does not fit %s (%g..%g)", p->name,
+                          c->minimum, tn, lo, hi);
+    if ((c->set & TH_C_MAXIMUM) && (!isfinite(c->maximum) || c->maximum < lo || c->maximum > hi))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' maximum %g does not fit %s (%g..%g)", p->name,
+                          c->maximum, tn, lo, hi);
+    if ((c->set & TH_C_MINIMUM) && (c->set & TH_C_MAXIMUM) && c->minimum > c->maximum)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minimum %g is above its maximum %g", p->name,
+                          c->minimum, c->maximum);
+    if ((c->set & TH_C_MIN_LENGTH) && (c->set & TH_C_MAX_LENGTH) && c->min_length > c->max_length)
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' minLength %zu is above its maxLength %zu", p->name,
+                          c->min_length, c->max_length);
+    if ((c->set & (TH_C_MIN_LENGTH | TH_C_MAX_LENGTH)) &&
+        ((c->set & TH_C_MIN_LENGTH ? c->min_length : 0) > INT64_MAX ||
+         (c->set & TH_C_MAX_LENGTH ? c->max_length : 0) > INT64_MAX))
+        return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' length bound is too large", p->name);
+    p->lim = *c;
+    p->lim.pattern = NULL;
+    if (c->set & TH_C_PATTERN) {
+        if (!c->pattern)
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' sets TH_C_PATTERN but pattern is NULL", p->name);
+        if (!th_utf8_valid(c->pattern, strlen(c->pattern)))
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' pattern is not valid UTF-8", p->name);
+        /* Compiled here, alone, so the refusal names the parameter. */
+        json_object *probe = json_object_new_object();
+        char msg[512] = "";
+        th_schema *sc = NULL;
+        if (!probe || json_object_object_add(probe, "pattern", json_object_new_string(c->pattern)) != 0 ||
+            !(sc = th_schema_compile(probe, msg, sizeof msg))) {
+            json_object_put(probe);
+            if (!msg[0])
+                return th_err_set(err, TH_ERR_NOMEM, "out of memory checking parameter '%s'", p->name);
+            return th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' pattern /%s/ does not compile: %s", p->name,
+                              c->pattern, msg);
+        }
+        th_schema_free(sc);
+        json_object_put(probe);
+        if (!(p->pattern = strdup(c->pattern)))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory copying parameter '%s'", p->name);
+        p->lim.pattern = p->pattern;
+    }
+    return TH_OK;
+}
+
+static json_object *param_schema(const tparam *p);
+
+/* P's default against P's own schema, so a default that breaks its
+** constraints is refused at registration rather than failing every call. */
+static th_rc check_default_limits(const tparam *p, th_err *err)
+{
+    json_object *js = param_schema(p);
+    char msg[512] = "", *why = NULL;
+    th_schema *sc = js ? th_schema_compile(js, msg, sizeof msg) : NULL;
+    th_rc rc = TH_OK;
+    if (!sc)
+        rc = js ? th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' schema does not compile: %s", p->name, msg)
+                : th_err_set(err, TH_ERR_NOMEM, "out of memory checking parameter '%s'", p->name);
+    else if (th_schema_validate(sc, p->def, &why) > 0)
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' default_json breaks its constraints: %s", p->name,
+                        why ? why : "");
+    free(why);
+    th_schema_free(sc);
+    json_object_put(js);
+    return rc;
+}
+
 /* Check SRC (parameter number I) and fill P. DONE are the I parameters
 ** already checked, for the duplicate rule. */
 static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam *done, th_err *err)
@@ -688,6 +814,12 @@ static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam 
             return rc;
     }
 
+    if (src->constraints) {
+        th_rc rc = copy_constraints(p, src->constraints, err);
+        if (rc != TH_OK)
+            return rc;
+    }
+
     p->optional = src->optional;
     if (src->default_json) {
         if (!src->optional)
@@ -701,7 +833,7 @@ static th_rc check_param(tparam *p, const th_param *src, size_t i, const tparam 
         size_t bad;
         bool ok = convert(p, p->def, &p->def_slot, &p->def_array, &p->def_items, &bad, &why);
         if (ok)
-            return TH_OK;
+            return p->lim.set ? check_default_limits(p, err) : TH_OK;
         th_rc rc;
         if (bad != SIZE_MAX)
             rc = th_err_set(err, TH_ERR_VALUE, "Tool parameter '%s' default_json is invalid: item %zu: %s",
@@ -735,19 +867,44 @@ static json_object *int_json(const wide *w)
 }
 
 /* The keywords after "type" that an element type adds. */
-static bool put_type_details(json_object *s, const tinfo *ti, char *const *enums, size_t n_enums)
+/* A bound as JSON: an integer when it is one (2, not 2.0). */
+static json_object *bound_json(double v)
+{
+    if (v == floor(v) && v >= -9007199254740992.0 && v <= 9007199254740992.0)
+        return json_object_new_int64((int64_t)v);
+    return json_object_new_double(v);
+}
+
+static bool put_type_details(json_object *s, const tinfo *ti, char *const *enums, size_t n_enums,
+                             const th_constraints *lim)
 {
     bool ok = true;
+    /* A parameter's own bounds replace its type's: they are never wider. */
     if (ti->kind == K_INT) {
         wide lo = {ti->min < 0, ti->min, ti->min < 0 ? 0 : (uint64_t)ti->min};
         wide hi = {false, 0, ti->max};
-        ok = put(s, "minimum", int_json(&lo)) && put(s, "maximum", int_json(&hi));
+        ok = put(s, "minimum", lim->set & TH_C_MINIMUM ? bound_json(lim->minimum) : int_json(&lo)) &&
+             put(s, "maximum", lim->set & TH_C_MAXIMUM ? bound_json(lim->maximum) : int_json(&hi));
     }
     /* A float refuses what it cannot hold: say so where clients look, or a
      * client that follows the schema is refused all the same. */
-    if (ti->kind == K_FLOAT && ti->ffi == &ffi_type_float)
-        ok = put(s, "minimum", json_object_new_double(-(double)FLT_MAX)) &&
-             put(s, "maximum", json_object_new_double((double)FLT_MAX));
+    if (ti->kind == K_FLOAT) {
+        bool f = ti->ffi == &ffi_type_float;
+        if (ok && (lim->set & TH_C_MINIMUM))
+            ok = put(s, "minimum", bound_json(lim->minimum));
+        else if (ok && f)
+            ok = put(s, "minimum", json_object_new_double(-(double)FLT_MAX));
+        if (ok && (lim->set & TH_C_MAXIMUM))
+            ok = put(s, "maximum", bound_json(lim->maximum));
+        else if (ok && f)
+            ok = put(s, "maximum", json_object_new_double((double)FLT_MAX));
+    }
+    if (ok && (lim->set & TH_C_MIN_LENGTH))
+        ok = put(s, "minLength", json_object_new_int64((int64_t)lim->min_length));
+    if (ok && (lim->set & TH_C_MAX_LENGTH))
+        ok = put(s, "maxLength", json_object_new_int64((int64_t)lim->max_length));
+    if (ok && (lim->set & TH_C_PATTERN))
+        ok = put(s, "pattern", json_object_new_string(lim->pattern));
     if (ok && enums) {
         json_object *e = json_object_new_array();
         ok = put(s, "enum", e);
@@ -769,9 +926,9 @@ static json_object *param_schema(const tparam *p)
     if (ok && p->array) {
         json_object *items = json_object_new_object();
         ok = put(s, "items", items) && put(items, "type", json_object_new_string(schema_type[p->ti->kind])) &&
-             put_type_details(items, p->ti, p->enums, p->n_enums);
+             put_type_details(items, p->ti, p->enums, p->n_enums, &p->lim);
     } else if (ok) {
-        ok = put_type_details(s, p->ti, p->enums, p->n_enums);
+        ok = put_type_details(s, p->ti, p->enums, p->n_enums, &p->lim);
     }
     if (ok && p->def) {
         json_object *copy = NULL;
@@ -811,7 +968,7 @@ static json_object *input_schema(const th_typed *t)
 
 /* {"type":"object","properties":{"result":R},"required":["result"]}. A
 ** string or JSON result may be NULL, which is sent as null. */
-static json_object *output_schema(const tinfo *ti, const char *description)
+static json_object *output_schema(const tinfo *ti, bool array, const char *description)
 {
     json_object *s = json_object_new_object(), *props = json_object_new_object(), *r = json_object_new_object(),
                 *req = json_object_new_array();
@@ -819,18 +976,96 @@ static json_object *output_schema(const tinfo *ti, const char *description)
               put(s, "properties", json_object_get(props)) && put(props, "result", json_object_get(r)) &&
               put(s, "required", json_object_get(req)) &&
               json_object_array_add(req, json_object_new_string("result")) == 0;
-    if (ok && (ti->kind == K_STRING || ti->kind == K_JSON)) {
+    static const th_constraints none = {0};
+    if (ok && (array || ti->kind == K_STRING || ti->kind == K_JSON)) {
         json_object *tlist = json_object_new_array();
-        ok = put(r, "type", tlist) && json_object_array_add(tlist, json_object_new_string(schema_type[ti->kind])) == 0 &&
+        ok = put(r, "type", tlist) &&
+             json_object_array_add(tlist, json_object_new_string(array ? "array" : schema_type[ti->kind])) == 0 &&
              json_object_array_add(tlist, json_object_new_string("null")) == 0;
     } else if (ok) {
         ok = put(r, "type", json_object_new_string(schema_type[ti->kind]));
     }
     if (ok && description)
         ok = put(r, "description", json_object_new_string(description));
-    ok = ok && put_type_details(r, ti, NULL, 0);
+    if (ok && array) {
+        json_object *items = json_object_new_object();
+        ok = put(r, "items", items) && put(items, "type", json_object_new_string(schema_type[ti->kind])) &&
+             put_type_details(items, ti, NULL, 0, &none);
+    } else {
+        ok = ok && put_type_details(r, ti, NULL, 0, &none);
+    }
     json_object_put(props);
     json_object_put(r);
+    json_object_put(req);
+    if (!ok) {
+        json_object_put(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Check the named results of FN and fill T->fields. */
+static th_rc check_fields(th_typed *t, const th_function *fn, th_err *err)
+{
+    size_t n = 0;
+    while (fn->result_fields[n].name)
+        if (++n > TH_TYPED_MAX_FIELDS)
+            return th_err_set(err, TH_ERR_VALUE, "Tool function has more than %d result_fields (or no entry with a "
+                              "NULL name to end them)", TH_TYPED_MAX_FIELDS);
+    if (n == 0)
+        return th_err_set(err, TH_ERR_VALUE, "Tool function result_fields is empty (leave it NULL for one result)");
+    if (fn->result != TH_T_VOID)
+        return th_err_set(err, TH_ERR_VALUE, "Tool function has result_fields, so its result must be TH_T_VOID");
+    if (!(t->fields = calloc(n, sizeof *t->fields)))
+        return th_err_set(err, TH_ERR_NOMEM, "out of memory copying result_fields");
+    for (size_t i = 0; i < n; i++) {
+        const th_param *src = &fn->result_fields[i];
+        tparam *f = &t->fields[i];
+        t->n_fields = i + 1;
+        if (!name_ok(src->name) || strlen(src->name) > TH_TYPED_PARAM_NAME_MAX)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field name '%s' invalid (must match ^[a-z][a-z0-9_]*$, "
+                              "at most %d chars)", src->name, TH_TYPED_PARAM_NAME_MAX);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(t->fields[j].name, src->name) == 0)
+                return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' is listed twice", src->name);
+        f->ti = type_info((unsigned)src->type);
+        if (!f->ti || f->ti->kind == K_NONE || f->ti->kind == K_JSON)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' type 0x%x is not supported (bool, integer, "
+                              "floating or string types)", src->name, (unsigned)src->type);
+        if (src->optional || src->default_json || src->enum_values || src->constraints)
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' may only have a name, a type and a "
+                              "description", src->name);
+        if (src->description && !th_utf8_valid(src->description, strlen(src->description)))
+            return th_err_set(err, TH_ERR_VALUE, "Tool result field '%s' description is not valid UTF-8", src->name);
+        if (!(f->name = strdup(src->name)) || (src->description && !(f->description = strdup(src->description))))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory copying result field '%s'", src->name);
+    }
+    return TH_OK;
+}
+
+/* {"type":"object","properties":{FIELD: schema...},"required":[every field]}. */
+static json_object *fields_schema(const th_typed *t)
+{
+    static const th_constraints none = {0};
+    json_object *s = json_object_new_object(), *props = json_object_new_object(), *req = json_object_new_array();
+    bool ok = s && props && req && put(s, "type", json_object_new_string("object")) &&
+              put(s, "properties", json_object_get(props)) && put(s, "required", json_object_get(req));
+    for (size_t i = 0; ok && i < t->n_fields; i++) {
+        const tparam *f = &t->fields[i];
+        json_object *fs = json_object_new_object();
+        ok = put(props, f->name, fs) && json_object_array_add(req, json_object_new_string(f->name)) == 0;
+        if (ok && f->ti->kind == K_STRING) {
+            json_object *tlist = json_object_new_array();
+            ok = put(fs, "type", tlist) && json_object_array_add(tlist, json_object_new_string("string")) == 0 &&
+                 json_object_array_add(tlist, json_object_new_string("null")) == 0;
+        } else if (ok) {
+            ok = put(fs, "type", json_object_new_string(schema_type[f->ti->kind]));
+        }
+        if (ok && f->description)
+            ok = put(fs, "description", json_object_new_string(f->description));
+        ok = ok && put_type_details(fs, f->ti, NULL, 0, &none);
+    }
+    json_object_put(props);
     json_object_put(req);
     if (!ok) {
         json_object_put(s);
@@ -848,15 +1083,20 @@ static th_rc check_function(const th_function *fn, th_err *err)
                           TH_TYPED_MAX_PARAMS);
     if (fn->n_params > 0 && !fn->params)
         return th_err_set(err, TH_ERR_VALUE, "Tool function params is NULL but n_params is %zu", fn->n_params);
-    const tinfo *r = type_info((unsigned)fn->result);
+    bool array = ((unsigned)fn->result & TH_T_ARRAY) != 0;
+    const tinfo *r = type_info((unsigned)fn->result & ~(unsigned)TH_T_ARRAY);
     if (!r)
-        return th_err_set(err, TH_ERR_VALUE, "Tool function result type 0x%x is not supported%s",
-                          (unsigned)fn->result, (fn->result & TH_T_ARRAY) ? " (arrays are parameters only)" : "");
-    if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT))
-        return th_err_set(err, TH_ERR_VALUE, "Tool function flags 0x%x has unknown bits", fn->flags);
-    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING)
-        return th_err_set(err, TH_ERR_VALUE, "Tool function flag TH_FN_FREE_RESULT needs a string result, not %s",
+        return th_err_set(err, TH_ERR_VALUE, "Tool function result type 0x%x is not supported", (unsigned)fn->result);
+    if (array && (r->kind == K_NONE || r->kind == K_JSON))
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool function result type array of %s is not supported "
+                          "(array items must be bool, integer, floating or string types)",
                           r->name);
+    if (fn->flags & ~(TH_FN_WANTS_CALL | TH_FN_FREE_RESULT | TH_FN_WANTS_USER_DATA))
+        return th_err_set(err, TH_ERR_VALUE, "Tool function flags 0x%x has unknown bits", fn->flags);
+    if ((fn->flags & TH_FN_FREE_RESULT) && r->kind != K_STRING && !array && !fn->result_fields)
+        return th_err_set(err, TH_ERR_VALUE,
+                          "Tool function flag TH_FN_FREE_RESULT needs a string or array result, not %s", r->name);
     if (fn->result_description && !th_utf8_valid(fn->result_description, strlen(fn->result_description)))
         return th_err_set(err, TH_ERR_VALUE, "Tool function result_description is not valid UTF-8");
     return TH_OK;
@@ -877,20 +1117,28 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
         goto nomem;
     t->fn = fn->fn;
     t->flags = fn->flags;
-    t->result = type_info((unsigned)fn->result);
+    t->result_array = ((unsigned)fn->result & TH_T_ARRAY) != 0;
+    t->result = type_info((unsigned)fn->result & ~(unsigned)TH_T_ARRAY);
     for (size_t i = 0; i < fn->n_params; i++) {
         t->n_params = i + 1; /* so th_typed_free clears what this one got */
         rc = check_param(&t->params[i], &fn->params[i], i, t->params, err);
         if (rc != TH_OK)
             goto fail;
     }
+    if (fn->result_fields && (rc = check_fields(t, fn, err)) != TH_OK)
+        goto fail;
 
     size_t nargs = 0;
     if (t->flags & TH_FN_WANTS_CALL)
         t->atypes[nargs++] = &ffi_type_pointer;
+    if (t->flags & TH_FN_WANTS_USER_DATA)
+        t->atypes[nargs++] = &ffi_type_pointer;
     for (size_t i = 0; i < t->n_params; i++)
         t->atypes[nargs++] = t->params[i].array ? &ffi_type_pointer : t->params[i].ti->ffi;
-    ffi_status st = ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, (unsigned)nargs, t->result->ffi, t->atypes);
+    for (size_t i = 0; i < t->n_fields; i++)
+        t->atypes[nargs++] = &ffi_type_pointer;
+    ffi_status st = ffi_prep_cif(&t->cif, FFI_DEFAULT_ABI, (unsigned)nargs,
+                                 t->result_array ? &ffi_type_pointer : t->result->ffi, t->atypes);
     if (st != FFI_OK) {
         rc = th_err_set(err, TH_ERR_VALUE, "Tool function cannot be called through libffi (ffi_prep_cif status %d)",
                         (int)st);
@@ -900,7 +1148,8 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **in_s
     is = input_schema(t);
     if (!is)
         goto nomem;
-    if (t->result->kind != K_NONE && !(os = output_schema(t->result, fn->result_description)))
+    if (t->n_fields ? !(os = fields_schema(t))
+                    : t->result->kind != K_NONE && !(os = output_schema(t->result, t->result_array, fn->result_description)))
         goto nomem;
     *out = t;
     *in_schema = is;
@@ -960,10 +1209,190 @@ static wide read_int(const tinfo *ti, const retval *r)
     return w;
 }
 
+/* Item I of the array at BASE (element type TI) as JSON; NULL with WHY set
+** when it cannot be sent (or memory ran out: WHY stays empty). */
+static json_object *item_json(const tinfo *ti, const void *base, size_t i, char *why, size_t whylen)
+{
+    char text[48];
+    switch (ti->kind) {
+    case K_BOOL:
+        return json_object_new_boolean(((const bool *)base)[i]);
+    case K_INT: {
+        retval r = {0};
+        const char *at = (const char *)base + i * ti->ffi->size;
+        /* Widened as libffi widens a return value, so read_int applies. */
+        if (ti->ffi->size == 8)
+            memcpy(&r.u64, at, 8);
+        else if (ti->is_signed)
+            r.s = ti->ffi->size == 1 ? *(const int8_t *)at : ti->ffi->size == 2 ? *(const int16_t *)at : *(const int32_t *)at;
+        else
+            r.a = ti->ffi->size == 1 ? *(const uint8_t *)at : ti->ffi->size == 2 ? *(const uint16_t *)at : *(const uint32_t *)at;
+        wide w = read_int(ti, &r);
+        return int_json(&w);
+    }
+    case K_FLOAT: {
+        bool f = ti->ffi == &ffi_type_float;
+        double d = f ? (double)((const float *)base)[i] : ((const double *)base)[i];
+        if (f)
+            format_float(((const float *)base)[i], text, sizeof text);
+        else
+            format_double(d, text, sizeof text);
+        if (!isfinite(d)) {
+            snprintf(why, whylen, "item %zu is %s, which JSON cannot represent", i, text);
+            return NULL;
+        }
+        return json_object_new_double_s(d, text);
+    }
+    case K_STRING: {
+        const char *str = ((const char *const *)base)[i];
+        if (!str) {
+            snprintf(why, whylen, "item %zu is NULL", i);
+            return NULL;
+        }
+        if (!th_utf8_valid(str, strlen(str))) {
+            snprintf(why, whylen, "item %zu is not valid UTF-8", i);
+            return NULL;
+        }
+        return json_object_new_string(str);
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* With TH_FN_FREE_RESULT the host owns an array result: its string items,
+** its items, then the th_array itself, each from malloc(). */
+static void free_result_array(const th_typed *t, th_array *arr)
+{
+    if (!arr || !(t->flags & TH_FN_FREE_RESULT))
+        return;
+    if (t->result->kind == K_STRING && arr->items)
+        for (size_t i = 0; i < arr->count; i++)
+            free((void *)((const char *const *)arr->items)[i]);
+    free((void *)arr->items);
+    free(arr);
+}
+
+/* An array result: {"result": [...]} and its JSON text. Takes ownership of
+** ARR with TH_FN_FREE_RESULT (string items, items, then ARR: free()). */
+static th_rc deliver_array(const th_typed *t, th_call *call, th_array *arr)
+{
+    const tinfo *ti = t->result;
+    th_rc rc = TH_OK;
+    char why[128] = "";
+    json_object *value = NULL, *sc = NULL;
+    if (arr && arr->count && !arr->items) {
+        rc = th_call_error(call, "Tool '%s' returned an array of %zu items with NULL items", th_call_tool_name(call),
+                           arr->count);
+        goto done;
+    }
+    if (arr) {
+        if (!(value = json_object_new_array())) {
+            rc = TH_ERR_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i < arr->count; i++) {
+            json_object *v = item_json(ti, arr->items, i, why, sizeof why);
+            if (!v || json_object_array_add(value, v) != 0) {
+                json_object_put(v);
+                rc = why[0] ? th_call_error(call, "Tool '%s' returned an array whose %s", th_call_tool_name(call), why)
+                            : TH_ERR_NOMEM;
+                goto done;
+            }
+        }
+    }
+    if (!(sc = json_object_new_object()) || json_object_object_add(sc, "result", value) != 0) {
+        rc = TH_ERR_NOMEM;
+        goto done;
+    }
+    json_object *shown_from = value;
+    value = NULL; /* SC has it */
+    rc = th_call_structured(call, sc);
+    sc = NULL;
+    if (rc == TH_ERR_VALUE) { /* recorded in the call, which reports it */
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK)
+        rc = th_call_text(call, shown_from ? json_object_to_json_string_ext(shown_from, JSON_C_TO_STRING_PLAIN |
+                                                                                            JSON_C_TO_STRING_NOSLASHESCAPE)
+                                           : "null");
+done:
+    json_object_put(value);
+    json_object_put(sc);
+    free_result_array(t, arr);
+    return rc;
+}
+
+/* With TH_FN_FREE_RESULT the string fields are the host's. */
+static void free_fields(const th_typed *t, retval *vals)
+{
+    if (!(t->flags & TH_FN_FREE_RESULT))
+        return;
+    for (size_t i = 0; i < t->n_fields; i++)
+        if (t->fields[i].ti->kind == K_STRING)
+            free(vals[i].p);
+}
+
+/* Named results: structuredContent {FIELD: value...} and its JSON text. */
+static th_rc deliver_fields(const th_typed *t, th_call *call, retval *vals)
+{
+    th_rc rc = TH_OK;
+    char why[128] = "";
+    json_object *obj = NULL;
+    if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call))
+        goto done; /* a reported failure: the fields mean nothing */
+    if (!(obj = json_object_new_object())) {
+        rc = TH_ERR_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const tparam *f = &t->fields[i];
+        json_object *v = NULL;
+        if (f->ti->kind != K_STRING || vals[i].p) {
+            why[0] = '\0';
+            if (!(v = item_json(f->ti, &vals[i], 0, why, sizeof why))) {
+                /* item_json names "item 0": say which field instead. */
+                const char *rest = strncmp(why, "item 0 ", 7) == 0 ? why + 7 : why;
+                rc = why[0] ? th_call_error(call, "Tool '%s' returned field '%s', which %s", th_call_tool_name(call),
+                                            f->name, rest)
+                            : TH_ERR_NOMEM;
+                goto done;
+            }
+        }
+        if (json_object_object_add(obj, f->name, v) != 0) {
+            json_object_put(v);
+            rc = TH_ERR_NOMEM;
+            goto done;
+        }
+    }
+    json_object *shown = obj;
+    rc = th_call_structured(call, obj);
+    obj = NULL; /* the call's now */
+    if (rc == TH_ERR_VALUE) { /* recorded in the call, which reports it */
+        rc = TH_OK;
+        goto done;
+    }
+    if (rc == TH_OK)
+        rc = th_call_text(call, json_object_to_json_string_ext(shown, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+done:
+    json_object_put(obj);
+    free_fields(t, vals);
+    return rc;
+}
+
 /* Turn the return value into a text block and {"result": value}. Takes
 ** ownership of a JSON result and, with TH_FN_FREE_RESULT, of a string. */
 static th_rc deliver(const th_typed *t, th_call *call, const retval *r)
 {
+    if (t->result_array) {
+        if ((t->flags & TH_FN_WANTS_CALL) && th_call_is_error(call)) {
+            free_result_array(t, r->p); /* a reported failure: the value means nothing */
+            return TH_OK;
+        }
+        return deliver_array(t, call, r->p);
+    }
     const tinfo *ti = t->result;
     char text[48];
     json_object *value = NULL;
@@ -1071,14 +1500,17 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
 {
     if (!t || !call)
         return TH_ERR_MISUSE;
-    slot slots[TH_TYPED_MAX_PARAMS + 1];
-    void *avalues[TH_TYPED_MAX_PARAMS + 1];
+    slot slots[TH_TYPED_MAX_PARAMS + 2];
+    void *avalues[TH_TYPED_MAX_PARAMS + 2 + TH_TYPED_MAX_FIELDS];
+    retval fieldvals[TH_TYPED_MAX_FIELDS];
+    void *fieldptrs[TH_TYPED_MAX_FIELDS];
     th_array arrays[TH_TYPED_MAX_PARAMS];
     void *items[TH_TYPED_MAX_PARAMS] = {0};
     json_object *copies[TH_TYPED_MAX_PARAMS] = {0};
     th_buf msg = {0}, why = {0};
     th_rc rc = TH_OK;
     bool oom = false;
+    size_t n = 0; /* arguments placed in avalues */
 
     if (args && !json_object_is_type(args, json_type_object)) {
         oom |= !th_buf_printf(&msg, "Invalid arguments: expected object, got %s", word_of(args));
@@ -1092,11 +1524,13 @@ th_rc th_typed_invoke(const th_typed *t, th_call *call, json_object *args)
         }
     }
 
-    size_t n = 0;
     th_call *call_arg = call;
+    void *user_data_arg = t->user_data;
     if (t->flags & TH_FN_WANTS_CALL) {
         avalues[n++] = &call_arg;
     }
+    if (t->flags & TH_FN_WANTS_USER_DATA)
+        avalues[n++] = &user_data_arg;
     for (size_t i = 0; i < t->n_params; i++, n++) {
         const tparam *p = &t->params[i];
         json_object *v;
@@ -1137,8 +1571,13 @@ report:
     } else {
         retval r;
         memset(&r, 0, sizeof r);
+        memset(fieldvals, 0, sizeof fieldvals);
+        for (size_t i = 0; i < t->n_fields; i++) {
+            fieldptrs[i] = &fieldvals[i];
+            avalues[n + i] = &fieldptrs[i];
+        }
         ffi_call((ffi_cif *)&t->cif, t->fn, &r, avalues);
-        rc = deliver(t, call, &r);
+        rc = t->n_fields ? deliver_fields(t, call, fieldvals) : deliver(t, call, &r);
     }
     for (size_t i = 0; i < t->n_params; i++) {
         free(items[i]);

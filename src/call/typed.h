@@ -13,6 +13,8 @@
 
 /* Limits a th_function must keep (the header promises at least 64 params). */
 #define TH_TYPED_MAX_PARAMS 64
+/* Named results (th_function.result_fields) a function may have. */
+#define TH_TYPED_MAX_FIELDS 16
 #define TH_TYPED_PARAM_NAME_MAX 64
 
 typedef struct th_typed th_typed;
@@ -41,6 +43,10 @@ th_rc th_typed_prepare(const th_function *fn, th_typed **out, json_object **inpu
 ** Thread-safe: one th_typed may be invoked on many threads at once.
 */
 th_rc th_typed_invoke(const th_typed *typed, th_call *call, json_object *args);
+
+/* The tool's user_data, passed to a TH_FN_WANTS_USER_DATA function (set
+** once, at registration, before any call). */
+void th_typed_set_user_data(th_typed *typed, void *user_data);
 
 void th_typed_free(th_typed *typed);
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/util.h"
 #include "call/workpool.h"
 
@@ -70,7 +71,7 @@ static _Thread_local struct {
 static void *worker(void *p)
 {
     th_pool *pool = p;
-    pthread_setname_np(pthread_self(), "th-pool"); /* not its creator's name */
+    th_thread_name("th-pool"); /* not its creator's name */
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         /* A caller running a job itself holds a slot too: the limit is
@@ -175,7 +176,7 @@ static bool fire_due_timer(th_pool *pool, long long now)
 static void *supervise(void *p)
 {
     th_pool *pool = p;
-    pthread_setname_np(pthread_self(), "th-pool-timer");
+    th_thread_name("th-pool-timer");
     pthread_mutex_lock(&pool->lock);
     while (!pool->stopping) {
         long long now = th_now_ms();

@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "base/compat.h"
 #include "cli/cli.h"
 
 /* Exit statuses: what a script calling a tool can branch on. */
@@ -245,13 +246,14 @@ int th_cli_call(int argc, char **argv)
     /* The executable by name: exec of /proc/self/exe itself would start a
      * wrapper's binary (valgrind's launcher) instead of toolhost. */
     char self[PATH_MAX];
-    ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
     int up[2], down[2];
-    if (self_len <= 0 || pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0) {
+    if (!th_self_exe(self, sizeof self) || th_pipe_cloexec(up, false) != 0 || th_pipe_cloexec(down, false) != 0) {
         fprintf(stderr, "toolhost call: cannot start the server: %s\n", strerror(errno));
         goto cleanup;
     }
-    self[self_len] = '\0';
+    /* The path as argv[0] too: it is how a server without /proc/self/exe
+     * finds its executable for its workers. */
+    sargv[0] = self;
     fflush(NULL);
     pid = fork();
     if (pid == 0) {

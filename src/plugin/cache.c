@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "plugin/cache.h"
 #include "plugin/qualname.h"
@@ -92,7 +94,8 @@ static char *fingerprint_of(const th_load_opts *opts)
 {
     struct stat st;
     char buf[512];
-    if (stat("/proc/self/exe", &st) != 0)
+    char exe[PATH_MAX];
+    if (!th_self_exe(exe, sizeof exe) || stat(exe, &st) != 0)
         memset(&st, 0, sizeof st);
     snprintf(buf, sizeof buf, "toolhost %s abi %d exe %lld:%lld.%09ld follow_symlinks=%d allow_insecure=%d",
              PACKAGE_VERSION, TH_ABI_VERSION, (long long)st.st_size, (long long)st.st_mtim.tv_sec,

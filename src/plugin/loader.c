@@ -18,12 +18,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "plugin/settings.h"
 #include "plugin/loader.h"
 #include "plugin/trust.h"
@@ -48,6 +50,8 @@ __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_call_structured,  (const void *)th_call_error,
     (const void *)th_call_progress,    (const void *)th_call_log,
     (const void *)th_call_cancelled,   (const void *)th_call_tool_name,
+    (const void *)th_base64_encode,    (const void *)th_call_image_bytes,
+    (const void *)th_call_audio_bytes,
     (const void *)th_server_add_resource, (const void *)th_server_add_resource_template,
     (const void *)th_resource_updated,
 };
@@ -331,8 +335,9 @@ static bool user_data_in_use(const th_registry *reg, const void *user_data)
 ** Does P point into this thread's stack? A descriptor there, returned by
 ** register_NAME_tool(), was in its frame, which ended when it returned:
 ** reading it would read whatever the host's calls have put there since.
+** FRAME is a local of the caller of register_NAME_tool().
 */
-static bool on_this_stack(const void *p)
+static bool on_this_stack(const void *p, const void *frame)
 {
     /* Asked once per thread: for the main thread glibc answers by reading
      * /proc/self/maps, which every loaded plugin makes longer, so asking per
@@ -343,16 +348,17 @@ static bool on_this_stack(const void *p)
     static _Thread_local size_t size;
     static _Thread_local bool asked, known;
     if (!asked) {
-        pthread_attr_t attr;
-        void *l;
         asked = true;
-        if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return false; /* unknown: nothing to refuse on */
-        known = pthread_attr_getstack(&attr, &l, &size) == 0;
-        low = l;
-        pthread_attr_destroy(&attr);
+        known = th_thread_stack(&low, &size);
     }
-    return known && (const char *)p >= low && (const char *)p < low + size;
+    if (known)
+        return (const char *)p >= low && (const char *)p < low + size;
+    /* The system cannot say (no pthread_getattr_np): the frame that ended
+     * lay just below FRAME, a local of the function that called the plugin
+     * (stacks grow down wherever the host builds); 64 KiB covers a
+     * register function's locals without reaching past this thread's stack. */
+    uintptr_t a = (uintptr_t)p, f = (uintptr_t)frame;
+    return a < f && f - a <= 65536;
 }
 
 /* Logs and takes back what a refused plugin staged since BASE. */
@@ -611,7 +617,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
                               "%s() returned th_server_added_only() but added no tool or resource", symbol);
     } else if (!desc) {
         rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
-    } else if (on_this_stack(desc)) {
+    } else if (on_this_stack(desc, &server)) {
         rc = th_err_set(&err, TH_ERR_VALUE,
                         "%s() returned a descriptor on its own stack, which ended when it returned; "
                         "return one in static storage",

@@ -371,6 +371,7 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
             rc = th_typed_prepare(t->function, &out->typed, &out->input_schema, &out->output_schema, err);
         if (rc != TH_OK)
             goto fail;
+        th_typed_set_user_data(out->typed, t->user_data); /* TH_FN_WANTS_USER_DATA */
     } else {
         rc = parse_json(t->input_schema, "input_schema", &out->input_schema, err);
         if (rc != TH_OK)

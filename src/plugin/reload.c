@@ -3,8 +3,6 @@
 ** whole, the tool-set comparison, carrying a refused replacement's
 ** predecessor over, and the watch thread (inotify and SIGHUP to "rescan").
 */
-/* pipe2 */
-#define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
@@ -14,11 +12,18 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if HAVE_INOTIFY_INIT1 && HAVE_SYS_INOTIFY_H
+#define USE_INOTIFY 1
 #include <sys/inotify.h>
+#else
+#define USE_INOTIFY 0
+#endif
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "plugin/dirpoll.h"
 #include "plugin/reload.h"
 
 /* ---- the slot ----------------------------------------------------------- */
@@ -146,8 +151,14 @@ struct th_watch {
     pthread_t thread;
     char **writing;    /* NAME.so files written and not yet closed */
     size_t nwriting;
+    th_dirpoll *poll;  /* --watch without inotify: a look every POLL_MS */
 };
 
+/* The portable --watch looks this often (at most; the settle time if
+ * shorter), so a change is seen within about one settle time. */
+#define POLL_MS 500
+
+#if USE_INOTIFY
 #define EVENTS (IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
 
 static bool is_plugin_name(const char *name)
@@ -227,6 +238,8 @@ static bool read_events(th_watch *w, char *why, size_t size)
     }
 }
 
+#endif /* USE_INOTIFY */
+
 static void drain(int fd)
 {
     char b[64];
@@ -247,6 +260,11 @@ static void *watch_main(void *arg)
             long long left = deadline - th_now_ms();
             timeout = left < 0 ? 0 : left > 60000 ? 60000 : (int)left;
         }
+        if (w->poll) {
+            int every = w->opts.settle_ms > 0 && w->opts.settle_ms < POLL_MS ? (int)w->opts.settle_ms : POLL_MS;
+            if (timeout < 0 || timeout > every)
+                timeout = every;
+        }
         int r = poll(p, 3, timeout);
         if (r < 0 && errno != EINTR) {
             th_log(TH_LOG_ERROR, "--watch: poll failed: %s; reloading stops", strerror(errno));
@@ -260,7 +278,16 @@ static void *watch_main(void *arg)
             dirty = false; /* the rescan saw those changes too */
             continue;
         }
+#if USE_INOTIFY
         if (r > 0 && p[2].revents && read_events(w, why, sizeof why)) {
+            dirty = true;
+            deadline = th_now_ms() + w->opts.settle_ms;
+        }
+#endif
+        /* A file still being written changes between looks, which pushes
+         * the rescan back; one quiet for a whole settle time is loaded,
+         * written to the end or not (put plugins in place with a rename). */
+        if (w->poll && th_dirpoll_changed(w->poll, why, sizeof why)) {
             dirty = true;
             deadline = th_now_ms() + w->opts.settle_ms;
         }
@@ -290,6 +317,7 @@ static void watch_free(th_watch *w)
     free(w->writing);
     free(w->dirs);
     free(w->wds);
+    th_dirpoll_free(w->poll);
     free(w);
 }
 
@@ -311,10 +339,11 @@ th_watch *th_watch_start(const th_watch_opts *opts, th_err *err)
         if (!(w->dirs[i] = strdup(opts->dirs[i])))
             goto nomem;
     }
-    if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (th_pipe_cloexec(w->wake, true) != 0) {
         th_err_set(err, TH_ERR_IO, "cannot create a pipe: %s", strerror(errno));
         goto fail;
     }
+#if USE_INOTIFY
     if (opts->inotify) {
         if ((w->ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0) {
             th_err_set(err, TH_ERR_IO, "--watch: inotify_init1: %s", strerror(errno));
@@ -328,6 +357,10 @@ th_watch *th_watch_start(const th_watch_opts *opts, th_err *err)
             }
         }
     }
+#else
+    if (opts->inotify && !(w->poll = th_dirpoll_new(opts->dirs, opts->ndirs)))
+        goto nomem;
+#endif
     int rc = pthread_create(&w->thread, NULL, watch_main, w);
     if (rc != 0) {
         th_err_set(err, TH_ERR_IO, "cannot start the watch thread: %s", strerror(rc));

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "base/compat.h"
 #include "protocol/mrtr.h"
 
 #define KEY_MIN 32
@@ -84,7 +84,7 @@ th_rc th_mrtr_key_file(const char *path, th_err *err)
 static void random_key(void)
 {
     pthread_mutex_lock(&key_lock);
-    if (state_key_len == 0 && getrandom(state_key, KEY_MIN, 0) == KEY_MIN)
+    if (state_key_len == 0 && th_random_bytes(state_key, KEY_MIN) == 0)
         state_key_len = KEY_MIN;
     pthread_mutex_unlock(&key_lock);
 }
@@ -365,7 +365,7 @@ json_object *th_mrtr_result(th_mrtr *m)
     if (!payload || !r)
         goto fail;
     /* A nonce makes every round's state differ, even for equal answers. */
-    if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
+    if (th_random_bytes(nonce, sizeof nonce) != 0)
         goto fail;
     char *n = b64url(nonce, sizeof nonce);
     if (!n)

@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "protocol/asks.h"
@@ -381,7 +381,7 @@ static hsess *sess_new(th_http *h, const char **why)
 {
     unsigned char rnd[16];
     hsess *s = calloc(1, sizeof *s);
-    if (!s || getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    if (!s || th_random_bytes(rnd, sizeof rnd) != 0) {
         free(s);
         *why = "cannot create a session";
         return NULL;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "transport/stdio.h"
@@ -330,7 +331,7 @@ static bool writer_start(writer *w, int fd)
         int size = fcntl(fd, F_GETPIPE_SZ);
         w->pipe_size = size > 0 ? size : 0;
     }
-    if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    if (th_pipe_cloexec(w->wake, true) != 0)
         return false;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->more, NULL);
@@ -639,7 +640,7 @@ static int read_loop(srv *v)
             return READ_ENDED;
         }
         /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
-        struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? POLLRDHUP : POLLIN},
+        struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN},
                                 {.fd = v->stop_fd, .events = POLLIN}};
         int np = poll(pfd, v->stop_fd >= 0 ? 3 : 2, -1);
@@ -674,7 +675,7 @@ static int read_loop(srv *v)
             v->status = 1;
             return READ_ENDED;
         }
-        if (paused && (pfd[0].revents & (POLLHUP | POLLERR | POLLRDHUP)))
+        if (paused && (pfd[0].revents & (POLLHUP | POLLERR | TH_POLLRDHUP)))
             in->hung_up = true;
         if (paused || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
@@ -723,7 +724,7 @@ static void *reader_main(void *p)
 {
     srv *v = p;
     /* Threads it starts (the pool's, say) name themselves. */
-    pthread_setname_np(pthread_self(), "th-read");
+    th_thread_name("th-read");
     pthread_mutex_lock(&v->lock);
     for (;;) {
         while ((!v->role_free || v->over) && !v->closed) {

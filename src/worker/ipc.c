@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "call/result.h"
 #include "base/fastjson.h"
 #include "worker/ipc.h"
@@ -164,7 +165,7 @@ th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *pa
     size_t left = sizeof h + len;
     while (left > 0) {
         /* MSG_NOSIGNAL: a dead peer is an error return, never SIGPIPE. */
-        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        ssize_t n = sendmsg(fd, &msg, TH_MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

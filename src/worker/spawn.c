@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "worker/spawn.h"
 
@@ -29,11 +30,7 @@ static char self_exe[PATH_MAX];
 
 bool th_spawn_init(void)
 {
-    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-    if (n <= 0)
-        return false;
-    self_exe[n] = '\0';
-    return true;
+    return th_self_exe(self_exe, sizeof self_exe);
 }
 
 static const struct {
@@ -121,7 +118,7 @@ static th_rc spawn_here(th_child *child, th_err *err)
 
     if (!self_exe[0])
         return th_err_set(err, TH_ERR_RUNTIME, "the host's executable is unknown (th_spawn_init)");
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    if (th_socketpair_cloexec(sv) != 0 || th_pipe_cloexec(out, false) != 0) {
         th_err_set(err, TH_ERR_IO, "cannot create the worker's socket or pipe: %s", strerror(errno));
         goto cleanup;
     }
@@ -207,7 +204,7 @@ static spawn_req *spawner_queue; /* under spawner_lock; requests live on their c
 static void *spawner_main(void *unused)
 {
     (void)unused;
-    pthread_setname_np(pthread_self(), "th-spawn");
+    th_thread_name("th-spawn");
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the host's signals go to the threads that wait for them */

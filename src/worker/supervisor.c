@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "call/callctx.h"
 #include "call/rawresult.h"
@@ -280,16 +281,6 @@ static bool has_exited(pid_t pid)
     return r == 0 ? si.si_pid == pid : errno == ECHILD;
 }
 
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-    (void)pid;
-    return -1;
-#endif
-}
-
 /*
 ** The worker's monitor: logs its stdout and stderr, tagged, and when the
 ** process ends (its pidfd becomes readable) routes what is left in the
@@ -303,7 +294,7 @@ static void *monitor_main(void *p)
     slot *s = w->slot;
     th_supervisor *sup = s->sup;
     th_outbuf ob = {.len = 0};
-    int pidfd = open_pidfd(w->ch.pid);
+    int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
     long long eof_at = 0;
     bool sock_idle = true; /* no call is reading the socket */

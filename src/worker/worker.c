@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "call/callctx.h"
 #include "call/workpool.h"
@@ -563,7 +563,9 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
 {
     parse_call = parse;
     /* 1. Die with the host, and make sure it has not died already. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+    /* Without PR_SET_PDEATHSIG (0), the end of stream on the socket, read
+     * on its own thread, ends the worker when the host ends. */
+    if (th_die_with_parent() < 0)
         die("cannot set PR_SET_PDEATHSIG");
     if (argc < 3 || getppid() != (pid_t)strtol(argv[2], NULL, 10))
         _exit(1);
@@ -573,7 +575,7 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
         signal(fatal[i], SIG_DFL);
     /* 2. Nothing it executes can gain privileges. */
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    if (th_no_new_privs() < 0)
         die("cannot set PR_SET_NO_NEW_PRIVS");
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (fstat(sock, &sock_id) != 0)
@@ -591,9 +593,7 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     set_limit(RLIMIT_AS, c.memory_limit, "RLIMIT_AS (--worker-memory-limit)");
     set_limit(RLIMIT_NOFILE, c.max_files, "RLIMIT_NOFILE (--worker-max-files)");
     /* 5. Nothing of the host's but fds 0-3. */
-    if (close_range(TH_WORKER_FD + 1, ~0U, 0) != 0)
-        for (int fd = TH_WORKER_FD + 1; fd < 1024; fd++)
-            close(fd);
+    th_close_from(TH_WORKER_FD + 1);
     /* 6. The sandbox policy, before any plugin code. */
     apply_policy(&c);
     /* 7. Plugin code. */
