@@ -329,8 +329,13 @@ typedef struct th_function {
 **               then runs again and gets the answers), and tasks/cancel
 **               makes th_call_cancelled() true. Returning TH_OK with
 **               th_call_error() completes the task with isError; returning
-**               another code (or crashing a worker) fails it. Other values
-**               are refused with TH_ERR_VALUE.
+**               another code (or crashing a worker) fails it.
+**               TH_TASK_AFTER_INPUT, or-ed with OPTIONAL or REQUIRED, is for
+**               a tool that gathers its input first: its calls run
+**               synchronously while they ask (InputRequiredResult rounds),
+**               and the retry that brings answers becomes the task, its
+**               handler seeing those answers. Other values are refused with
+**               TH_ERR_VALUE.
 */
 typedef struct th_tool {
     uint32_t abi_version;
@@ -355,7 +360,8 @@ typedef struct th_tool {
 typedef enum th_task_support {
     TH_TASK_FORBIDDEN = 0,
     TH_TASK_OPTIONAL = 1,
-    TH_TASK_REQUIRED = 2
+    TH_TASK_REQUIRED = 2,
+    TH_TASK_AFTER_INPUT = 0x10 /* a flag: see th_tool.task_support */
 } th_task_support;
 
 /*

@@ -566,7 +566,7 @@ static json_object *tool_json(const th_entry *e, int v)
     if (e->task_support && v >= V_2025_11_25) {
         static const char *const support[] = {"forbidden", "optional", "required"};
         json_object *ex = json_object_new_object();
-        put(ex, "taskSupport", json_object_new_string(support[e->task_support]));
+        put(ex, "taskSupport", json_object_new_string(support[e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT]));
         put(t, "execution", ex);
     }
     if (e->qualified) {
@@ -1201,29 +1201,39 @@ static void send_tasks_required(const request *r, const char *why)
 ** task: the task is created and the CreateTaskResult answers the call.
 ** Returns false when the call runs synchronously instead.
 */
-static bool call_as_task(request *r, const th_entry *e, json_object *args)
+static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mrtr *mrtr)
 {
+    json_object *answers = th_mrtr_answers(mrtr), *copy = NULL, *given = NULL;
+    /* A tool that gathers its input first is a task only once answers
+     * came: until then its rounds are synchronous. */
+    if ((e->task_support & TH_TASK_AFTER_INPUT) && json_object_object_length(answers) == 0)
+        return false;
     if (!declares_tasks(r)) {
-        if (e->task_support != TH_TASK_REQUIRED)
+        if ((e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) != TH_TASK_REQUIRED)
             return false;
         char why[160];
         snprintf(why, sizeof why, "tool '%.100s' runs only as a task:", e->name);
         send_tasks_required(r, why);
         return true;
     }
-    json_object *caps = NULL, *copy = NULL;
+    json_object *caps = NULL;
     json_object_object_get_ex(r->meta, META_CAPS, &caps);
     if (args && json_object_deep_copy(args, &copy, NULL) != 0)
         copy = NULL;
     if (!args)
         copy = json_object_new_object();
-    int code = 0;
-    char msg[320];
-    json_object *res = copy ? th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, r->s->principal,
-                                              th_ask_caps_of(caps), &code, msg, sizeof msg)
-                            : NULL;
-    if (!copy)
-        snprintf(msg, sizeof msg, "Internal error: out of memory"), code = TH_RPC_INTERNAL_ERROR;
+    if (answers && json_object_deep_copy(answers, &given, NULL) != 0)
+        given = NULL;
+    int code = TH_RPC_INTERNAL_ERROR;
+    char msg[320] = "Internal error: out of memory";
+    json_object *res = NULL;
+    if (copy && (given || !answers))
+        res = th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, given, r->s->principal, th_ask_caps_of(caps), &code,
+                              msg, sizeof msg);
+    else {
+        json_object_put(copy);
+        json_object_put(given);
+    }
     if (res)
         reply(r, res);
     else
@@ -1271,9 +1281,6 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
         return;
     }
-    if (e->task_support && r->modern &&
-        call_as_task(r, e, args && json_object_is_type(args, json_type_object) ? args : NULL))
-        return;
     if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
         json_object_object_get_ex(meta, "progressToken", &token);
     if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
@@ -1287,6 +1294,10 @@ static void m_tools_call(request *r)
         json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
         if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
             send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            return;
+        }
+        if (e->task_support && call_as_task(r, e, a, mrtr)) {
+            th_mrtr_free(mrtr);
             return;
         }
     }

@@ -421,18 +421,21 @@ static void schedule(task *t)
 /* ---- the store's API ---------------------------------------------------- */
 
 json_object *th_tasks_create(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                             const char *owner, unsigned caps, int *code, char *msg, size_t msgsize)
+                             json_object *answers, const char *owner, unsigned caps, int *code, char *msg,
+                             size_t msgsize)
 {
     unsigned char raw[ID_BYTES];
     task *dead = NULL, *t = calloc(1, sizeof *t);
     json_object *out = NULL;
-    if (!t || !(t->owner = strdup(owner ? owner : "")) || !(t->answers = json_object_new_object()) ||
+    if (!answers)
+        answers = json_object_new_object();
+    if (!t || !(t->owner = strdup(owner ? owner : "")) || !(t->answers = answers) ||
         getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
         *code = TH_RPC_INTERNAL_ERROR;
         snprintf(msg, msgsize, "Internal error: the task could not be created (out of memory or no randomness)");
         json_object_put(args);
+        json_object_put(answers);
         if (t) {
-            json_object_put(t->answers);
             free(t->owner);
             free(t);
         }

@@ -43,14 +43,16 @@ void th_tasks_free(th_tasks *ts);
 
 /*
 ** Start a task calling E of REG (referenced while the task runs) with ARGS
-** (taken) for OWNER (the principal the transport authenticated, or NULL;
+** (taken) and the ANSWERS its client already gave (inputResponses by key,
+** taken; NULL: none) for OWNER (the principal the transport authenticated, or NULL;
 ** only the same owner sees the task), whose client declared CAPS (TH_ASK_*).
 ** Returns the CreateTaskResult, the task already visible to tasks/get; or
 ** NULL with *CODE and MSG (MSGSIZE bytes) for the JSON-RPC error (a limit
 ** reached, out of memory).
 */
 json_object *th_tasks_create(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                             const char *owner, unsigned caps, int *code, char *msg, size_t msgsize);
+                             json_object *answers, const char *owner, unsigned caps, int *code, char *msg,
+                             size_t msgsize);
 
 /*
 ** Serve METHOD (tasks/get, tasks/update or tasks/cancel) with PARAMS for

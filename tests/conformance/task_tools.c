@@ -90,6 +90,25 @@ static th_rc multi_input(th_call *call, json_object *args, void *user_data)
     return rc;
 }
 
+/* Asks for a name (a synchronous input-required round), then, once the
+ * answer came, runs as a task that greets the name. */
+static th_rc with_task(th_call *call, json_object *args, void *user_data)
+{
+    (void)args;
+    (void)user_data;
+    json_object *a = NULL, *content, *v;
+    th_rc rc = th_call_elicit(call, "user_name", "What is your name?", NAME_SCHEMA, &a);
+    if (rc != TH_OK)
+        return rc;
+    const char *name = json_object_object_get_ex(a, "content", &content) &&
+                               json_object_object_get_ex(content, "name", &v) && json_object_is_type(v, json_type_string)
+                           ? json_object_get_string(v)
+                           : "stranger";
+    rc = nap(call, 200) ? th_call_textf(call, "Hello, %s, from a task", name) : TH_ERR_CANCELLED;
+    json_object_put(a);
+    return rc;
+}
+
 static const th_tool tools[] = {
     {TH_TOOL_INIT, .name = "greet", .description = "Says hello to NAME, synchronously",
      .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}", .handler = greet},
@@ -104,6 +123,9 @@ static const th_tool tools[] = {
      .handler = confirm_delete, .task_support = TH_TASK_OPTIONAL},
     {TH_TOOL_INIT, .name = "multi_input", .description = "Asks the client two questions at once",
      .input_schema = NO_ARGS, .handler = multi_input, .task_support = TH_TASK_OPTIONAL},
+    {TH_TOOL_INIT, .name = "test_tool_with_task",
+     .description = "Asks for a name, then runs as a task that greets it", .input_schema = NO_ARGS,
+     .handler = with_task, .task_support = TH_TASK_REQUIRED | TH_TASK_AFTER_INPUT},
 };
 
 TH_REGISTER(task_tools)
