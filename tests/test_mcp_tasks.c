@@ -296,6 +296,7 @@ START_TEST(unfinished_tasks_per_client_are_limited)
     snprintf(params, sizeof params, "\"taskId\":\"%s\"", a);
     json_object_put(request(p, "tasks/cancel", params, TASKS_META));
     char *c = create(p, "slow_compute", "{\"seconds\":0}"); /* a finished task no longer counts */
+    json_object_put(settle(p, c));
     snprintf(params, sizeof params, "\"taskId\":\"%s\"", b);
     json_object_put(request(p, "tasks/cancel", params, TASKS_META));
     free(a);

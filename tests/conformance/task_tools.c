@@ -17,8 +17,8 @@
 /* Sleep MS in short steps; false when the call was cancelled meanwhile. */
 static bool nap(th_call *call, long long ms)
 {
-    const struct timespec step = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
-    for (long long waited = 0; waited < ms; waited += 20) {
+    const struct timespec step = {.tv_sec = 0, .tv_nsec = 5 * 1000000L};
+    for (long long waited = 0; waited < ms; waited += 5) {
         if (th_call_cancelled(call))
             return false;
         nanosleep(&step, NULL);
