@@ -190,7 +190,9 @@ END_TEST
 
 START_TEST(cancel_ends_the_task_and_is_idempotent)
 {
-    mh_proc *p = mh_spawn("-d", dir, isolation[_i], NULL);
+    /* One tool thread: the next task runs only once the cancelled
+     * handler has stopped and given its thread back. */
+    mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--max-concurrent-calls", "1", NULL);
     char *id = create(p, "slow_compute", "{\"seconds\":600}");
     char params[128];
     snprintf(params, sizeof params, "\"taskId\":\"%s\"", id);
@@ -205,8 +207,13 @@ START_TEST(cancel_ends_the_task_and_is_idempotent)
     assert_ack(o);
     json_object_put(o);
     free(id);
-    /* The cancelled handler stopped: the host still serves, and exits
-     * promptly at end of input. */
+    /* The cancelled handler stopped (else this task would wait for its
+     * 600 s), and the host still serves. */
+    id = create(p, "slow_compute", "{\"seconds\":0}");
+    o = settle(p, id);
+    MH_ASSERT_STR(o, "result status", "completed");
+    json_object_put(o);
+    free(id);
     o = request(p, "tools/call", "\"name\":\"greet\",\"arguments\":{\"name\":\"z\"}", TASKS_META);
     MH_ASSERT_STR(o, "result content 0 text", "Hello, z!");
     json_object_put(o);
@@ -263,8 +270,9 @@ END_TEST
 
 START_TEST(a_task_expires_after_its_ttl)
 {
-    mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--task-ttl", "0.2", NULL);
-    char *id = create(p, "slow_compute", "{\"seconds\":0}");
+    mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--task-ttl", "1", NULL);
+    /* A task that waits for input: no handler runs while it expires. */
+    char *id = create(p, "confirm_delete", "{}");
     bool gone = false;
     for (int i = 0; i < 2000 && !gone; i++) {
         json_object *o = get(p, id);
@@ -272,7 +280,7 @@ START_TEST(a_task_expires_after_its_ttl)
         if (gone)
             MH_ASSERT_ERROR(o, -32602);
         else
-            MH_ASSERT_INT(o, "result ttlMs", 200);
+            MH_ASSERT_INT(o, "result ttlMs", 1000);
         json_object_put(o);
         if (!gone)
             usleep(10000);
@@ -286,8 +294,11 @@ END_TEST
 START_TEST(unfinished_tasks_per_client_are_limited)
 {
     mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--max-tasks", "2", NULL);
-    char *a = create(p, "slow_compute", "{\"seconds\":600}");
-    char *b = create(p, "slow_compute", "{\"seconds\":600}");
+    /* Tasks waiting for input are unfinished, with no handler running. */
+    char *a = create(p, "confirm_delete", "{}");
+    char *b = create(p, "confirm_delete", "{}");
+    json_object_put(settle(p, a));
+    json_object_put(settle(p, b));
     json_object *o = request(p, "tools/call", "\"name\":\"slow_compute\",\"arguments\":{\"seconds\":600}", TASKS_META);
     MH_ASSERT_ERROR(o, -31000);
     ck_assert_ptr_nonnull(strstr(mh_str(o, "error message"), "--max-tasks"));
