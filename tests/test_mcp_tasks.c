@@ -363,6 +363,32 @@ START_TEST(a_crashing_task_fails_and_the_host_keeps_serving)
 }
 END_TEST
 
+/* --lazy-load lists tools from the scan: their task support comes along,
+ * and the plugin opened at the first call runs the task. */
+START_TEST(lazy_loaded_tools_keep_their_task_support)
+{
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=none", "--lazy-load", NULL);
+    json_object *o = request(p, "tools/list", "", PLAIN_META);
+    json_object *tools = mh_at(o, "result tools");
+    bool seen = false;
+    for (size_t i = 0; i < json_object_array_length(tools); i++) {
+        json_object *t = json_object_array_get_idx(tools, i);
+        if (strcmp(mh_str(t, "name"), "slow_compute") == 0) {
+            MH_ASSERT_STR(t, "execution taskSupport", "optional");
+            seen = true;
+        }
+    }
+    ck_assert(seen);
+    json_object_put(o);
+    char *id = create(p, "slow_compute", "{\"seconds\":0,\"label\":\"lazy\"}");
+    o = settle(p, id);
+    MH_ASSERT_STR(o, "result result content 0 text", "Computed 'lazy' after 0 s");
+    json_object_put(o);
+    free(id);
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *tasks_suite(void)
 {
     Suite *s = suite_create("tasks");
@@ -377,6 +403,7 @@ static Suite *tasks_suite(void)
     tcase_add_loop_test(tc, unfinished_tasks_per_client_are_limited, 0, 2);
     tcase_add_loop_test(tc, input_gathered_before_the_task_seeds_it, 0, 2);
     tcase_add_test(tc, a_crashing_task_fails_and_the_host_keeps_serving);
+    tcase_add_test(tc, lazy_loaded_tools_keep_their_task_support);
     suite_add_tcase(s, tc);
     return s;
 }
