@@ -353,6 +353,17 @@ START_TEST(a_crashing_task_fails_and_the_host_keeps_serving)
     ck_assert_ptr_nonnull(strstr(mh_str(o, "result error message"), "crashed"));
     MH_ASSERT_ABSENT(o, "result result");
     json_object_put(o);
+    /* The run ends with a call's log line, the task id as its id. */
+    char line[128];
+    snprintf(line, sizeof line, "id=%s duration_ms=", id);
+    ck_assert_msg(mh_stderr_wait(p, line, MH_TIMEOUT_MS), "no log line for task %s", id);
+    char *err = mh_stderr(p);
+    const char *at = strstr(err, line);
+    ck_assert_ptr_nonnull(at);
+    const char *eol = strchr(at, '\n');
+    const char *outcome = strstr(at, "outcome=crash");
+    ck_assert_msg(outcome && (!eol || outcome < eol), "the task's log line does not say outcome=crash");
+    free(err);
     free(id);
     id = create(p, "slow_compute", "{\"seconds\":0}");
     o = settle(p, id);

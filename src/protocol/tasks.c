@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "call/ask.h"
 #include "call/callctx.h"
+#include "call/calllog.h"
 #include "call/crashnote.h"
 #include "call/rawresult.h"
 #include "call/typed.h"
@@ -296,6 +297,7 @@ static void run_task(void *p)
     th_call *call = NULL;
     json_object *result = NULL;
     char why[256] = "";
+    long long started_ms = th_now_ms();
     if (go) {
         t->missing_caps = 0;
         t->mrtr = th_mrtr_begin(e->name, args, t->owner[0] ? t->owner : NULL, params, why, sizeof why);
@@ -374,9 +376,22 @@ static void run_task(void *p)
     }
     th_mrtr_free(t->mrtr);
     t->mrtr = NULL;
+    /* Each run ends with the line a call ends with; the task id stands
+     * for the request id (which was answered long ago). */
+    th_call_outcome outcome = t->st == T_CANCELLED                   ? TH_OUTCOME_CANCELLED
+                              : call && th_call_crashed(call)        ? TH_OUTCOME_CRASH
+                              : t->st == T_FAILED                    ? TH_OUTCOME_ERROR
+                              : t->st == T_COMPLETED && t->result &&
+                                        json_object_object_get_ex(t->result, "isError", NULL)
+                                  ? TH_OUTCOME_ERROR
+                                  : TH_OUTCOME_OK;
+    json_object *logid = go ? json_object_new_string(t->id) : NULL;
     sweep(ts, &dead);
     task *f = unref_locked(t);
     pthread_mutex_unlock(&ts->lock);
+    if (logid)
+        th_call_log_line(e->name, logid, started_ms, outcome);
+    json_object_put(logid);
     th_call_free(call);
     json_object_put(args);
     json_object_put(params);
