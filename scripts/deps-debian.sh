@@ -1,10 +1,21 @@
 #!/bin/sh
 # scripts/deps-debian.sh: install what toolhost needs to build (and, with
 # --test, to run every test; with --fuzz, for `make fuzz`; with --bench, for
-# `make bench`) on Debian 12 or later, as root. Safe to re-run.
+# `make bench`; with --package, for `dpkg-buildpackage`) on Debian 12 or
+# later, as root. Options combine. Safe to re-run.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev libmicrohttpd-dev libssl-dev libjwt-dev check"
-if [ "${1:-}" = "--test" ]; then
+want() { case " $* " in *" $flag "*) return 0 ;; esac; return 1; }
+flag=--package
+if want "$@" || { flag=--test; want "$@"; }; then
+    # debhelper (with dh-autoreconf) builds the packages in debian/ (no
+    # fakeroot: Rules-Requires-Root: no). Its perl tool chain is heavy, so
+    # only for packaging, and for --test, whose make check builds them
+    # (tests/packaging/deb.sh).
+    pkgs="$pkgs debhelper dpkg-dev"
+fi
+flag=--test
+if want "$@"; then
     # nodejs/npm drive the official SDK clients (tests/interop); valgrind
     # checks the host for leaks; locales has localedef and the de_DE source
     # the locale test compiles.
@@ -12,12 +23,14 @@ if [ "${1:-}" = "--test" ]; then
     pkgs="$pkgs valgrind locales nginx-light curl"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
-if [ "${1:-}" = "--fuzz" ]; then
+flag=--fuzz
+if want "$@"; then
     # `make fuzz`: clang and its libFuzzer/sanitizer runtimes (Debian 12
     # names; the runtime is only a recommendation of clang).
     pkgs="$pkgs clang libclang-rt-14-dev"
 fi
-if [ "${1:-}" = "--bench" ]; then
+flag=--bench
+if want "$@"; then
     # `make bench`: gnuplot draws bench/results.svg (optional: without it
     # the tables are still written); node/npm run the TypeScript SDK server.
     pkgs="$pkgs gnuplot-nox"

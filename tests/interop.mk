@@ -39,7 +39,7 @@ interop-run:
 	done
 
 clean-local:
-	rm -rf interop-run
+	rm -rf interop-run interop-cache-home
 
 EXTRA_DIST += interop/package.json interop/package-lock.json $(interop_mjs) \
 	interop/node/package.json interop/node/package-lock.json

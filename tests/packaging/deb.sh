@@ -1,0 +1,97 @@
+#!/bin/sh
+# tests/packaging/deb.sh: the Debian packages (debian/) build from a clean
+# copy of the checkout, hold what they should, and work unpacked: the
+# packaged toolhost serves calls with its packaged plugins, and a plugin
+# scaffolded by it builds against toolhost-dev's pkg-config module and is
+# served too. Run by `make check` when configure found dpkg-buildpackage,
+# dh and a git checkout (tests/packaging.mk); everything it writes is in a
+# temporary directory, never in the source tree.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+: "${TOP_SRCDIR:?}"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/th-deb.XXXXXX") || exit 1
+[ -n "${TH_KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+
+# The checkout's files as git sees them (tracked, and new files not ignored):
+# no build products of the tree under test, and dpkg-buildpackage writes
+# its ../*.deb into $work, not next to the source tree.
+src="$work/toolhost"
+mkdir "$src"
+(cd "$TOP_SRCDIR" && git ls-files -co --exclude-standard -z) > "$work/files" || fail "git ls-files in $TOP_SRCDIR"
+(cd "$TOP_SRCDIR" && xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done' sh < "$work/files" |
+    tar --null -cf - -T -) | (cd "$src" && tar -xf -) || fail "copying the checkout"
+rm -rf "$src/tests/interop/node_modules"
+
+# The enclosing `make check` runs the test suite on these same sources, so
+# the package build skips it (nocheck); a release build runs it.
+(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc"; }
+version=$(cd "$src" && dpkg-parsechangelog -S Version)
+upstream=$(sed -n 's/^AC_INIT(\[toolhost\], \[\([^]]*\)\].*/\1/p' "$TOP_SRCDIR/configure.ac")
+[ "$version" = "$upstream" ] || fail "debian/changelog is at $version, configure.ac at $upstream"
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+plugindir="/usr/lib/$ma/toolhost/plugins"
+deb="$work/toolhost_${version}_$arch.deb"
+dev="$work/toolhost-dev_${version}_$arch.deb"
+[ -f "$deb" ] && [ -f "$dev" ] || { ls "$work"; fail "toolhost and toolhost-dev .deb files were not written"; }
+
+# File lists: each package has its files, and no libtool archive anywhere;
+# everything is root's although no step ran as root (Rules-Requires-Root: no).
+for p in "$deb" "$dev"; do
+    notroot=$(dpkg -c "$p" | awk '$2 != "root/root"')
+    [ -z "$notroot" ] || fail "$(basename "$p") has files not owned by root: $notroot"
+done
+dpkg -c "$deb" | awk '{ print $6 }' > "$work/deb.list"
+dpkg -c "$dev" | awk '{ print $6 }' > "$work/dev.list"
+for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
+         /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright; do
+    grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
+done
+for f in /usr/include/toolhost/plugin.h "/usr/lib/$ma/pkgconfig/toolhost.pc" \
+         /usr/share/man/man3/toolhost-plugin.3.gz; do
+    grep -qxF ".$f" "$work/dev.list" || { cat "$work/dev.list"; fail "toolhost-dev lacks $f"; }
+done
+! grep -n '\.la$\|/include/\|pkgconfig' "$work/deb.list" || fail "toolhost holds development files"
+! grep -n '\.la$\|/bin/\|\.so$' "$work/dev.list" || fail "toolhost-dev holds runtime files"
+dpkg-deb -f "$deb" Depends | grep -q 'libjson-c' || fail "toolhost does not depend on json-c: $(dpkg-deb -f "$deb" Depends)"
+
+# Unpacked into a scratch root (as dpkg would install them, without the
+# maintainer scripts, which these packages do not have).
+root="$work/root"
+dpkg -x "$deb" "$root" && dpkg -x "$dev" "$root" || fail "dpkg -x"
+th="$root/usr/bin/toolhost"
+"$th" --help 2>&1 | grep -q "default $plugindir" || fail "the packaged toolhost does not look for plugins in $plugindir"
+
+# An author's plugin: scaffolded by the packaged binary, built and installed
+# by its Makefile through toolhost-dev's pkg-config module, relocated into
+# the scratch root (prefix=/usr becomes $root/usr).
+PKG_CONFIG_PATH="$root/usr/lib/$ma/pkgconfig"
+export PKG_CONFIG_PATH
+pc="pkg-config --define-variable=prefix=$root/usr"
+[ "$($pc --variable=plugindir toolhost)" = "$root$plugindir" ] ||
+    fail "toolhost.pc's plugindir is $($pc --variable=plugindir toolhost), not the packaged $plugindir"
+mkdir "$work/author"
+"$th" new-plugin --dir "$work/author" greet > "$work/author.log" 2>&1 || { cat "$work/author.log"; fail "toolhost new-plugin"; }
+make -C "$work/author" PKG_CONFIG="$pc" install > "$work/author.log" 2>&1 ||
+    { cat "$work/author.log"; fail "building the scaffolded plugin against toolhost-dev"; }
+grep -q -- "-I$root/usr/include" "$work/author.log" || { cat "$work/author.log"; fail "the plugin was not built with toolhost-dev's -I"; }
+[ -f "$root$plugindir/greet.so" ] || fail "make install did not put greet.so into the packaged plugin directory"
+
+# Serve: the bundled echo and the author's greet, in both isolation modes.
+for mode in process none; do
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"deb.sh","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"from the package"}}}' \
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"text":"world"}}}' |
+        "$th" --plugin-dir "$root$plugindir" --no-registry-cache --isolation "$mode" --strict \
+        > "$work/out" 2> "$work/err" || { cat "$work/err"; fail "the packaged toolhost ($mode) exited with $?"; }
+    grep '"id":2' "$work/out" | grep -q '"text":"from the package"' ||
+        { cat "$work/out" "$work/err"; fail "echo from the packaged plugin ($mode)"; }
+    grep '"id":3' "$work/out" | grep -q '"text":"greet: world"' ||
+        { cat "$work/out" "$work/err"; fail "greet, built against toolhost-dev ($mode)"; }
+    grep -q 'loaded 4 tools from 4 plugins' "$work/err" || { cat "$work/err"; fail "summary line ($mode)"; }
+done
+echo "PASS: toolhost and toolhost-dev $version build, list, unpack and serve (process and none)"
