@@ -135,6 +135,10 @@ static const char usage_text[] =
     "                               (0.5); past it the call is cancelled and\n"
     "                               answered as timed out (default 60; 0: none)\n"
     "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
+    "      --task-ttl=SECONDS       how long a task (2026-07-28 tasks extension)\n"
+    "                               is kept after its creation (default 300)\n"
+    "      --max-tasks=N            unfinished tasks one client may have; past\n"
+    "                               it a task call is refused busy (default 64)\n"
     "      --instructions=TEXT      the instructions sent to clients (default:\n"
     "                               the tools' names; '' leaves them out)\n"
     "      --name=NAME              serverInfo.name sent to clients (default\n"
@@ -263,6 +267,8 @@ enum {
     OPT_SET,
     OPT_SET_SECRET,
     OPT_LAZY_LOAD,
+    OPT_TASK_TTL,
+    OPT_MAX_TASKS,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -331,6 +337,8 @@ static const struct option long_opts[] = {
     {"set", required_argument, NULL, OPT_SET},
     {"set-secret", required_argument, NULL, OPT_SET_SECRET},
     {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
+    {"task-ttl", required_argument, NULL, OPT_TASK_TTL},
+    {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -680,6 +688,19 @@ int main(int argc, char **argv)
         case OPT_CALL_TIMEOUT:
             if (!parse_seconds_ms("call-timeout", optarg, &cfg.call_timeout_ms))
                 goto usage;
+            break;
+        case OPT_TASK_TTL:
+            if (!parse_seconds_ms("task-ttl", optarg, &cfg.task_ttl_ms) || cfg.task_ttl_ms == 0) {
+                fprintf(stderr, "toolhost: --task-ttl must be more than 0\n");
+                goto usage;
+            }
+            break;
+        case OPT_MAX_TASKS:
+            if (!parse_size("max-tasks", optarg, 100000, &v) || v == 0) {
+                fprintf(stderr, "toolhost: --max-tasks must be from 1 to 100000\n");
+                goto usage;
+            }
+            cfg.max_tasks = (size_t)v;
             break;
         case OPT_TTL:
             if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))

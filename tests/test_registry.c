@@ -191,6 +191,28 @@ START_TEST(test_register_duplicate_name_raises_ValueError)
 }
 END_TEST
 
+/* The tasks extension's task_support: known values kept, others refused
+ * with a message naming the field and its values. */
+START_TEST(test_task_support_values)
+{
+    th_tool t = make_tool("long_job", "Runs for a long while");
+    th_err err;
+    t.task_support = TH_TASK_REQUIRED | TH_TASK_AFTER_INPUT;
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    ck_assert_uint_eq(th_registry_get(reg, "long_job")->task_support, TH_TASK_REQUIRED | TH_TASK_AFTER_INPUT);
+    static const uint32_t bad[] = {3, TH_TASK_AFTER_INPUT, 0x20 | TH_TASK_OPTIONAL};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        th_tool b = make_tool("bad_job", "Runs for a long while");
+        b.task_support = bad[i];
+        ck_assert_int_eq(add(&b, &err), TH_ERR_VALUE);
+        ck_assert_msg(strstr(err.msg, "Tool task_support must be TH_TASK_FORBIDDEN, TH_TASK_OPTIONAL or "
+                                      "TH_TASK_REQUIRED") != NULL,
+                      "message: %s", err.msg);
+    }
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+}
+END_TEST
+
 START_TEST(test_register_empty_name_raises_ValueError)
 {
     th_tool t = make_tool("", "Add a memory to the graph");
@@ -525,6 +547,7 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_register_after_shutdown);
     tcase_add_test(extra, test_destroy_only_for_registered_tools);
     tcase_add_test(extra, test_many_tools_lookup);
+    tcase_add_test(extra, test_task_support_values);
     suite_add_tcase(s, extra);
     return s;
 }

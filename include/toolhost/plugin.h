@@ -375,6 +375,28 @@ typedef struct th_function {
 **               out after 500 ms"), th_call_cancelled() turns true, and
 **               whatever the handler adds or returns afterwards is
 **               discarded.
+** task_support  (added with tasks, after timeout_ms) whether a call may run
+**               as a task of the 2026-07-28 tasks extension
+**               (io.modelcontextprotocol/tasks): TH_TASK_FORBIDDEN (0, and a
+**               plugin built before the field existed) runs every call
+**               synchronously; TH_TASK_OPTIONAL makes a call from a client
+**               that declares the extension a task (the client polls
+**               tasks/get for the result); TH_TASK_REQUIRED also refuses a
+**               call from a client that does not (-32021). Shown in
+**               tools/list as execution.taskSupport. A task's handler is an
+**               ordinary handler: it runs in a worker in process isolation,
+**               its th_call_ask() questions park the task in input_required
+**               until the client answers through tasks/update (the handler
+**               then runs again and gets the answers), and tasks/cancel
+**               makes th_call_cancelled() true. Returning TH_OK with
+**               th_call_error() completes the task with isError; returning
+**               another code (or crashing a worker) fails it.
+**               TH_TASK_AFTER_INPUT, or-ed with OPTIONAL or REQUIRED, is for
+**               a tool that gathers its input first: its calls run
+**               synchronously while they ask (InputRequiredResult rounds),
+**               and the retry that brings answers becomes the task, its
+**               handler seeing those answers. Other values are refused with
+**               TH_ERR_VALUE.
 */
 typedef struct th_tool {
     uint32_t abi_version;
@@ -392,7 +414,16 @@ typedef struct th_tool {
     /* ABI 1's first fields end here. Append new fields below; never
      * reorder. A host reads those past the plugin's struct_size as zero. */
     uint32_t timeout_ms;
+    uint32_t task_support; /* th_task_support */
 } th_tool;
+
+/* th_tool.task_support: whether a call may, or must, run as a task. */
+typedef enum th_task_support {
+    TH_TASK_FORBIDDEN = 0,
+    TH_TASK_OPTIONAL = 1,
+    TH_TASK_REQUIRED = 2,
+    TH_TASK_AFTER_INPUT = 0x10 /* a flag: see th_tool.task_support */
+} th_task_support;
 
 /*
 ** Start a designated initialiser with this so the version and size are

@@ -40,6 +40,7 @@ struct th_call {
     atomic_llong startup_ms;    /* start-up waits that ended */
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
     bool crashed;            /* its worker died running it (the call's log line) */
+    atomic_bool failed;         /* th_call_fail: the host got no result */
 };
 
 /*
@@ -709,6 +710,19 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     if (c->is_error)
         json_object_object_add_ex(r, "isError", json_object_new_boolean(1), JSON_C_OBJECT_ADD_CONSTANT_KEY);
     return r;
+}
+
+void th_call_fail(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        atomic_store(&c->failed, true);
+    unuse(c ? call : NULL);
+}
+
+bool th_call_failed(const th_call *c)
+{
+    return c && !th_handle_is(c) && atomic_load(&c->failed);
 }
 
 bool th_call_refused(const th_call *c)

@@ -104,6 +104,12 @@ void th_call_set_raw(th_call *call, json_object *result);
  * max_result_bytes): th_call_finish then returned its own isError result. */
 bool th_call_refused(const th_call *call);
 
+/* The host, not the handler, ended CALL (its worker crashed or could not
+ * be started): a task of it fails instead of completing with isError.
+ * CALL may be a handle for th_call_fail; any thread. */
+void th_call_fail(th_call *call);
+bool th_call_failed(const th_call *call); /* the host's pointer */
+
 void th_call_free(th_call *call);
 
 /* The hooks CALL runs with (borrowed; NULL for an ended handle): for

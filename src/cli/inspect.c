@@ -190,6 +190,15 @@ static json_object *tool_json(const th_entry *e)
         json_object_object_add(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations)
         json_object_object_add(t, "annotations", json_object_get(e->annotations));
+    if (e->task_support) { /* as tools/list shows it (the tasks extension) */
+        static const char *const support[] = {"forbidden", "optional", "required"};
+        json_object *ex = json_object_new_object();
+        json_object_object_add(ex, "taskSupport",
+                               json_object_new_string(support[e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT]));
+        if (e->task_support & TH_TASK_AFTER_INPUT)
+            json_object_object_add(ex, "afterInput", json_object_new_boolean(1));
+        json_object_object_add(t, "execution", ex);
+    }
     if (e->qualified) {
         json_object *meta = json_object_new_object();
         json_object_object_add(meta, "source_server", json_object_new_string(e->plugin));
@@ -306,6 +315,9 @@ static void print_text(FILE *out, json_object *report)
             if (json_object_object_get_ex(t, "title", &v))
                 fprintf(out, "    Title:       %s\n", json_object_get_string(v));
             fprintf(out, "    Description: %s\n", json_object_get_string(json_object_object_get(t, "description")));
+            if (json_object_object_get_ex(t, "execution", &v))
+                fprintf(out, "    Task:        %s%s\n", json_object_get_string(json_object_object_get(v, "taskSupport")),
+                        json_object_object_get_ex(v, "afterInput", NULL) ? ", after its input" : "");
             static const char *const schemas[][2] = {
                 {"inputSchema", "Input schema"}, {"outputSchema", "Output schema"}, {"annotations", "Annotations"}};
             for (size_t k = 0; k < sizeof schemas / sizeof schemas[0]; k++) {

@@ -209,6 +209,17 @@ static uint32_t timeout_of(json_object *d)
     return ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : 0;
 }
 
+/* The scan's task support (the tasks extension); out of range is left
+ * for the registry to refuse. */
+static uint32_t task_support_of(json_object *d)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(d, "task_support", &v) || !json_object_is_type(v, json_type_int))
+        return 0;
+    int64_t n = json_object_get_int64(v);
+    return n > 0 && n <= UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+}
+
 void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_object *tools, th_load_stats *stats)
 {
     if (which >= set->n)
@@ -237,6 +248,7 @@ void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_obj
                 .output_schema = t->output_schema,
                 .annotations = str_of(d, "annotations"),
                 .timeout_ms = timeout_of(d),
+                .task_support = task_support_of(d),
                 .handler = lazy_handler,
                 .user_data = t,
                 .destroy = lazy_tool_free,

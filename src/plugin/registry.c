@@ -355,6 +355,12 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
         rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
     else if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
+    else if ((t->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) > TH_TASK_REQUIRED ||
+             t->task_support == TH_TASK_AFTER_INPUT)
+        rc = th_err_set(err, TH_ERR_VALUE,
+                        "Tool task_support must be TH_TASK_FORBIDDEN, TH_TASK_OPTIONAL or TH_TASK_REQUIRED, the "
+                        "last two optionally with TH_TASK_AFTER_INPUT, got %#x",
+                        (unsigned)t->task_support);
     if (rc != TH_OK)
         goto fail;
 
@@ -538,6 +544,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->user_data = t.user_data;
     e->destroy = t.destroy;
     e->timeout_ms = t.timeout_ms;
+    e->task_support = t.task_support;
 
     reg->entries[reg->count] = e;
     reg->borrowed[reg->count] = false;

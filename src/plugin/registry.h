@@ -50,6 +50,7 @@ typedef struct th_entry {
     char *toolbox;              /* NULL: in no toolbox (or no naming set) */
     char *plugin;               /* NAME of NAME.so; NULL likewise */
     bool qualified;             /* exposed under its qualified name */
+    uint32_t task_support;      /* th_task_support (the tasks extension) */
 } th_entry;
 
 typedef struct th_registry th_registry;

@@ -33,6 +33,7 @@
 #include "protocol/asks.h"
 #include "protocol/mrtr.h"
 #include "plugin/qualname.h"
+#include "protocol/tasks.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -57,6 +58,7 @@ struct th_mcp {
     th_mcp_config cfg;
     th_pool *pool;
     char *result_tail; /* what finish_result adds to a modern result, as text */
+    th_tasks *tasks;   /* the tasks extension's store (protocol/tasks.c) */
     pthread_mutex_t sessions_lock; /* sessions: who th_mcp_notify tells */
     struct th_mcp_session *sessions;
 };
@@ -148,9 +150,12 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->queue_timeout_ms = 30000;
     cfg->call_timeout_ms = 60000;
     cfg->inline_calls = true;
+    cfg->task_ttl_ms = 300000;
+    cfg->max_tasks = 64;
 }
 
 static void modern_members(const th_mcp *m, json_object *result);
+static json_object *check_output(const th_entry *e, json_object *result);
 
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
 {
@@ -166,6 +171,19 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     th_pool_set_queue_timeout(m->pool, cfg->queue_timeout_ms);
     m->slot = th_regslot_new(reg);
     if (!m->slot) {
+        th_pool_shutdown(m->pool, 0);
+        free(m);
+        return NULL;
+    }
+    th_tasks_config tcfg = {
+        .ttl_ms = cfg->task_ttl_ms > 0 ? cfg->task_ttl_ms : 300000,
+        .poll_ms = 500,
+        .max_active = cfg->max_tasks > 0 ? cfg->max_tasks : 64,
+        .max_stored = 4096,
+        .max_result_bytes = cfg->max_result_bytes,
+    };
+    if (!(m->tasks = th_tasks_new(m->pool, &tcfg, check_output))) {
+        th_regslot_free(m->slot);
         th_pool_shutdown(m->pool, 0);
         free(m);
         return NULL;
@@ -188,10 +206,12 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
 {
     if (!m)
         return true;
+    th_tasks_cancel_all(m->tasks); /* a task's handler stops as a call's would */
     if (!th_pool_shutdown(m->pool, deadline_ms)) {
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
     }
+    th_tasks_free(m->tasks);
     th_regslot_free(m->slot);
     pthread_mutex_destroy(&m->sessions_lock);
     free(m->result_tail);
@@ -394,9 +414,9 @@ static json_object *server_info(const th_mcp *m)
 /* Modern results carry resultType and the server's identity. */
 static void modern_members(const th_mcp *m, json_object *result)
 {
-    json_object *rt; /* an InputRequiredResult keeps its own */
+    json_object *rt; /* an InputRequiredResult, a CreateTaskResult keep their own */
     if (!json_object_object_get_ex(result, "resultType", &rt) || !json_object_is_type(rt, json_type_string) ||
-        strcmp(json_object_get_string(rt), "input_required") != 0)
+        (strcmp(json_object_get_string(rt), "input_required") != 0 && strcmp(json_object_get_string(rt), "task") != 0))
         put(result, "resultType", json_object_new_string("complete"));
     json_object *meta = json_object_new_object();
     put(meta, META_SERVER, server_info(m));
@@ -435,6 +455,11 @@ static json_object *capabilities(bool modern)
     if (!modern)
         put(res, "subscribe", json_object_new_boolean(1));
     put(caps, "resources", res);
+    if (modern) { /* SEP-2663: an extension, not a capabilities.tasks slot */
+        json_object *ext = json_object_new_object();
+        put(ext, TH_TASKS_EXTENSION, json_object_new_object());
+        put(caps, "extensions", ext);
+    }
     return caps;
 }
 
@@ -557,6 +582,12 @@ static json_object *tool_json(const th_entry *e, int v)
         put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
         put(t, "annotations", json_object_get(e->annotations));
+    if (e->task_support && v >= V_2025_11_25) {
+        static const char *const support[] = {"forbidden", "optional", "required"};
+        json_object *ex = json_object_new_object();
+        put(ex, "taskSupport", json_object_new_string(support[e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT]));
+        put(t, "execution", ex);
+    }
     if (e->qualified) {
         /* Seed 002's ToolInfo._meta: where a qualified name points. */
         json_object *meta = json_object_new_object();
@@ -1172,6 +1203,94 @@ static th_rc ask_hook(void *ctx, th_call *call, const char *key, const char *met
     return th_asks_request(j->s->asks, notify_hook, j->s, j->key, method, params, validation_cancelled, call, result);
 }
 
+/* Whether a modern request's client declared the tasks extension (in its
+ * own _meta: a 2026-07-28 client has no session to declare it in). */
+static bool declares_tasks(const request *r)
+{
+    json_object *caps, *ext;
+    return r->modern && json_object_object_get_ex(r->meta, META_CAPS, &caps) &&
+           json_object_object_get_ex(caps, "extensions", &ext) && json_object_is_type(ext, json_type_object) &&
+           json_object_object_get_ex(ext, TH_TASKS_EXTENSION, NULL);
+}
+
+/* -32021 naming the tasks extension as the capability WHY needs. */
+static void send_tasks_required(const request *r, const char *why)
+{
+    json_object *data = json_object_new_object(), *req = json_object_new_object(), *ext = json_object_new_object();
+    put(ext, TH_TASKS_EXTENSION, json_object_new_object());
+    put(req, "extensions", ext);
+    put(data, "requiredCapabilities", req);
+    char m[400];
+    snprintf(m, sizeof m,
+             "Missing required client capability: %s needs the " TH_TASKS_EXTENSION
+             " extension in _meta[\"" META_CAPS "\"].extensions",
+             why);
+    th_utf8_clip(m);
+    send_error(r->s, r->msg->id, TH_RPC_MISSING_CAPABILITY, m, data);
+}
+
+/*
+** A call of E (task support declared) from a client that may run it as a
+** task: the task is created and the CreateTaskResult answers the call.
+** Returns false when the call runs synchronously instead.
+*/
+static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mrtr *mrtr)
+{
+    json_object *answers = th_mrtr_answers(mrtr), *copy = NULL, *given = NULL;
+    /* A tool that gathers its input first is a task only once answers
+     * came: until then its rounds are synchronous. */
+    if ((e->task_support & TH_TASK_AFTER_INPUT) && json_object_object_length(answers) == 0)
+        return false;
+    if (!declares_tasks(r)) {
+        if ((e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) != TH_TASK_REQUIRED)
+            return false;
+        char why[160];
+        snprintf(why, sizeof why, "tool '%.100s' runs only as a task:", e->name);
+        send_tasks_required(r, why);
+        return true;
+    }
+    json_object *caps = NULL;
+    json_object_object_get_ex(r->meta, META_CAPS, &caps);
+    if (args && json_object_deep_copy(args, &copy, NULL) != 0)
+        copy = NULL;
+    if (!args)
+        copy = json_object_new_object();
+    if (answers && json_object_deep_copy(answers, &given, NULL) != 0)
+        given = NULL;
+    int code = TH_RPC_INTERNAL_ERROR;
+    char msg[320] = "Internal error: out of memory";
+    json_object *res = NULL;
+    if (copy && (given || !answers))
+        res = th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, given, r->s->principal, th_ask_caps_of(caps), &code,
+                              msg, sizeof msg);
+    else {
+        json_object_put(copy);
+        json_object_put(given);
+    }
+    if (res)
+        reply(r, res);
+    else
+        send_error(r->s, r->msg->id, code, msg, NULL);
+    return true;
+}
+
+/* tasks/get, tasks/update, tasks/cancel (protocol/tasks.c). */
+static void m_tasks(request *r)
+{
+    if (!declares_tasks(r)) {
+        send_tasks_required(r, r->msg->method);
+        return;
+    }
+    int code = 0;
+    char msg[320];
+    json_object *res =
+        th_tasks_request(r->s->mcp->tasks, r->msg->method, r->msg->params, r->s->principal, &code, msg, sizeof msg);
+    if (res)
+        reply(r, res);
+    else
+        send_error(r->s, r->msg->id, code, msg, NULL);
+}
+
 static void m_tools_call(request *r)
 {
     th_mcp_session *s = r->s;
@@ -1208,6 +1327,10 @@ static void m_tools_call(request *r)
         json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
         if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
             send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            return;
+        }
+        if (e->task_support && call_as_task(r, e, a, mrtr)) {
+            th_mrtr_free(mrtr);
             return;
         }
     }
@@ -1580,6 +1703,9 @@ static const method requests[] = {
     {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
     {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
     {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
+    {.name = "tasks/get", .eras = ERA_MODERN, .fn = m_tasks},
+    {.name = "tasks/update", .eras = ERA_MODERN, .fn = m_tasks},
+    {.name = "tasks/cancel", .eras = ERA_MODERN, .fn = m_tasks},
 };
 
 static const method notifications[] = {

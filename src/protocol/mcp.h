@@ -32,6 +32,8 @@ typedef struct th_mcp_config {
     long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
     long long call_timeout_ms;  /* a running call's deadline; 0: none */
     bool inline_calls;          /* th_mcp_session_run_inline may be used (default) */
+    long long task_ttl_ms;      /* tasks extension: how long a task is kept */
+    size_t max_tasks;           /* ... unfinished tasks per client (principal) */
 } th_mcp_config;
 
 /* Sensible defaults for every field. */

@@ -352,6 +352,11 @@ th_rc th_mrtr_ask(th_mrtr *m, const char *key, const char *method, json_object *
     return TH_ERR_INPUT_REQUIRED;
 }
 
+json_object *th_mrtr_answers(const th_mrtr *m)
+{
+    return m ? m->answers : NULL;
+}
+
 bool th_mrtr_pending(const th_mrtr *m)
 {
     return m && json_object_object_length(m->requests) > 0;

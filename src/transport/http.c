@@ -1209,7 +1209,8 @@ static const char *name_member(const char *method)
 {
     static const struct {
         const char *method, *member;
-    } names[] = {{"tools/call", "name"}, {"prompts/get", "name"}, {"resources/read", "uri"}};
+    } names[] = {{"tools/call", "name"},  {"prompts/get", "name"},   {"resources/read", "uri"},
+                 {"tasks/get", "taskId"}, {"tasks/update", "taskId"}, {"tasks/cancel", "taskId"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i].method, method) == 0)
             return names[i].member;

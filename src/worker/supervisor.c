@@ -782,6 +782,17 @@ static uint32_t timeout_of(json_object *d)
     return ms > 0 && ms <= UINT32_MAX ? (uint32_t)ms : 0;
 }
 
+/* A descriptor's task support, as the scanner reported it (0: none; a
+ * value out of range is left for the registry to refuse). */
+static uint32_t task_support_of(json_object *d)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(d, "task_support", &v) || !json_object_is_type(v, json_type_int))
+        return 0;
+    int64_t n = json_object_get_int64(v);
+    return n > 0 && n <= UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+}
+
 /* What a proxied exchange does with the final RESULT frame. */
 typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void *ctx);
 
@@ -800,8 +811,10 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     slot *s = pt->slot;
     char why[512];
     worker *w = acquire(s, pt->name, call, why, sizeof why);
-    if (!w)
+    if (!w) {
+        th_call_fail(call);
         return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
+    }
 
     /* A JSON-RPC notification, so that the worker parses it with the
      * protocol's parser and sees every literal as the client sent it; only
@@ -937,6 +950,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
         if (w->dead) {
             th_call_error(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
             th_call_mark_crashed(call);
+            th_call_fail(call);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
@@ -1124,6 +1138,7 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
                     .output_schema = str_of(d, "output_schema"),
                     .annotations = str_of(d, "annotations"),
                     .timeout_ms = timeout_of(d),
+                    .task_support = task_support_of(d),
                     .handler = proxy_handler,
                     .user_data = pt,
                 };

@@ -129,6 +129,8 @@ json_object *th_worker_describe(const th_registry *reg, size_t base)
         json_object_object_add(t, "typed", json_object_new_boolean(e->typed != NULL));
         if (e->timeout_ms)
             json_object_object_add(t, "timeout_ms", json_object_new_int64(e->timeout_ms));
+        if (e->task_support)
+            json_object_object_add(t, "task_support", json_object_new_int64(e->task_support));
         json_object_array_add(tools, t);
     }
     return tools;

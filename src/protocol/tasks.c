@@ -1,0 +1,623 @@
+/*
+** protocol/tasks.c: the task store of the tasks extension (see tasks.h):
+** each task's state and lifetime, the limits, the run of its call on the
+** pool, and the JSON of CreateTaskResult and DetailedTask.
+*/
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "base/util.h"
+#include "call/ask.h"
+#include "call/callctx.h"
+#include "call/calllog.h"
+#include "call/crashnote.h"
+#include "call/rawresult.h"
+#include "call/typed.h"
+#include "protocol/jsonrpc.h"
+#include "protocol/mrtr.h"
+#include "protocol/tasks.h"
+#include "schema/jsonschema.h"
+
+typedef enum { T_WORKING, T_INPUT_REQUIRED, T_COMPLETED, T_FAILED, T_CANCELLED } status;
+
+/* Wire names, by status. */
+static const char *const status_names[] = {"working", "input_required", "completed", "failed", "cancelled"};
+
+#define TERMINAL(st) ((st) >= T_COMPLETED)
+#define ID_BYTES 16
+
+typedef struct task task;
+
+struct task {
+    th_tasks *ts;
+    char id[ID_BYTES * 2 + 1]; /* hex of random bytes: unguessable */
+    char *owner;               /* "" for nobody */
+    int refs;                  /* the store's, plus one while a run is queued or running; under ts->lock */
+    bool stored;               /* still in the store (not expired) */
+    status st;
+    long long created_wall, updated_wall; /* ms since the epoch, for the wire */
+    long long expires;                    /* th_now_ms clock */
+    /* Until the task ends: what its call needs (owned). */
+    th_registry *reg;
+    const th_entry *entry;
+    json_object *args;
+    unsigned caps;
+    json_object *answers;  /* inputResponses received so far, by key */
+    json_object *pending;  /* input_required: the questions not yet answered */
+    th_call *call;         /* while a run is running, for tasks/cancel */
+    unsigned missing_caps; /* the run asked what the client did not declare */
+    th_mrtr *mrtr;         /* the running run's questions and answers */
+    /* Once it ended. */
+    json_object *result; /* completed */
+    json_object *error;  /* failed */
+    task *next;
+};
+
+struct th_tasks {
+    th_pool *pool;
+    th_tasks_config cfg;
+    th_tasks_output_fn output;
+    pthread_mutex_t lock; /* everything in every task, and the list */
+    task *head;
+    size_t count;
+};
+
+static long long wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "2026-11-23T17:35:19.123Z" */
+static json_object *iso_time(long long ms)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    char buf[40];
+    gmtime_r(&s, &tm);
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof buf - n, ".%03lldZ", ms % 1000);
+    return json_object_new_string(buf);
+}
+
+th_tasks *th_tasks_new(th_pool *pool, const th_tasks_config *cfg, th_tasks_output_fn output)
+{
+    th_tasks *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return NULL;
+    ts->pool = pool;
+    ts->cfg = *cfg;
+    ts->output = output;
+    pthread_mutex_init(&ts->lock, NULL);
+    return ts;
+}
+
+/* Let go of what only a live call needs. Under ts->lock. */
+static void drop_call_state(task *t, th_registry **reg_out)
+{
+    *reg_out = t->reg;
+    t->reg = NULL;
+    t->entry = NULL;
+    json_object_put(t->args);
+    t->args = NULL;
+    json_object_put(t->answers);
+    t->answers = NULL;
+    json_object_put(t->pending);
+    t->pending = NULL;
+}
+
+static void task_free(task *t)
+{
+    th_registry *reg;
+    drop_call_state(t, &reg);
+    th_registry_unref(reg);
+    json_object_put(t->result);
+    json_object_put(t->error);
+    free(t->owner);
+    free(t);
+}
+
+/* Drop a reference; the last frees T. Called with ts->lock held: returns
+ * the task to free after unlocking, or NULL. */
+static task *unref_locked(task *t)
+{
+    return --t->refs == 0 ? t : NULL;
+}
+
+/* End T with ST (and RESULT or ERROR, taken). Under ts->lock; the registry
+ * to release after unlocking goes to *REG. */
+static void finish(task *t, status st, json_object *result, json_object *error, th_registry **reg)
+{
+    t->st = st;
+    t->updated_wall = wall_ms();
+    t->result = result;
+    t->error = error;
+    drop_call_state(t, reg);
+}
+
+/* Take T out of the store. Under ts->lock; returns T when it is to be
+ * freed after unlocking. A running call is asked to stop. */
+static task *unstore(th_tasks *ts, task *t)
+{
+    for (task **pp = &ts->head; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    ts->count--;
+    t->stored = false;
+    if (t->call)
+        th_call_cancel(t->call);
+    return unref_locked(t);
+}
+
+/* Take out every task past its TTL. Under ts->lock; those to free are
+ * chained on *DEAD (through next). */
+static void sweep(th_tasks *ts, task **dead)
+{
+    long long now = th_now_ms();
+    for (task *t = ts->head, *next; t; t = next) {
+        next = t->next;
+        if (now >= t->expires) {
+            task *f = unstore(ts, t);
+            if (f) {
+                f->next = *dead;
+                *dead = f;
+            }
+        }
+    }
+}
+
+static void free_chain(task *t)
+{
+    while (t) {
+        task *next = t->next;
+        task_free(t);
+        t = next;
+    }
+}
+
+static task *find(th_tasks *ts, const char *id, const char *owner)
+{
+    for (task *t = ts->head; t; t = t->next)
+        if (strcmp(t->id, id) == 0)
+            return strcmp(t->owner, owner ? owner : "") == 0 ? t : NULL; /* another's is unknown here */
+    return NULL;
+}
+
+static void put(json_object *o, const char *key, json_object *v)
+{
+    if (o && v)
+        json_object_object_add(o, key, v);
+    else
+        json_object_put(v);
+}
+
+/* The Task members both shapes share. Under ts->lock. */
+static json_object *task_json(const task *t)
+{
+    json_object *o = json_object_new_object();
+    put(o, "taskId", json_object_new_string(t->id));
+    put(o, "status", json_object_new_string(status_names[t->st]));
+    put(o, "createdAt", iso_time(t->created_wall));
+    put(o, "lastUpdatedAt", iso_time(t->updated_wall));
+    put(o, "ttlMs", json_object_new_int64(t->ts->cfg.ttl_ms));
+    put(o, "pollIntervalMs", json_object_new_int64(t->ts->cfg.poll_ms));
+    return o;
+}
+
+/* DetailedTask: the Task plus what its status has to show. Under ts->lock. */
+static json_object *detailed_json(const task *t)
+{
+    json_object *o = task_json(t);
+    if (t->st == T_COMPLETED && t->result)
+        put(o, "result", json_object_get(t->result));
+    if (t->st == T_FAILED && t->error)
+        put(o, "error", json_object_get(t->error));
+    if (t->st == T_INPUT_REQUIRED && t->pending)
+        put(o, "inputRequests", json_object_get(t->pending));
+    return o;
+}
+
+/* ---- running a task's call -------------------------------------------- */
+
+static bool call_cancelled(void *call)
+{
+    return th_call_cancelled(call);
+}
+
+/* th_call_hooks.ask of a task's call: answered from tasks/update's
+ * answers, or recorded, and the task parks in input_required. */
+static th_rc task_ask(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                      json_object **result)
+{
+    (void)call;
+    task *t = ctx; /* the run's own fields: no lock needed */
+    unsigned kind = th_ask_kind_of(method);
+    if (!(t->caps & kind)) {
+        t->missing_caps |= kind;
+        json_object_put(params);
+        return TH_ERR_CAPABILITY;
+    }
+    return th_mrtr_ask(t->mrtr, key, method, params, result);
+}
+
+/* The first text of RESULT, for a failed task's message. */
+static const char *first_text(json_object *result)
+{
+    json_object *content, *b, *text;
+    if (!result || !json_object_object_get_ex(result, "content", &content) ||
+        !json_object_is_type(content, json_type_array) || json_object_array_length(content) == 0)
+        return NULL;
+    b = json_object_array_get_idx(content, 0);
+    return json_object_object_get_ex(b, "text", &text) && json_object_is_type(text, json_type_string)
+               ? json_object_get_string(text)
+               : NULL;
+}
+
+static json_object *rpc_error(int code, const char *message)
+{
+    json_object *e = json_object_new_object();
+    put(e, "code", json_object_new_int(code));
+    put(e, "message", json_object_new_string(message));
+    return e;
+}
+
+static void schedule(task *t);
+
+/* One run of T's call, on a pool thread: the handler runs again after
+ * each round of answers (as a 2026-07-28 retry would), with all of them. */
+static void run_task(void *p)
+{
+    task *t = p;
+    th_tasks *ts = t->ts;
+    th_registry *reg = NULL;
+    task *dead = NULL;
+    json_object *args = NULL, *params = json_object_new_object();
+
+    pthread_mutex_lock(&ts->lock);
+    bool go = t->st == T_WORKING && t->stored;
+    const th_entry *e = t->entry;
+    /* The run's own hold on the code it calls: a tasks/cancel ends the
+     * task (and lets go of its registry) while the handler still runs. */
+    th_registry *run_reg = go ? th_registry_ref(t->reg) : NULL;
+    if (go) {
+        args = json_object_get(t->args);
+        put(params, "inputResponses", json_object_get(t->answers));
+    }
+    pthread_mutex_unlock(&ts->lock);
+
+    th_call *call = NULL;
+    json_object *result = NULL;
+    char why[256] = "";
+    long long started_ms = th_now_ms();
+    if (go) {
+        t->missing_caps = 0;
+        t->mrtr = th_mrtr_begin(e->name, args, t->owner[0] ? t->owner : NULL, params, why, sizeof why);
+        th_call_hooks hooks = {
+            .max_result_bytes = ts->cfg.max_result_bytes,
+            .client_caps = t->caps,
+            .ask = task_ask,
+            .ask_ctx = t,
+        };
+        call = t->mrtr ? th_call_new(e->original_name, &hooks) : NULL;
+    }
+    if (call) {
+        pthread_mutex_lock(&ts->lock);
+        t->call = call;
+        bool stop = t->st != T_WORKING || !t->stored; /* cancelled meanwhile */
+        pthread_mutex_unlock(&ts->lock);
+        if (stop)
+            th_call_cancel(call);
+        char *violations = NULL;
+        th_validate_opts vopts = {.cancelled = call_cancelled, .ctx = call};
+        size_t nbad = th_schema_validate_ex(e->validator, args, &vopts, &violations);
+        if (nbad > 0) {
+            th_call_error(call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
+                          nbad == 1 ? "" : "s", violations ? violations : "");
+            result = th_call_finish(call, TH_OK);
+        } else {
+            int crash_slot = th_crashnote_begin(e->name);
+            th_call *h = th_call_handle(call);
+            th_rc rc = e->typed ? th_typed_invoke(e->typed, h, args) : e->handler(h, args, e->user_data);
+            th_crashnote_end(crash_slot);
+            result = th_call_finish(call, rc);
+        }
+        free(violations);
+        if (result && !t->missing_caps && !th_mrtr_pending(t->mrtr) && !th_call_failed(call) &&
+            (result = th_raw_result_tree(result)) && ts->output)
+            result = ts->output(e, result);
+    }
+
+    pthread_mutex_lock(&ts->lock);
+    t->call = NULL;
+    if (!go || t->st != T_WORKING) {
+        json_object_put(result); /* cancelled (or expired): nothing of it is kept */
+    } else if (!call) {
+        finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, why[0] ? why : "Internal error: out of memory"),
+               &reg);
+        json_object_put(result);
+    } else if (t->missing_caps) {
+        char m[256];
+        snprintf(m, sizeof m, "Missing required client capability: tool '%s' needs %s", e->name,
+                 th_ask_capability(t->missing_caps & -t->missing_caps));
+        finish(t, T_FAILED, NULL, rpc_error(TH_RPC_MISSING_CAPABILITY, m), &reg);
+        json_object_put(result);
+    } else if (th_mrtr_pending(t->mrtr)) {
+        json_object *ir = th_mrtr_result(t->mrtr), *reqs = NULL;
+        json_object_put(result);
+        if (ir && json_object_object_get_ex(ir, "inputRequests", &reqs)) {
+            json_object_put(t->pending);
+            t->pending = json_object_get(reqs);
+            t->st = T_INPUT_REQUIRED;
+            t->updated_wall = wall_ms();
+        } else {
+            finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, "Internal error: out of memory"), &reg);
+        }
+        json_object_put(ir);
+    } else if (!result) {
+        finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, "Internal error: out of memory"), &reg);
+    } else if (th_call_failed(call)) {
+        const char *text = first_text(result);
+        char m[512];
+        snprintf(m, sizeof m, "%s", text ? text : "the tool's call failed");
+        th_utf8_clip(m);
+        finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, m), &reg);
+        json_object_put(result);
+    } else {
+        finish(t, T_COMPLETED, result, NULL, &reg);
+    }
+    th_mrtr_free(t->mrtr);
+    t->mrtr = NULL;
+    /* Each run ends with the line a call ends with; the task id stands
+     * for the request id (which was answered long ago). */
+    th_call_outcome outcome = t->st == T_CANCELLED                   ? TH_OUTCOME_CANCELLED
+                              : call && th_call_crashed(call)        ? TH_OUTCOME_CRASH
+                              : t->st == T_FAILED                    ? TH_OUTCOME_ERROR
+                              : t->st == T_COMPLETED && t->result &&
+                                        json_object_object_get_ex(t->result, "isError", NULL)
+                                  ? TH_OUTCOME_ERROR
+                                  : TH_OUTCOME_OK;
+    json_object *logid = go ? json_object_new_string(t->id) : NULL;
+    sweep(ts, &dead);
+    task *f = unref_locked(t);
+    pthread_mutex_unlock(&ts->lock);
+    if (logid)
+        th_call_log_line(e->name, logid, started_ms, outcome);
+    json_object_put(logid);
+    th_call_free(call);
+    json_object_put(args);
+    json_object_put(params);
+    th_registry_unref(reg);
+    th_registry_unref(run_reg);
+    if (f)
+        task_free(f);
+    free_chain(dead);
+}
+
+/* Queued past the pool's queue timeout: every thread was taken. */
+static void expire_task(void *p)
+{
+    task *t = p;
+    th_tasks *ts = t->ts;
+    th_registry *reg = NULL;
+    pthread_mutex_lock(&ts->lock);
+    if (t->st == T_WORKING)
+        finish(t, T_FAILED, NULL,
+               rpc_error(TH_RPC_SERVER_BUSY, "Server busy: no tool thread became free for the task; it was not run"),
+               &reg);
+    task *f = unref_locked(t);
+    pthread_mutex_unlock(&ts->lock);
+    th_registry_unref(reg);
+    if (f)
+        task_free(f);
+}
+
+/* Queue a run of T (status working). Under ts->lock. */
+static void schedule(task *t)
+{
+    t->refs++;
+    if (th_pool_submit_ex(t->ts->pool, run_task, expire_task, t) != TH_OK) {
+        th_registry *reg = NULL;
+        t->refs--;
+        finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down"),
+               &reg);
+        th_registry_unref(reg); /* never the last reference: the task's call holds the server's */
+    }
+}
+
+/* ---- the store's API ---------------------------------------------------- */
+
+json_object *th_tasks_create(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
+                             json_object *answers, const char *owner, unsigned caps, int *code, char *msg,
+                             size_t msgsize)
+{
+    unsigned char raw[ID_BYTES];
+    task *dead = NULL, *t = calloc(1, sizeof *t);
+    json_object *out = NULL;
+    if (!answers)
+        answers = json_object_new_object();
+    if (!t || !(t->owner = strdup(owner ? owner : "")) || !(t->answers = answers) ||
+        getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+        *code = TH_RPC_INTERNAL_ERROR;
+        snprintf(msg, msgsize, "Internal error: the task could not be created (out of memory or no randomness)");
+        json_object_put(args);
+        json_object_put(answers);
+        if (t) {
+            free(t->owner);
+            free(t);
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < ID_BYTES; i++)
+        snprintf(t->id + 2 * i, 3, "%02x", raw[i]);
+    t->ts = ts;
+    t->refs = 1;
+    t->stored = true;
+    t->st = T_WORKING;
+    t->created_wall = t->updated_wall = wall_ms();
+    t->expires = th_now_ms() + ts->cfg.ttl_ms;
+    t->reg = th_registry_ref(reg);
+    t->entry = e;
+    t->args = args;
+    t->caps = caps;
+
+    pthread_mutex_lock(&ts->lock);
+    sweep(ts, &dead);
+    size_t active = 0;
+    for (task *o = ts->head; o; o = o->next)
+        if (!TERMINAL(o->st) && strcmp(o->owner, t->owner) == 0)
+            active++;
+    if (active >= ts->cfg.max_active) {
+        *code = TH_RPC_SERVER_BUSY;
+        snprintf(msg, msgsize,
+                 "Server busy: this client has %zu unfinished tasks (--max-tasks %zu); wait for or cancel some",
+                 active, ts->cfg.max_active);
+    } else if (ts->count >= ts->cfg.max_stored) {
+        *code = TH_RPC_SERVER_BUSY;
+        snprintf(msg, msgsize, "Server busy: %zu tasks are kept (until their TTL of %lld ms ends); retry later",
+                 ts->count, ts->cfg.ttl_ms);
+    } else {
+        t->next = ts->head;
+        ts->head = t;
+        ts->count++;
+        /* In the store before the answer goes out: a tasks/get right after
+         * the CreateTaskResult finds it. */
+        out = task_json(t);
+        put(out, "resultType", json_object_new_string("task"));
+        schedule(t);
+        t = NULL;
+    }
+    pthread_mutex_unlock(&ts->lock);
+    if (t)
+        task_free(t);
+    free_chain(dead);
+    if (!out && *code == 0) {
+        *code = TH_RPC_INTERNAL_ERROR;
+        snprintf(msg, msgsize, "Internal error: out of memory");
+    }
+    return out;
+}
+
+/* tasks/update: keep the answers to pending questions; once none is left
+ * the call runs again with all of them. Unknown keys are ignored. */
+static void update(task *t, json_object *responses)
+{
+    if (t->st != T_INPUT_REQUIRED || !t->pending)
+        return;
+    json_object_object_foreach(responses, key, val)
+    {
+        if (!json_object_object_get_ex(t->pending, key, NULL) || !json_object_is_type(val, json_type_object))
+            continue;
+        json_object_object_add(t->answers, key, json_object_get(val));
+        json_object_object_del(t->pending, key);
+    }
+    t->updated_wall = wall_ms();
+    if (json_object_object_length(t->pending) == 0) {
+        json_object_put(t->pending);
+        t->pending = NULL;
+        t->st = T_WORKING;
+        schedule(t);
+    }
+}
+
+json_object *th_tasks_request(th_tasks *ts, const char *method, json_object *params, const char *owner,
+                              int *code, char *msg, size_t msgsize)
+{
+    enum { GET, UPDATE, CANCEL } which;
+    if (strcmp(method, "tasks/get") == 0)
+        which = GET;
+    else if (strcmp(method, "tasks/update") == 0)
+        which = UPDATE;
+    else if (strcmp(method, "tasks/cancel") == 0)
+        which = CANCEL;
+    else {
+        *code = TH_RPC_METHOD_NOT_FOUND;
+        snprintf(msg, msgsize, "Method not found: %s", method);
+        return NULL;
+    }
+    json_object *idv = NULL, *responses = NULL;
+    if (!params || !json_object_object_get_ex(params, "taskId", &idv) || !json_object_is_type(idv, json_type_string)) {
+        *code = TH_RPC_INVALID_PARAMS;
+        snprintf(msg, msgsize, "Invalid params: %s needs a string \"taskId\"", method);
+        return NULL;
+    }
+    if (which == UPDATE && (!json_object_object_get_ex(params, "inputResponses", &responses) ||
+                            !json_object_is_type(responses, json_type_object))) {
+        *code = TH_RPC_INVALID_PARAMS;
+        snprintf(msg, msgsize, "Invalid params: tasks/update needs an object \"inputResponses\"");
+        return NULL;
+    }
+    const char *id = json_object_get_string(idv);
+    task *dead = NULL;
+    json_object *out = NULL;
+    th_registry *reg = NULL;
+    pthread_mutex_lock(&ts->lock);
+    sweep(ts, &dead);
+    task *t = find(ts, id, owner);
+    if (!t) {
+        *code = TH_RPC_INVALID_PARAMS;
+        snprintf(msg, msgsize, "Invalid params: unknown task '%.64s' (never created, or past its TTL)", id);
+    } else if (which == GET) {
+        out = detailed_json(t);
+    } else {
+        if (which == UPDATE) {
+            update(t, responses);
+        } else if (!TERMINAL(t->st)) {
+            /* Cancelled now, whatever the handler still does: its late
+             * result is dropped when it returns. */
+            if (t->call)
+                th_call_cancel(t->call);
+            finish(t, T_CANCELLED, NULL, NULL, &reg);
+        }
+        out = json_object_new_object(); /* an empty ack: the state is for tasks/get */
+    }
+    pthread_mutex_unlock(&ts->lock);
+    th_registry_unref(reg);
+    free_chain(dead);
+    if (t && !out) {
+        *code = TH_RPC_INTERNAL_ERROR;
+        snprintf(msg, msgsize, "Internal error: out of memory");
+    }
+    return out;
+}
+
+void th_tasks_cancel_all(th_tasks *ts)
+{
+    if (!ts)
+        return;
+    pthread_mutex_lock(&ts->lock);
+    for (task *t = ts->head; t; t = t->next)
+        if (t->call)
+            th_call_cancel(t->call);
+    pthread_mutex_unlock(&ts->lock);
+}
+
+size_t th_tasks_count(th_tasks *ts)
+{
+    pthread_mutex_lock(&ts->lock);
+    size_t n = ts->count;
+    pthread_mutex_unlock(&ts->lock);
+    return n;
+}
+
+void th_tasks_free(th_tasks *ts)
+{
+    if (!ts)
+        return;
+    task *t = ts->head;
+    while (t) {
+        task *next = t->next;
+        task_free(t); /* no run is left: the pool has been shut down */
+        t = next;
+    }
+    pthread_mutex_destroy(&ts->lock);
+    free(ts);
+}
