@@ -1164,6 +1164,65 @@ END_TEST
 
 /* --http-session-prefix starts every session id (a load balancer routes by
  * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
+/* The status of an initialize with a bearer TOKEN. */
+static int init_status(int port, const char *token)
+{
+    char hdr[1024];
+    snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", token);
+    hres r = init_with(port, hdr);
+    int status = r.status;
+    hres_free(&r);
+    return status;
+}
+
+/* Key rotation: SIGHUP re-reads --auth-jwks-file; the new key set replaces
+ * the old one whole, and a file that does not load leaves it in use. */
+START_TEST(jwks_reread_on_sighup)
+{
+    tk_key k1 = tk_key_new("k1", "ES256"), k2 = tk_key_new("k2", "RS256");
+    char *jwks = tk_jwks_file(&k1, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                          "--http-resource-url=https://mcp.example/mcp", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *by1 = jwt_for(&k1, "https://mcp.example/mcp", 300, NULL), *by2 = jwt_for(&k2, "https://mcp.example/mcp", 300, NULL);
+    ck_assert_int_eq(init_status(port, by1), 200);
+    ck_assert_int_eq(init_status(port, by2), 401);
+
+    /* Rotated: k2 replaces k1 (written aside, renamed over the file). */
+    char *next = tk_jwks_file(&k2, 1);
+    ck_assert(rename(next, jwks) == 0);
+    free(next);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "--auth-jwks-file re-read", MH_TIMEOUT_MS), "no re-read logged");
+    ck_assert_int_eq(init_status(port, by2), 200);
+    ck_assert_int_eq(init_status(port, by1), 401);
+
+    /* A file that does not load: logged, and k2 stays. */
+    FILE *f = fopen(jwks, "w");
+    ck_assert(f && fputs("{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\"}]}", f) >= 0 && fclose(f) == 0);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "the keys loaded before stay in use", MH_TIMEOUT_MS), "no refusal logged");
+    err = mh_stderr(p);
+    ck_assert_msg(strstr(err, jwks), "the refusal names the file: %s", err);
+    free(err);
+    ck_assert_int_eq(init_status(port, by2), 200);
+    ck_assert_int_eq(init_status(port, by1), 401);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(by1);
+    free(by2);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k1);
+    tk_key_free(&k2);
+}
+END_TEST
+
 START_TEST(session_prefix)
 {
     int port;
@@ -1232,6 +1291,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, tool_scope_checked_at_call);
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
+    tcase_add_test(tc, jwks_reread_on_sighup);
     suite_add_tcase(s, tc);
     return s;
 }
