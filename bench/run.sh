@@ -106,15 +106,16 @@ place() { # split|one: set the prefixes of loadgen (lg_pin) and servers (P)
 }
 place split
 
-# record KEY LOADGEN-ARGS...: one run; its key=value line goes to the log.
+# record KEY [--http] LOADGEN-ARGS...: one run (of httpgen with --http); its
+# key=value line goes to the log.
 # A failed toolhost run is an error of `make bench`; a reference's is noted.
 record() {
     key=$1
     shift
-    gen=./loadgen
-    [ "$1" = --http ] && { gen=./httpgen; shift; }
+    driver=./loadgen
+    [ "$1" = --http ] && { driver=./httpgen; shift; }
     # shellcheck disable=SC2086
-    if line=$($lg_pin $gen "$@" 2>"$tmp/stderr" | grep '^mode='); then
+    if line=$($lg_pin $driver "$@" 2>"$tmp/stderr" | grep '^mode='); then
         echo "$key $line" >> "$raw"
     else
         echo "run.sh: $key failed: $(head -c 300 "$tmp/stderr")" | tee -a "$errors" >&2
