@@ -1099,7 +1099,9 @@ static enum MHD_Result serve_standalone(conn *k, struct MHD_Connection *c, hsess
     rd->prime = prime;
     rd->quiet_since = th_now_ms();
     pthread_mutex_lock(&ex->lock);
-    rd->gen = ++ex->gen ? ex->gen : ++ex->gen; /* never 0: 0 marks other readers */
+    if (++ex->gen == 0) /* wrapped: 0 marks the readers of POST answers */
+        ex->gen = 1;
+    rd->gen = ex->gen;
     rd->next = prime || next > ex->base + ex->nevents ? ex->base + ex->nevents : next;
     pthread_cond_broadcast(&ex->cond); /* the reader it replaces ends */
     pthread_mutex_unlock(&ex->lock);
