@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/run.sh: the benchmark suite of `make bench` (issue 11). Runs
-# bench/loadgen against toolhost in both isolation modes and against the
+# bench/loadgen (stdio) and bench/httpgen (HTTP, issue 10) against toolhost
+# in both isolation modes and against the
 # references (the floor program, the official TypeScript SDK server, cMCP's
 # echo server when CMCP_DIR names a built checkout, a bare dlopen loop over
 # generated plugins), takes the median of BENCH_RUNS runs of each, and
@@ -105,13 +106,16 @@ place() { # split|one: set the prefixes of loadgen (lg_pin) and servers (P)
 }
 place split
 
-# record KEY LOADGEN-ARGS...: one run; its key=value line goes to the log.
+# record KEY [--http] LOADGEN-ARGS...: one run (of httpgen with --http); its
+# key=value line goes to the log.
 # A failed toolhost run is an error of `make bench`; a reference's is noted.
 record() {
     key=$1
     shift
+    driver=./loadgen
+    [ "$1" = --http ] && { driver=./httpgen; shift; }
     # shellcheck disable=SC2086
-    if line=$($lg_pin ./loadgen "$@" 2>"$tmp/stderr" | grep '^mode='); then
+    if line=$($lg_pin $driver "$@" 2>"$tmp/stderr" | grep '^mode='); then
         echo "$key $line" >> "$raw"
     else
         echo "run.sh: $key failed: $(head -c 300 "$tmp/stderr")" | tee -a "$errors" >&2
@@ -178,6 +182,45 @@ EOF
     done
 done
 place split
+
+# ---- echo calls over HTTP ----------------------------------------------
+# bench/httpgen: W keep-alive connections, one call in flight on each.
+# Eras: modern (2026-07-28 stateless requests; the SDK 1.x, which has no
+# 2026-07-28, serves stateless 2025-11-25 requests, a server per request as
+# its examples do) and session (one 2025-11-25 Mcp-Session-Id). The floor
+# is libmicrohttpd alone (bench/httpfloor.c).
+http_servers="none process floor sdk"
+http_cmd() { # SERVER ERA
+    case $1 in
+    none | process) echo "$toolhost --http 127.0.0.1:0 --isolation=$1 --plugin-dir $bundled" ;;
+    floor) echo "./httpfloor" ;;
+    sdk) [ -n "$sdk" ] && if [ "$2" = modern ]; then echo "$node $here/node/sdk-http-server.mjs stateless"
+        else echo "$node $here/node/sdk-http-server.mjs session"; fi ;;
+    esac
+}
+http_scenarios="modern-w1:modern:1:$(scale 4000) modern-w32:modern:32:$(scale 8000) \
+session-w1:session:1:$(scale 4000) session-w32:session:32:$(scale 8000)"
+for sc in $http_scenarios; do
+    IFS=: read -r name era w n <<EOF
+$sc
+EOF
+    echo "run.sh: HTTP echo $name (W=$w connections, 8-byte text, $n calls; the SDK a tenth) x $runs"
+    r=0
+    while [ "$r" -lt "$loop_runs" ]; do
+        for s in $http_servers; do
+            cmd=$(http_cmd "$s" "$era")
+            [ -n "$cmd" ] || continue
+            # The SDK serves a few hundred calls/s: fewer calls, same measure.
+            m=$n
+            [ "$s" = sdk ] && m=$((n / 10))
+            flag=--$era
+            [ "$s" = sdk ] && [ "$era" = modern ] && flag=--stateless
+            # shellcheck disable=SC2086
+            record "http-$name-$s" --http $flag -n "$m" -w "$w" --size 8 -- $P $cmd
+        done
+        r=$((r + 1))
+    done
+done
 
 # ---- start-up: generated plugins ---------------------------------------
 counts="10 100 1000"
@@ -271,6 +314,28 @@ EOF
                 row="$row | $(num "$t") ($(med "echo-$name-$s" p50_us) µs)"; fi
         done
         echo "$row |"
+    done
+    echo
+    echo "Echo calls over HTTP (bench/httpgen: W keep-alive connections, one call in flight on each, every" \
+        "response checked; 8-byte texts): calls/s, and p50 latency in µs. modern: 2026-07-28 stateless" \
+        "requests (the TS SDK 1.x has no 2026-07-28: its stateless mode, a server per request as its" \
+        "examples do, with 2025-11-25 requests); session: one 2025-11-25 session. The floor is" \
+        "libmicrohttpd alone, set up as toolhost's transport (\`bench/httpfloor.c\`)."
+    echo
+    echo "| scenario | toolhost \`--isolation=none\` | toolhost process | libmicrohttpd floor | TS SDK 1.x | none / floor | none / SDK |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    for sc in $http_scenarios; do
+        IFS=: read -r name era w n <<EOF
+$sc
+EOF
+        row="| $era, W=$w"
+        for s in $http_servers; do
+            t=$(med "http-$name-$s" calls_per_s)
+            if [ "$t" = "-" ]; then row="$row | not measured"; else
+                row="$row | $(num "$t") ($(med "http-$name-$s" p50_us) µs)"; fi
+        done
+        hn=$(med "http-$name-none" calls_per_s)
+        echo "$row | $(ratio "$hn" "$(med "http-$name-floor" calls_per_s)") | $(ratio "$hn" "$(med "http-$name-sdk" calls_per_s)") |"
     done
     echo
     echo "Start, initialize, full \`tools/list\`, exit, with N generated one-tool plugins" \

@@ -11,6 +11,8 @@
 # NGINX_PID) for `. DIR/scaleout.env`; instance K logs to DIR/iK.log, nginx
 # to DIR/access.log ("upstream status session-id" a line). Environment:
 # TOOLHOST (default: toolhost on PATH), NGINX (default: nginx, /usr/sbin/nginx).
+# Instance K runs with TOOLHOST_INSTANCE=K in its environment, so a wrapper
+# given as TOOLHOST can vary its arguments by instance.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 proxy_conf="$here/../contrib/nginx/toolhost-proxy.conf"
@@ -41,7 +43,7 @@ start() {
     trap 'stop "$dir"' EXIT
     ports="" pids="" k=1
     while [ $k -le "$n" ]; do
-        "$TOOLHOST" --http 127.0.0.1:0 --http-session-prefix="i$k-" "$@" </dev/null >"$dir/i$k.log" 2>&1 &
+        TOOLHOST_INSTANCE=$k "$TOOLHOST" --http 127.0.0.1:0 --http-session-prefix="i$k-" "$@" </dev/null >"$dir/i$k.log" 2>&1 &
         pid=$!
         pids="$pids $pid"
         echo "INSTANCE_PIDS='${pids# }'" >>"$dir/scaleout.env" # so stop works even if start fails later

@@ -184,7 +184,8 @@ static const char usage_text[] =
     "      --auth-jwks-file=FILE    also accept JWTs signed by a key in FILE (a JWKS;\n"
     "                               RS256/384/512, ES256/384/512) whose iss is\n"
     "                               --auth-issuer, aud --http-resource-url (both\n"
-    "                               required), not expired; scopes from \"scope\"\n"
+    "                               required), not expired; scopes from \"scope\";\n"
+    "                               SIGHUP re-reads FILE (key rotation)\n"
     "      --auth-issuer=URL        authorization server named in the metadata\n"
     "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
     "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
@@ -214,7 +215,8 @@ static const char usage_text[] =
     "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
-    "directories (a stop while plugins load at start-up).\n"
+    "directories and re-reads --auth-jwks-file (a stop while plugins load at\n"
+    "start-up).\n"
     "\n"
     "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
     "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
@@ -509,6 +511,7 @@ typedef struct reloader {
     th_mcp *mcp;
     unsigned long long generation;
     th_supervisor *sup;
+    th_auth *auth; /* its JWKS is re-read on SIGHUP (key rotation), or NULL */
 } reloader;
 
 /* A registry's release hook: its supervisor goes after its proxy tools. */
@@ -522,6 +525,13 @@ static void release_supervisor(void *sup)
 static void rescan(void *ctx, const char *why)
 {
     reloader *r = ctx;
+    if (r->auth && strcmp(why, "SIGHUP") == 0) {
+        char err[512];
+        if (th_auth_reload_jwks(r->auth, err, sizeof err))
+            th_log(TH_LOG_INFO, "reload: --auth-jwks-file re-read");
+        else
+            th_log(TH_LOG_ERROR, "reload: --auth-jwks-file: %s; the keys loaded before stay in use", err);
+    }
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp);
     th_supervisor *sup = NULL;
@@ -1154,6 +1164,7 @@ int main(int argc, char **argv)
                                     .cache_path = use_cache ? cache_path : NULL, .naming = naming};
     reload.opts.load.scanned = false;
     reload.mcp = mcp;
+    reload.auth = auth;
     if (!http_on || http) {
         th_err werr;
         th_watch_opts wopts = {.dirs = (const char *const *)dirs, .ndirs = ndirs, .inotify = watch,

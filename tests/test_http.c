@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -567,13 +569,167 @@ START_TEST(sse_polling_resumes_with_last_event_id)
     r = request(port, "GET", get, NULL);
     ck_assert_int_eq(r.status, 404);
     hres_free(&r);
-    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n", sid);
-    r = request(port, "GET", get, NULL);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* ---- the standalone GET stream -------------------------------------------------- */
+
+#define FLIP_V1 TEST_BUILDDIR "/reloadplugins/v1/.libs/flip.so"
+#define SLOW_SO TEST_BUILDDIR "/mcpplugins/.libs/slow.so"
+
+/* Read FD into BUF (length *LEN) until NEEDLE appears after OFFSET; false
+ * on timeout or end of stream. */
+static bool read_until(int fd, char *buf, size_t size, size_t *len, size_t offset, const char *needle)
+{
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    while (*len < offset || !strstr(buf + offset, needle)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        long long left = until - mh_now_ms();
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || *len + 1 >= size)
+            return false;
+        ssize_t n = read(fd, buf + *len, size - *len - 1);
+        if (n <= 0)
+            return false;
+        *len += (size_t)n;
+        buf[*len] = '\0';
+    }
+    return true;
+}
+
+/* Copy FROM to DIR/flip.so under a temporary name, then rename it in. */
+static void install_flip(const char *from, const char *dir)
+{
+    char tmp[512], to[512], data[65536];
+    snprintf(tmp, sizeof tmp, "%s/.flip.tmp", dir);
+    snprintf(to, sizeof to, "%s/flip.so", dir);
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    ck_assert_msg(in >= 0 && out >= 0, "cannot copy %s to %s", from, tmp);
+    ssize_t n;
+    while ((n = read(in, data, sizeof data)) > 0)
+        ck_assert(write(out, data, (size_t)n) == n);
+    close(in);
+    ck_assert(close(out) == 0);
+    ck_assert(rename(tmp, to) == 0);
+}
+
+/* Open the session's standalone stream with GET (LAST: Last-Event-ID, or
+ * NULL); checks the 200 and text/event-stream. BUF gets what was read. */
+static int open_get_stream(int port, const char *sid, const char *last, char *buf, size_t size, size_t *len)
+{
+    char hdrs[512];
+    snprintf(hdrs, sizeof hdrs, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n%s%s%s", sid,
+             last ? "Last-Event-ID: " : "", last ? last : "", last ? "\r\n" : "");
+    int fd = send_request(port, "GET", "/mcp", hdrs, NULL);
+    *len = 0;
+    buf[0] = '\0';
+    ck_assert_msg(read_until(fd, buf, size, len, 0, "\r\n\r\n"), "no response head: '%s'", buf);
+    ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf, "text/event-stream"), "GET: %s", buf);
+    return fd;
+}
+
+/*
+** A legacy session's GET stream: a client with no request in flight hears
+** notifications/tools/list_changed after a reload (SIGHUP); calls are still
+** answered on their POSTs; a client that reconnects with Last-Event-ID gets
+** what it missed; DELETE of the session ends the stream.
+*/
+START_TEST(standalone_stream_carries_list_changed)
+{
+    char *dir = mh_private_dir(SLOW_SO, NULL);
+    mh_proc *p = mh_spawn("--http", "127.0.0.1:0", "--plugin-dir", dir, isolation[_i], NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *sid = open_session(port);
+    static char buf[65536];
+    size_t len;
+    int fd = open_get_stream(port, sid, NULL, buf, sizeof buf, &len);
+    size_t head = (size_t)(strstr(buf, "\r\n\r\n") - buf) + 4;
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, head, "\n\n"), "no priming event: %s", buf);
+    unsigned long long stream;
+    ck_assert_msg(sscanf(strstr(buf + head, "id: "), "id: %llu-0", &stream) == 1, "priming event: %s", buf + head);
+
+    /* Nothing in flight; a reload adds a tool. */
+    install_flip(FLIP_V1, dir);
+    mh_kill(p, SIGHUP);
+    char want[128];
+    snprintf(want, sizeof want, "id: %llu-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"", stream);
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, head, want), "no list_changed on the GET stream: %s", buf + head);
+
+    /* A call is answered on its own POST, not on the GET stream. */
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"flip\"}}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "flip v1"), "call: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    close(fd);
+    ck_assert_msg(!strstr(buf + head, "\"id\":5"), "a response on the GET stream: %s", buf + head);
+
+    /* Missed while disconnected, delivered on resumption. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dir);
+    ck_assert(unlink(path) == 0);
+    mh_kill(p, SIGHUP);
+    /* The removal is told once the rescan ran: wait for tools/list to agree. */
+    for (int i = 0; i < 100; i++) {
+        r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}");
+        bool gone = r.status == 200 && !strstr(r.body, "\"flip\"");
+        hres_free(&r);
+        if (gone)
+            break;
+        usleep(50 * 1000);
+    }
+    char last[64];
+    snprintf(last, sizeof last, "%llu-1", stream);
+    fd = open_get_stream(port, sid, last, buf, sizeof buf, &len);
+    snprintf(want, sizeof want, "id: %llu-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"", stream);
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, 0, want), "not resumed after %s: %s", last, buf);
+    snprintf(want, sizeof want, "id: %llu-1\n", stream);
+    ck_assert_msg(!strstr(buf, want), "event 1 sent again: %s", buf);
+
+    /* The session ends: so does its stream (the server closes it). */
+    r = request(port, "DELETE", hdrs, NULL);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+    ck_assert_msg(!read_until(fd, buf, sizeof buf, &len, 0, "never sent"), "%s", buf);
+    ck_assert_msg(strstr(buf, "\r\n0\r\n\r\n"), "the stream did not end with its last chunk: %s", buf);
+    close(fd);
+
+    /* An unknown session has no stream; neither has a modern client. */
+    r = request(port, "GET", "Accept: text/event-stream\r\nMcp-Session-Id: nosuch\r\n", NULL);
+    ck_assert_int_eq(r.status, 404);
+    hres_free(&r);
+    r = request(port, "GET", "Accept: text/event-stream\r\n" MODERN_HEADERS, NULL);
     ck_assert_int_eq(r.status, 405);
     hres_free(&r);
     free(sid);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A GET stream left open does not hold up shutdown. */
+START_TEST(standalone_stream_does_not_delay_shutdown)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--shutdown-grace-ms=60000", NULL, NULL);
+    char *sid = open_session(port);
+    static char buf[8192];
+    size_t len;
+    int fd = open_get_stream(port, sid, NULL, buf, sizeof buf, &len);
+    /* The grace period is longer than the test waits. */
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    close(fd);
+    free(sid);
     mh_free(p);
 }
 END_TEST
@@ -1008,6 +1164,65 @@ END_TEST
 
 /* --http-session-prefix starts every session id (a load balancer routes by
  * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
+/* The status of an initialize with a bearer TOKEN. */
+static int init_status(int port, const char *token)
+{
+    char hdr[1024];
+    snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", token);
+    hres r = init_with(port, hdr);
+    int status = r.status;
+    hres_free(&r);
+    return status;
+}
+
+/* Key rotation: SIGHUP re-reads --auth-jwks-file; the new key set replaces
+ * the old one whole, and a file that does not load leaves it in use. */
+START_TEST(jwks_reread_on_sighup)
+{
+    tk_key k1 = tk_key_new("k1", "ES256"), k2 = tk_key_new("k2", "RS256");
+    char *jwks = tk_jwks_file(&k1, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                          "--http-resource-url=https://mcp.example/mcp", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *by1 = jwt_for(&k1, "https://mcp.example/mcp", 300, NULL), *by2 = jwt_for(&k2, "https://mcp.example/mcp", 300, NULL);
+    ck_assert_int_eq(init_status(port, by1), 200);
+    ck_assert_int_eq(init_status(port, by2), 401);
+
+    /* Rotated: k2 replaces k1 (written aside, renamed over the file). */
+    char *next = tk_jwks_file(&k2, 1);
+    ck_assert(rename(next, jwks) == 0);
+    free(next);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "--auth-jwks-file re-read", MH_TIMEOUT_MS), "no re-read logged");
+    ck_assert_int_eq(init_status(port, by2), 200);
+    ck_assert_int_eq(init_status(port, by1), 401);
+
+    /* A file that does not load: logged, and k2 stays. */
+    FILE *f = fopen(jwks, "w");
+    ck_assert(f && fputs("{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\"}]}", f) >= 0 && fclose(f) == 0);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "the keys loaded before stay in use", MH_TIMEOUT_MS), "no refusal logged");
+    err = mh_stderr(p);
+    ck_assert_msg(strstr(err, jwks), "the refusal names the file: %s", err);
+    free(err);
+    ck_assert_int_eq(init_status(port, by2), 200);
+    ck_assert_int_eq(init_status(port, by1), 401);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(by1);
+    free(by2);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k1);
+    tk_key_free(&k2);
+}
+END_TEST
+
 START_TEST(session_prefix)
 {
     int port;
@@ -1093,6 +1308,8 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
+    tcase_add_loop_test(tc, standalone_stream_carries_list_changed, 0, 2);
+    tcase_add_test(tc, standalone_stream_does_not_delay_shutdown);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
     tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, request_time_limit);
@@ -1107,6 +1324,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, tool_scope_checked_at_call);
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
+    tcase_add_test(tc, jwks_reread_on_sighup);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,8 @@
 /*
 ** Bearer token checks: against a token file (tokens compared as SHA-256
 ** hashes in constant time, so the file may hold hashes instead of tokens),
-** and/or as JWTs against a JWKS file (transport/jwt.c does the checking).
+** and/or as JWTs against a JWKS file (transport/jwt.c does the checking),
+** whose key set th_auth_reload_jwks swaps for the file's current one.
 */
 #include "base/log.h"
 #include "base/util.h"
@@ -9,6 +10,7 @@
 #include "transport/jwt.h"
 
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,9 @@ struct th_auth {
     entry *v;
     size_t n;
     char *all_scopes; /* union, space-separated */
-    th_jwks *jwks;    /* JWT keys, or NULL: no JWTs */
+    th_jwks *jwks;    /* JWT keys, or NULL: no JWTs; replaced under jwks_lock */
+    char *jwks_path;  /* where they came from (for th_auth_reload_jwks) */
+    pthread_rwlock_t jwks_lock; /* initialised with jwks_path: checks read, a reload writes */
     char *issuer, *audience;
 };
 
@@ -158,16 +162,34 @@ bool th_auth_add_jwks(th_auth **ap, const char *path, const char *issuer, const 
     }
     if (!(a->jwks = th_jwks_load(path, err, errlen)))
         goto fail;
-    if (!(a->issuer = strdup(issuer)) || !(a->audience = strdup(audience))) {
+    if (!(a->issuer = strdup(issuer)) || !(a->audience = strdup(audience)) || !(a->jwks_path = strdup(path))) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
     }
+    pthread_rwlock_init(&a->jwks_lock, NULL);
     *ap = a;
     return true;
 fail:
     if (!*ap)
         th_auth_free(a);
     return false;
+}
+
+bool th_auth_reload_jwks(th_auth *a, char *err, size_t errlen)
+{
+    if (!a || !a->jwks_path)
+        return true;
+    /* Loaded whole before the swap: a bad file changes nothing, and no
+     * check ever sees half a key set. */
+    th_jwks *fresh = th_jwks_load(a->jwks_path, err, errlen);
+    if (!fresh)
+        return false;
+    pthread_rwlock_wrlock(&a->jwks_lock);
+    th_jwks *old = a->jwks;
+    a->jwks = fresh;
+    pthread_rwlock_unlock(&a->jwks_lock);
+    th_jwks_free(old); /* no check holds it: they hold the read lock while they use it */
+    return true;
 }
 
 bool th_auth_note_scopes(th_auth *a, const char *scopes)
@@ -192,9 +214,14 @@ th_auth_result th_auth_check(const th_auth *a, const char *authorization, const 
         if (CRYPTO_memcmp(h, a->v[i].hash, sizeof h) == 0)
             hit = &a->v[i];
     if (!hit && a->jwks) {
-        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
+        /* The lock is the key set's, not the rest of A's: const stays true
+         * of everything a check reads. */
+        pthread_rwlock_t *lock = (pthread_rwlock_t *)&a->jwks_lock;
         char why[160];
+        pthread_rwlock_rdlock(lock);
+        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
         th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), why, sizeof why);
+        pthread_rwlock_unlock(lock);
         if (r == TH_JWT_INVALID)
             th_log(TH_LOG_DEBUG, "bearer JWT refused: %s", why);
         return r == TH_JWT_OK ? TH_AUTH_OK : r == TH_JWT_SCOPE ? TH_AUTH_SCOPE : TH_AUTH_INVALID;
@@ -220,6 +247,9 @@ void th_auth_free(th_auth *a)
     free(a->v);
     free(a->all_scopes);
     th_jwks_free(a->jwks);
+    if (a->jwks_path)
+        pthread_rwlock_destroy(&a->jwks_lock);
+    free(a->jwks_path);
     free(a->issuer);
     free(a->audience);
     free(a);

@@ -31,6 +31,12 @@ th_auth *th_auth_load(const char *path, char *err, size_t errlen);
 bool th_auth_add_jwks(th_auth **a, const char *path, const char *issuer, const char *audience, char *err,
                       size_t errlen);
 
+/* Re-reads the JWKS file th_auth_add_jwks loaded (key rotation, on SIGHUP)
+** and swaps the new key set in at once: a check uses the old set or the new,
+** never a mix. False with ERR naming the file and field when it cannot be
+** loaded; the keys in use then stay. True when A has no JWKS. */
+bool th_auth_reload_jwks(th_auth *a, char *err, size_t errlen);
+
 /* Adds the space-separated SCOPES to those th_auth_scopes names (a JWKS has
 ** no scope list of its own: the required scopes are what clients may ask). */
 bool th_auth_note_scopes(th_auth *a, const char *scopes);

@@ -43,6 +43,13 @@
 #define BATCH_KEY "\x01" "batch"
 /* How often a waiting thread looks at the stop flag. */
 #define POLL_MS 200
+/* A standalone GET stream writes an SSE comment after this long without an
+ * event, so a client that went away is noticed (the write fails) and its
+ * connection thread ends. */
+#define KEEPALIVE_MS 10000
+/* Events a standalone stream keeps for Last-Event-ID resumption; past
+ * that the oldest half is forgotten. */
+#define STANDALONE_KEEP 256
 
 /* Legacy revisions a session may name in MCP-Protocol-Version. */
 static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
@@ -70,6 +77,10 @@ typedef struct exchange {
     atomic_bool *abort;   /* the transport's hard-stop flag */
     unsigned long long stream; /* SSE event ids are "STREAM-N" */
     bool resumable;       /* in its session's stream list (GET Last-Event-ID) */
+    size_t base;          /* events forgotten before events[0] (standalone only) */
+    size_t keep;          /* forget the oldest past this many (0: keep all) */
+    unsigned gen;         /* standalone: the newest GET reading it */
+    bool closed;          /* standalone: its session ended */
     struct exchange *next; /* in its session's routing list */
     struct exchange *next_stream; /* in its session's stream list */
 } exchange;
@@ -138,6 +149,16 @@ static void exchange_push(exchange *ex, json_object *msg, bool final)
             ex->cap = cap;
         }
     }
+    if (copy && ex->keep && ex->nevents >= ex->keep) {
+        /* A standalone stream lives as long as its session: a client that
+         * resumes this late has lost the oldest half. */
+        size_t drop = ex->nevents / 2;
+        for (size_t i = 0; i < drop; i++)
+            free(ex->events[i].text);
+        memmove(ex->events, ex->events + drop, (ex->nevents - drop) * sizeof *ex->events);
+        ex->nevents -= drop;
+        ex->base += drop;
+    }
     if (copy && ex->nevents < ex->cap) {
         memcpy(copy, text, len + 1);
         ex->events[ex->nevents++] = (event){.text = copy, .len = len, .final = final};
@@ -169,6 +190,7 @@ typedef struct hsess {
     pthread_mutex_t handle_lock; /* one message into ms at a time, like a reader */
     exchange *exchanges;         /* POSTs of this session waiting for answers */
     exchange *streams;           /* SSE answers a client may resume (a reference each) */
+    exchange *standalone;        /* the GET stream's messages, once a GET opened it; a reference */
     int refs;                    /* under th_http.lock */
     long long last_used;         /* th_now_ms of its last request; under th_http.lock */
     struct hsess *next;
@@ -192,9 +214,32 @@ struct th_http {
  * sent synchronously, from this thread, and belongs to it. */
 static _Thread_local exchange *handling;
 
+/* Notifications about the server rather than about a request: they go on
+ * the session's standalone GET stream when a client opened one. */
+static const char *const unbound_methods[] = {
+    "notifications/tools/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+    "notifications/prompts/list_changed",
+};
+
+static bool unbound(json_object *msg)
+{
+    json_object *m, *id;
+    if (!json_object_is_type(msg, json_type_object) || th_rpc_member(msg, "id", &id) ||
+        !th_rpc_member(msg, "method", &m) || !json_object_is_type(m, json_type_string))
+        return false;
+    for (size_t i = 0; i < sizeof unbound_methods / sizeof *unbound_methods; i++)
+        if (strcmp(json_object_get_string(m), unbound_methods[i]) == 0)
+            return true;
+    return false;
+}
+
 /* Route what a legacy session sends: a response to the POST that carries
- * its id, a progress notification to the POST with its token, anything
- * else (a log message) to the newest POST of the session still waiting. */
+ * its id, a progress notification to the POST with its token, a
+ * notification about the server (unbound()) to the standalone GET stream,
+ * anything else (a log message) to the newest POST of the session still
+ * waiting, or to the GET stream when none is. */
 static void sess_send(void *ctx, json_object *msg)
 {
     hsess *s = ctx;
@@ -212,7 +257,8 @@ static void sess_send(void *ctx, json_object *msg)
 
     pthread_mutex_lock(&s->lock);
     exchange *to = NULL, **pp;
-    for (pp = &s->exchanges; *pp; pp = &(*pp)->next) {
+    bool to_standalone = !final && !origin && s->standalone && unbound(msg);
+    for (pp = &s->exchanges; !to_standalone && *pp; pp = &(*pp)->next) {
         exchange *ex = *pp;
         if (final    ? want && ex->key && strcmp(ex->key, want) == 0
             : origin ? ex->key && strcmp(ex->key, origin) == 0
@@ -229,6 +275,8 @@ static void sess_send(void *ctx, json_object *msg)
     }
     if (to && final)
         *pp = to->next; /* answered: the id may be reused from now on */
+    if (!to && !final && !origin)
+        to = s->standalone;
     if (to)
         exchange_ref(to);
     pthread_mutex_unlock(&s->lock);
@@ -336,6 +384,14 @@ static void sess_unref(th_http *h, hsess *s)
     for (exchange *ex = s->streams, *n; ex; ex = n) {
         n = ex->next_stream;
         exchange_unref(ex);
+    }
+    if (s->standalone) {
+        /* Its GET reader, if any, ends now. */
+        pthread_mutex_lock(&s->standalone->lock);
+        s->standalone->closed = true;
+        pthread_cond_broadcast(&s->standalone->cond);
+        pthread_mutex_unlock(&s->standalone->lock);
+        exchange_unref(s->standalone);
     }
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->handle_lock);
@@ -852,6 +908,8 @@ typedef struct reader {
     size_t next;         /* index of the next event to write */
     bool prime;          /* write the priming event (id, retry, no data) first */
     long long until;     /* polling: end the response then (0: never) */
+    unsigned gen;        /* a standalone stream's reader: EX->gen when it began (0: not one) */
+    long long quiet_since; /* standalone: when it last wrote */
     th_buf out;          /* the event being written */
     size_t out_off;
 } reader;
@@ -884,21 +942,30 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     pthread_mutex_lock(&ex->lock);
     while (!rd->out.data) {
         bool ok = true;
+        if (rd->next < ex->base)
+            rd->next = ex->base; /* a standalone stream forgot those */
         if (rd->prime) {
-            ok = th_buf_printf(&rd->out, "id: %llu-0\nretry: %lld\ndata: \n\n", ex->stream,
-                               rd->h->opts.retry_ms);
+            ok = rd->h->opts.retry_ms > 0
+                     ? th_buf_printf(&rd->out, "id: %llu-%zu\nretry: %lld\ndata: \n\n", ex->stream, rd->next,
+                                     rd->h->opts.retry_ms)
+                     : th_buf_printf(&rd->out, "id: %llu-%zu\ndata: \n\n", ex->stream, rd->next);
             rd->prime = false;
-        } else if (rd->next < ex->nevents) {
-            event *e = &ex->events[rd->next++];
+        } else if (rd->next < ex->base + ex->nevents) {
+            event *e = &ex->events[rd->next++ - ex->base];
             ok = th_buf_printf(&rd->out, "id: %llu-%zu\ndata: %s\n\n", ex->stream, rd->next, e->text);
             if (e->final)
                 ex->delivered = true;
-        } else if ((rd->next > 0 && ex->events[rd->next - 1].final) || (rd->until && th_now_ms() >= rd->until)) {
+        } else if ((rd->next > ex->base && ex->events[rd->next - 1 - ex->base].final) ||
+                   (rd->until && th_now_ms() >= rd->until) || (rd->gen && (ex->closed || rd->gen != ex->gen))) {
+            /* Answered, polled long enough, or a standalone stream whose
+             * session ended or that a newer GET took over. */
             pthread_mutex_unlock(&ex->lock);
             return MHD_CONTENT_READER_END_OF_STREAM;
         } else if (atomic_load(ex->abort)) {
             pthread_mutex_unlock(&ex->lock);
             return MHD_CONTENT_READER_END_WITH_ERROR;
+        } else if (rd->gen && th_now_ms() - rd->quiet_since >= KEEPALIVE_MS) {
+            ok = th_buf_printf(&rd->out, ": keepalive\n\n");
         } else {
             long long wake = th_now_ms() + POLL_MS;
             th_cond_wait_until(&ex->cond, &ex->lock, rd->until && rd->until < wake ? rd->until : wake);
@@ -909,6 +976,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         }
     }
     pthread_mutex_unlock(&ex->lock);
+    rd->quiet_since = th_now_ms();
     size_t n = rd->out.len - rd->out_off < max ? rd->out.len - rd->out_off : max;
     memcpy(buf, rd->out.data + rd->out_off, n);
     rd->out_off += n;
@@ -994,27 +1062,102 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
     return start_sse(h, c, ex, poll ? k->sess : NULL, 0, poll, silent ? 0 : h->opts.retry_ms, sid);
 }
 
-/* GET with Last-Event-ID "STREAM-N": resume that SSE answer of the session
- * after event N. A GET without it would open a stream for messages not tied
- * to a request, which this server never sends: 405. */
+/* The request no longer counts as in flight: a standalone stream may stay
+ * open for hours, and shutdown must not wait for it. */
+static void uncount(conn *k)
+{
+    if (!k->counted)
+        return;
+    k->counted = false;
+    pthread_mutex_lock(&k->h->lock);
+    if (--k->h->active == 0)
+        pthread_cond_broadcast(&k->h->idle);
+    pthread_mutex_unlock(&k->h->lock);
+}
+
+/* Serve session S's standalone stream from event NEXT on (PRIME: a fresh
+ * GET, from the newest event, after a priming event). A newer GET takes the
+ * stream over; the session ending closes it. */
+static enum MHD_Result serve_standalone(conn *k, struct MHD_Connection *c, hsess *s, size_t next, bool prime)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->standalone && (s->standalone = exchange_new(&k->h->abort, true)))
+        s->standalone->keep = STANDALONE_KEEP;
+    exchange *ex = s->standalone;
+    if (ex)
+        exchange_ref(ex);
+    pthread_mutex_unlock(&s->lock);
+    if (!ex)
+        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    reader *rd = calloc(1, sizeof *rd);
+    if (!rd) {
+        exchange_unref(ex);
+        return MHD_NO;
+    }
+    rd->h = k->h;
+    rd->ex = ex; /* the reference taken above */
+    rd->prime = prime;
+    rd->quiet_since = th_now_ms();
+    pthread_mutex_lock(&ex->lock);
+    if (++ex->gen == 0) /* wrapped: 0 marks the readers of POST answers */
+        ex->gen = 1;
+    rd->gen = ex->gen;
+    rd->next = prime || next > ex->base + ex->nevents ? ex->base + ex->nevents : next;
+    pthread_cond_broadcast(&ex->cond); /* the reader it replaces ends */
+    pthread_mutex_unlock(&ex->lock);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, reader_free);
+    if (!r) {
+        reader_free(rd);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    /* The stream holds no session reference, so DELETE (or eviction) ends
+     * the session, and with it the stream. */
+    sess_unref(k->h, k->sess);
+    k->sess = NULL;
+    uncount(k);
+    return ret;
+}
+
+/* GET on the endpoint, for a legacy session only (a modern request has no
+ * session to listen to: 405). Without Last-Event-ID it opens the session's
+ * standalone stream (messages not tied to a request: list_changed after a
+ * reload). With Last-Event-ID "STREAM-N" it resumes that stream, or an SSE
+ * answer of a POST (polling), after event N. */
 static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
 {
-    char sidb[128], lastb[64];
+    char sidb[128], lastb[64], accb[256];
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     const char *last = header(c, "Last-Event-ID", lastb, sizeof lastb);
     unsigned long long stream;
     size_t n;
-    if (!last || k->h->opts.retry_ms <= 0)
+    if (!sid && !last)
         return send_rpc_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, TH_RPC_INVALID_REQUEST,
-                              "Method Not Allowed: this server offers no standalone SSE stream", "GET, POST, DELETE");
+                              "Method Not Allowed: a standalone SSE stream is offered to a session (Mcp-Session-Id) "
+                              "only",
+                              "GET, POST, DELETE");
     if (!sid)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
-    if (sscanf(last, "%llu-%zu", &stream, &n) != 2)
+    const char *acc = header(c, MHD_HTTP_HEADER_ACCEPT, accb, sizeof accb);
+    if (!acc || !accepts(acc, "text/event-stream"))
+        return send_rpc_error(c, MHD_HTTP_NOT_ACCEPTABLE, NULL, TH_RPC_INVALID_REQUEST,
+                              "Not Acceptable: a GET must accept text/event-stream", NULL);
+    if (last && sscanf(last, "%llu-%zu", &stream, &n) != 2)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Last-Event-ID is not one of ours",
                               NULL);
     if (!(k->sess = sess_find(k->h, sid)))
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
-    exchange *ex = sess_find_stream(k->sess, stream);
+    if (!last)
+        return serve_standalone(k, c, k->sess, 0, true);
+    pthread_mutex_lock(&k->sess->lock);
+    bool own = k->sess->standalone && k->sess->standalone->stream == stream;
+    pthread_mutex_unlock(&k->sess->lock);
+    if (own)
+        return serve_standalone(k, c, k->sess, n, false);
+    exchange *ex = k->h->opts.retry_ms > 0 ? sess_find_stream(k->sess, stream) : NULL;
     if (!ex)
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
                               "Not Found: that stream has ended or never was", NULL);

@@ -4,16 +4,30 @@
 # modern requests go round-robin and succeed on every instance; legacy
 # sessions stay on the instance that opened them. The "pid" tool
 # (tests/hostile/limits.c) says which process served a call. Each case is a
-# function named in CASES: an MRTR retry case (any instance verifying
-# another's requestState, given one --state-key-file) goes in the same way.
+# function named in CASES. A 2026-07-28 multi round-trip call
+# (tests/conformance/input_required_tools.c) is retried on another instance
+# than the one that asked: it completes when the instances share a
+# --state-key-file, and is refused (-32602) when each has its own.
 set -u
 : "${TOOLHOST:?}" "${HOSTILE:?}" "${TOP_SRCDIR:?}"
 fail() { echo "FAIL: $*"; [ -n "${dir:-}" ] && for f in "$dir"/run/*.log; do echo "== $f"; cat "$f"; done; exit 1; }
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/toolhost-scaleout-XXXXXX")
 trap 'sh "$TOP_SRCDIR/scripts/nginx-scaleout.sh" stop "$dir/run"; rm -rf "$dir"' EXIT
+CONFORMANCE=${CONFORMANCE:-$HOSTILE/../../conformance/.libs}
 mkdir "$dir/plugins"
-cp "$HOSTILE/limits.so" "$dir/plugins/"
+cp "$HOSTILE/limits.so" "$CONFORMANCE/input_required_tools.so" "$dir/plugins/"
+# One key for all instances, and one each for the case that must fail.
+for k in shared 1 2 3; do
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/key-$k"
+done
+# A TOOLHOST that gives instance K (scripts/nginx-scaleout.sh sets
+# TOOLHOST_INSTANCE) a key of its own.
+cat >"$dir/own-key.sh" <<WRAP
+#!/bin/sh
+exec "$TOOLHOST" --state-key-file="$dir/key-\$TOOLHOST_INSTANCE" "\$@"
+WRAP
+chmod +x "$dir/own-key.sh"
 
 # request METHOD BODY [HEADER...]: the status in $status, body in $dir/body,
 # headers in $dir/headers.
@@ -61,6 +75,64 @@ case_modern_round_robin() {
     echo "ok: $iso: 9 modern calls served by instances$seen"
 }
 
+# The upstream address of nginx's last logged request.
+last_upstream() {
+    tail -n 1 "$dir/run/access.log" | cut -d' ' -f1
+}
+
+MRTR_TOOL=test_input_required_result_elicitation
+MRTR_HEADERS="-H MCP-Protocol-Version:2026-07-28 -H Mcp-Method:tools/call -H Mcp-Name:$MRTR_TOOL"
+MRTR_META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}'
+
+# Ask (input_required) through nginx; the requestState in $state, the
+# instance that asked in $asked_by.
+mrtr_ask() {
+    # nginx writes its log line after the response: wait for it.
+    before=$(wc -l <"$dir/run/access.log")
+    request POST '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"'$MRTR_TOOL'","arguments":{},'"$MRTR_META"'}}' $MRTR_HEADERS
+    [ "$status" = 200 ] || fail "$1: MRTR ask: HTTP $status $(cat "$dir/body")"
+    grep -q '"resultType":"input_required"' "$dir/body" || fail "$1: no input_required: $(cat "$dir/body")"
+    state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$dir/body")
+    [ -n "$state" ] || fail "$1: no requestState: $(cat "$dir/body")"
+    wait_log_line "$before"
+    asked_by=$(last_upstream)
+}
+
+# Retry with the answer and $state; the instance that answered in $retried_by.
+mrtr_retry() {
+    before=$(wc -l <"$dir/run/access.log")
+    request POST '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"'$MRTR_TOOL'","arguments":{},"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"'"$state"'",'"$MRTR_META"'}}' $MRTR_HEADERS
+    wait_log_line "$before"
+    retried_by=$(last_upstream)
+}
+
+wait_log_line() {
+    i=0
+    while [ "$(wc -l <"$dir/run/access.log")" -le "$1" ] && [ $i -lt 50 ]; do
+        i=$((i + 1))
+        sleep 0.1
+    done
+}
+
+case_mrtr_retry_on_another_instance() {
+    mrtr_ask "$iso"
+    mrtr_retry
+    [ "$retried_by" != "$asked_by" ] || fail "$iso: the MRTR retry went to $asked_by again (want another instance)"
+    [ "$status" = 200 ] || fail "$iso: MRTR retry on $retried_by: HTTP $status $(cat "$dir/body")"
+    grep -q '"text":"Hello, Ada!"' "$dir/body" || fail "$iso: MRTR retry on $retried_by: $(cat "$dir/body")"
+    echo "ok: $iso: input_required from $asked_by, completed by $retried_by (one --state-key-file)"
+}
+
+# Each instance its own key: another instance cannot verify the state.
+mrtr_refused_with_own_keys() {
+    mrtr_ask "own keys"
+    mrtr_retry
+    [ "$retried_by" != "$asked_by" ] || fail "own keys: the MRTR retry went to $asked_by again"
+    [ "$status" = 400 ] || fail "own keys: a foreign requestState got HTTP $status $(cat "$dir/body")"
+    grep -q '"code":-32602' "$dir/body" || fail "own keys: want -32602: $(cat "$dir/body")"
+    echo "ok: own keys: requestState from $asked_by refused by $retried_by (-32602)"
+}
+
 case_legacy_sessions_pinned() {
     homes=""
     for s in 1 2 3; do
@@ -96,11 +168,11 @@ case_legacy_sessions_pinned() {
     echo "ok: $iso: 3 legacy sessions, each pinned to its instance:$homes"
 }
 
-CASES="case_modern_round_robin case_legacy_sessions_pinned"
+CASES="case_modern_round_robin case_legacy_sessions_pinned case_mrtr_retry_on_another_instance"
 
 for iso in none process; do
     TOOLHOST="$TOOLHOST" sh "$TOP_SRCDIR/scripts/nginx-scaleout.sh" start "$dir/run" 3 --isolation=$iso \
-        --plugin-dir "$dir/plugins" || fail "$iso: could not start nginx and three instances"
+        --plugin-dir "$dir/plugins" --state-key-file="$dir/key-shared" || fail "$iso: could not start nginx and three instances"
     . "$dir/run/scaleout.env"
     for c in $CASES; do
         $c
@@ -112,4 +184,9 @@ for iso in none process; do
     sh "$TOP_SRCDIR/scripts/nginx-scaleout.sh" stop "$dir/run"
     rm -rf "$dir/run"
 done
+TOOLHOST="$dir/own-key.sh" sh "$TOP_SRCDIR/scripts/nginx-scaleout.sh" start "$dir/run" 3 --isolation=none \
+    --plugin-dir "$dir/plugins" || fail "own keys: could not start nginx and three instances"
+. "$dir/run/scaleout.env"
+mrtr_refused_with_own_keys
+sh "$TOP_SRCDIR/scripts/nginx-scaleout.sh" stop "$dir/run"
 echo "PASS: nginx scale-out"
