@@ -309,6 +309,93 @@ START_TEST(a_removed_plugin_is_withdrawn)
 }
 END_TEST
 
+/* The pid of the child process of PID that has a file ending in NAME mapped
+ * (its plugin), other than NOT; 0 when there is none. */
+static long worker_of(long pid, const char *name, long not)
+{
+    char path[512], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    ck_assert_msg(d, "cannot read %s", path);
+    long found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%s/children", pid, de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        for (char *save = NULL, *t = strtok_r(buf, " \n", &save); !found && t; t = strtok_r(NULL, " \n", &save)) {
+            long child = strtol(t, NULL, 10);
+            char maps[64], line[1024];
+            snprintf(maps, sizeof maps, "/proc/%ld/maps", child);
+            FILE *m = child != not ? fopen(maps, "r") : NULL;
+            while (m && !found && fgets(line, sizeof line, m)) {
+                size_t len = strcspn(line, "\n");
+                line[len] = '\0';
+                found = len >= strlen(name) && strcmp(line + len - strlen(name), name) == 0 ? child : 0;
+            }
+            if (m)
+                fclose(m);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static const char *call_slow(mh_proc *p, int id)
+{
+    static char text[128];
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                               "\"arguments\":{\"ms\":0}}}", id);
+    const char *t = mh_str(o, "result content 0 text");
+    snprintf(text, sizeof text, "%s", t ? t : mh_json(o));
+    json_object_put(o);
+    return text;
+}
+
+/*
+** Process mode: a reload that replaces flip.so leaves slow.so's file as it
+** was, so slow's worker carries over to the new registry (same pid, warm)
+** while flip gets a fresh worker and the old one exits.
+*/
+START_TEST(an_unchanged_plugins_worker_carries_over_a_reload)
+{
+    char *dir = mh_private_dir(SLOW_SO, FLIP_V1, NULL);
+    mh_proc *p = start(dir, 0, true);
+    open_both(p);
+    ck_assert_msg(strstr(call_slow(p, 1), "slept"), "%s", call_slow(p, 1));
+    ck_assert_str_eq(call_flip(p, 2, 0), "flip v1");
+    long slow_pid = worker_of(mh_pid(p), "/slow.so", 0), flip_pid = worker_of(mh_pid(p), "/flip.so", 0);
+    ck_assert(slow_pid > 0 && flip_pid > 0 && slow_pid != flip_pid);
+
+    install(FLIP_V2, dir);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_flip(p, 3, 0), "flip v2");
+    ck_assert_msg(strstr(call_slow(p, 4), "slept"), "slow failed after the reload");
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", 0), slow_pid);
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", slow_pid), 0); /* and no second one */
+    long new_flip = worker_of(mh_pid(p), "/flip.so", flip_pid);
+    ck_assert_msg(new_flip > 0 && new_flip != flip_pid, "flip v2 runs in %ld, v1 ran in %ld", new_flip, flip_pid);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "/slow.so: unchanged; its worker"), "%s", err);
+    free(err);
+
+    /* A second reload (flip removed) carries it over again. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dir);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_msg(strstr(call_slow(p, 5), "slept"), "slow failed after the second reload");
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", 0), slow_pid);
+    done(p, dir);
+}
+END_TEST
+
 /* Without --watch, a file copied in place is loaded on SIGHUP. */
 START_TEST(sighup_rescans_without_watch)
 {
@@ -554,6 +641,7 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, a_refused_replacement_keeps_the_previous_version_serving, 0, 2);
     tcase_add_loop_test(tc, a_removed_plugin_is_withdrawn, 0, 2);
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
+    tcase_add_test(tc, an_unchanged_plugins_worker_carries_over_a_reload);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
     tcase_add_test(tc, a_worker_never_runs_a_file_replaced_since_its_registration);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);

@@ -27,7 +27,7 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
     th_scanned *scanned = NULL;
     th_cache *cache = NULL;
     th_registry *reg = NULL;
-    th_supervisor *sup = NULL;
+    th_supervisor *sup = NULL, *prev = *sup_out;
     *sup_out = NULL;
 
     th_rc rc = th_loader_list_dirs(o->dirs, o->ndirs, &o->load, &stats, &paths, &n);
@@ -56,6 +56,7 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
         th_supervisor_register(sup, reg, scanned, &stats);
         if (th_registry_on_release(reg, supervisor_release, sup) != TH_OK)
             goto nomem;
+        th_supervisor_adopt(sup, prev); /* unchanged plugins keep their workers */
         *sup_out = sup;
         sup = NULL; /* the registry's now */
     } else {

@@ -61,7 +61,10 @@ typedef struct pending {
 typedef struct slot slot;
 
 typedef struct worker {
-    slot *slot;
+    slot *slot;     /* under lock: moves to a reload's slot (adopt_worker) until exited */
+    char *tag;      /* its plugin's base name, for its output's log lines (owned:
+                     * it may outlive the supervisor that started it) */
+    json_object *served; /* the tool names its READY frame listed */
     th_child ch;
     pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
@@ -137,6 +140,8 @@ static void worker_unref(worker *w)
     pthread_mutex_destroy(&w->lock);
     pthread_mutex_destroy(&w->send_lock);
     th_ipc_reader_free(&w->r);
+    json_object_put(w->served);
+    free(w->tag);
     close(w->ch.sock);
     close(w->ch.out);
     free(w);
@@ -300,8 +305,6 @@ static int open_pidfd(pid_t pid)
 static void *monitor_main(void *p)
 {
     worker *w = p;
-    slot *s = w->slot;
-    th_supervisor *sup = s->sup;
     th_outbuf ob = {.len = 0};
     int pidfd = open_pidfd(w->ch.pid);
     bool out_open = true;
@@ -315,7 +318,7 @@ static void *monitor_main(void *p)
                                 {.fd = pidfd, .events = POLLIN},
                                 {.fd = sock_idle ? w->ch.sock : -1, .events = POLLIN}};
         int k = poll(pfd, 3, pidfd >= 0 ? 1000 : 100);
-        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             out_open = false;
         if (has_exited(w->ch.pid))
             break;
@@ -375,6 +378,12 @@ static void *monitor_main(void *p)
     pthread_mutex_unlock(&w->lock);
 
     int status = th_child_reap(w->ch.pid, 0);
+    /* Exited: a reload no longer adopts it, so its slot (and the supervisor
+     * counting this thread) stays the one read now. */
+    pthread_mutex_lock(&w->lock);
+    slot *s = w->slot;
+    pthread_mutex_unlock(&w->lock);
+    th_supervisor *sup = s->sup;
     pthread_mutex_lock(&sup->lock);
     bool stopping = sup->stopping;
     pthread_mutex_unlock(&sup->lock);
@@ -408,10 +417,10 @@ static void *monitor_main(void *p)
     while (out_open) {
         long long left = until - th_now_ms();
         struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
-        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             break;
     }
-    th_outbuf_pump(&ob, -1, s->tag);
+    th_outbuf_pump(&ob, -1, w->tag);
     if (current)
         worker_unref(w); /* the slot's reference */
     worker_unref(w);
@@ -473,6 +482,8 @@ static bool await_ready(slot *s, worker *w, char *why, size_t size)
         }
         json_object *ready = th_ipc_parse(f.payload, f.len, &err), *names = NULL;
         ok = ready && json_object_object_get_ex(ready, "tools", &names) && json_object_is_type(names, json_type_array);
+        if (ok)
+            w->served = json_object_get(names); /* what a reload may route to it */
         /* Every tool the host serves must be there (the host may have
          * refused some the worker registers). */
         for (size_t i = 0; ok && i < json_object_array_length(s->tools); i++) {
@@ -524,12 +535,14 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     worker *w = calloc(1, sizeof *w);
-    if (!w) {
+    if (!w || !(w->tag = strdup(s->tag))) {
+        free(w);
         snprintf(why, size, "out of memory");
         return NULL;
     }
     if (th_spawn_child(&w->ch, &err) != TH_OK) {
         snprintf(why, size, "its worker could not start: %.160s", err.msg);
+        free(w->tag);
         free(w);
         return NULL;
     }
@@ -1167,6 +1180,87 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
         stats->tools_loaded += th_registry_count(reg) - base;
         stats->plugins_loaded++;
     }
+}
+
+/* ---- hot reload: carrying unchanged plugins' workers over ----------------- */
+
+static bool same_key(const th_cache_key *a, const th_cache_key *b)
+{
+    return a->valid && b->valid && a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns;
+}
+
+/* Does W serve every tool the new slot S registered? The scan can give an
+ * unchanged file other tools (a NAME.so added or removed elsewhere moves
+ * tool NAME), and a worker routes only what it registered at its start. */
+static bool serves_all(const worker *w, const slot *s)
+{
+    for (size_t i = 0; w->served && i < json_object_array_length(s->tools); i++) {
+        bool found = false;
+        for (size_t k = 0; !found && k < json_object_array_length(w->served); k++)
+            found = json_object_equal(json_object_array_get_idx(s->tools, i), json_object_array_get_idx(w->served, k));
+        if (!found)
+            return false;
+    }
+    return w->served != NULL;
+}
+
+/*
+** Move PS's worker (and crash history) to S, both made for the same,
+** unchanged file. Under PS->lock. The worker's monitor thread is counted
+** by S's supervisor from now on; once the monitor has seen the process end
+** (exited) the worker stays where it is and S starts its own.
+*/
+static bool adopt_worker(slot *s, slot *ps)
+{
+    memcpy(s->crash_at, ps->crash_at, sizeof s->crash_at);
+    s->crashes = ps->crashes;
+    s->backoff_ms = ps->backoff_ms;
+    s->next_start_ms = ps->next_start_ms;
+    s->quarantined_until_ms = ps->quarantined_until_ms;
+    worker *w = ps->w;
+    if (!w)
+        return false;
+    pthread_mutex_lock(&w->lock);
+    bool ok = !w->dead && !w->exited && !w->eof && !w->kill_reason[0] && serves_all(w, s);
+    if (ok)
+        w->slot = s;
+    pthread_mutex_unlock(&w->lock);
+    if (!ok)
+        return false;
+    ps->w = NULL;
+    s->w = w; /* the slot's reference moves with it */
+    pthread_mutex_lock(&s->sup->lock);
+    s->sup->threads++;
+    pthread_mutex_unlock(&s->sup->lock);
+    thread_done(ps->sup);
+    return true;
+}
+
+size_t th_supervisor_adopt(th_supervisor *sup, th_supervisor *prev)
+{
+    size_t moved = 0;
+    for (size_t i = 0; sup && prev && i < sup->n; i++) {
+        slot *s = &sup->slots[i];
+        if (!s->tools || !json_object_array_length(s->tools))
+            continue; /* refused now, or resources only: nothing to route yet */
+        for (size_t k = 0; k < prev->n; k++) {
+            slot *ps = &prev->slots[k];
+            if (strcmp(ps->path, s->path) != 0 || !same_key(&ps->key, &s->key))
+                continue;
+            pthread_mutex_lock(&ps->lock);
+            pthread_mutex_lock(&s->lock);
+            long pid = ps->w ? (long)ps->w->ch.pid : 0;
+            if (adopt_worker(s, ps)) {
+                moved++;
+                th_log(TH_LOG_INFO, "plugin %s: unchanged; its worker %ld carries over", s->path, pid);
+            }
+            pthread_mutex_unlock(&s->lock);
+            pthread_mutex_unlock(&ps->lock);
+            break;
+        }
+    }
+    return moved;
 }
 
 void th_supervisor_stop(th_supervisor *sup)
