@@ -327,6 +327,70 @@ static void post(int port, const char *name_header, const char *body, char *out,
 #define HTTP_CALL(name)                                                                                                \
     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"" name "\"," MH_MODERN_META "}}"
 
+#define MP(name) TEST_BUILDDIR "/mcpplugins/.libs/" name ".so"
+
+/* Call NAME with ARGS (JSON) and return its result's last text, which must
+ * be an isError result, in a static buffer. */
+static const char *error_text(mh_proc *p, int id, const char *name, const char *args)
+{
+    static char text[1024];
+    json_object *r = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                               "\"arguments\":%s}}", id, name, args);
+    MH_ASSERT_RESULT(r);
+    ck_assert_msg(json_object_get_boolean(mh_at(r, "result isError")), "%s", mh_json(r));
+    char path[64];
+    snprintf(path, sizeof path, "result content %zu text", mh_len(r, "result content") - 1);
+    snprintf(text, sizeof text, "%s", mh_str(r, path) ? mh_str(r, path) : mh_json(r));
+    json_object_put(r);
+    return text;
+}
+
+static void starts_with(const char *text, const char *prefix)
+{
+    ck_assert_msg(strncmp(text, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", text, prefix);
+}
+
+/*
+** Seed 002's delegation error: a call the host failed is answered
+** "[toolbox/server/tool] Error: ..." (a handler's error code, arguments
+** refused, a timeout; in process mode a crash and the quarantine after
+** five); a plugin's own error text is its answer and passes as it is.
+*/
+START_TEST(test_host_failures_are_delegation_errors)
+{
+    char *dir = mh_private_dir(MP("failer"), MP("slow"), TEST_BUILDDIR "/hostile/.libs/crash.so", NULL);
+    char arg[600];
+    snprintf(arg, sizeof arg, "--plugin-dir=dev=%s", dir);
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", "--qualified-names", arg, "--call-timeout=1", NULL);
+    mh_initialize(p, "2025-11-25");
+    const char *t = error_text(p, 2, "dev__failer__failer_bare", "{}");
+    starts_with(t, "[dev/failer/failer_bare] Error: Tool '");
+    ck_assert_msg(strstr(t, "failed (TH_ERR_TOOL)"), "%s", t);
+    ck_assert_str_eq(error_text(p, 3, "dev__failer__failer", "{\"reason\":\"r\"}"), "failer could not comply: r");
+    starts_with(error_text(p, 4, "dev__slow__slow", "{}"), "[dev/slow/slow] Error: Invalid arguments for tool '");
+    t = error_text(p, 5, "dev__slow__slow", "{\"ms\":60000}");
+    starts_with(t, "[dev/slow/slow] Error: tool '");
+    ck_assert_msg(strstr(t, "timed out after 1 s"), "%s", t);
+    if (_i == 0) {
+        for (int k = 0; k < 5; k++) {
+            t = error_text(p, 10 + k, "dev__crash__crash", "{}");
+            starts_with(t, "[dev/crash/crash] Error: tool '");
+            ck_assert_msg(strstr(t, "crashed: signal 11 (SIGSEGV)"), "%s", t);
+        }
+        t = error_text(p, 20, "dev__crash__crash", "{}");
+        starts_with(t, "[dev/crash/crash] Error: tool '");
+        ck_assert_msg(strstr(t, "quarantined until"), "%s", t);
+    }
+    /* Unqualified, the same failure keeps its plain text. */
+    mh_finish(p);
+    p = mh_spawn(isolation[_i], "--no-registry-cache", arg, NULL);
+    mh_initialize(p, "2025-11-25");
+    starts_with(error_text(p, 2, "failer_bare", "{}"), "Tool 'failer_bare' failed (TH_ERR_TOOL)");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 START_TEST(test_http_mcp_name_carries_the_exposed_name)
 {
     boxes b;
@@ -366,6 +430,7 @@ static Suite *qualified_suite(void)
     tcase_add_test(tc, test_bad_toolbox_name_is_a_usage_error);
     tcase_add_loop_test(tc, test_cli_call_and_inspect, 0, 2);
     tcase_add_loop_test(tc, test_http_mcp_name_carries_the_exposed_name, 0, 2);
+    tcase_add_loop_test(tc, test_host_failures_are_delegation_errors, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -78,6 +78,18 @@ void th_call_mark_error(th_call *call);
 bool th_call_is_error(const th_call *call);
 
 /*
+** The host's own side of a failed call, not the plugin's answer: th_call_error
+** with the failure marked as the host's (a crash, a quarantine, a worker
+** that cannot start, arguments refused, a handler's error code, a result
+** that cannot be sent). th_call_mark_failed marks one whose text is there
+** already (crossed from a worker). Seed 002 words those texts as its
+** delegation errors when names are qualified (protocol/mcp.c).
+*/
+th_rc th_call_fail(th_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void th_call_mark_failed(th_call *call);
+bool th_call_failed(const th_call *call);
+
+/*
 ** Time the call spends waiting for what will run it to start (a worker
 ** process: it has its own limit), which its deadline does not count. The
 ** handler's thread brackets that wait with begin and end; the deadline's

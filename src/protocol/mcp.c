@@ -131,6 +131,7 @@ struct job {
     unsigned client_caps;   /* TH_ASK_* its client declared */
     unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
+    bool failed;            /* the host failed it (th_call_failed); handler thread */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -724,7 +725,7 @@ static void notify_hook(void *ctx, json_object *notification)
 ** that breaks the promise becomes a tool error naming what is wrong, so the
 ** fault is reported as the plugin's rather than surfacing in the client.
 */
-static json_object *check_output(const th_entry *e, json_object *result)
+static json_object *check_output(const th_entry *e, json_object *result, bool *failed)
 {
     json_object *is_error, *sc;
     if (e->output_validator)
@@ -743,6 +744,7 @@ static json_object *check_output(const th_entry *e, json_object *result)
     if (!msg.data)
         return result;
     th_log(TH_LOG_ERROR, "%s", msg.data);
+    *failed = true;
     json_object_put(result);
     result = json_object_new_object();
     json_object *content = json_object_new_array();
@@ -823,10 +825,15 @@ static bool validation_cancelled(void *call)
 }
 
 /* Send J's RESULT (taken), fitted to its era; NULL means it could not be
- * built, which the client learns as -32603. */
-static void send_call_result(job *j, json_object *result)
+ * built, which the client learns as -32603. FAILED: the host failed the
+ * call (crash, quarantine, timeout, error code, refused arguments or
+ * result): the one place such a text is worded for the client, as seed
+ * 002's delegation error when the tool's name is qualified. */
+static void send_call_result(job *j, json_object *result, bool failed)
 {
     th_mcp_session *s = j->s;
+    if (result && failed && j->entry->qualified && (result = th_raw_result_tree(result)))
+        result = th_qualname_delegation_error(j->entry, result);
     if (!result) {
         send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
         return;
@@ -964,7 +971,7 @@ static void deadline_passed(void *p)
            j->entry->name, after);
     json_object *result = timeout_result(j->entry->name, after);
     answering = j->batch;
-    send_call_result(j, result);
+    send_call_result(j, result, true);
     answering = NULL;
     if (j->batch)
         batch_release(j->batch);
@@ -1001,7 +1008,7 @@ static void run_job(void *p)
     th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
     size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
     if (nbad > 0) {
-        th_call_error(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
+        th_call_fail(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
                       nbad == 1 ? "" : "s", violations ? violations : "");
         free(violations);
         result = th_call_finish(j->call, TH_OK);
@@ -1022,10 +1029,10 @@ static void run_job(void *p)
             }
             result = th_mrtr_result(j->mrtr);
         } else {
-            result = check_output(e, result);
+            result = check_output(e, result, &j->failed);
         }
     }
-
+    j->failed = j->failed || th_call_failed(j->call);
     job_answer(j, result, NULL);
 }
 
@@ -1058,7 +1065,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
         send_missing_caps(j);
         json_object_put(result);
     } else {
-        send_call_result(j, result);
+        send_call_result(j, result, j->failed);
     }
     answering = NULL;
     if (j->batch && !answered)

@@ -742,7 +742,7 @@ static void apply_result(th_call *call, const char *tool, bool parse, const qfra
     json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
     if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
         !json_object_is_type(content, json_type_array)) {
-        th_call_error(call, "tool '%s' failed: its worker sent no valid result", tool);
+        th_call_fail(call, "tool '%s' failed: its worker sent no valid result", tool);
         json_object_put(r);
         return;
     }
@@ -812,7 +812,10 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
 static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
 {
     const proxy_tool *pt = ctx;
-    apply_result(call, name, pt->parse_result, q);
+    /* A failure's text is reworded by the host: parsed, not passed on raw. */
+    apply_result(call, name, pt->parse_result || q->type == TH_IPC_FAILED, q);
+    if (q->type == TH_IPC_FAILED)
+        th_call_mark_failed(call);
 }
 
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
@@ -822,7 +825,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     char why[512];
     worker *w = acquire(s, pt->name, call, why, sizeof why);
     if (!w)
-        return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
+        return th_call_fail(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
 
     /* A JSON-RPC notification, so that the worker parses it with the
      * protocol's parser and sees every literal as the client sent it; only
@@ -947,7 +950,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 apply_log(call, q);
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
-            else if (q->type == TH_IPC_RESULT) {
+            else if (q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED) {
                 on_result(call, name, q, ctx);
                 done = true;
             }
@@ -956,7 +959,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             continue;
         }
         if (w->dead) {
-            th_call_error(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_fail(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
