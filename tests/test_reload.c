@@ -396,6 +396,140 @@ START_TEST(an_unchanged_plugins_worker_carries_over_a_reload)
 }
 END_TEST
 
+#define RESFIX_SO TEST_BUILDDIR "/resplugins/.libs/resfix.so"
+
+/* Install FROM as DIR/NAME, written elsewhere and renamed in. */
+static void install_as(const char *from, const char *dir, const char *name)
+{
+    char tmp[512], to[512];
+    size_t len;
+    char *data = slurp(from, &len);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    write_file(tmp, data, len);
+    ck_assert(rename(tmp, to) == 0);
+    free(data);
+}
+
+/* Read until every one of the N notifications WANT ("method" or
+ * "method@subscription") has come, each once; any other message fails. */
+static void await_notes(mh_proc *p, const char *const *want, size_t n)
+{
+    bool seen[8] = {false};
+    for (size_t got = 0; got < n;) {
+        json_object *o = mh_next(p);
+        const char *m = mh_str(o, "method"), *sub = mh_str(o, "params _meta io.modelcontextprotocol/subscriptionId");
+        char key[160];
+        snprintf(key, sizeof key, "%s%s%s", m ? m : "?", sub ? "@" : "", sub ? sub : "");
+        size_t i = 0;
+        while (i < n && strcmp(want[i], key) != 0)
+            i++;
+        ck_assert_msg(i < n, "unexpected message %s", mh_json(o));
+        ck_assert_msg(!seen[i], "told twice: %s", key);
+        seen[i] = true;
+        got++;
+        json_object_put(o);
+    }
+}
+
+/* resources/read mem://hello: its text (log notes on the way are dropped). */
+static void read_hello(mh_proc *p, int id)
+{
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\",\"params\":{\"uri\":\"mem://hello\"}}", id);
+    char idj[16];
+    snprintf(idj, sizeof idj, "%d", id);
+    json_object *notes = json_object_new_array();
+    json_object *o = mh_await(p, idj, notes);
+    MH_ASSERT_STR(o, "result contents 0 text", "hello from resfix");
+    for (size_t i = 0; i < json_object_array_length(notes); i++)
+        MH_ASSERT_STR(json_object_array_get_idx(notes, i), "method", "notifications/message");
+    json_object_put(notes);
+    json_object_put(o);
+}
+
+/*
+** Resources under reload, both eras on one connection: adding, and
+** removing, a plugin with resources tells legacy sessions (which were told
+** resources.listChanged) and subscriptions that asked; a plugin's
+** th_resource_updated reaches a subscription's resourceSubscriptions and a
+** legacy resources/subscribe through the one notify path; a refused
+** replacement keeps its previous resources serving, and nobody is told.
+*/
+START_TEST(resources_follow_a_reload)
+{
+    char *dir = mh_private_dir(SLOW_SO, NULL);
+    mh_proc *p = start(dir, _i, true);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{"
+                               "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                               "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    ck_assert(json_object_get_boolean(mh_at(o, "result capabilities resources listChanged")));
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"rs\",\"method\":\"subscriptions/listen\",\"params\":{" MH_MODERN_META
+                  ",\"notifications\":{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"mem://hello\"]}}}");
+    MH_ASSERT_STR(o, "method", "notifications/subscriptions/acknowledged");
+    ck_assert(json_object_get_boolean(mh_at(o, "params notifications resourcesListChanged")));
+    MH_ASSERT_STR(o, "params notifications resourceSubscriptions 0", "mem://hello");
+    json_object_put(o);
+
+    install_as(RESFIX_SO, dir, "resfix.so");
+    static const char *const added[] = {"notifications/tools/list_changed", "notifications/resources/list_changed",
+                                        "notifications/resources/list_changed@rs"};
+    await_notes(p, added, 3);
+    read_hello(p, 1);
+
+    /* An update of mem://hello: the subscription asked for it, the legacy
+     * session did not subscribe. Then the legacy session subscribes. */
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"resfix\","
+               "\"arguments\":{\"uri\":\"mem://hello\"}}}");
+    static const char *const upd[] = {"notifications/resources/updated@rs"};
+    json_object *others = json_object_new_array();
+    json_object_put(mh_await(p, "2", others));
+    if (json_object_array_length(others) == 0)
+        await_notes(p, upd, 1); /* it may trail the result across the process boundary */
+    else
+        ck_assert_str_eq(mh_str(json_object_array_get_idx(others, 0), "params uri"), "mem://hello");
+    json_object_put(others);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"mem://hello\"}}");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"resfix\","
+               "\"arguments\":{\"uri\":\"mem://hello\"}}}");
+    static const char *const both[] = {"notifications/resources/updated", "notifications/resources/updated@rs", "4"};
+    for (size_t got = 0; got < 3; got++) {
+        json_object *n = mh_next(p);
+        const char *m = mh_str(n, "method"), *sub = mh_str(n, "params _meta io.modelcontextprotocol/subscriptionId");
+        char key[160];
+        snprintf(key, sizeof key, "%s%s%s", m ? m : mh_json(mh_at(n, "id")), sub ? "@" : "", sub ? sub : "");
+        bool known = false;
+        for (size_t i = 0; i < 3; i++)
+            known |= strcmp(both[i], key) == 0;
+        ck_assert_msg(known, "unexpected %s", mh_json(n));
+        if (m)
+            MH_ASSERT_STR(n, "params uri", "mem://hello");
+        json_object_put(n);
+    }
+
+    /* A broken replacement: the previous resources go on serving. */
+    install_as(FLIP_BAD, dir, "resfix.so");
+    ck_assert(mh_stderr_wait(p, "still serving the previous version of resource 'mem://hello'", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 5); /* nothing changed for clients */
+    read_hello(p, 6);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/templates/list\"}");
+    MH_ASSERT_STR(o, "result resourceTemplates 0 uriTemplate", "mem://items/{id}");
+    json_object_put(o);
+
+    /* Removed: withdrawn, and both told. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/resfix.so", dir);
+    ck_assert(unlink(path) == 0);
+    await_notes(p, added, 3);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/list\"}");
+    ck_assert_uint_eq(mh_len(o, "result resources"), 0);
+    json_object_put(o);
+    done(p, dir);
+}
+END_TEST
+
 /* Without --watch, a file copied in place is loaded on SIGHUP. */
 START_TEST(sighup_rescans_without_watch)
 {
@@ -642,6 +776,7 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, a_removed_plugin_is_withdrawn, 0, 2);
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
     tcase_add_test(tc, an_unchanged_plugins_worker_carries_over_a_reload);
+    tcase_add_loop_test(tc, resources_follow_a_reload, 0, 2);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
     tcase_add_test(tc, a_worker_never_runs_a_file_replaced_since_its_registration);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);

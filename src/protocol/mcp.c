@@ -32,6 +32,7 @@
 #include "protocol/asks.h"
 #include "protocol/mrtr.h"
 #include "plugin/qualname.h"
+#include "plugin/resources.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -151,6 +152,12 @@ void th_mcp_config_default(th_mcp_config *cfg)
 
 static void modern_members(const th_mcp *m, json_object *result);
 
+/* A plugin's th_resource_updated(URI): the one path every notice takes. */
+static void resource_updated(const char *uri, void *m)
+{
+    th_mcp_notify(m, TH_SUB_RESOURCE_UPDATED, uri);
+}
+
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
 {
     th_mcp *m = calloc(1, sizeof *m);
@@ -171,6 +178,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     }
     pthread_mutex_init(&m->sessions_lock, NULL);
     th_mcpres_init(); /* plugins' th_resource_updated() reaches sessions */
+    th_mcpres_on_updated(resource_updated, m);
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -187,6 +195,7 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
 {
     if (!m)
         return true;
+    th_mcpres_on_updated(NULL, m); /* waits for a notice being delivered */
     if (!th_pool_shutdown(m->pool, deadline_ms)) {
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
@@ -401,7 +410,7 @@ static void reply(const request *r, json_object *result)
     send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
 
-static json_object *capabilities(bool modern)
+static json_object *capabilities(void)
 {
     json_object *caps = json_object_new_object();
     json_object *tools = json_object_new_object();
@@ -411,11 +420,12 @@ static json_object *capabilities(bool modern)
     put(tools, "listChanged", json_object_new_boolean(1));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
-    /* resources/subscribe is legacy; 2026-07-28's "subscribe" means
-     * subscriptions/listen, which is not served yet. */
+    /* "subscribe": resources/subscribe before 2026-07-28, from then on
+     * subscriptions/listen's resourceSubscriptions. "listChanged": as for
+     * tools, a reload may change them. */
     json_object *res = json_object_new_object();
-    if (!modern)
-        put(res, "subscribe", json_object_new_boolean(1));
+    put(res, "subscribe", json_object_new_boolean(1));
+    put(res, "listChanged", json_object_new_boolean(1));
     put(caps, "resources", res);
     return caps;
 }
@@ -484,7 +494,7 @@ static void m_initialize(request *r)
     }
     json_object *res = json_object_new_object();
     put(res, "protocolVersion", json_object_new_string(versions[v]));
-    put(res, "capabilities", capabilities(false));
+    put(res, "capabilities", capabilities());
     put(res, "serverInfo", server_info(r->s->mcp));
     put_instructions(res, r->s->mcp, r->reg);
     reply(r, res);
@@ -519,7 +529,7 @@ static void m_discover(request *r)
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
     put(res, "supportedVersions", supported_versions());
-    put(res, "capabilities", capabilities(true));
+    put(res, "capabilities", capabilities());
     put_instructions(res, m, r->reg);
     put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     put(res, "cacheScope", json_object_new_string("public"));
@@ -1337,15 +1347,6 @@ static void m_tools_call(request *r)
 
 /* ---- resources (protocol/resources.c) ---------------------------------- */
 
-/* Outside any request: a notification never joins a batch being answered. */
-static void res_session_notify(void *session, json_object *n)
-{
-    rpc_batch *outer = answering;
-    answering = NULL;
-    send_msg(session, n);
-    answering = outer;
-}
-
 /*
 ** A resource method as it runs: everything copied out of the request, so it
 ** can run on a pool thread. resources/read and resources/subscribe run
@@ -1395,7 +1396,6 @@ static void run_resource(void *p)
         .page_size = m->cfg.page_size,
         .list_ttl_ms = m->cfg.list_ttl_ms,
         .session = s,
-        .notify = res_session_notify,
     };
     /* A read's th_call reaches the client as a tool call's does, and is
      * held to the same result size. */
@@ -1495,6 +1495,51 @@ static void n_cancelled(request *r)
     free(key);
 }
 
+/* A listen stream's resourceSubscriptions: each resource's watch runs (in
+ * process isolation it starts the plugin's worker, so that its updates
+ * flow), on a pool thread as resources/subscribe's does: a worker dies
+ * with the thread that started it. */
+typedef struct watch_job {
+    th_registry *reg; /* a reference */
+    json_object *uris; /* a reference */
+} watch_job;
+
+static void watch_job_free(void *p)
+{
+    watch_job *wj = p;
+    th_registry_unref(wj->reg);
+    json_object_put(wj->uris);
+    free(wj);
+}
+
+static void run_watch(void *p)
+{
+    watch_job *wj = p;
+    for (size_t i = 0; i < json_object_array_length(wj->uris); i++) {
+        const th_res_entry *e = th_resources_resolve(th_registry_resources(wj->reg),
+                                                     json_object_get_string(json_object_array_get_idx(wj->uris, i)),
+                                                     NULL);
+        if (e && e->watch)
+            e->watch(e->user_data);
+    }
+    watch_job_free(wj);
+}
+
+static void watch_uris(th_mcp_session *s, json_object *filter)
+{
+    json_object *uris;
+    if (!filter || !json_object_object_get_ex(filter, "resourceSubscriptions", &uris) ||
+        !json_object_is_type(uris, json_type_array) || !json_object_array_length(uris))
+        return;
+    watch_job *wj = malloc(sizeof *wj);
+    if (!wj)
+        return;
+    wj->reg = th_regslot_get(s->mcp->slot);
+    wj->uris = json_object_get(uris);
+    if (th_pool_submit_ex(s->mcp->pool, run_watch, watch_job_free, wj) != TH_OK)
+        watch_job_free(wj);
+}
+
 /* subscriptions/listen (2026-07-28): acknowledged at once, answered only
  * when the server ends it (th_mcp_session_free); events arrive through
  * th_mcp_notify. */
@@ -1512,10 +1557,12 @@ static void m_listen(request *r)
     if (!s->subs)
         snprintf(msg, sizeof msg, "Internal error: out of memory");
     /* The acknowledgment goes first: events are sent under this lock too
-     * (res_session_notify), so none can overtake it. */
+     * (session_notify), so none can overtake it. */
     if (ack)
         send_msg(s, ack);
     pthread_mutex_unlock(&s->lock);
+    if (ack)
+        watch_uris(s, filter);
     if (!ack) {
         int code = strncmp(msg, "Invalid params", 14) == 0    ? TH_RPC_INVALID_PARAMS
                    : strncmp(msg, "Invalid Request", 15) == 0 ? TH_RPC_INVALID_REQUEST
@@ -1937,8 +1984,14 @@ static void session_notify(th_mcp_session *s, th_sub_event event, const char *ur
         return;
     pthread_mutex_lock(&s->lock);
     const char *note = th_subs_method(event);
-    if (s->initialized && note && !uri)
-        push(out, th_rpc_notification(note, NULL));
+    /* A legacy session hears of list changes (its capabilities said
+     * listChanged) and of the resources it resources/subscribe'd. */
+    if (s->initialized && note && (!uri || th_mcpres_subscribed(s, uri))) {
+        json_object *params = NULL;
+        if (uri && (params = json_object_new_object()))
+            put(params, "uri", json_object_new_string(uri));
+        push(out, th_rpc_notification(note, params));
+    }
     if (s->subs)
         th_subs_event(s->subs, event, uri, out);
     for (size_t i = 0; i < json_object_array_length(out); i++)
@@ -1949,10 +2002,15 @@ static void session_notify(th_mcp_session *s, th_sub_event event, const char *ur
 
 void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
 {
+    /* Outside any request: a notification never joins a batch being
+     * answered on this thread. */
+    rpc_batch *outer = answering;
+    answering = NULL;
     pthread_mutex_lock(&m->sessions_lock);
     for (th_mcp_session *s = m->sessions; s; s = s->next)
         session_notify(s, event, uri);
     pthread_mutex_unlock(&m->sessions_lock);
+    answering = outer;
 }
 
 void th_mcp_end_subscriptions(th_mcp *m)
@@ -1967,8 +2025,10 @@ void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
 {
     th_registry *old = th_regslot_get(m->slot);
     th_regslot_swap(m->slot, reg);
-    bool same = th_registry_same_tools(old, reg);
+    bool same = th_registry_same_tools(old, reg), same_res = th_registry_same_resources(old, reg);
     th_registry_unref(old);
     if (!same)
         th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
+    if (!same_res)
+        th_mcp_notify(m, TH_SUB_RESOURCES_LIST_CHANGED, NULL);
 }

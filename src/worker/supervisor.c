@@ -95,6 +95,7 @@ struct slot {
     size_t crashes;
     long long backoff_ms, next_start_ms, quarantined_until_ms;
     th_cache_key key; /* the file whose tools were registered (hot reload) */
+    bool registered;  /* its tools or resources are in the registry */
 };
 
 /* A registered tool's user_data. */
@@ -1182,6 +1183,7 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
         }
         stats->tools_loaded += th_registry_count(reg) - base;
         stats->plugins_loaded++;
+        s->registered = true;
     }
 }
 
@@ -1245,8 +1247,8 @@ size_t th_supervisor_adopt(th_supervisor *sup, th_supervisor *prev)
     size_t moved = 0;
     for (size_t i = 0; sup && prev && i < sup->n; i++) {
         slot *s = &sup->slots[i];
-        if (!s->tools || !json_object_array_length(s->tools))
-            continue; /* refused now, or resources only: nothing to route yet */
+        if (!s->registered)
+            continue; /* refused now: its worker would serve nothing */
         for (size_t k = 0; k < prev->n; k++) {
             slot *ps = &prev->slots[k];
             if (strcmp(ps->path, s->path) != 0 || !same_key(&ps->key, &s->key))
