@@ -202,7 +202,8 @@ START_TEST(an_added_plugin_is_served_and_both_eras_are_told)
     ck_assert_str_eq(tool_names(p, 1), "slow");
     install(FLIP_V1, dir);
     await_changed(p, NULL);
-    ck_assert_str_eq(tool_names(p, 2), "flip slow");
+    /* Tools that served before list first (a reload registers them first). */
+    ck_assert_str_eq(tool_names(p, 2), "slow flip");
     ck_assert_str_eq(call_flip(p, 3, 0), "flip v1");
     done(p, dir);
 }
@@ -530,6 +531,108 @@ START_TEST(resources_follow_a_reload)
 }
 END_TEST
 
+/* Call tool NAME (flip sleeping 0 ms) and return its text, or the error
+ * message, in a static buffer. */
+static const char *call_named(mh_proc *p, int id, const char *name)
+{
+    static char text[256];
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                               "\"arguments\":{\"ms\":0}}}", id, name);
+    const char *t = mh_str(o, "result content 0 text");
+    if (!t)
+        t = mh_str(o, "error message");
+    snprintf(text, sizeof text, "%s", t ? t : mh_json(o));
+    json_object_put(o);
+    return text;
+}
+
+/* Two toolboxes, dev (DIRS[0]) and prod (DIRS[1]), each a private copy of
+ * the plugins given (NULL-ended lists). */
+static mh_proc *start_boxes(char **dirs, int mode, bool qualified)
+{
+    char dev[600], prod[600];
+    snprintf(dev, sizeof dev, "--plugin-dir=dev=%s", dirs[0]);
+    snprintf(prod, sizeof prod, "--plugin-dir=prod=%s", dirs[1]);
+    return mh_spawn(dev, prod, modes[mode], "--watch", "--no-registry-cache",
+                    qualified ? "--qualified-names" : "--log-level=info", NULL);
+}
+
+/*
+** --watch with toolboxes and --qualified-names: a plugin added, replaced
+** and removed in prod is served, swapped and withdrawn under its qualified
+** name (seed 002's description prefix and _meta included), and both eras
+** are told each time.
+*/
+START_TEST(qualified_names_follow_a_reload)
+{
+    char *dirs[2] = {mh_private_dir(SLOW_SO, NULL), mh_private_dir(NULL)};
+    mh_proc *p = start_boxes(dirs, _i, true);
+    open_both(p);
+    ck_assert_str_eq(tool_names(p, 1), "dev__slow__slow");
+    install(FLIP_V1, dirs[1]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(tool_names(p, 2), "dev__slow__slow prod__flip__flip");
+    ck_assert_str_eq(call_named(p, 3, "prod__flip__flip"), "flip v1");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    MH_ASSERT_STR(o, "result tools 1 _meta toolbox_name", "prod");
+    MH_ASSERT_STR(o, "result tools 1 _meta source_server", "flip");
+    MH_ASSERT_STR(o, "result tools 1 _meta original_name", "flip");
+    ck_assert_msg(strncmp(mh_str(o, "result tools 1 description"), "[prod/flip] ", 12) == 0, "%s", mh_json(o));
+    json_object_put(o);
+
+    install(FLIP_V2, dirs[1]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 5, "prod__flip__flip"), "flip v2");
+    /* The same plugin in dev is another tool, not a duplicate. */
+    install(FLIP_V1, dirs[0]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 6, "dev__flip__flip"), "flip v1");
+    ck_assert_str_eq(call_named(p, 7, "prod__flip__flip"), "flip v2");
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dirs[1]);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_str_eq(tool_names(p, 8), "dev__flip__flip dev__slow__slow");
+    ck_assert_str_eq(call_named(p, 9, "prod__flip__flip"), "Server 'flip' not found in toolbox 'prod'");
+    mh_finish(p);
+    mh_rm_dir(dirs[0]);
+    mh_rm_dir(dirs[1]);
+}
+END_TEST
+
+/*
+** Without qualified names, a reload that brings a second flip.so in
+** another toolbox (dev, listed first) is refused as a duplicate naming both
+** origins; prod's flip, which served before, goes on serving and nobody is
+** told of a change. Then prod's is removed: dev's comes in.
+*/
+START_TEST(a_duplicate_brought_by_a_reload_is_refused)
+{
+    char *dirs[2] = {mh_private_dir(SLOW_SO, NULL), mh_private_dir(FLIP_V1, NULL)};
+    mh_proc *p = start_boxes(dirs, _i, false);
+    open_both(p);
+    ck_assert_str_eq(call_named(p, 1, "flip"), "flip v1");
+    install(FLIP_V2, dirs[0]);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "Tool 'flip' already registered (first by %s/flip.so in toolbox 'prod'; again by %s/flip.so in "
+             "toolbox 'dev')", dirs[1], dirs[0]);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no refusal '%s' in:\n%s", want, mh_stderr(p));
+    ck_assert(mh_stderr_wait(p, "kept from before)", MH_TIMEOUT_MS)); /* the rebuild is over */
+    mh_ping_is_next(p, 2); /* the tools did not change */
+    ck_assert_str_eq(call_named(p, 3, "flip"), "flip v1");
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dirs[1]);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 4, "flip"), "flip v2");
+    mh_finish(p);
+    mh_rm_dir(dirs[0]);
+    mh_rm_dir(dirs[1]);
+}
+END_TEST
+
 /* Without --watch, a file copied in place is loaded on SIGHUP. */
 START_TEST(sighup_rescans_without_watch)
 {
@@ -777,6 +880,8 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
     tcase_add_test(tc, an_unchanged_plugins_worker_carries_over_a_reload);
     tcase_add_loop_test(tc, resources_follow_a_reload, 0, 2);
+    tcase_add_loop_test(tc, qualified_names_follow_a_reload, 0, 2);
+    tcase_add_loop_test(tc, a_duplicate_brought_by_a_reload_is_refused, 0, 2);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
     tcase_add_test(tc, a_worker_never_runs_a_file_replaced_since_its_registration);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);

@@ -1114,7 +1114,14 @@ static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, jso
 
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
 {
-    for (size_t i = 0; i < sup->n; i++) {
+    th_supervisor_register_in(sup, reg, scanned, stats, NULL);
+}
+
+void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_scanned *scanned,
+                               th_load_stats *stats, const size_t *order)
+{
+    for (size_t j = 0; j < sup->n; j++) {
+        size_t i = order ? order[j] : j;
         slot *s = &sup->slots[i];
         if (!scanned[i].accepted)
             continue;

@@ -35,6 +35,10 @@ th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervis
 ** the same messages. Counts plugins and tools in STATS.
 */
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats);
+/* The same, the plugins taken in ORDER (N indexes into PATHS; NULL: as
+ * listed): a reload registers the plugins that served before first. */
+void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_scanned *scanned,
+                               th_load_stats *stats, const size_t *order);
 
 /*
 ** Hot reload: every plugin of SUP (just registered) whose file is the one
