@@ -391,6 +391,36 @@ START_TEST(test_host_failures_are_delegation_errors)
 }
 END_TEST
 
+/*
+** The loader's rule that a tool name NAME belongs to the file NAME.so holds
+** across every directory in qualified mode too (README "Toolboxes"): aa.so
+** in dev cannot register "echo" while prod has echo.so, although
+** dev__aa__echo would not clash, so that the set of tools loaded never
+** depends on --qualified-names (the scan and the registry cache do not know
+** the naming).
+*/
+START_TEST(test_name_ownership_spans_toolboxes)
+{
+    char *dev = mh_private_dir(mh_hostile("aa"), NULL);
+    char *prod = mh_private_dir(TOP_BUILDDIR "/plugins/.libs/echo.so", NULL);
+    char dev_arg[600], prod_arg[600];
+    snprintf(dev_arg, sizeof dev_arg, "--plugin-dir=dev=%s", dev);
+    snprintf(prod_arg, sizeof prod_arg, "--plugin-dir=prod=%s", prod);
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", "--qualified-names", dev_arg, prod_arg, NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *list = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    ck_assert_msg(listed(list, "dev__aa__aa") && listed(list, "prod__echo__echo"), "%s", mh_json(list));
+    ck_assert_msg(!listed(list, "dev__aa__echo"), "%s", mh_json(list));
+    json_object_put(list);
+    char want[1400];
+    snprintf(want, sizeof want, "tool 'echo' refused: tool name 'echo' belongs to plugin file %s/echo.so", prod);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no '%s' in: %s", want, mh_stderr(p));
+    mh_finish(p);
+    mh_rm_dir(dev);
+    mh_rm_dir(prod);
+}
+END_TEST
+
 START_TEST(test_http_mcp_name_carries_the_exposed_name)
 {
     boxes b;
@@ -431,6 +461,7 @@ static Suite *qualified_suite(void)
     tcase_add_loop_test(tc, test_cli_call_and_inspect, 0, 2);
     tcase_add_loop_test(tc, test_http_mcp_name_carries_the_exposed_name, 0, 2);
     tcase_add_loop_test(tc, test_host_failures_are_delegation_errors, 0, 2);
+    tcase_add_loop_test(tc, test_name_ownership_spans_toolboxes, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
