@@ -6,13 +6,12 @@
 ** no symbolic link or ".." can leave the root, checked atomically by the
 ** kernel during the lookup.
 **
-** Configuration (environment, read at registration; plugin configuration is
-** being built elsewhere and will replace it):
-**   TOOLHOST_FILES_ROOT       the directory to serve (unset: the plugin
-**                             loads, lists nothing, and every read is "not
-**                             found", so a default plugin directory holding
-**                             it starts cleanly, --strict included)
-**   TOOLHOST_FILES_MAX_BYTES  largest file served (default 1048576)
+** Settings (th_server_config, read at registration: --set files.root=DIR,
+** the environment's TOOLHOST_FILES_ROOT, or [files] in --config):
+**   root       the directory to serve (unset: the plugin loads, lists
+**              nothing, and every read is "not found", so a default plugin
+**              directory holding it starts cleanly, --strict included)
+**   max_bytes  largest file served (default 1048576)
 */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -258,16 +257,16 @@ static void list_files(th_server *server)
 
 TH_REGISTER(files)
 {
-    const char *root = getenv("TOOLHOST_FILES_ROOT");
-    const char *max = getenv("TOOLHOST_FILES_MAX_BYTES");
+    const char *root = th_server_config(server, "root");
+    const char *max = th_server_config(server, "max_bytes");
     bool have_root = root && *root;
     if (!have_root)
-        th_server_log(server, TH_LOG_INFO, "TOOLHOST_FILES_ROOT is not set: serving no files");
+        th_server_log(server, TH_LOG_INFO, "setting files.root (TOOLHOST_FILES_ROOT) is not set: serving no files");
     if (max && *max) {
         char *end;
         unsigned long long m = strtoull(max, &end, 10);
         if (*end || m == 0) {
-            th_server_log(server, TH_LOG_ERROR, "TOOLHOST_FILES_MAX_BYTES='%s' is not a positive number", max);
+            th_server_log(server, TH_LOG_ERROR, "setting files.max_bytes (TOOLHOST_FILES_MAX_BYTES) '%s' is not a positive number", max);
             return NULL;
         }
         max_bytes = m;
@@ -275,7 +274,7 @@ TH_REGISTER(files)
     if (have_root) {
         root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0 || !realpath(root, root_real)) {
-            th_server_log(server, TH_LOG_ERROR, "TOOLHOST_FILES_ROOT=%s: %s", root, strerror(errno));
+            th_server_log(server, TH_LOG_ERROR, "setting files.root (TOOLHOST_FILES_ROOT) %s: %s", root, strerror(errno));
             return NULL;
         }
         list_files(server);

@@ -20,6 +20,7 @@
 
 #include "call/crashnote.h"
 #include "cli/cli.h"
+#include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
 #include "base/log.h"
@@ -38,6 +39,8 @@
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
 #include "worker/worker.h"
+
+extern char **environ;
 
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
@@ -97,6 +100,21 @@ static const char usage_text[] =
     "                               with install(1) or mv, never by rewriting a\n"
     "                               loaded file. SIGHUP rescans the directories\n"
     "                               once, with or without --watch\n"
+    "      --set=NAME.KEY=VALUE     setting KEY of plugin NAME.so, read with\n"
+    "                               th_server_config() (repeatable); it wins\n"
+    "                               over TOOLHOST_NAME_KEY in the environment,\n"
+    "                               which wins over --config\n"
+    "      --set-secret=NAME.KEY=VALUE  the same, never logged or shown by\n"
+    "                               inspect (environment values are secret\n"
+    "                               too; a command line is visible to ps until\n"
+    "                               toolhost blanks it: prefer the environment)\n"
+    "      --config=FILE            read settings from FILE: [NAME] sections of\n"
+    "                               key = value or secret key = value lines, and\n"
+    "                               a [toolhost] section of options (name =\n"
+    "                               value) that the command line overrides\n"
+    "      --lazy-load              with --isolation=none: list tools from the\n"
+    "                               scan or the registry cache and open each\n"
+    "                               plugin at the first call of one of its tools\n"
     "\n"
     "Protocol:\n"
     "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
@@ -166,6 +184,14 @@ static const char usage_text[] =
     "Diagnostics:\n"
     "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
     "                               (default info)\n"
+    "                               debug also traces every protocol message\n"
+    "                               in and out (cut at 512 bytes); info logs\n"
+    "                               one line per tool call (tool, id,\n"
+    "                               duration_ms, outcome)\n"
+    "      --log-format=FORMAT      text (default: TIMESTAMP toolhost: LEVEL:\n"
+    "                               message key=value...) or json (one object\n"
+    "                               per line: ts, level, component, plugin,\n"
+    "                               msg and the fields)\n"
     "  -q, --quiet                  same as --log-level=warning\n"
     "  -h, --help                   show this help and exit\n"
     "  -V, --version                show the version and exit\n"
@@ -227,6 +253,11 @@ enum {
     OPT_AUTH_JWKS_FILE,
     OPT_HTTP_SESSION_PREFIX,
     OPT_WATCH,
+    OPT_LOG_FORMAT,
+    OPT_CONFIG,
+    OPT_SET,
+    OPT_SET_SECRET,
+    OPT_LAZY_LOAD,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -290,6 +321,11 @@ static const struct option long_opts[] = {
     {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
     {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
     {"watch", no_argument, NULL, OPT_WATCH},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"set", required_argument, NULL, OPT_SET},
+    {"set-secret", required_argument, NULL, OPT_SET_SECRET},
+    {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -524,6 +560,8 @@ int main(int argc, char **argv)
     th_scanned *scanned = NULL;
     const char *cache_opt = NULL; /* --registry-cache */
     bool use_cache = true;
+    bool lazy_load = false; /* --lazy-load */
+    th_lazy_set *lazy = NULL;
     char *cache_path = NULL;
     th_cache *cache = NULL;
     bool watch = false;
@@ -545,6 +583,7 @@ int main(int argc, char **argv)
     bool qualified = false;
     th_naming *naming = NULL;
     th_err name_err;
+    th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
 
     /* A worker or scanner child: the same executable in another role,
      * before anything of the host's start-up. */
@@ -559,6 +598,16 @@ int main(int argc, char **argv)
         return th_cli_new_plugin(argc - 1, argv + 1);
 
     th_mcp_config_default(&cfg);
+    /* --config first: its [toolhost] options go before the command line's. */
+    if (!(settings = th_config_new())) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return 1;
+    }
+    if (th_cli_config_args(&argc, &argv, settings, long_opts) != 0) {
+        th_config_free(settings);
+        fprintf(stderr, "Try 'toolhost --help' for more information.\n");
+        return 2;
+    }
     dirs = calloc((size_t)argc, sizeof *dirs);
     boxes = calloc((size_t)argc + 1, sizeof *boxes);
     origins = calloc((size_t)argc, sizeof *origins);
@@ -777,6 +826,9 @@ int main(int argc, char **argv)
         case OPT_WATCH:
             watch = true;
             break;
+        case OPT_LAZY_LOAD:
+            lazy_load = true;
+            break;
         case OPT_INSTR:
             cfg.instructions = optarg;
             break;
@@ -805,11 +857,38 @@ int main(int argc, char **argv)
         case 'q':
             th_log_set_threshold(TH_LOG_WARNING);
             break;
+        case OPT_CONFIG:
+            break; /* read before the other options */
+        case OPT_SET:
+        case OPT_SET_SECRET: {
+            th_err err;
+            if (th_config_set_arg(settings, optarg, c == OPT_SET_SECRET, &err) != TH_OK) {
+                fprintf(stderr, "toolhost: --%s: %s\n", c == OPT_SET ? "set" : "set-secret", err.msg);
+                goto usage;
+            }
+            /* Out of /proc/PID/cmdline (ps) from now on; it was there from
+             * exec to here, so prefer the environment or a file. */
+            char *eq = strchr(optarg, '=');
+            if (c == OPT_SET_SECRET && eq)
+                memset(eq + 1, '*', strlen(eq + 1));
+            break;
+        }
+        case OPT_LOG_FORMAT: {
+            int f = th_log_format_parse(optarg);
+            if (f < 0) {
+                fprintf(stderr, "toolhost: --log-format: '%s' is not text or json\n", optarg);
+                goto usage;
+            }
+            th_log_set_format((th_log_format)f);
+            break;
+        }
         case 'h':
             fputs(usage_text, stdout);
             free_boxes(boxes);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         case 'V':
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
@@ -817,6 +896,8 @@ int main(int argc, char **argv)
             free_boxes(boxes);
             free(dirs);
             free(origins);
+            th_config_free(settings);
+            th_cli_config_free();
             return 0;
         default:
             goto usage;
@@ -824,6 +905,11 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
+        goto usage;
+    }
+    if (lazy_load && isolate) {
+        /* Workers already start at a plugin's first call. */
+        fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
         goto usage;
     }
     /* A directory the user named must be there; the default one may not be. */
@@ -891,11 +977,16 @@ int main(int argc, char **argv)
         th_log(TH_LOG_ERROR, "cannot load the plugin directories (see above); exiting");
         goto cleanup;
     }
+    /* The environment's settings, for the plugins found (TOOLHOST_NAME_KEY). */
+    th_config_load_env(settings, paths, npaths, environ);
+    load_opts.config = settings;
     /* Every plugin is first opened by a scanner process, so a constructor
      * or register function that crashes, exits or hangs costs only that
      * plugin. In process mode no plugin code ever runs in the host. */
     scan_opts.load = load_opts;
-    scan_opts.host_loads = !isolate;
+    /* Lazily, the trust rule is applied now to cached plugins too: a tool
+     * is listed only when its plugin may be opened. */
+    scan_opts.host_loads = !isolate && !lazy_load;
     /* An unchanged plugin's scan comes from the registry cache instead. */
     if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path_named(dirs, (const char *const *)boxes, ndirs, qualified)))
         cache = th_cache_open(cache_path, &load_opts);
@@ -917,6 +1008,18 @@ int main(int argc, char **argv)
             goto cleanup;
         }
         th_supervisor_register(sup, reg, scanned, &stats);
+    } else if (lazy_load) {
+        /* No plugin code runs at start: each plugin opens at its first call. */
+        if (!(lazy = th_lazy_set_new(paths, npaths, &load_opts))) {
+            th_log(TH_LOG_CRITICAL, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < npaths; i++) {
+            if (!scanned[i].accepted)
+                continue;
+            th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
+            stats.tools_refused += scanned[i].tools_refused; /* by the scan, already logged */
+        }
     } else {
         load_opts.scanned = true; /* the scan logged the tools it refused */
         for (size_t i = 0; i < npaths; i++) {
@@ -1063,6 +1166,7 @@ cleanup:
     th_registry_unref(reg);
     th_registry_unref(served_at_exit); /* with its supervisor (process mode) */
     th_supervisor_free(sup); /* after the registry: its tools point into it */
+    th_lazy_set_unref(lazy); /* the tools hold their own references */
     th_scan_free(scanned, npaths);
     free(scanned);
     th_cache_free(cache);
@@ -1076,6 +1180,8 @@ cleanup:
     free_boxes(boxes);
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return status;
 
 usage:
@@ -1083,5 +1189,7 @@ usage:
     free_boxes(boxes);
     free(dirs);
     free(origins);
+    th_config_free(settings);
+    th_cli_config_free();
     return 2;
 }

@@ -4,6 +4,10 @@
 check_PROGRAMS += test_cache
 TESTS += test_cache
 test_cache_SOURCES = test_cache.c $(MCP_HARNESS)
+# --lazy-load's registration and first-call checks (unit test).
+check_PROGRAMS += test_lazy
+TESTS += test_lazy
+test_lazy_SOURCES = test_lazy.c
 EXTRA_DIST += cache.mk
 
 # tools/list pages serialised once per registry version (unit test).

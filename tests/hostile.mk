@@ -109,3 +109,7 @@ hostile_noisy_b_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/slow_start.la
 hostile_slow_start_la_SOURCES = hostile/slow_start.c
 hostile_slow_start_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 12: a plugin configured by --set, TOOLHOST_GREET_*, --config (test_settings).
+check_LTLIBRARIES += hostile/greet.la
+hostile_greet_la_SOURCES = hostile/greet.c
+hostile_greet_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -10,6 +10,10 @@ check_PROGRAMS += test_transport_stdio
 TESTS += test_transport_stdio
 test_transport_stdio_SOURCES = test_transport_stdio.c $(MCP_HARNESS)
 test_jsonrpc_SOURCES = test_jsonrpc.c
+# The quick JSON path against json-c's tokener.
+check_PROGRAMS += test_fastjson
+TESTS += test_fastjson
+test_fastjson_SOURCES = test_fastjson.c
 test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
 test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)
 test_mcp_modern_SOURCES = test_mcp_modern.c $(MCP_HARNESS)

@@ -131,6 +131,67 @@ START_TEST(a_warm_start_in_the_host_loads_the_plugin_once)
 }
 END_TEST
 
+/* --lazy-load: tools listed from the scan (cold) or the cache (warm); the
+ * plugin's code runs in the host only at its first call, and once. */
+START_TEST(lazy_load_opens_a_plugin_at_its_first_call_only)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    mh_proc *p = start(&f, "--isolation=none", "--lazy-load");
+    ck_assert_msg(marks(&f) == 1, "a lazy cold start loaded the plugin in the host (%d loads)", marks(&f));
+    mh_finish(p);
+    p = start(&f, "--isolation=none", "--lazy-load");
+    ck_assert_msg(marks(&f) == 1, "a lazy warm start loaded the plugin (%d loads)", marks(&f));
+    for (int id = 3; id < 5; id++) {
+        json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                                   "\"ctor_mark\",\"arguments\":{}," MH_MODERN_META "}}", id);
+        MH_ASSERT_STR(o, "result content 0 text", "marked");
+        json_object_put(o);
+        ck_assert_int_eq(marks(&f), 2); /* the first call opened it; the second did not again */
+    }
+    mh_finish(p);
+    fixture_done(&f);
+}
+END_TEST
+
+/* A plugin file replaced after its tools were listed by one that cannot be
+ * opened as it (no register_ctor_mark_tool): the first call fails naming
+ * the file, and the host serves on. (test_lazy covers a replacement that
+ * opens but lists other tools.) */
+START_TEST(lazy_load_notices_a_plugin_changed_after_listing)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    mh_proc *p = start(&f, "--isolation=none", "--lazy-load");
+    char tmp[600], cmd[1400];
+    snprintf(tmp, sizeof tmp, "%s/new.tmp", f.dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0644 '%s'", TEST_BUILDDIR "/plugins/.libs/good.so", tmp, tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(rename(tmp, f.plugin), 0);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"ctor_mark\",\"arguments\":{}," MH_MODERN_META "}}");
+    ck_assert_msg(mh_has(o, "result isError") && json_object_get_boolean(mh_at(o, "result isError")), "%s", mh_json(o));
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strstr(text, "could not be opened at its first call") && strstr(text, "ctor_mark.so"),
+                  "%s", mh_json(o));
+    json_object_put(o);
+    ck_assert_int_eq(marks(&f), 1); /* the new file has no constructor mark */
+    mh_ping_is_next(p, 4);
+    mh_finish(p);
+    fixture_done(&f);
+}
+END_TEST
+
+/* Process isolation starts workers at the first call already. */
+START_TEST(lazy_load_needs_isolation_none)
+{
+    mh_proc *p = mh_spawn("--lazy-load", "--isolation=process", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+    ck_assert(mh_stderr_wait(p, "--lazy-load needs --isolation=none", MH_TIMEOUT_MS));
+    mh_free(p);
+}
+END_TEST
+
 /* Set PATH's mtime to ST's (its atime too), so only what a change did
  * besides the mtime tells the cache. */
 static void restore_times(const char *path, const struct stat *st)
@@ -329,6 +390,9 @@ static Suite *cache_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_warm_start_in_process_mode_loads_no_plugin_code);
     tcase_add_test(tc, a_warm_start_in_the_host_loads_the_plugin_once);
+    tcase_add_test(tc, lazy_load_opens_a_plugin_at_its_first_call_only);
+    tcase_add_test(tc, lazy_load_notices_a_plugin_changed_after_listing);
+    tcase_add_test(tc, lazy_load_needs_isolation_none);
     tcase_add_loop_test(tc, a_changed_plugin_file_is_scanned_again, 0, 3);
     tcase_add_loop_test(tc, a_corrupt_or_foreign_cache_is_ignored_with_a_warning_and_rewritten, 0, 2);
     tcase_add_test(tc, a_refused_plugin_is_reported_on_every_start);

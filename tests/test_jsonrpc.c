@@ -564,6 +564,34 @@ START_TEST(fractional_ids_and_nul_in_string_ids)
 }
 END_TEST
 
+/* Integer ids and plain string ids take a quick way to their key (no
+ * serialising); ids equal in value to them that take the general way
+ * (fractions, exponents, escapes) must still get the same key. */
+START_TEST(quick_id_keys_match_general_ones)
+{
+    static const char *const pairs[][2] = {
+        {"800", "8e2"},       {"-120", "-1.2e2"}, {"1000000000000", "1e12"}, {"-7", "-7.0"},
+        {"0", "-0.0"},        {"120", "12e1"},    {"\"abc\"", "\"\\u0061bc\""}, {"\"a-b c\"", "\"a\\u002db c\""},
+        {"9007199254740993", "9007199254740993.0"},
+    };
+    char echo[4200];
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char *a = parsed_key(pairs[i][0], echo, sizeof echo), *b = parsed_key(pairs[i][1], echo, sizeof echo);
+        ck_assert_msg(strcmp(a, b) == 0, "%s: key %s, %s: key %s", pairs[i][0], a, pairs[i][1], b);
+        free(a);
+        free(b);
+    }
+    char *p = parsed_key("12", echo, sizeof echo), *q = parsed_key("\"12\"", echo, sizeof echo),
+         *r = parsed_key("\"a/b\"", echo, sizeof echo), *t = parsed_key("\"a\\/b\"", echo, sizeof echo);
+    ck_assert_str_ne(p, q);
+    ck_assert_str_eq(r, t);
+    free(p);
+    free(q);
+    free(r);
+    free(t);
+}
+END_TEST
+
 START_TEST(id_key_refuses_other_types)
 {
     json_object *d = json_object_new_boolean(1);
@@ -577,7 +605,10 @@ END_TEST
  * the tail's members added last: ids of every kind, an empty result, none. */
 START_TEST(spliced_results_match_built_ones)
 {
-    static const char *const ids[] = {"7", "\"a\\\"b\\ud800\"", "null", "12345678901234567890", "1.50"};
+    static const char *const ids[] = {
+        "7", "\"a\\\"b\\ud800\"", "null", "12345678901234567890", "1.50", "-42", "0", "\"plain/id~\"",
+        "\"an id of more than sixty-four characters, which takes json-c's own text .....\"", "\"tab\\there\"",
+        "9223372036854775807", "-9223372036854775808", "18446744073709551615", "\"caf\u00e9\""};
     static const char *const results[] = {"{}", "{\"content\":[{\"type\":\"text\",\"text\":\"x/y\"}],\"isError\":false}"};
     static const char tail[] = "{\"resultType\":\"complete\",\"_meta\":{\"k\":{\"name\":\"n\\\"\"}}}";
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
@@ -599,6 +630,23 @@ START_TEST(spliced_results_match_built_ones)
                 size_t wl, gl;
                 const char *w = th_rpc_serialize(want, &wl), *g = th_rpc_serialize(got, &gl);
                 ck_assert_msg(wl == gl && memcmp(w, g, wl) == 0, "want %s\n got %s", w, g);
+                /* The same text in pieces, as the stdio transport writes it. */
+                json_object *again = th_rpc_result_spliced(id, json_tokener_parse(results[r]), with_tail ? tail : NULL);
+                struct iovec parts[TH_RPC_PARTS_MAX];
+                char scratch[TH_RPC_SCRATCH_BYTES], joined[1024];
+                int n = th_rpc_serialize_parts(again, parts, scratch);
+                size_t jl = 0;
+                ck_assert_int_gt(n, 0);
+                for (int k = 0; k < n; k++) {
+                    ck_assert_uint_le(jl + parts[k].iov_len, sizeof joined);
+                    memcpy(joined + jl, parts[k].iov_base, parts[k].iov_len);
+                    jl += parts[k].iov_len;
+                }
+                ck_assert_msg(jl == wl && memcmp(joined, w, wl) == 0, "want %s\n got %.*s", w, (int)jl, joined);
+                n = th_rpc_serialize_parts(want, parts, scratch); /* not spliced: json-c's text whole */
+                ck_assert_int_eq(n, 1);
+                ck_assert_uint_eq(parts[0].iov_len, wl);
+                json_object_put(again);
                 json_object_put(want);
                 json_object_put(got);
                 th_rpc_msg_clear(&msg);
@@ -643,6 +691,7 @@ static Suite *jsonrpc_suite(void)
     tcase_add_test(tc, parsed_request_round_trips);
     tcase_add_test(tc, id_keys_distinguish_types);
     tcase_add_test(tc, id_key_refuses_other_types);
+    tcase_add_test(tc, quick_id_keys_match_general_ones);
     tcase_add_test(tc, numeric_id_keys_compare_by_value);
     tcase_add_test(tc, long_ids_have_keys);
     tcase_add_test(tc, huge_integers_are_kept_as_sent);

@@ -122,9 +122,17 @@ START_TEST(registration_log_follows_log_level)
     free(err);
     mh_rm_dir(dir);
 
-    /* In worker processes the loading passes log warnings and above. */
+    /* Worker processes (the scanner's and the worker's) follow the host's
+     * --log-level too, though their loader's own lines are quieter. */
     err = registration_log("--isolation=process", "--log-level=info", &dir);
     assert_line(err, dir, "reglog-warning 3", true);
+    assert_line(err, dir, "reglog-info two", true);
+    assert_line(err, dir, "reglog-debug 1", false);
+    free(err);
+    mh_rm_dir(dir);
+
+    err = registration_log("--isolation=process", "--log-level=debug", &dir);
+    assert_line(err, dir, "reglog-debug 1", true);
     free(err);
     mh_rm_dir(dir);
 

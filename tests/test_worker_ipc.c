@@ -152,6 +152,18 @@ START_TEST(payloads_are_parsed_strictly)
     ck_assert_ptr_null(th_ipc_parse("{\"a\":1} x", 9, &err));
     ck_assert_ptr_null(th_ipc_parse("{\"a\":\xff}", 7, &err));
     ck_assert_ptr_null(th_ipc_parse("{\"a\":", 5, &err));
+    /* Trailing bytes other than white space are refused on the quick path
+     * too; "{}" with a NUL inside the length is not a whole payload. */
+    o = th_ipc_parse("{\"a\":1} ", 8, &err);
+    ck_assert_ptr_nonnull(o);
+    json_object_put(o);
+    ck_assert_ptr_null(th_ipc_parse("{\"a\":1}{}", 9, &err));
+    ck_assert_ptr_null(th_ipc_parse("{}\0}", 4, &err));
+    /* Values outside the quick subset parse as before. */
+    o = th_ipc_parse("{\"d\":1.5,\"s\":\"\\u00e9\",\"n\":12345678901234567890}", 47, &err);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(o, "s")), "\xc3\xa9");
+    json_object_put(o);
     /* A result nested 100 deep (the host allows 128) still parses. */
     char deep[512];
     size_t k = 0;

@@ -810,6 +810,47 @@ th_rc th_server_add_resource_template(th_server *server, const th_resource *res)
 */
 th_rc th_resource_updated(const char *uri);
 
+/* ---------------------------------------------------------------------
+** Plugin settings (added after th_server_log).
+** ------------------------------------------------------------------- */
+
+/*
+** The value of this plugin's setting KEY, or NULL when it is not set. A
+** plugin NAME.so has the settings the operator gave for NAME:
+**
+**   command line   --set NAME.key=value, --set-secret NAME.key=value
+**   environment    TOOLHOST_NAME_KEY=value (NAME and KEY upper-cased),
+**                  which is how MCP clients pass a server's "env"
+**   file           --config FILE, in its [NAME] section:
+**                      key = value
+**                      secret key = value
+**
+** When a key is set in more than one place, the command line wins over the
+** environment, which wins over the file. KEY must match ^[a-z][a-z0-9_]*$
+** (at most 64 characters); any other KEY is never set.
+**
+** Secrets: a value given with --set-secret, marked "secret" in the file, or
+** taken from the environment (where clients put credentials) is secret.
+** The host never writes a secret value to its log, to `toolhost inspect`
+** output or to its registry cache, and hands it to a worker process over
+** the worker's socket, never on a command line or in its environment
+** (workers do not inherit TOOLHOST_* variables). The plugin must take the
+** same care: do not log it, and do not put it in a tool's description.
+**
+** Ownership: the string belongs to the host and is valid until
+** register_NAME_tool() returns. A handler that needs it copies it (strdup)
+** into the user_data of the tools it registers, and frees it in destroy.
+**
+** Read settings only here, at registration: with --isolation=process,
+** registration runs in the scanner and again in the plugin's worker, and
+** both see the same settings. A plugin that declines without a required
+** setting should say so with th_server_log() and return NULL.
+**
+** Returns NULL as well when SERVER or KEY is NULL or SERVER is used after
+** register_NAME_tool() returned (see th_server).
+*/
+const char *th_server_config(th_server *server, const char *key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,3 +227,16 @@ int th_hex_digit(int c)
         return c - 'A' + 10;
     return -1;
 }
+
+size_t th_fmt_u64(char *out, unsigned long long v)
+{
+    char rev[20];
+    size_t n = 0;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}

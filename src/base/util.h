@@ -29,6 +29,11 @@ const char *th_rc_name(th_rc rc);
 /* The value of the hexadecimal digit C (either case), or -1. */
 int th_hex_digit(int c);
 
+/* Write V in decimal and a NUL to OUT (room for 21 bytes); returns the
+** digits' count. What snprintf("%llu") gives, for hot paths that format
+** on every call. */
+size_t th_fmt_u64(char *out, unsigned long long v);
+
 /* True when the LEN bytes at S are well-formed UTF-8 (no overlongs or
 ** surrogates). */
 bool th_utf8_valid(const char *s, size_t len);

@@ -40,6 +40,7 @@ struct th_call {
     atomic_llong startup_since; /* th_now_ms of a start-up wait in progress; 0: none */
     atomic_llong startup_ms;    /* start-up waits that ended */
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
+    bool crashed;            /* its worker died running it (the call's log line) */
 };
 
 /*
@@ -212,6 +213,22 @@ void th_call_mark_error(th_call *call)
     unuse(c ? call : NULL);
 }
 
+void th_call_mark_crashed(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        c->crashed = true;
+    unuse(c ? call : NULL);
+}
+
+bool th_call_crashed(const th_call *call)
+{
+    th_call *c = use(call, __func__);
+    bool crashed = c && c->crashed;
+    unuse(c ? call : NULL);
+    return crashed;
+}
+
 bool th_call_is_error(const th_call *call)
 {
     th_call *c = use(call, __func__);
@@ -262,7 +279,10 @@ static th_rc content_in(th_call *c, json_object *block)
     char where[40];
     size_t bytes = 1; /* the comma before it */
     th_buf why = {0};
-    snprintf(where, sizeof where, "content[%zu]", json_object_array_length(c->content));
+    /* Not snprintf: this runs for every block of every call. */
+    memcpy(where, "content[", 8);
+    size_t n = 8 + th_fmt_u64(where + 8, json_object_array_length(c->content));
+    memcpy(where + n, "]", 2);
     if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
         if (why.len)
             set_invalid(c, &why);
@@ -297,13 +317,15 @@ static json_object *new_str(const char *value)
     return s;
 }
 
-/* Add KEY: VALUE to OBJ when VALUE is not NULL; false when out of memory. */
+/* Add KEY: VALUE to OBJ when VALUE is not NULL; false when out of memory.
+ * KEY is a string constant: json-c keeps the pointer, not a copy (one
+ * allocation less per member of every block). */
 static bool put_str(json_object *obj, const char *key, const char *value)
 {
     if (!value)
         return true;
     json_object *s = new_str(value);
-    if (!s || json_object_object_add(obj, key, s) != 0) {
+    if (!s || json_object_object_add_ex(obj, key, s, JSON_C_OBJECT_ADD_CONSTANT_KEY) != 0) {
         json_object_put(s);
         return false;
     }
@@ -710,14 +732,15 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     if (c->structured && json_object_array_length(c->content) == 0)
         th_call_text(c, json_object_to_json_string_ext(c->structured, JSON_C_TO_STRING_PLAIN |
                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_object_add(r, "content", c->content);
+    /* Constant keys: no copies of the names (see put_str). */
+    json_object_object_add_ex(r, "content", c->content, JSON_C_OBJECT_ADD_CONSTANT_KEY);
     c->content = json_object_new_array();
     if (c->structured) {
-        json_object_object_add(r, "structuredContent", c->structured);
+        json_object_object_add_ex(r, "structuredContent", c->structured, JSON_C_OBJECT_ADD_CONSTANT_KEY);
         c->structured = NULL;
     }
     if (c->is_error)
-        json_object_object_add(r, "isError", json_object_new_boolean(1));
+        json_object_object_add_ex(r, "isError", json_object_new_boolean(1), JSON_C_OBJECT_ADD_CONSTANT_KEY);
     return r;
 }
 

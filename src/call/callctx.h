@@ -74,6 +74,11 @@ json_object *th_call_finish(th_call *call, th_rc handler_rc);
  * crossed the process boundary with its own message blocks. */
 void th_call_mark_error(th_call *call);
 
+/* The call ended because the process running it died (a worker crash):
+ * its log line says "crash" rather than "error". */
+void th_call_mark_crashed(th_call *call);
+bool th_call_crashed(const th_call *call);
+
 /* True when the handler called th_call_error(). */
 bool th_call_is_error(const th_call *call);
 

@@ -100,13 +100,30 @@ static void path_cut(path *p, size_t len)
     p->text[p->len] = '\0';
 }
 
-/* Append ".KEY" (KEY cut to KEY_SHOWN bytes) or, with KEY NULL, "[INDEX]". */
+/* Append the N bytes at S, cut where the text is full. */
+static void path_put(path *p, const char *s, size_t n)
+{
+    size_t room = sizeof p->text - 1 - p->len;
+    if (n > room)
+        n = room;
+    memcpy(p->text + p->len, s, n);
+    p->len += n;
+    p->text[p->len] = '\0';
+}
+
+/* Append ".KEY" (KEY cut to KEY_SHOWN bytes) or, with KEY NULL, "[INDEX]".
+ * Without snprintf: this runs for every member of every result. */
 static void path_add(path *p, const char *key, size_t index)
 {
-    size_t room = sizeof p->text - p->len;
-    int n = key ? snprintf(p->text + p->len, room, ".%.*s", KEY_SHOWN, key)
-                : snprintf(p->text + p->len, room, "[%zu]", index);
-    p->len = n < 0 ? p->len : (size_t)n < room ? p->len + (size_t)n : sizeof p->text - 1;
+    if (key) {
+        path_put(p, ".", 1);
+        path_put(p, key, strnlen(key, KEY_SHOWN));
+        return;
+    }
+    char digits[24];
+    path_put(p, "[", 1);
+    path_put(p, digits, th_fmt_u64(digits, index));
+    path_put(p, "]", 1);
 }
 
 static bool problem(th_buf *why, const path *p, const char *what)
@@ -176,9 +193,9 @@ static bool walk(json_object *value, const char *where, size_t *bytes, th_buf *w
 {
     frame stack[TH_RESULT_MAX_DEPTH];
     size_t depth = 0;
-    path p;
-    snprintf(p.text, sizeof p.text, "%s", where);
-    p.len = strlen(p.text);
+    path p = {.len = 0};
+    p.text[0] = '\0';
+    path_put(&p, where, strlen(where));
     json_object *v = value;
 
     /* Each pass handles V (a value just reached), then finds the next. */
@@ -261,13 +278,19 @@ static const struct block_shape {
     {.type = "resource", .required = {NULL, NULL}}, /* its "resource" object: below */
 };
 
-static bool need_string(json_object *obj, const char *what, const char *key, const char *where, th_buf *why)
+/* WHAT names the holder: a block of type TYPE when it is not NULL. */
+static bool need_string(json_object *obj, const char *type, const char *what, const char *key, const char *where,
+                        th_buf *why)
 {
     json_object *m = NULL;
     if (json_object_object_get_ex(obj, key, &m) && json_object_is_type(m, json_type_string))
         return true;
-    th_buf_printf(why, "%s: %s needs a string \"%s\", got %s", where, what, key,
-                  json_object_object_get_ex(obj, key, NULL) ? word_of(m) : "none");
+    if (type)
+        th_buf_printf(why, "%s: a \"%s\" block needs a string \"%s\", got %s", where, type, key,
+                      json_object_object_get_ex(obj, key, NULL) ? word_of(m) : "none");
+    else
+        th_buf_printf(why, "%s: %s needs a string \"%s\", got %s", where, what, key,
+                      json_object_object_get_ex(obj, key, NULL) ? word_of(m) : "none");
     return false;
 }
 
@@ -291,10 +314,8 @@ static bool check_shape(json_object *block, const char *where, th_buf *why)
         th_buf_printf(why, "%s: unknown content block type \"%.40s\"", where, type);
         return false;
     }
-    char what[64];
-    snprintf(what, sizeof what, "a \"%s\" block", shape->type);
     for (size_t i = 0; i < 2 && shape->required[i]; i++)
-        if (!need_string(block, what, shape->required[i], where, why))
+        if (!need_string(block, shape->type, NULL, shape->required[i], where, why))
             return false;
     if (strcmp(shape->type, "resource") != 0)
         return true;
@@ -302,7 +323,7 @@ static bool check_shape(json_object *block, const char *where, th_buf *why)
         th_buf_printf(why, "%s: a \"resource\" block needs an object \"resource\"", where);
         return false;
     }
-    if (!need_string(r, "an embedded resource", "uri", where, why))
+    if (!need_string(r, NULL, "an embedded resource", "uri", where, why))
         return false;
     json_object *body;
     if ((json_object_object_get_ex(r, "text", &body) || json_object_object_get_ex(r, "blob", &body)) &&

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,13 +30,15 @@ enum { CALL_OK = 0, CALL_TOOL_ERROR = 1, CALL_USAGE = 2 };
 
 static const char call_usage[] =
     "Usage: toolhost call [--plugin-dir=[BOX=]DIR]... [--plugin=FILE.so]... [--json]\n"
-    "                     [--isolation=MODE] [--qualified-names] TOOL ['JSON']\n"
+    "                     [--isolation=MODE] [--qualified-names] [--set=NAME.KEY=VALUE]...\n"
+    "                     [--set-secret=NAME.KEY=VALUE]... [--config=FILE] TOOL ['JSON']\n"
     "Run one call of TOOL with the arguments JSON (an object; default {}) through\n"
     "a toolhost server, without a client, and print the result: text blocks as\n"
     "text, other blocks as JSON; --json prints the whole result. --plugin loads\n"
     "the one file given; without --plugin-dir or --plugin, the plugin directory.\n"
     "BOX= and --qualified-names name toolboxes and tools as the server does\n"
     "(TOOL is then BOX__PLUGIN__NAME; --plugin files are in the toolbox default).\n"
+    "Plugin settings work as for toolhost itself (TOOLHOST_NAME_KEY too).\n"
     "Exit status: 0 for a result, 1 for a result with isError, 2 for a usage\n"
     "error, an unknown tool or invalid arguments refused by the protocol.\n";
 
@@ -123,7 +126,21 @@ static json_object *await(FILE *in, int id)
     return found;
 }
 
-enum { C_PLUGIN = 256, C_JSON, C_ISOLATION, C_INSECURE, C_FOLLOW, C_QUALIFIED };
+enum { C_PLUGIN = 256, C_JSON, C_ISOLATION, C_INSECURE, C_FOLLOW, C_QUALIFIED, C_SET, C_SET_SECRET, C_CONFIG };
+
+/* --set-secret NAME.key=value for the server as TOOLHOST_NAME_KEY, which is
+ * secret too, so the value never shows on the server's command line. */
+static bool secret_to_env(const char *arg)
+{
+    const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+    char var[160];
+    if (!dot || !eq || eq < dot || (size_t)(eq - arg) + 10 >= sizeof var)
+        return false;
+    int n = snprintf(var, sizeof var, "TOOLHOST_%.*s_%.*s", (int)(dot - arg), arg, (int)(eq - dot - 1), dot + 1);
+    for (int i = 0; i < n; i++)
+        var[i] = (char)toupper((unsigned char)var[i]);
+    return setenv(var, eq + 1, 1) == 0;
+}
 
 int th_cli_call(int argc, char **argv)
 {
@@ -135,6 +152,9 @@ int th_cli_call(int argc, char **argv)
         {"allow-insecure-plugins", no_argument, NULL, C_INSECURE},
         {"follow-symlinks", no_argument, NULL, C_FOLLOW},
         {"qualified-names", no_argument, NULL, C_QUALIFIED},
+        {"set", required_argument, NULL, C_SET},
+        {"set-secret", required_argument, NULL, C_SET_SECRET},
+        {"config", required_argument, NULL, C_CONFIG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -174,6 +194,20 @@ int th_cli_call(int argc, char **argv)
         case C_INSECURE: sargv[ns++] = "--allow-insecure-plugins"; break;
         case C_FOLLOW: sargv[ns++] = "--follow-symlinks"; break;
         case C_QUALIFIED: sargv[ns++] = "--qualified-names"; break;
+        case C_SET:
+            sargv[ns++] = "--set";
+            sargv[ns++] = optarg;
+            break;
+        case C_CONFIG:
+            sargv[ns++] = "--config";
+            sargv[ns++] = optarg;
+            break;
+        case C_SET_SECRET:
+            if (!secret_to_env(optarg)) {
+                fprintf(stderr, "toolhost call: --set-secret: '%.80s' is not NAME.key=value\n", optarg);
+                goto usage;
+            }
+            break;
         case 'h':
             fputs(call_usage, stdout);
             status = CALL_OK;

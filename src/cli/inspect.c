@@ -21,11 +21,14 @@
 #include "base/util.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
+#include "plugin/settings.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
+
+extern char **environ;
 
 /* The plugin files to inspect, in load order; owned, freed with
  * th_loader_paths_free. */
@@ -290,6 +293,13 @@ static void print_text(FILE *out, json_object *report)
         fprintf(out, "  Status: %s\n", ok ? "accepted" : "REFUSED");
         for (size_t j = 0; j < json_object_array_length(why); j++)
             fprintf(out, "  Refused: %s\n", json_object_get_string(json_object_array_get_idx(why, j)));
+        json_object *settings = json_object_object_get(p, "settings");
+        if (settings) {
+            json_object_object_foreach(settings, key, val)
+            {
+                fprintf(out, "  Setting: %s = %s\n", key, json_object_get_string(val));
+            }
+        }
         for (size_t j = 0; j < json_object_array_length(tools); j++) {
             json_object *t = json_object_array_get_idx(tools, j), *v;
             fprintf(out, "\n  Tool %s\n", json_object_get_string(json_object_object_get(t, "name")));
@@ -332,7 +342,9 @@ static void print_text(FILE *out, json_object *report)
 
 static const char inspect_usage[] =
     "Usage: toolhost inspect [--json] [--follow-symlinks] [--allow-insecure-plugins]\n"
-    "                        [--qualified-names] [[BOX=]DIR|[BOX=]FILE.so]...\n"
+    "                        [--qualified-names] [--set=NAME.KEY=VALUE]\n"
+    "                        [--set-secret=NAME.KEY=VALUE] [--config=FILE]\n"
+    "                        [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
     "input and output schemas, its resources and resource templates, and every\n"
@@ -340,10 +352,12 @@ static const char inspect_usage[] =
     "that crashes is reported, not fatal.\n"
     "BOX= names a toolbox as --plugin-dir does; --qualified-names shows tools\n"
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
+    "Plugins see the settings given as to toolhost (--set, --set-secret, --config,\n"
+    "TOOLHOST_NAME_KEY); each plugin's are listed, secret values as (secret).\n"
     "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
     "error.\n";
 
-enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED };
+enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED, I_SET, I_SET_SECRET, I_CONFIG };
 
 int th_cli_inspect(int argc, char **argv)
 {
@@ -352,6 +366,9 @@ int th_cli_inspect(int argc, char **argv)
         {"follow-symlinks", no_argument, NULL, I_FOLLOW},
         {"allow-insecure-plugins", no_argument, NULL, I_INSECURE},
         {"qualified-names", no_argument, NULL, I_QUALIFIED},
+        {"set", required_argument, NULL, I_SET},
+        {"set-secret", required_argument, NULL, I_SET_SECRET},
+        {"config", required_argument, NULL, I_CONFIG},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -368,18 +385,38 @@ int th_cli_inspect(int argc, char **argv)
     int status = 1, c, saved_err = -1, capture = -1;
     bool qualified = false;
     th_naming *naming = NULL;
+    th_config *settings = th_config_new();
+    char **ignored = NULL; /* a --config file's [toolhost] options */
+    size_t nignored = 0;
+    th_err err;
 
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while (settings && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case I_JSON: json = true; break;
         case I_FOLLOW: scan_opts.load.follow_symlinks = true; break;
         case I_INSECURE: scan_opts.load.allow_insecure = true; break;
         case I_QUALIFIED: qualified = true; break;
-        case 'h': fputs(inspect_usage, stdout); return 0;
-        default: fputs("Try 'toolhost inspect --help' for more information.\n", stderr); return 2;
+        case I_SET:
+        case I_SET_SECRET:
+            if (th_config_set_arg(settings, optarg, c == I_SET_SECRET, &err) == TH_OK)
+                break;
+            fprintf(stderr, "toolhost inspect: --%s: %s\n", c == I_SET ? "set" : "set-secret", err.msg);
+            goto usage;
+        case I_CONFIG:
+            if (th_config_load_file(settings, optarg, &ignored, &nignored, &err) == TH_OK)
+                break;
+            fprintf(stderr, "toolhost inspect: %s\n", err.msg);
+            goto usage;
+        case 'h': fputs(inspect_usage, stdout); th_config_free(settings); return 0;
+        default: goto usage;
         }
     }
+    if (!settings) {
+        fprintf(stderr, "toolhost inspect: out of memory\n");
+        return 1;
+    }
+    scan_opts.load.config = settings;
     char *default_dir[] = {(char *)TH_PLUGINDIR};
     char *const *args = optind < argc ? argv + optind : default_dir;
     size_t nargs = optind < argc ? (size_t)(argc - optind) : 1;
@@ -399,6 +436,7 @@ int th_cli_inspect(int argc, char **argv)
     dup2(capture, 2);
     th_log_set_threshold(TH_LOG_WARNING);
     bool ok = (naming = th_naming_new(qualified)) && collect(&l, args, nargs, &scan_opts.load, &stats, naming) &&
+              (th_config_load_env(settings, l.v, l.n, environ), true) &&
               (scanned = calloc(l.n + 1, sizeof *scanned)) &&
               th_scan_plugins(l.v, l.n, &scan_opts, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
               th_registry_set_naming(reg, naming) == TH_OK && (sup = th_supervisor_new(l.v, l.n, &sup_opts));
@@ -438,6 +476,10 @@ int th_cli_inspect(int argc, char **argv)
         json_object_object_add(p, "resources", res);
         json_object_object_add(p, "resourceTemplates", tpl);
         json_object_object_add(p, "refusals", why);
+        char name[256];
+        json_object *set = th_config_plugin_name(l.v[i], name, sizeof name) ? th_config_describe(settings, name) : NULL;
+        if (set)
+            json_object_object_add(p, "settings", set);
         json_object_array_add(plugins, p);
     }
     json_object *other = refusals(log, &l, -1);
@@ -476,5 +518,17 @@ cleanup:
         close(capture);
     if (saved_err >= 0)
         close(saved_err);
+    for (size_t k = 0; k < nignored; k++)
+        free(ignored[k]);
+    free(ignored);
+    th_config_free(settings);
     return status;
+
+usage:
+    fputs("Try 'toolhost inspect --help' for more information.\n", stderr);
+    for (size_t k = 0; k < nignored; k++)
+        free(ignored[k]);
+    free(ignored);
+    th_config_free(settings);
+    return 2;
 }

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "plugin/cache.h"
 #include "plugin/qualname.h"
+#include "plugin/settings.h"
 
 /* Bumped whenever the file's layout or the meaning of an entry changes. */
 #define CACHE_FORMAT 1
@@ -177,6 +178,19 @@ th_cache_key th_cache_key_of(const char *plugin)
     return k;
 }
 
+th_cache_key th_cache_key_with(const char *plugin, const th_config *settings)
+{
+    th_cache_key k = th_cache_key_of(plugin);
+    char name[256];
+    bool uncacheable = false;
+    if (k.valid && th_config_plugin_name(plugin, name, sizeof name)) {
+        k.settings = th_config_digest(settings, name, &uncacheable);
+        if (uncacheable)
+            k.valid = false;
+    }
+    return k;
+}
+
 static long long get_i64(json_object *o, const char *key, bool *ok)
 {
     json_object *v;
@@ -209,6 +223,7 @@ json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key
     ok = get_i64(e, "ctime_ns", &ok) == key->ctime_ns && ok;
     ok = get_u64(e, "ino", &ok) == key->ino && ok;
     ok = get_u64(e, "dev", &ok) == key->dev && ok;
+    ok = get_u64(e, "settings", &ok) == key->settings && ok;
     if (!ok || !json_object_object_get_ex(e, "tools", &tools) || !json_object_is_type(tools, json_type_array) ||
         json_object_array_length(tools) == 0)
         return NULL; /* changed: scanned again, and put replaces the entry */
@@ -228,6 +243,7 @@ void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json
     json_object_object_add(e, "ctime_ns", json_object_new_int64(key->ctime_ns));
     json_object_object_add(e, "ino", json_object_new_uint64(key->ino));
     json_object_object_add(e, "dev", json_object_new_uint64(key->dev));
+    json_object_object_add(e, "settings", json_object_new_uint64(key->settings));
     json_object_object_add(e, "tools", json_object_get(tools));
     json_object_object_add(c->keep, plugin, e);
     c->dirty = true;

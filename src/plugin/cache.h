@@ -18,9 +18,12 @@ typedef struct th_cache th_cache;
 
 /* What identifies one version of a plugin file (stat of its path). */
 typedef struct th_cache_key {
-    bool valid; /* false: the file could not be stat()ed: never fresh */
+    bool valid; /* false: the file could not be stat()ed, or the plugin has
+                 * a secret setting: never fresh, never written */
     long long size, mtime_ns, ctime_ns;
     unsigned long long ino, dev;
+    unsigned long long settings; /* th_config_digest of its settings: they
+                                  * can change what register does */
 } th_cache_key;
 
 /*
@@ -53,6 +56,14 @@ void th_cache_free(th_cache *c);
 
 /* The key of PLUGIN as it is now. */
 th_cache_key th_cache_key_of(const char *plugin);
+
+/*
+** The key of PLUGIN as it is now, with the settings it would be loaded
+** with: a change of a non-secret setting makes the entry stale. A plugin
+** with a secret setting gets an invalid key, so it is scanned on every
+** start and not written: the file holds neither a secret nor its digest.
+*/
+th_cache_key th_cache_key_with(const char *plugin, const struct th_config *settings);
 
 /*
 ** The descriptors (a JSON array as the scanner reports them; borrowed, valid

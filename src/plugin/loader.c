@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugin/settings.h"
 #include "plugin/loader.h"
 #include "plugin/trust.h"
 #include "plugin/resources.h"
@@ -39,6 +40,7 @@
 __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_server_add_tool,  (const void *)th_server_errmsg,
     (const void *)th_server_added_only, (const void *)th_server_log,
+    (const void *)th_server_config,
     (const void *)th_call_text,        (const void *)th_call_textf,
     (const void *)th_call_image,       (const void *)th_call_audio,
     (const void *)th_call_resource_link, (const void *)th_call_resource_text,
@@ -110,6 +112,7 @@ struct th_server {
     const th_tool *added_own; /* the descriptor of NAME it added itself */
     th_err err;               /* last th_server_add_tool() outcome */
     bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
+    const th_config *config;  /* th_load_opts.config */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -230,9 +233,32 @@ th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    th_log(level, "plugin %s: %s", server->path, msg);
+    char line[4200];
+    snprintf(line, sizeof line, "plugin %s: %s", server->path, msg);
+    th_log_plugin(level, server->name, line);
     server_unuse(handle);
     return TH_OK;
+}
+
+/* The value belongs to the settings store, which outlives every plugin's
+ * registration; the header promises less (until register_NAME_tool
+ * returns) so the store may change later. Never logged: only whether it
+ * was found. */
+const char *th_server_config(th_server *handle, const char *key)
+{
+    if (!handle || !key)
+        return NULL;
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return NULL;
+    bool secret = false;
+    const char *v = th_config_get(server->config, server->name, key, &secret);
+    char line[4200];
+    snprintf(line, sizeof line, "plugin %s: setting '%.64s' %s%s", server->path, key, v ? "read" : "not set",
+             v && secret ? " (secret)" : "");
+    th_log_plugin(TH_LOG_DEBUG, server->name, line);
+    server_unuse(handle);
+    return v;
 }
 
 /* The message lives in the loader's frame only while the handle is open:
@@ -567,7 +593,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     th_resources *rs = th_registry_resources(reg);
     size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
-                        .quiet_refusals = opts && opts->scanned};
+                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);

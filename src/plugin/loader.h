@@ -25,6 +25,8 @@ typedef struct th_load_opts {
     bool scanned;         /* the scanner already loaded these plugins and
                            * logged their tool refusals: count them again,
                            * but log them at debug level only */
+    const struct th_config *config; /* per-plugin settings (plugin/settings.h)
+                           * for th_server_config(); NULL: none. Borrowed. */
 } th_load_opts;
 
 /* Counters a load adds to (zero-initialise before the first load). */

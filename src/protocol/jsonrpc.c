@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fastjson.h"
 #include "protocol/jsonrpc.h"
 #include "base/util.h"
 
@@ -451,6 +452,22 @@ static bool ascii(const char *t, size_t len)
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);
+    /* A plain message (nearly all of them) needs neither json-c's tokener
+     * nor the checks for what it would change: fastjson's subset has no
+     * NaN, big integer, surrogate escape or byte past ASCII. */
+    json_object *fast = th_fastjson_parse(text, len);
+    if (fast) {
+        out->msg = fast;
+        if (json_object_is_type(fast, json_type_array)) {
+            if (json_object_array_length(fast) == 0)
+                invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: an empty batch");
+            else
+                out->kind = TH_RPC_BATCH;
+            return;
+        }
+        classify(out);
+        return;
+    }
     json_tokener *tok = tokener();
     if (!tok) {
         invalid(out, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -728,6 +745,75 @@ const char *th_rpc_serialize(json_object *msg, size_t *len)
     return json_object_to_json_string_length(msg, SERIALIZE_FLAGS, len);
 }
 
+/*
+** ID's JSON text as json-c writes it, into SCRATCH (TH_RPC_SCRATCH_BYTES)
+** when it is an int64 or a short string of printable ASCII that needs no
+** escape; else NULL (json-c's own text is used).
+*/
+static const char *quick_id_text(json_object *id, char *scratch, size_t *len)
+{
+    if (json_object_is_type(id, json_type_int)) {
+        int64_t v = json_object_get_int64(id);
+        if (v == INT64_MAX || v == INT64_MIN)
+            return NULL; /* may be a uint64 */
+        size_t n = 0;
+        if (v < 0)
+            scratch[n++] = '-';
+        *len = n + th_fmt_u64(scratch + n, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
+        return scratch;
+    }
+    if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
+        return NULL;
+    const char *s = json_object_get_string(id);
+    size_t n = (size_t)json_object_get_string_len(id);
+    if (n + 2 > TH_RPC_SCRATCH_BYTES)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+            return NULL;
+    scratch[0] = '"';
+    memcpy(scratch + 1, s, n);
+    scratch[n + 1] = '"';
+    *len = n + 2;
+    return scratch;
+}
+
+int th_rpc_serialize_parts(json_object *msg, struct iovec *parts, char *scratch)
+{
+    size_t len;
+    spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
+    if (!sp) {
+        const char *text = th_rpc_serialize(msg, &len);
+        parts[0] = (struct iovec){.iov_base = (void *)text, .iov_len = len};
+        return text ? 1 : 0;
+    }
+    /* As spliced_to_json writes it, in pieces. */
+    size_t idlen = 4, rlen;
+    const char *id = "null";
+    if (sp->id && !(id = quick_id_text(sp->id, scratch, &idlen)))
+        id = json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen);
+    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
+    if (!id || !res)
+        return 0;
+    int n = 0;
+#define PART(P, L) (parts[n++] = (struct iovec){.iov_base = (void *)(P), .iov_len = (L)})
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
+    PART(head, sizeof head - 1);
+    PART(id, idlen);
+    PART(mid, sizeof mid - 1);
+    if (!sp->tail || rlen < 2) {
+        PART(res, rlen);
+    } else {
+        PART(res, rlen - 1);
+        if (rlen > 2)
+            PART(",", 1);
+        PART(sp->tail + 1, strlen(sp->tail + 1));
+    }
+    PART("}", 1);
+#undef PART
+    return n;
+}
+
 /* Appending for the key builders: *OK turns false on allocation failure,
  * so a key is never silently cut short. */
 static void add(th_buf *b, bool *ok, const char *s, size_t n)
@@ -865,17 +951,68 @@ static bool number_key(th_buf *b, bool *ok, const char *text)
         add(b, ok, "-", 1);
     if (d.data)
         add(b, ok, d.data, d.len);
-    char e[32];
-    int en = snprintf(e, sizeof e, "e%lld", exp);
-    add(b, ok, e, (size_t)en);
+    char e[32] = "e-";
+    bool eneg = exp < 0;
+    size_t en = 1 + eneg + th_fmt_u64(e + 1 + eneg, eneg ? 0 - (unsigned long long)exp : (unsigned long long)exp);
+    add(b, ok, e, en);
     free(d.data);
     return true;
+}
+
+/*
+** The key of the common ids without serialising them (which costs json-c a
+** buffer per id): an int64 as number_key writes it, a string of plain
+** printable ASCII as its JSON text. NULL when ID is neither (or out of
+** memory): th_rpc_id_key then takes the general way.
+*/
+static char *quick_id_key(json_object *id)
+{
+    char key[48];
+    if (json_object_is_type(id, json_type_int)) {
+        int64_t v = json_object_get_int64(id);
+        if (v == INT64_MAX || v == INT64_MIN)
+            return NULL; /* may be clamped, or a uint64 */
+        if (v == 0)
+            return strdup("n:0");
+        size_t n = 2;
+        memcpy(key, "n:", 2);
+        if (v < 0) {
+            key[n++] = '-';
+            v = -v;
+        }
+        unsigned exp = 0;
+        while (v % 10 == 0) {
+            v /= 10;
+            exp++;
+        }
+        n += th_fmt_u64(key + n, (unsigned long long)v);
+        key[n++] = 'e';
+        th_fmt_u64(key + n, exp);
+        return strdup(key);
+    }
+    if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
+        return NULL;
+    const char *s = json_object_get_string(id);
+    size_t len = (size_t)json_object_get_string_len(id);
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\' || s[i] == '/')
+            return NULL; /* escaped in JSON text */
+    char *k = malloc(len + 5);
+    if (!k)
+        return NULL;
+    memcpy(k, "s:\"", 3);
+    memcpy(k + 3, s, len);
+    memcpy(k + 3 + len, "\"", 2);
+    return k;
 }
 
 char *th_rpc_id_key(json_object *id)
 {
     if (!id_ok(id))
         return NULL;
+    char *quick = quick_id_key(id);
+    if (quick)
+        return quick;
     th_buf b = {0};
     bool ok = true;
     size_t len;

@@ -20,6 +20,7 @@
 #include "call/rawresult.h"
 #include "call/ask.h"
 #include "call/callctx.h"
+#include "call/calllog.h"
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
@@ -132,6 +133,7 @@ struct job {
     unsigned client_caps;   /* TH_ASK_* its client declared */
     unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
+    long long started_ms;   /* when it was read, for its log line */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
 };
 
@@ -335,6 +337,21 @@ static void batch_release(rpc_batch *b)
     free(b);
 }
 
+/* --log-level=debug: each message in and out, cut to a readable length. */
+#define TRACE_BYTES 512
+static void trace(const char *dir, const char *text, size_t len)
+{
+    size_t n = !text ? 0 : len == SIZE_MAX ? strlen(text) : len;
+    json_object *f = json_object_new_object();
+    if (f) {
+        json_object_object_add(f, "dir", json_object_new_string(dir));
+        json_object_object_add(f, "bytes", json_object_new_int64((int64_t)n));
+    }
+    th_log_ex(TH_LOG_DEBUG, "protocol", NULL, f, "%s %.*s%s", strcmp(dir, "in") == 0 ? "<-" : "->",
+              (int)(n < TRACE_BYTES ? n : TRACE_BYTES), text ? text : "", n > TRACE_BYTES ? "..." : "");
+    json_object_put(f);
+}
+
 static void send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
@@ -347,6 +364,8 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         pthread_mutex_unlock(&answering->lock);
         return;
     }
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("out", json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN), SIZE_MAX);
     /* Sends run concurrently (the transport keeps messages whole); the lock
      * only keeps th_mcp_session_free from closing under a send. */
     pthread_rwlock_rdlock(&s->send_lock);
@@ -1049,6 +1068,12 @@ static void run_job(void *p)
 /* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
  * is not NULL, unless J was cancelled; hand J back to be freed. Pool
  * thread. */
+static bool result_is_error(json_object *result)
+{
+    json_object *v;
+    return json_object_object_get_ex(result, "isError", &v) && json_object_get_boolean(v);
+}
+
 static void job_answer(job *j, json_object *result, const char *busy)
 {
     th_mcp_session *s = j->s;
@@ -1064,6 +1089,14 @@ static void job_answer(job *j, json_object *result, const char *busy)
         unlink_job(s, j);
     pthread_mutex_unlock(&s->lock);
 
+    th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
+                              : cancelled ? TH_OUTCOME_CANCELLED
+                              : busy      ? TH_OUTCOME_BUSY
+                              : !result   ? TH_OUTCOME_ERROR
+                              : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
+                              : result_is_error(result)  ? TH_OUTCOME_ERROR
+                                                         : TH_OUTCOME_OK;
+    th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
     answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
@@ -1211,6 +1244,7 @@ static void m_tools_call(request *r)
         j->client_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
     }
+    j->started_ms = th_now_ms();
     j->key = th_rpc_id_key(r->msg->id);
     if (!j->key) {
         th_mrtr_free(j->mrtr);
@@ -1816,6 +1850,8 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
 {
     th_rpc_msg msg;
     s->msg_len = len;
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("in", text, len);
     th_rpc_parse(text, len, &msg);
     dispatch(s, &msg);
     th_rpc_msg_clear(&msg);

@@ -228,17 +228,6 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     return n;
 }
 
-/* Under w->lock: queue TEXT and its newline whole, or not at all. */
-static bool queue(writer *w, const char *text, size_t len)
-{
-    size_t old = w->pending.len;
-    if (th_buf_append(&w->pending, text, len) && th_buf_append(&w->pending, "\n", 1))
-        return true;
-    w->pending.len = old; /* a partial message must never reach the wire */
-    th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
-    return false;
-}
-
 /* Under w->lock: write what is pending now if it fits, else wake the
  * writer thread for it. */
 static void flush_pending(writer *w)
@@ -254,28 +243,57 @@ static void flush_pending(writer *w)
         pthread_cond_signal(&w->more);
 }
 
+/* Under w->lock: queue the bytes of PARTS after the first SKIP, whole or
+ * not at all. */
+static bool queue_parts(writer *w, const struct iovec *parts, int nparts, size_t skip)
+{
+    size_t old = w->pending.len;
+    for (int i = 0; i < nparts; i++) {
+        size_t len = parts[i].iov_len;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        if (!th_buf_append(&w->pending, (const char *)parts[i].iov_base + skip, len - skip)) {
+            w->pending.len = old; /* a partial message must never reach the wire */
+            th_log(TH_LOG_ERROR, "out of memory queueing a message; it was not sent");
+            return false;
+        }
+        skip = 0;
+    }
+    return true;
+}
+
 static void write_msg(void *ctx, json_object *msg)
 {
     writer *w = ctx;
-    size_t len;
-    const char *text = th_rpc_serialize(msg, &len); /* msg's own buffer: no lock needed */
+    /* The message's text in pieces (a result is not copied into an
+     * envelope first), and its newline; they belong to msg and scratch. */
+    struct iovec parts[TH_RPC_PARTS_MAX + 1];
+    char scratch[TH_RPC_SCRATCH_BYTES];
+    int nparts = th_rpc_serialize_parts(msg, parts, scratch);
+    if (nparts == 0) {
+        th_log(TH_LOG_ERROR, "out of memory serialising a message; it was not sent");
+        json_object_put(msg);
+        return;
+    }
+    parts[nparts++] = (struct iovec){.iov_base = "\n", .iov_len = 1};
+    size_t total = 0;
+    for (int i = 0; i < nparts; i++)
+        total += parts[i].iov_len;
 
     pthread_mutex_lock(&w->lock);
     /* Once stdout is gone the session is shutting down: nobody to send to. */
     if (!w->err && !w->done) {
         if (w->corked_by == &self) {
-            queue(w, text, len);
+            queue_parts(w, parts, nparts, 0);
         } else {
-            struct iovec parts[2] = {{.iov_base = (void *)text, .iov_len = len}, {.iov_base = "\n", .iov_len = 1}};
-            ssize_t n = write_now(w, parts, 2, false);
+            ssize_t n = write_now(w, parts, nparts, false);
             size_t done = n > 0 ? (size_t)n : 0;
             /* On an error the rest is queued: the writer thread fails the
              * same way and reports it. */
-            if (done < len + 1 && (done == len || queue(w, text + done, len - done))) {
-                if (done == len)
-                    th_buf_append(&w->pending, "\n", 1);
+            if (done < total && queue_parts(w, parts, nparts, done))
                 pthread_cond_signal(&w->more);
-            }
         }
     }
     pthread_mutex_unlock(&w->lock);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "call/result.h"
+#include "base/fastjson.h"
 #include "worker/ipc.h"
 
 void th_ipc_reader_free(th_ipc_reader *r)
@@ -244,12 +245,16 @@ json_object *th_ipc_parse(const char *payload, size_t len, th_err *err)
         th_err_set(err, TH_ERR_VALUE, "payload is not valid UTF-8");
         return NULL;
     }
+    /* A plain payload (calls, results) skips json-c's tokener. */
+    json_object *o = th_fastjson_parse(payload, len);
+    if (o)
+        return o;
     json_tokener *tok = thread_tokener();
     if (!tok) {
         th_err_set(err, TH_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    json_object *o = json_tokener_parse_ex(tok, payload, (int)len);
+    o = json_tokener_parse_ex(tok, payload, (int)len);
     enum json_tokener_error e = json_tokener_get_error(tok);
     if (e != json_tokener_success || !o || tok->char_offset != (int)len) {
         if (e == json_tokener_continue)

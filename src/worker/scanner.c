@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
 #include "worker/scanner.h"
@@ -26,6 +27,16 @@ void th_scan_hello_load_opts(json_object *hello, const th_load_opts *load)
 {
     json_object_object_add(hello, "follow_symlinks", json_object_new_boolean(load->follow_symlinks));
     json_object_object_add(hello, "allow_insecure", json_object_new_boolean(load->allow_insecure));
+}
+
+void th_scan_hello_settings(json_object *hello, const th_load_opts *load, const char *path)
+{
+    char name[256];
+    if (path && !th_config_plugin_name(path, name, sizeof name))
+        return;
+    json_object *settings = th_config_to_json(load->config, path ? name : NULL);
+    if (settings)
+        json_object_object_add(hello, "settings", settings);
 }
 
 json_object *th_scan_paths_json(char *const *paths, size_t n)
@@ -101,6 +112,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     json_object_object_add(hello, "paths", th_scan_paths_json(paths, n));
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)*next));
     th_scan_hello_load_opts(hello, &o->load);
+    th_scan_hello_settings(hello, &o->load, NULL);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     th_ipc_send_json(ch.sock, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
@@ -284,7 +296,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     }
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
-        keys[i] = th_cache_key_of(paths[i]);
+        keys[i] = th_cache_key_with(paths[i], opts->load.config);
         json_object *tools = th_cache_lookup(cache, paths[i], &keys[i]);
         if (!tools) {
             sub[nstale] = paths[i];

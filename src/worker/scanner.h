@@ -61,4 +61,10 @@ json_object *th_scan_paths_json(char *const *paths, size_t n);
  * scanner and every worker judge plugin files by the host's rules. */
 void th_scan_hello_load_opts(json_object *hello, const th_load_opts *load);
 
+/* Add load->config's settings to HELLO as "settings": those of plugin file
+ * PATH only (a worker), or of every plugin (PATH NULL: the scanner, which
+ * opens them all). Secrets travel only over the child's socket like this,
+ * never in its arguments or environment. */
+void th_scan_hello_settings(json_object *hello, const th_load_opts *load, const char *path);
+
 #endif

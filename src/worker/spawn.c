@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "worker/spawn.h"
 
 extern char **environ;
@@ -90,6 +91,25 @@ int th_child_reap(pid_t pid, long long grace_ms)
     return status;
 }
 
+/*
+** The child's environment: the host's without TOOLHOST_* variables, which
+** hold plugin settings (secrets among them). A worker gets its own
+** plugin's settings over its socket instead, so one plugin's process
+** never holds another's credentials, and /proc/PID/environ of a worker
+** shows none. NULL when out of memory.
+*/
+static char **child_environ(void)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **env = calloc(n + 1, sizeof *env), **out = env;
+    for (char **e = environ; env && e && *e; e++)
+        if (strncmp(*e, "TOOLHOST_", 9) != 0)
+            *out++ = *e;
+    return env;
+}
+
 static th_rc spawn_here(th_child *child, th_err *err)
 {
     int sv[2] = {-1, -1}, out[2] = {-1, -1}, theirs = -1;
@@ -131,7 +151,11 @@ static th_rc spawn_here(th_child *child, th_err *err)
      * asked to die with it: a host gone before that leaves no orphan. */
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
     char *argv[] = {self_exe, TH_WORKER_ARG, ppid, NULL};
-    int e = posix_spawn(&child->pid, self_exe, &fa, &attr, argv, environ);
+    char **env = child_environ();
+    if (!env)
+        goto nomem;
+    int e = posix_spawn(&child->pid, self_exe, &fa, &attr, argv, env);
+    free(env);
     if (e != 0) {
         th_err_set(err, TH_ERR_IO, "cannot start %s: %s", self_exe, strerror(e));
         goto cleanup;
@@ -233,10 +257,11 @@ th_rc th_spawn_child(th_child *child, th_err *err)
     return r.rc;
 }
 
+/* A child's own log lines come back in the host's format; the plugin's
+ * output is tagged with it. */
 static void emit(const char *tag, const char *line, size_t len)
 {
-    /* One fprintf: stdio's lock keeps it whole among other log lines. */
-    fprintf(stderr, "plugin %s: %.*s\n", tag, (int)len, line);
+    th_log_relay(tag, line, len);
 }
 
 long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)

@@ -558,6 +558,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "paths", th_scan_paths_json(sup->paths, sup->n));
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)s->index));
     th_scan_hello_load_opts(hello, &sup->opts.load);
+    th_scan_hello_settings(hello, &sup->opts.load, s->path);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     json_object_object_add(hello, "memory_limit", json_object_new_int64((int64_t)sup->opts.memory_limit));
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
@@ -961,6 +962,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
         }
         if (w->dead) {
             th_call_fail(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_mark_crashed(call);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {

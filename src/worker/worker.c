@@ -22,6 +22,7 @@
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/loader.h"
+#include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
 #include "worker/spawn.h"
@@ -77,6 +78,9 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
     c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
+    /* Kept for the life of the process: plugins read it while they register. */
+    if (!(c->load.config = th_config_from_json(json_object_object_get_ex(c->hello, "settings", &v) ? v : NULL)))
+        return false;
     c->log_threshold = (int)get_num(c->hello, "log_threshold");
     c->memory_limit = get_num(c->hello, "memory_limit");
     c->max_files = get_num(c->hello, "max_files");
@@ -149,11 +153,13 @@ static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
         th_child_lose_socket();
 }
 
-/* Loading happens at warning level at most: the host logs each accepted
- * tool itself, and refusals are errors. */
+/* The loader's own lines show at warning and above while loading: the
+ * host logs each accepted tool itself, and refusals are errors. A plugin's
+ * th_server_log lines still follow the host's --log-level. */
 static void quiet_loading(const config *c)
 {
-    th_log_set_threshold(c->log_threshold > TH_LOG_WARNING ? (th_log_level)c->log_threshold : TH_LOG_WARNING);
+    (void)c;
+    th_log_raise(TH_LOG_WARNING);
 }
 
 /* Static: still reachable when the scanner _exit()s (valgrind's view). */
@@ -530,7 +536,7 @@ static int serve(const config *c, th_ipc_reader *r)
     quiet_loading(c);
     th_load_stats st = {0};
     th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &c->load, &st);
-    th_log_set_threshold((th_log_level)c->log_threshold);
+    th_log_raise(-1);
     json_object *ready = json_object_new_object();
     json_object *names = json_object_new_array();
     for (size_t i = 0; rc == TH_OK && i < th_registry_count(reg); i++)
@@ -580,6 +586,9 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     if (!read_config(&c, &r))
         die("no valid configuration from the host");
     th_log_set_threshold((th_log_level)c.log_threshold);
+    /* Always JSON: the host reads the lines back and writes them in its
+     * own format (th_log_relay), the plugin's name added. */
+    th_log_set_format(TH_LOG_JSON);
     /* 4. Resource limits. */
     set_limit(RLIMIT_AS, c.memory_limit, "RLIMIT_AS (--worker-memory-limit)");
     set_limit(RLIMIT_NOFILE, c.max_files, "RLIMIT_NOFILE (--worker-max-files)");

@@ -23,6 +23,13 @@ done
 "$TOOLHOST" inspect "$work/t/sum2.so" >"$work/i.log" 2>&1 || { cat "$work/i.log"; fail "inspect refuses the typed skeleton"; }
 out=$("$TOOLHOST" call --plugin "$work/h/weather.so" weather '{"text": "hi"}') || fail "call weather"
 [ "$out" = "weather: hi" ] || fail "weather answered '$out'"
+# The skeleton reads its "prefix" setting: command line over environment.
+out=$(TOOLHOST_WEATHER_PREFIX='Env: ' "$TOOLHOST" call --plugin "$work/h/weather.so" weather '{"text": "hi"}') ||
+    fail "call weather with TOOLHOST_WEATHER_PREFIX"
+[ "$out" = "Env: hi" ] || fail "weather with TOOLHOST_WEATHER_PREFIX answered '$out'"
+out=$(TOOLHOST_WEATHER_PREFIX='Env: ' "$TOOLHOST" call --set 'weather.prefix=Set: ' --plugin "$work/h/weather.so" weather '{"text": "hi"}') ||
+    fail "call weather --set"
+[ "$out" = "Set: hi" ] || fail "weather --set answered '$out'"
 out=$("$TOOLHOST" call --plugin "$work/t/sum2.so" sum2 '{"a": 2, "b": 3}') || fail "call sum2"
 [ "$out" = "5" ] || fail "sum2 answered '$out'"
 

@@ -1,0 +1,327 @@
+/*
+** base/fastjson.c: JSON text to a json-c tree without json-c's tokener
+** for the plain subset (fastjson.h), which was a third of a tool call's
+** instructions (a byte-at-a-time state machine, a locale switch per parse).
+** Anything outside the subset is declined, never guessed at.
+*/
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fastjson.h"
+
+/* Deeper input is declined: json-c's tokener (128 levels) takes it. */
+#define FAST_MAX_DEPTH 32
+/* Integers of more digits may pass int64 (json-c clamps them, and
+ * jsonrpc.c keeps them exact): declined. */
+#define FAST_MAX_DIGITS 18
+
+typedef struct reader {
+    const char *p, *end;
+    char *scratch; /* strings with escapes, decoded */
+    size_t cap;
+    bool fail;     /* outside the subset, or out of memory */
+} reader;
+
+/* What a byte does inside a string: 0 an ordinary byte, 1 the closing
+ * quote, 2 an escape, 3 outside the subset (control or non-ASCII). */
+static const unsigned char string_class[256] = {
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
+/*
+** Member names requests use, kept as constants: json-c then stores the
+** pointer instead of a copy of the name (one allocation less per member).
+*/
+static const char *const known_keys[] = {
+    "jsonrpc", "id", "method", "params", "name", "arguments", "_meta", "progressToken", "text", "cursor",
+    "protocolVersion", "capabilities", "clientInfo", "version", "requestId", "reason", "level", "uri", "type",
+};
+
+static const char *known_key(const char *k, size_t n)
+{
+    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
+        if (known_keys[i][0] == k[0] && strlen(known_keys[i]) == n && memcmp(known_keys[i], k, n) == 0)
+            return known_keys[i];
+    return NULL;
+}
+
+static void skip_ws(reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+        r->p++;
+}
+
+static bool reserve(reader *r, size_t n)
+{
+    if (n <= r->cap)
+        return true;
+    size_t cap = r->cap ? r->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    char *s = realloc(r->scratch, cap);
+    if (!s)
+        return false;
+    r->scratch = s;
+    r->cap = cap;
+    return true;
+}
+
+/* The escapes the subset decodes: the character after the backslash, then
+ * what it stands for. \u is not among them. */
+static const char simple_escapes[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+
+/*
+** The string at r->p (its opening quote): its bytes in *S and *N, pointing
+** into the text when it has no escape, else into the scratch buffer (valid
+** until the next string).
+*/
+static bool string(reader *r, const char **s, size_t *n)
+{
+    const char *start = ++r->p;
+    bool escaped = false;
+    for (;;) {
+        while (r->p < r->end && string_class[(unsigned char)*r->p] == 0)
+            r->p++;
+        if (r->p == r->end)
+            return false;
+        unsigned char k = string_class[(unsigned char)*r->p];
+        if (k == 1)
+            break;
+        if (k == 3)
+            return false; /* control characters are errors; UTF-8 is checked by the general path */
+        escaped = true;
+        if (r->end - r->p < 2)
+            return false;
+        r->p += 2; /* the backslash and the byte it escapes */
+    }
+    size_t raw = (size_t)(r->p - start);
+    r->p++; /* the closing quote */
+    if (!escaped) {
+        *s = start;
+        *n = raw;
+        return true;
+    }
+    if (!reserve(r, raw + 1))
+        return false;
+    size_t o = 0;
+    for (size_t i = 0; i < raw; i++) {
+        char c = start[i];
+        if (c == '\\') {
+            const char *e = strchr(simple_escapes, start[++i]);
+            /* Only the even positions name escapes; \u and unknown ones
+             * are declined. */
+            if (!e || start[i] == '\0' || (e - simple_escapes) % 2)
+                return false;
+            c = e[1];
+        }
+        r->scratch[o++] = c;
+    }
+    r->scratch[o] = '\0';
+    *s = r->scratch;
+    *n = o;
+    return true;
+}
+
+static json_object *number(reader *r)
+{
+    bool neg = *r->p == '-';
+    if (neg)
+        r->p++;
+    const char *d = r->p;
+    uint64_t v = 0; /* wraps harmlessly past FAST_MAX_DIGITS, then declined */
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+        v = v * 10 + (uint64_t)(*r->p++ - '0');
+    size_t digits = (size_t)(r->p - d);
+    /* "-0", leading zeros, fractions and exponents go the general way. */
+    if (digits == 0 || digits > FAST_MAX_DIGITS || (d[0] == '0' && (digits > 1 || neg)) ||
+        (r->p < r->end && (*r->p == '.' || *r->p == 'e' || *r->p == 'E'))) {
+        r->fail = true;
+        return NULL;
+    }
+    json_object *o = json_object_new_int64(neg ? -(int64_t)v : (int64_t)v);
+    if (!o)
+        r->fail = true;
+    return o;
+}
+
+static bool literal(reader *r, const char *lit, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, lit, n) != 0)
+        return false;
+    r->p += n;
+    return true;
+}
+
+static json_object *value(reader *r, int depth);
+
+static json_object *object(reader *r, int depth)
+{
+    json_object *o = json_object_new_object();
+    if (!o) {
+        r->fail = true;
+        return NULL;
+    }
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        return o;
+    }
+    for (;;) {
+        const char *key;
+        size_t klen;
+        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen))
+            break;
+        /* KEY lives in the text or in scratch, which the value's strings
+         * reuse: copied out with its NUL first, unless it is a known one.
+         * A repeated key's last value wins, as with json-c. */
+        skip_ws(r);
+        if (r->p == r->end || *r->p != ':')
+            break;
+        r->p++;
+        const char *constant = known_key(key, klen);
+        char small[64], *k = constant ? NULL : klen < sizeof small ? small : malloc(klen + 1);
+        if (!constant && !k)
+            break;
+        if (k) {
+            memcpy(k, key, klen);
+            k[klen] = '\0';
+        }
+        skip_ws(r);
+        json_object *v = value(r, depth + 1);
+        bool added = !r->fail && (constant ? json_object_object_add_ex(o, constant, v, JSON_C_OBJECT_ADD_CONSTANT_KEY)
+                                           : json_object_object_add(o, k, v)) == 0;
+        if (k && k != small)
+            free(k);
+        if (!added) {
+            json_object_put(v);
+            break;
+        }
+        skip_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_ws(r);
+            continue;
+        }
+        if (r->p < r->end && *r->p == '}') {
+            r->p++;
+            return o;
+        }
+        break;
+    }
+    r->fail = true;
+    json_object_put(o);
+    return NULL;
+}
+
+static json_object *array(reader *r, int depth)
+{
+    json_object *a = json_object_new_array();
+    if (!a) {
+        r->fail = true;
+        return NULL;
+    }
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == ']') {
+        r->p++;
+        return a;
+    }
+    for (;;) {
+        json_object *v = value(r, depth + 1);
+        if (r->fail || json_object_array_add(a, v) != 0) {
+            json_object_put(v);
+            break;
+        }
+        skip_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_ws(r);
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']') {
+            r->p++;
+            return a;
+        }
+        break;
+    }
+    r->fail = true;
+    json_object_put(a);
+    return NULL;
+}
+
+/* The value at r->p; NULL is JSON null unless r->fail is set. */
+static json_object *value(reader *r, int depth)
+{
+    if (r->p == r->end || depth > FAST_MAX_DEPTH) {
+        r->fail = true;
+        return NULL;
+    }
+    const char *s;
+    size_t n;
+    json_object *o;
+    switch (*r->p) {
+    case '{':
+        return object(r, depth);
+    case '[':
+        return array(r, depth);
+    case '"':
+        if (!string(r, &s, &n) || !(o = json_object_new_string_len(s, (int)n)))
+            break;
+        return o;
+    case 't':
+        if (!literal(r, "true", 4) || !(o = json_object_new_boolean(1)))
+            break;
+        return o;
+    case 'f':
+        if (!literal(r, "false", 5) || !(o = json_object_new_boolean(0)))
+            break;
+        return o;
+    case 'n':
+        if (!literal(r, "null", 4))
+            break;
+        return NULL;
+    default:
+        if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
+            return number(r);
+        break;
+    }
+    r->fail = true;
+    return NULL;
+}
+
+json_object *th_fastjson_parse(const char *text, size_t len)
+{
+    if (len > INT32_MAX) /* json-c's string lengths are ints */
+        return NULL;
+    reader r = {.p = text, .end = text + len};
+    skip_ws(&r);
+    if (r.p == r.end || (*r.p != '{' && *r.p != '['))
+        return NULL;
+    json_object *o = value(&r, 1);
+    skip_ws(&r);
+    free(r.scratch);
+    if (!r.fail && r.p == r.end)
+        return o;
+    json_object_put(o);
+    return NULL;
+}
