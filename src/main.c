@@ -534,7 +534,7 @@ static void rescan(void *ctx, const char *why)
     }
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp);
-    th_supervisor *sup = NULL;
+    th_supervisor *sup = r->sup; /* OLD's: unchanged plugins' workers carry over */
     th_registry *reg = th_rebuild(&r->opts, old, ++r->generation, &sup);
     th_registry_unref(old);
     if (reg) {

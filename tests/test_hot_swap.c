@@ -236,7 +236,7 @@ START_TEST(the_subscription_table_acknowledges_what_it_honours)
     ck_assert_str_eq(json_object_to_json_string_ext(ack, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
                      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{"
                      "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":\"s1\"},"
-                     "\"notifications\":{\"toolsListChanged\":true}}}");
+                     "\"notifications\":{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"file:///a\"]}}}");
     json_object_put(ack);
     ck_assert_ptr_null(th_subs_listen(subs, id, filter, msg, sizeof msg));
     ck_assert_ptr_nonnull(strstr(msg, "Invalid Request"));
@@ -252,6 +252,19 @@ START_TEST(the_subscription_table_acknowledges_what_it_honours)
     th_subs_event(subs, TH_SUB_TOOLS_LIST_CHANGED, NULL, out);
     ck_assert_uint_eq(json_object_array_length(out), 1);
     ck_assert_str_eq(th_subs_method(TH_SUB_TOOLS_LIST_CHANGED), "notifications/tools/list_changed");
+    /* Not asked for: no resource list change; only the URI asked for is told. */
+    th_subs_event(subs, TH_SUB_RESOURCES_LIST_CHANGED, NULL, out);
+    th_subs_event(subs, TH_SUB_RESOURCE_UPDATED, "file:///b", out);
+    ck_assert_uint_eq(json_object_array_length(out), 1);
+    th_subs_event(subs, TH_SUB_RESOURCE_UPDATED, "file:///a", out);
+    ck_assert_uint_eq(json_object_array_length(out), 2);
+    ck_assert_str_eq(json_object_to_json_string_ext(json_object_array_get_idx(out, 1),
+                                                    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{"
+                     "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":\"s1\"},\"uri\":\"file:///a\"}}");
+    json_object_put(out);
+    out = json_object_new_array();
+    th_subs_event(subs, TH_SUB_TOOLS_LIST_CHANGED, NULL, out);
     char *key = th_rpc_id_key(id);
     ck_assert(th_subs_cancel(subs, key));
     ck_assert(!th_subs_cancel(subs, key));

@@ -327,6 +327,105 @@ static void post(int port, const char *name_header, const char *body, char *out,
 #define HTTP_CALL(name)                                                                                                \
     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"" name "\"," MH_MODERN_META "}}"
 
+#define MP(name) TEST_BUILDDIR "/mcpplugins/.libs/" name ".so"
+
+/* Call NAME with ARGS (JSON) and return its result's last text, which must
+ * be an isError result, in a static buffer. */
+static const char *error_text(mh_proc *p, int id, const char *name, const char *args)
+{
+    static char text[1024];
+    json_object *r = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                               "\"arguments\":%s}}", id, name, args);
+    MH_ASSERT_RESULT(r);
+    ck_assert_msg(json_object_get_boolean(mh_at(r, "result isError")), "%s", mh_json(r));
+    char path[64];
+    snprintf(path, sizeof path, "result content %zu text", mh_len(r, "result content") - 1);
+    snprintf(text, sizeof text, "%s", mh_str(r, path) ? mh_str(r, path) : mh_json(r));
+    json_object_put(r);
+    return text;
+}
+
+static void starts_with(const char *text, const char *prefix)
+{
+    ck_assert_msg(strncmp(text, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", text, prefix);
+}
+
+/*
+** Seed 002's delegation error: a call the host failed is answered
+** "[toolbox/server/tool] Error: ..." (a handler's error code, arguments
+** refused, a timeout; in process mode a crash and the quarantine after
+** five); a plugin's own error text is its answer and passes as it is.
+*/
+START_TEST(test_host_failures_are_delegation_errors)
+{
+    char *dir = mh_private_dir(MP("failer"), MP("slow"), TEST_BUILDDIR "/hostile/.libs/crash.so", NULL);
+    char arg[600];
+    snprintf(arg, sizeof arg, "--plugin-dir=dev=%s", dir);
+    /* Under valgrind everything is slower: the deadline scales with the
+     * harness's times, so that only the sleeping call passes it. */
+    char timeout[32], after[64];
+    snprintf(timeout, sizeof timeout, "--call-timeout=%d", mh_time_scale());
+    snprintf(after, sizeof after, "timed out after %d s", mh_time_scale());
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", "--qualified-names", arg, timeout, NULL);
+    mh_initialize(p, "2025-11-25");
+    const char *t = error_text(p, 2, "dev__failer__failer_bare", "{}");
+    starts_with(t, "[dev/failer/failer_bare] Error: Tool '");
+    ck_assert_msg(strstr(t, "failed (TH_ERR_TOOL)"), "%s", t);
+    ck_assert_str_eq(error_text(p, 3, "dev__failer__failer", "{\"reason\":\"r\"}"), "failer could not comply: r");
+    starts_with(error_text(p, 4, "dev__slow__slow", "{}"), "[dev/slow/slow] Error: Invalid arguments for tool '");
+    t = error_text(p, 5, "dev__slow__slow", "{\"ms\":60000}");
+    starts_with(t, "[dev/slow/slow] Error: tool '");
+    ck_assert_msg(strstr(t, after), "%s", t);
+    if (_i == 0) {
+        for (int k = 0; k < 5; k++) {
+            t = error_text(p, 10 + k, "dev__crash__crash", "{}");
+            starts_with(t, "[dev/crash/crash] Error: tool '");
+            ck_assert_msg(strstr(t, "crashed: signal 11 (SIGSEGV)"), "%s", t);
+        }
+        t = error_text(p, 20, "dev__crash__crash", "{}");
+        starts_with(t, "[dev/crash/crash] Error: tool '");
+        ck_assert_msg(strstr(t, "quarantined until"), "%s", t);
+    }
+    /* Unqualified, the same failure keeps its plain text. */
+    mh_finish(p);
+    p = mh_spawn(isolation[_i], "--no-registry-cache", arg, NULL);
+    mh_initialize(p, "2025-11-25");
+    starts_with(error_text(p, 2, "failer_bare", "{}"), "Tool 'failer_bare' failed (TH_ERR_TOOL)");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/*
+** The loader's rule that a tool name NAME belongs to the file NAME.so holds
+** across every directory in qualified mode too (README "Toolboxes"): aa.so
+** in dev cannot register "echo" while prod has echo.so, although
+** dev__aa__echo would not clash, so that the set of tools loaded never
+** depends on --qualified-names (the scan and the registry cache do not know
+** the naming).
+*/
+START_TEST(test_name_ownership_spans_toolboxes)
+{
+    char *dev = mh_private_dir(mh_hostile("aa"), NULL);
+    char *prod = mh_private_dir(TOP_BUILDDIR "/plugins/.libs/echo.so", NULL);
+    char dev_arg[600], prod_arg[600];
+    snprintf(dev_arg, sizeof dev_arg, "--plugin-dir=dev=%s", dev);
+    snprintf(prod_arg, sizeof prod_arg, "--plugin-dir=prod=%s", prod);
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", "--qualified-names", dev_arg, prod_arg, NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *list = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    ck_assert_msg(listed(list, "dev__aa__aa") && listed(list, "prod__echo__echo"), "%s", mh_json(list));
+    ck_assert_msg(!listed(list, "dev__aa__echo"), "%s", mh_json(list));
+    json_object_put(list);
+    char want[1400];
+    snprintf(want, sizeof want, "tool 'echo' refused: tool name 'echo' belongs to plugin file %s/echo.so", prod);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no '%s' in: %s", want, mh_stderr(p));
+    mh_finish(p);
+    mh_rm_dir(dev);
+    mh_rm_dir(prod);
+}
+END_TEST
+
 START_TEST(test_http_mcp_name_carries_the_exposed_name)
 {
     boxes b;
@@ -366,6 +465,8 @@ static Suite *qualified_suite(void)
     tcase_add_test(tc, test_bad_toolbox_name_is_a_usage_error);
     tcase_add_loop_test(tc, test_cli_call_and_inspect, 0, 2);
     tcase_add_loop_test(tc, test_http_mcp_name_carries_the_exposed_name, 0, 2);
+    tcase_add_loop_test(tc, test_host_failures_are_delegation_errors, 0, 2);
+    tcase_add_loop_test(tc, test_name_ownership_spans_toolboxes, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

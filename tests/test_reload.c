@@ -202,7 +202,8 @@ START_TEST(an_added_plugin_is_served_and_both_eras_are_told)
     ck_assert_str_eq(tool_names(p, 1), "slow");
     install(FLIP_V1, dir);
     await_changed(p, NULL);
-    ck_assert_str_eq(tool_names(p, 2), "flip slow");
+    /* Tools that served before list first (a reload registers them first). */
+    ck_assert_str_eq(tool_names(p, 2), "slow flip");
     ck_assert_str_eq(call_flip(p, 3, 0), "flip v1");
     done(p, dir);
 }
@@ -306,6 +307,329 @@ START_TEST(a_removed_plugin_is_withdrawn)
     ck_assert_int_eq(json_object_get_int(mh_at(o, "error code")), -32602);
     json_object_put(o);
     done(p, dir);
+}
+END_TEST
+
+/* The pid of the child process of PID that has a file ending in NAME mapped
+ * (its plugin), other than NOT; 0 when there is none. */
+static long worker_of(long pid, const char *name, long not)
+{
+    char path[512], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    ck_assert_msg(d, "cannot read %s", path);
+    long found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%s/children", pid, de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        for (char *save = NULL, *t = strtok_r(buf, " \n", &save); !found && t; t = strtok_r(NULL, " \n", &save)) {
+            long child = strtol(t, NULL, 10);
+            char maps[64], line[1024];
+            snprintf(maps, sizeof maps, "/proc/%ld/maps", child);
+            FILE *m = child != not ? fopen(maps, "r") : NULL;
+            while (m && !found && fgets(line, sizeof line, m)) {
+                size_t len = strcspn(line, "\n");
+                line[len] = '\0';
+                found = len >= strlen(name) && strcmp(line + len - strlen(name), name) == 0 ? child : 0;
+            }
+            if (m)
+                fclose(m);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static const char *call_slow(mh_proc *p, int id)
+{
+    static char text[128];
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                               "\"arguments\":{\"ms\":0}}}", id);
+    const char *t = mh_str(o, "result content 0 text");
+    snprintf(text, sizeof text, "%s", t ? t : mh_json(o));
+    json_object_put(o);
+    return text;
+}
+
+/*
+** Process mode: a reload that replaces flip.so leaves slow.so's file as it
+** was, so slow's worker carries over to the new registry (same pid, warm)
+** while flip gets a fresh worker and the old one exits.
+*/
+START_TEST(an_unchanged_plugins_worker_carries_over_a_reload)
+{
+    char *dir = mh_private_dir(SLOW_SO, FLIP_V1, NULL);
+    mh_proc *p = start(dir, 0, true);
+    open_both(p);
+    ck_assert_msg(strstr(call_slow(p, 1), "slept"), "%s", call_slow(p, 1));
+    ck_assert_str_eq(call_flip(p, 2, 0), "flip v1");
+    long slow_pid = worker_of(mh_pid(p), "/slow.so", 0), flip_pid = worker_of(mh_pid(p), "/flip.so", 0);
+    ck_assert(slow_pid > 0 && flip_pid > 0 && slow_pid != flip_pid);
+
+    install(FLIP_V2, dir);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_flip(p, 3, 0), "flip v2");
+    ck_assert_msg(strstr(call_slow(p, 4), "slept"), "slow failed after the reload");
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", 0), slow_pid);
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", slow_pid), 0); /* and no second one */
+    long new_flip = worker_of(mh_pid(p), "/flip.so", flip_pid);
+    ck_assert_msg(new_flip > 0 && new_flip != flip_pid, "flip v2 runs in %ld, v1 ran in %ld", new_flip, flip_pid);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "/slow.so: unchanged; its worker"), "%s", err);
+    free(err);
+
+    /* A second reload (flip removed) carries it over again. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dir);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_msg(strstr(call_slow(p, 5), "slept"), "slow failed after the second reload");
+    ck_assert_int_eq(worker_of(mh_pid(p), "/slow.so", 0), slow_pid);
+    done(p, dir);
+}
+END_TEST
+
+#define RESFIX_SO TEST_BUILDDIR "/resplugins/.libs/resfix.so"
+
+/* Install FROM as DIR/NAME, written elsewhere and renamed in. */
+static void install_as(const char *from, const char *dir, const char *name)
+{
+    char tmp[512], to[512];
+    size_t len;
+    char *data = slurp(from, &len);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    write_file(tmp, data, len);
+    ck_assert(rename(tmp, to) == 0);
+    free(data);
+}
+
+/* Read until every one of the N notifications WANT ("method" or
+ * "method@subscription") has come, each once; any other message fails. */
+static void await_notes(mh_proc *p, const char *const *want, size_t n)
+{
+    bool seen[8] = {false};
+    for (size_t got = 0; got < n;) {
+        json_object *o = mh_next(p);
+        const char *m = mh_str(o, "method"), *sub = mh_str(o, "params _meta io.modelcontextprotocol/subscriptionId");
+        char key[160];
+        snprintf(key, sizeof key, "%s%s%s", m ? m : "?", sub ? "@" : "", sub ? sub : "");
+        size_t i = 0;
+        while (i < n && strcmp(want[i], key) != 0)
+            i++;
+        ck_assert_msg(i < n, "unexpected message %s", mh_json(o));
+        ck_assert_msg(!seen[i], "told twice: %s", key);
+        seen[i] = true;
+        got++;
+        json_object_put(o);
+    }
+}
+
+/* resources/read mem://hello: its text (log notes on the way are dropped). */
+static void read_hello(mh_proc *p, int id)
+{
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\",\"params\":{\"uri\":\"mem://hello\"}}", id);
+    char idj[16];
+    snprintf(idj, sizeof idj, "%d", id);
+    json_object *notes = json_object_new_array();
+    json_object *o = mh_await(p, idj, notes);
+    MH_ASSERT_STR(o, "result contents 0 text", "hello from resfix");
+    for (size_t i = 0; i < json_object_array_length(notes); i++)
+        MH_ASSERT_STR(json_object_array_get_idx(notes, i), "method", "notifications/message");
+    json_object_put(notes);
+    json_object_put(o);
+}
+
+/*
+** Resources under reload, both eras on one connection: adding, and
+** removing, a plugin with resources tells legacy sessions (which were told
+** resources.listChanged) and subscriptions that asked; a plugin's
+** th_resource_updated reaches a subscription's resourceSubscriptions and a
+** legacy resources/subscribe through the one notify path; a refused
+** replacement keeps its previous resources serving, and nobody is told.
+*/
+START_TEST(resources_follow_a_reload)
+{
+    char *dir = mh_private_dir(SLOW_SO, NULL);
+    mh_proc *p = start(dir, _i, true);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{"
+                               "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                               "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    ck_assert(json_object_get_boolean(mh_at(o, "result capabilities resources listChanged")));
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"rs\",\"method\":\"subscriptions/listen\",\"params\":{" MH_MODERN_META
+                  ",\"notifications\":{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"mem://hello\"]}}}");
+    MH_ASSERT_STR(o, "method", "notifications/subscriptions/acknowledged");
+    ck_assert(json_object_get_boolean(mh_at(o, "params notifications resourcesListChanged")));
+    MH_ASSERT_STR(o, "params notifications resourceSubscriptions 0", "mem://hello");
+    json_object_put(o);
+
+    install_as(RESFIX_SO, dir, "resfix.so");
+    static const char *const added[] = {"notifications/tools/list_changed", "notifications/resources/list_changed",
+                                        "notifications/resources/list_changed@rs"};
+    await_notes(p, added, 3);
+    read_hello(p, 1);
+
+    /* An update of mem://hello: the subscription asked for it, the legacy
+     * session did not subscribe. Then the legacy session subscribes. */
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"resfix\","
+               "\"arguments\":{\"uri\":\"mem://hello\"}}}");
+    static const char *const upd[] = {"notifications/resources/updated@rs"};
+    json_object *others = json_object_new_array();
+    json_object_put(mh_await(p, "2", others));
+    if (json_object_array_length(others) == 0)
+        await_notes(p, upd, 1); /* it may trail the result across the process boundary */
+    else
+        ck_assert_str_eq(mh_str(json_object_array_get_idx(others, 0), "params uri"), "mem://hello");
+    json_object_put(others);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"mem://hello\"}}");
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"resfix\","
+               "\"arguments\":{\"uri\":\"mem://hello\"}}}");
+    static const char *const both[] = {"notifications/resources/updated", "notifications/resources/updated@rs", "4"};
+    for (size_t got = 0; got < 3; got++) {
+        json_object *n = mh_next(p);
+        const char *m = mh_str(n, "method"), *sub = mh_str(n, "params _meta io.modelcontextprotocol/subscriptionId");
+        char key[160];
+        snprintf(key, sizeof key, "%s%s%s", m ? m : mh_json(mh_at(n, "id")), sub ? "@" : "", sub ? sub : "");
+        bool known = false;
+        for (size_t i = 0; i < 3; i++)
+            known |= strcmp(both[i], key) == 0;
+        ck_assert_msg(known, "unexpected %s", mh_json(n));
+        if (m)
+            MH_ASSERT_STR(n, "params uri", "mem://hello");
+        json_object_put(n);
+    }
+
+    /* A broken replacement: the previous resources go on serving. */
+    install_as(FLIP_BAD, dir, "resfix.so");
+    ck_assert(mh_stderr_wait(p, "still serving the previous version of resource 'mem://hello'", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 5); /* nothing changed for clients */
+    read_hello(p, 6);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/templates/list\"}");
+    MH_ASSERT_STR(o, "result resourceTemplates 0 uriTemplate", "mem://items/{id}");
+    json_object_put(o);
+
+    /* Removed: withdrawn, and both told. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/resfix.so", dir);
+    ck_assert(unlink(path) == 0);
+    await_notes(p, added, 3);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/list\"}");
+    ck_assert_uint_eq(mh_len(o, "result resources"), 0);
+    json_object_put(o);
+    done(p, dir);
+}
+END_TEST
+
+/* Call tool NAME (flip sleeping 0 ms) and return its text, or the error
+ * message, in a static buffer. */
+static const char *call_named(mh_proc *p, int id, const char *name)
+{
+    static char text[256];
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                               "\"arguments\":{\"ms\":0}}}", id, name);
+    const char *t = mh_str(o, "result content 0 text");
+    if (!t)
+        t = mh_str(o, "error message");
+    snprintf(text, sizeof text, "%s", t ? t : mh_json(o));
+    json_object_put(o);
+    return text;
+}
+
+/* Two toolboxes, dev (DIRS[0]) and prod (DIRS[1]), each a private copy of
+ * the plugins given (NULL-ended lists). */
+static mh_proc *start_boxes(char **dirs, int mode, bool qualified)
+{
+    char dev[600], prod[600];
+    snprintf(dev, sizeof dev, "--plugin-dir=dev=%s", dirs[0]);
+    snprintf(prod, sizeof prod, "--plugin-dir=prod=%s", dirs[1]);
+    return mh_spawn(dev, prod, modes[mode], "--watch", "--no-registry-cache",
+                    qualified ? "--qualified-names" : "--log-level=info", NULL);
+}
+
+/*
+** --watch with toolboxes and --qualified-names: a plugin added, replaced
+** and removed in prod is served, swapped and withdrawn under its qualified
+** name (seed 002's description prefix and _meta included), and both eras
+** are told each time.
+*/
+START_TEST(qualified_names_follow_a_reload)
+{
+    char *dirs[2] = {mh_private_dir(SLOW_SO, NULL), mh_private_dir(NULL)};
+    mh_proc *p = start_boxes(dirs, _i, true);
+    open_both(p);
+    ck_assert_str_eq(tool_names(p, 1), "dev__slow__slow");
+    install(FLIP_V1, dirs[1]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(tool_names(p, 2), "dev__slow__slow prod__flip__flip");
+    ck_assert_str_eq(call_named(p, 3, "prod__flip__flip"), "flip v1");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    MH_ASSERT_STR(o, "result tools 1 _meta toolbox_name", "prod");
+    MH_ASSERT_STR(o, "result tools 1 _meta source_server", "flip");
+    MH_ASSERT_STR(o, "result tools 1 _meta original_name", "flip");
+    ck_assert_msg(strncmp(mh_str(o, "result tools 1 description"), "[prod/flip] ", 12) == 0, "%s", mh_json(o));
+    json_object_put(o);
+
+    install(FLIP_V2, dirs[1]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 5, "prod__flip__flip"), "flip v2");
+    /* The same plugin in dev is another tool, not a duplicate. */
+    install(FLIP_V1, dirs[0]);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 6, "dev__flip__flip"), "flip v1");
+    ck_assert_str_eq(call_named(p, 7, "prod__flip__flip"), "flip v2");
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dirs[1]);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_str_eq(tool_names(p, 8), "dev__flip__flip dev__slow__slow");
+    ck_assert_str_eq(call_named(p, 9, "prod__flip__flip"), "Server 'flip' not found in toolbox 'prod'");
+    mh_finish(p);
+    mh_rm_dir(dirs[0]);
+    mh_rm_dir(dirs[1]);
+}
+END_TEST
+
+/*
+** Without qualified names, a reload that brings a second flip.so in
+** another toolbox (dev, listed first) is refused as a duplicate naming both
+** origins; prod's flip, which served before, goes on serving and nobody is
+** told of a change. Then prod's is removed: dev's comes in.
+*/
+START_TEST(a_duplicate_brought_by_a_reload_is_refused)
+{
+    char *dirs[2] = {mh_private_dir(SLOW_SO, NULL), mh_private_dir(FLIP_V1, NULL)};
+    mh_proc *p = start_boxes(dirs, _i, false);
+    open_both(p);
+    ck_assert_str_eq(call_named(p, 1, "flip"), "flip v1");
+    install(FLIP_V2, dirs[0]);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "Tool 'flip' already registered (first by %s/flip.so in toolbox 'prod'; again by %s/flip.so in "
+             "toolbox 'dev')", dirs[1], dirs[0]);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no refusal '%s' in:\n%s", want, mh_stderr(p));
+    ck_assert(mh_stderr_wait(p, "kept from before)", MH_TIMEOUT_MS)); /* the rebuild is over */
+    mh_ping_is_next(p, 2); /* the tools did not change */
+    ck_assert_str_eq(call_named(p, 3, "flip"), "flip v1");
+    char path[512];
+    snprintf(path, sizeof path, "%s/flip.so", dirs[1]);
+    ck_assert(unlink(path) == 0);
+    await_changed(p, NULL);
+    ck_assert_str_eq(call_named(p, 4, "flip"), "flip v2");
+    mh_finish(p);
+    mh_rm_dir(dirs[0]);
+    mh_rm_dir(dirs[1]);
 }
 END_TEST
 
@@ -559,6 +883,10 @@ static Suite *reload_suite(void)
     tcase_add_loop_test(tc, a_refused_replacement_keeps_the_previous_version_serving, 0, 2);
     tcase_add_loop_test(tc, a_removed_plugin_is_withdrawn, 0, 2);
     tcase_add_loop_test(tc, sighup_rescans_without_watch, 0, 2);
+    tcase_add_test(tc, an_unchanged_plugins_worker_carries_over_a_reload);
+    tcase_add_loop_test(tc, resources_follow_a_reload, 0, 2);
+    tcase_add_loop_test(tc, qualified_names_follow_a_reload, 0, 2);
+    tcase_add_loop_test(tc, a_duplicate_brought_by_a_reload_is_refused, 0, 2);
     tcase_add_loop_test(tc, a_file_still_being_written_is_not_loaded, 0, 2);
     tcase_add_test(tc, a_worker_never_runs_a_file_replaced_since_its_registration);
     tcase_add_test(tc, subscriptions_hear_only_what_they_asked_for);

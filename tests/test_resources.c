@@ -361,26 +361,11 @@ END_TEST
 
 /* ---- the methods ----------------------------------------------------------- */
 
+/* A session's identity for subscriptions; what it is told goes through
+ * the server's th_mcp_notify (test_mcp_resources, test_reload). */
 typedef struct inbox {
-    json_object *msgs[16];
-    int n;
+    int unused;
 } inbox;
-
-static void to_inbox(void *session, json_object *n)
-{
-    inbox *in = session;
-    if (in->n < 16)
-        in->msgs[in->n++] = n;
-    else
-        json_object_put(n);
-}
-
-static void inbox_clear(inbox *in)
-{
-    for (int i = 0; i < in->n; i++)
-        json_object_put(in->msgs[i]);
-    in->n = 0;
-}
 
 static th_registry *mreg;
 
@@ -409,7 +394,7 @@ static th_mcpres_answer serve(const char *method, const char *params_json, bool 
 {
     json_object *params = params_json ? json_tokener_parse(params_json) : NULL;
     th_mcpres_req q = {.reg = mreg, .method = method, .params = params, .modern = modern, .titles = true,
-                       .page_size = page, .list_ttl_ms = 1000, .session = in, .notify = to_inbox};
+                       .page_size = page, .list_ttl_ms = 1000, .session = in};
     th_mcpres_answer a;
     th_mcpres_serve(&q, &a);
     json_object_put(params);
@@ -494,20 +479,25 @@ START_TEST(test_read_outcomes_per_revision)
 END_TEST
 
 static int events;
-static char last_event[128];
+static char last_uri[128];
 
-static void on_event(const char *event, const char *uri, void *ctx)
+static void on_updated(const char *uri, void *ctx)
 {
-    (void)ctx;
+    ck_assert_ptr_eq(ctx, &events);
     events++;
-    snprintf(last_event, sizeof last_event, "%s %s", event, uri ? uri : "-");
+    snprintf(last_uri, sizeof last_uri, "%s", uri);
 }
 
-START_TEST(test_subscribe_update_list_changed)
+/*
+** resources/subscribe records (session, URI) for th_mcpres_subscribed;
+** every th_resource_updated() reaches the one listener (the server, which
+** decides who hears it), until that listener is removed by its own context.
+*/
+START_TEST(test_subscribe_and_updates)
 {
     inbox a_in = {0}, b_in = {0};
     th_mcpres_init();
-    th_mcpres_on_event(on_event, NULL);
+    th_mcpres_on_updated(on_updated, &events);
     events = 0;
     th_mcpres_answer a = serve("resources/subscribe", "{\"uri\":\"test://t/9\"}", false, 0, &a_in);
     ck_assert_str_eq(text_of(&a), "{}");
@@ -515,33 +505,34 @@ START_TEST(test_subscribe_update_list_changed)
     a = serve("resources/subscribe", "{\"uri\":\"test://nothing\"}", false, 0, &b_in);
     ck_assert_int_eq(a.code, -32002);
     answer_free(&a);
+    ck_assert(th_mcpres_subscribed(&a_in, "test://t/9"));
+    ck_assert(!th_mcpres_subscribed(&b_in, "test://t/9"));
+    ck_assert(!th_mcpres_subscribed(&a_in, "test://1"));
+    ck_assert(!th_mcpres_subscribed(&b_in, "test://nothing"));
     ck_assert_int_eq(th_resource_updated("test://t/9"), TH_OK);
-    ck_assert_int_eq(th_resource_updated("test://1"), TH_OK); /* nobody subscribed to it */
-    ck_assert_int_eq(a_in.n, 1);
-    ck_assert_str_eq(json_object_to_json_string_ext(a_in.msgs[0], JSON_C_TO_STRING_PLAIN),
-                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications\\/resources\\/updated\",\"params\":{\"uri\":"
-                     "\"test:\\/\\/t\\/9\"}}");
-    ck_assert_int_eq(b_in.n, 0);
+    ck_assert_int_eq(events, 1);
+    ck_assert_str_eq(last_uri, "test://t/9");
+    ck_assert_int_eq(th_resource_updated("test://1"), TH_OK);
     ck_assert_int_eq(events, 2);
-    ck_assert_str_eq(last_event, "notifications/resources/updated test://1");
-    /* Both sessions used resource methods: both hear of a list change. */
-    ck_assert_uint_eq(th_mcpres_list_changed(), 2);
-    ck_assert_int_eq(a_in.n, 2);
-    ck_assert_str_eq(json_object_to_json_string_ext(a_in.msgs[1], JSON_C_TO_STRING_PLAIN),
-                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications\\/resources\\/list_changed\"}");
-    ck_assert_str_eq(last_event, "notifications/resources/list_changed -");
-    /* Unsubscribed, or gone: nothing more. */
+    ck_assert_str_eq(last_uri, "test://1");
+    /* Removing with another context leaves the listener in place. */
+    th_mcpres_on_updated(NULL, &b_in);
+    th_resource_updated("test://2");
+    ck_assert_int_eq(events, 3);
+    /* Unsubscribed, or gone: no longer subscribed. */
     a = serve("resources/unsubscribe", "{\"uri\":\"test://t/9\"}", false, 0, &a_in);
     answer_free(&a);
-    th_resource_updated("test://t/9");
-    ck_assert_int_eq(a_in.n, 2);
+    ck_assert(!th_mcpres_subscribed(&a_in, "test://t/9"));
+    a = serve("resources/subscribe", "{\"uri\":\"test://2\"}", false, 0, &a_in);
+    answer_free(&a);
+    ck_assert(th_mcpres_subscribed(&a_in, "test://2"));
     th_mcpres_session_gone(&a_in);
+    ck_assert(!th_mcpres_subscribed(&a_in, "test://2"));
+    th_mcpres_on_updated(NULL, &events);
+    th_resource_updated("test://2");
+    ck_assert_int_eq(events, 3);
     th_mcpres_session_gone(&b_in);
-    ck_assert_uint_eq(th_mcpres_list_changed(), 0);
-    th_mcpres_on_event(NULL, NULL);
     th_resources_on_update(NULL, NULL);
-    inbox_clear(&a_in);
-    inbox_clear(&b_in);
 }
 END_TEST
 
@@ -569,7 +560,7 @@ static Suite *resources_suite(void)
     tcase_add_checked_fixture(methods, msetup, mteardown);
     tcase_add_test(methods, test_list_pages);
     tcase_add_test(methods, test_read_outcomes_per_revision);
-    tcase_add_test(methods, test_subscribe_update_list_changed);
+    tcase_add_test(methods, test_subscribe_and_updates);
     suite_add_tcase(s, methods);
     return s;
 }

@@ -29,6 +29,7 @@ struct th_call {
     json_object *content;    /* array */
     json_object *structured; /* NULL until set */
     bool is_error;
+    bool failed;             /* the host failed it (th_call_fail) */
     atomic_bool cancelled;
     bool progress_warned;    /* a non-finite progress was logged once */
     char *invalid;           /* the first reason the result cannot be sent */
@@ -40,7 +41,7 @@ struct th_call {
     atomic_llong startup_ms;    /* start-up waits that ended */
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
     bool crashed;            /* its worker died running it (the call's log line) */
-    atomic_bool failed;         /* th_call_fail: the host got no result */
+    atomic_bool aborted;        /* th_call_abort: the host got no result */
 };
 
 /*
@@ -550,6 +551,38 @@ th_rc th_call_error(th_call *call, const char *fmt, ...)
     return rc;
 }
 
+th_rc th_call_fail(th_call *call, const char *fmt, ...)
+{
+    th_call *c = use(call, __func__);
+    if (!c || !fmt) {
+        unuse(c ? call : NULL);
+        return TH_ERR_MISUSE;
+    }
+    c->is_error = c->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    th_rc rc = vtextf(c, fmt, ap);
+    va_end(ap);
+    unuse(call);
+    return rc;
+}
+
+void th_call_mark_failed(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    if (c)
+        c->is_error = c->failed = true;
+    unuse(c ? call : NULL);
+}
+
+bool th_call_failed(const th_call *call)
+{
+    th_call *c = use(call, __func__);
+    bool failed = c && (c->failed || c->invalid || c->too_big);
+    unuse(c ? call : NULL);
+    return failed;
+}
+
 static void notify(th_call *c, const char *method, json_object *params)
 {
     json_object *n = json_object_new_object();
@@ -687,7 +720,7 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     if (c->invalid || c->too_big)
         return refusal(c);
     if (handler_rc != TH_OK && !c->is_error) {
-        c->is_error = true;
+        c->is_error = c->failed = true;
         th_call_textf(c, "Tool '%s' failed (%s)", c->tool_name, th_rc_name(handler_rc));
     }
     json_object *r = json_object_new_object();
@@ -712,17 +745,17 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     return r;
 }
 
-void th_call_fail(th_call *call)
+void th_call_abort(th_call *call)
 {
     th_call *c = use(call, __func__);
     if (c)
-        atomic_store(&c->failed, true);
+        atomic_store(&c->aborted, true);
     unuse(c ? call : NULL);
 }
 
-bool th_call_failed(const th_call *c)
+bool th_call_aborted(const th_call *c)
 {
-    return c && !th_handle_is(c) && atomic_load(&c->failed);
+    return c && !th_handle_is(c) && atomic_load(&c->aborted);
 }
 
 bool th_call_refused(const th_call *c)

@@ -83,6 +83,18 @@ bool th_call_crashed(const th_call *call);
 bool th_call_is_error(const th_call *call);
 
 /*
+** The host's own side of a failed call, not the plugin's answer: th_call_error
+** with the failure marked as the host's (a crash, a quarantine, a worker
+** that cannot start, arguments refused, a handler's error code, a result
+** that cannot be sent). th_call_mark_failed marks one whose text is there
+** already (crossed from a worker). Seed 002 words those texts as its
+** delegation errors when names are qualified (protocol/mcp.c).
+*/
+th_rc th_call_fail(th_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void th_call_mark_failed(th_call *call);
+bool th_call_failed(const th_call *call);
+
+/*
 ** Time the call spends waiting for what will run it to start (a worker
 ** process: it has its own limit), which its deadline does not count. The
 ** handler's thread brackets that wait with begin and end; the deadline's
@@ -105,10 +117,11 @@ void th_call_set_raw(th_call *call, json_object *result);
 bool th_call_refused(const th_call *call);
 
 /* The host, not the handler, ended CALL (its worker crashed or could not
- * be started): a task of it fails instead of completing with isError.
- * CALL may be a handle for th_call_fail; any thread. */
-void th_call_fail(th_call *call);
-bool th_call_failed(const th_call *call); /* the host's pointer */
+ * be started): a task of it fails instead of completing with isError
+ * (narrower than th_call_failed, which also covers refused arguments and
+ * results). CALL may be a handle for th_call_abort; any thread. */
+void th_call_abort(th_call *call);
+bool th_call_aborted(const th_call *call); /* the host's pointer */
 
 void th_call_free(th_call *call);
 

@@ -84,6 +84,38 @@ void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t 
     snprintf(buf, size, "Server '%.*s' not found in toolbox '%.*s'", (int)slen, server, (int)tlen, toolbox);
 }
 
+json_object *th_qualname_delegation_error(const th_entry *e, json_object *result)
+{
+    json_object *content, *block = NULL, *type, *text;
+    if (!e || !e->qualified || !e->toolbox || !e->plugin || !e->original_name || !result || !json_object_object_get_ex(result, "content", &content) ||
+        !json_object_is_type(content, json_type_array))
+        return result;
+    for (size_t i = json_object_array_length(content); i-- > 0 && !block;) {
+        json_object *b = json_object_array_get_idx(content, i);
+        if (json_object_object_get_ex(b, "type", &type) && json_object_is_type(type, json_type_string) &&
+            strcmp(json_object_get_string(type), "text") == 0 && json_object_object_get_ex(b, "text", &text) &&
+            json_object_is_type(text, json_type_string))
+            block = b;
+    }
+    const char *was = block ? json_object_get_string(text) : "the call failed";
+    th_buf msg = {0};
+    th_buf_printf(&msg, "[%s/%s/%s] Error: %s", e->toolbox, e->plugin, e->original_name, was);
+    json_object *s = msg.data ? json_object_new_string_len(msg.data, (int)msg.len) : NULL;
+    free(msg.data);
+    if (!s)
+        return result; /* out of memory: the undecorated text is still true */
+    if (block) {
+        json_object_object_add(block, "text", s);
+    } else if ((block = json_object_new_object())) {
+        json_object_object_add(block, "type", json_object_new_string("text"));
+        json_object_object_add(block, "text", s);
+        json_object_array_add(content, block);
+    } else {
+        json_object_put(s);
+    }
+    return result;
+}
+
 typedef struct toolbox_dir {
     char *name;
     char *dir; /* absolute, spelled as the loader spells it */

@@ -56,6 +56,16 @@ void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t 
                             size_t slen);
 
 /*
+** Seed 002's delegation error: the text of a call the host failed (not the
+** plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL] Error: TEXT" for a
+** tool E exposed under its qualified name. The host's text is the last
+** text block of RESULT (a CallToolResult tree, changed in place; a block is
+** added if there is none). RESULT is returned; unchanged when E is not
+** qualified.
+*/
+json_object *th_qualname_delegation_error(const th_entry *e, json_object *result);
+
+/*
 ** The toolboxes of one host: each plugin directory with its toolbox name,
 ** and whether tools are exposed by qualified name. Reference-counted, as
 ** every registry built from it (a reload builds more) holds one; read-only

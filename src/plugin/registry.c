@@ -758,3 +758,16 @@ th_resources *th_registry_resources(const th_registry *reg)
 {
     return reg->resources;
 }
+
+th_rc th_registry_hold(th_registry *reg, th_registry *lender)
+{
+    for (size_t k = 0; k < reg->nlenders; k++)
+        if (reg->lenders[k] == lender)
+            return TH_OK;
+    th_registry **l = realloc(reg->lenders, (reg->nlenders + 1) * sizeof *l);
+    if (!l)
+        return TH_ERR_NOMEM;
+    reg->lenders = l;
+    reg->lenders[reg->nlenders++] = th_registry_ref(lender);
+    return TH_OK;
+}

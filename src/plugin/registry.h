@@ -118,6 +118,9 @@ th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 */
 th_rc th_registry_borrow(th_registry *reg, th_registry *lender, size_t i, th_err *err);
 th_rc th_registry_on_release(th_registry *reg, void (*fn)(void *arg), void *arg);
+/* Keep LENDER (a reference) until REG is destroyed: for resources a reload
+ * carries over (plugin/reload.c), whose read functions are LENDER's code. */
+th_rc th_registry_hold(th_registry *reg, th_registry *lender);
 
 /*
 ** The registry's version: unique among all registries of the process and

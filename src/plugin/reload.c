@@ -25,6 +25,7 @@
 #include "base/util.h"
 #include "plugin/dirpoll.h"
 #include "plugin/reload.h"
+#include "plugin/resources.h"
 
 /* ---- the slot ----------------------------------------------------------- */
 
@@ -105,12 +106,92 @@ bool th_registry_same_tools(const th_registry *a, const th_registry *b)
     return true;
 }
 
+/* The I-th resource (TEMPLATE_: template) of RS. */
+static const th_res_entry *res_at(const th_resources *rs, bool template_, size_t i)
+{
+    return template_ ? th_resources_template_at(rs, i) : th_resources_at(rs, i);
+}
+
+static size_t res_count(const th_resources *rs, bool template_)
+{
+    return template_ ? th_resources_template_count(rs) : th_resources_count(rs);
+}
+
 bool th_reload_had_plugin(const th_registry *old, const char *origin)
 {
     for (size_t i = 0; i < th_registry_count(old); i++)
         if (strcmp(th_registry_at(old, i)->origin, origin) == 0)
             return true;
+    const th_resources *rs = th_registry_resources((th_registry *)old);
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < res_count(rs, t); i++)
+            if (strcmp(res_at(rs, t, i)->origin, origin) == 0)
+                return true;
     return false;
+}
+
+bool th_registry_same_resources(const th_registry *a, const th_registry *b)
+{
+    const th_resources *ra = th_registry_resources((th_registry *)a), *rb = th_registry_resources((th_registry *)b);
+    for (int t = 0; t < 2; t++) {
+        size_t n = res_count(ra, t);
+        if (n != res_count(rb, t))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            const th_res_entry *x = res_at(ra, t, i);
+            const th_res_entry *y = th_resources_find(rb, t ? NULL : x->uri, t ? x->uri_template : NULL);
+            if (!y || !same_str(x->name, y->name) || !same_str(x->title, y->title) ||
+                !same_str(x->description, y->description) || !same_str(x->mime_type, y->mime_type) ||
+                x->size != y->size || !same_json(x->annotations, y->annotations))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* OLD's resources and templates from ORIGIN into NEWREG, reading through
+ * OLD's code (held); their destroy stays OLD's to call. */
+static size_t keep_resources(th_registry *newreg, th_registry *old, const char *origin)
+{
+    size_t kept = 0;
+    th_resources *from = th_registry_resources(old), *to = th_registry_resources(newreg);
+    for (int t = 0; t < 2; t++) {
+        for (size_t i = 0; i < res_count(from, t); i++) {
+            const th_res_entry *e = res_at(from, t, i);
+            if (strcmp(e->origin, origin) != 0)
+                continue;
+            const char *key = t ? e->uri_template : e->uri;
+            th_resource r = {
+                TH_RESOURCE_INIT,
+                .uri = e->uri,
+                .uri_template = e->uri_template,
+                .name = e->name,
+                .title = e->title,
+                .description = e->description,
+                .mime_type = e->mime_type,
+                .size = e->size,
+                .annotations = e->annotations ? json_object_to_json_string(e->annotations) : NULL,
+                .read = e->read,
+                .user_data = e->user_data,
+            };
+            th_err err;
+            th_err_clear(&err);
+            th_rc rc = th_registry_hold(newreg, old);
+            if (rc != TH_OK)
+                th_err_set(&err, rc, "out of memory");
+            else
+                rc = th_resources_add_proxy(to, &r, t, origin, e->watch, &err);
+            if (rc == TH_OK) {
+                th_log(TH_LOG_WARNING, "plugin %s: its replacement was refused (see above); still serving the "
+                       "previous version of resource%s '%s'", origin, t ? " template" : "", key);
+                kept++;
+            } else {
+                th_log(TH_LOG_ERROR, "plugin %s: cannot keep the previous version of resource%s '%s': %s", origin,
+                       t ? " template" : "", key, err.msg);
+            }
+        }
+    }
+    return kept;
 }
 
 size_t th_reload_keep_plugin(th_registry *newreg, th_registry *old, const char *origin)
@@ -131,7 +212,7 @@ size_t th_reload_keep_plugin(th_registry *newreg, th_registry *old, const char *
                    err.msg);
         }
     }
-    return kept;
+    return kept + keep_resources(newreg, old, origin);
 }
 
 /* ---- the watch thread --------------------------------------------------- */

@@ -36,14 +36,19 @@ void th_regslot_swap(th_regslot *slot, th_registry *reg);
 bool th_registry_same_tools(const th_registry *a, const th_registry *b);
 
 /*
-** A replacement of plugin ORIGIN was refused: add OLD's tools from ORIGIN to
-** NEW as they are (borrowed: OLD stays alive while NEW does, and its plugin
-** code with it), each logged with a warning. Returns how many were kept.
+** A replacement of plugin ORIGIN was refused: add OLD's tools, resources and
+** templates from ORIGIN to NEW as they are (borrowed: OLD stays alive while
+** NEW does, and its plugin code with it), each logged with a warning.
+** Returns how many were kept.
 */
 size_t th_reload_keep_plugin(th_registry *newreg, th_registry *old, const char *origin);
 
-/* Did OLD have tools from plugin ORIGIN? */
+/* Did OLD have tools, resources or templates from plugin ORIGIN? */
 bool th_reload_had_plugin(const th_registry *old, const char *origin);
+
+/* Do A and B list the same resources and resource templates, as a client
+ * sees them, in whatever order? */
+bool th_registry_same_resources(const th_registry *a, const th_registry *b);
 
 /* ---- watching ---------------------------------------------------------- */
 

@@ -34,6 +34,7 @@
 #include "protocol/mrtr.h"
 #include "plugin/qualname.h"
 #include "protocol/tasks.h"
+#include "plugin/resources.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -135,6 +136,7 @@ struct job {
     unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
     long long started_ms;   /* when it was read, for its log line */
+    bool failed;            /* the host failed it (th_call_failed); handler thread */
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -155,7 +157,21 @@ void th_mcp_config_default(th_mcp_config *cfg)
 }
 
 static void modern_members(const th_mcp *m, json_object *result);
-static json_object *check_output(const th_entry *e, json_object *result);
+static json_object *check_output(const th_entry *e, json_object *result, bool *failed);
+
+/* check_output for a task's result (protocol/tasks.c): a task fails on the
+ * host's own grounds (th_call_aborted), so the wording flag is not needed. */
+static json_object *check_task_output(const th_entry *e, json_object *result)
+{
+    bool failed = false;
+    return check_output(e, result, &failed);
+}
+
+/* A plugin's th_resource_updated(URI): the one path every notice takes. */
+static void resource_updated(const char *uri, void *m)
+{
+    th_mcp_notify(m, TH_SUB_RESOURCE_UPDATED, uri);
+}
 
 th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
 {
@@ -182,7 +198,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         .max_stored = 4096,
         .max_result_bytes = cfg->max_result_bytes,
     };
-    if (!(m->tasks = th_tasks_new(m->pool, &tcfg, check_output))) {
+    if (!(m->tasks = th_tasks_new(m->pool, &tcfg, check_task_output))) {
         th_regslot_free(m->slot);
         th_pool_shutdown(m->pool, 0);
         free(m);
@@ -190,6 +206,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
     }
     pthread_mutex_init(&m->sessions_lock, NULL);
     th_mcpres_init(); /* plugins' th_resource_updated() reaches sessions */
+    th_mcpres_on_updated(resource_updated, m);
     /* Immutable: serialised once, spliced into every modern call result
      * (NULL when out of memory: results are then built whole). */
     json_object *tail = json_object_new_object();
@@ -207,6 +224,7 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
     if (!m)
         return true;
     th_tasks_cancel_all(m->tasks); /* a task's handler stops as a call's would */
+    th_mcpres_on_updated(NULL, m); /* waits for a notice being delivered */
     if (!th_pool_shutdown(m->pool, deadline_ms)) {
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
@@ -449,11 +467,12 @@ static json_object *capabilities(bool modern)
     put(tools, "listChanged", json_object_new_boolean(1));
     put(caps, "tools", tools);
     put(caps, "logging", json_object_new_object());
-    /* resources/subscribe is legacy; 2026-07-28's "subscribe" means
-     * subscriptions/listen, which is not served yet. */
+    /* "subscribe": resources/subscribe before 2026-07-28, from then on
+     * subscriptions/listen's resourceSubscriptions. "listChanged": as for
+     * tools, a reload may change them. */
     json_object *res = json_object_new_object();
-    if (!modern)
-        put(res, "subscribe", json_object_new_boolean(1));
+    put(res, "subscribe", json_object_new_boolean(1));
+    put(res, "listChanged", json_object_new_boolean(1));
     put(caps, "resources", res);
     if (modern) { /* SEP-2663: an extension, not a capabilities.tasks slot */
         json_object *ext = json_object_new_object();
@@ -774,7 +793,7 @@ static void notify_hook(void *ctx, json_object *notification)
 ** that breaks the promise becomes a tool error naming what is wrong, so the
 ** fault is reported as the plugin's rather than surfacing in the client.
 */
-static json_object *check_output(const th_entry *e, json_object *result)
+static json_object *check_output(const th_entry *e, json_object *result, bool *failed)
 {
     json_object *is_error, *sc;
     if (e->output_validator)
@@ -793,6 +812,7 @@ static json_object *check_output(const th_entry *e, json_object *result)
     if (!msg.data)
         return result;
     th_log(TH_LOG_ERROR, "%s", msg.data);
+    *failed = true;
     json_object_put(result);
     result = json_object_new_object();
     json_object *content = json_object_new_array();
@@ -873,10 +893,15 @@ static bool validation_cancelled(void *call)
 }
 
 /* Send J's RESULT (taken), fitted to its era; NULL means it could not be
- * built, which the client learns as -32603. */
-static void send_call_result(job *j, json_object *result)
+ * built, which the client learns as -32603. FAILED: the host failed the
+ * call (crash, quarantine, timeout, error code, refused arguments or
+ * result): the one place such a text is worded for the client, as seed
+ * 002's delegation error when the tool's name is qualified. */
+static void send_call_result(job *j, json_object *result, bool failed)
 {
     th_mcp_session *s = j->s;
+    if (result && failed && j->entry->qualified && (result = th_raw_result_tree(result)))
+        result = th_qualname_delegation_error(j->entry, result);
     if (!result) {
         send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
         return;
@@ -1014,7 +1039,7 @@ static void deadline_passed(void *p)
            j->entry->name, after);
     json_object *result = timeout_result(j->entry->name, after);
     answering = j->batch;
-    send_call_result(j, result);
+    send_call_result(j, result, true);
     answering = NULL;
     if (j->batch)
         batch_release(j->batch);
@@ -1051,7 +1076,7 @@ static void run_job(void *p)
     th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
     size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
     if (nbad > 0) {
-        th_call_error(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
+        th_call_fail(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
                       nbad == 1 ? "" : "s", violations ? violations : "");
         free(violations);
         result = th_call_finish(j->call, TH_OK);
@@ -1072,10 +1097,10 @@ static void run_job(void *p)
             }
             result = th_mrtr_result(j->mrtr);
         } else {
-            result = check_output(e, result);
+            result = check_output(e, result, &j->failed);
         }
     }
-
+    j->failed = j->failed || th_call_failed(j->call);
     job_answer(j, result, NULL);
 }
 
@@ -1122,7 +1147,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
         send_missing_caps(j);
         json_object_put(result);
     } else {
-        send_call_result(j, result);
+        send_call_result(j, result, j->failed);
     }
     answering = NULL;
     if (j->batch && !answered)
@@ -1487,15 +1512,6 @@ static void m_tools_call(request *r)
 
 /* ---- resources (protocol/resources.c) ---------------------------------- */
 
-/* Outside any request: a notification never joins a batch being answered. */
-static void res_session_notify(void *session, json_object *n)
-{
-    rpc_batch *outer = answering;
-    answering = NULL;
-    send_msg(session, n);
-    answering = outer;
-}
-
 /*
 ** A resource method as it runs: everything copied out of the request, so it
 ** can run on a pool thread. resources/read and resources/subscribe run
@@ -1545,7 +1561,6 @@ static void run_resource(void *p)
         .page_size = m->cfg.page_size,
         .list_ttl_ms = m->cfg.list_ttl_ms,
         .session = s,
-        .notify = res_session_notify,
     };
     /* A read's th_call reaches the client as a tool call's does, and is
      * held to the same result size. */
@@ -1645,6 +1660,51 @@ static void n_cancelled(request *r)
     free(key);
 }
 
+/* A listen stream's resourceSubscriptions: each resource's watch runs (in
+ * process isolation it starts the plugin's worker, so that its updates
+ * flow), on a pool thread as resources/subscribe's does: a worker dies
+ * with the thread that started it. */
+typedef struct watch_job {
+    th_registry *reg; /* a reference */
+    json_object *uris; /* a reference */
+} watch_job;
+
+static void watch_job_free(void *p)
+{
+    watch_job *wj = p;
+    th_registry_unref(wj->reg);
+    json_object_put(wj->uris);
+    free(wj);
+}
+
+static void run_watch(void *p)
+{
+    watch_job *wj = p;
+    for (size_t i = 0; i < json_object_array_length(wj->uris); i++) {
+        const th_res_entry *e = th_resources_resolve(th_registry_resources(wj->reg),
+                                                     json_object_get_string(json_object_array_get_idx(wj->uris, i)),
+                                                     NULL);
+        if (e && e->watch)
+            e->watch(e->user_data);
+    }
+    watch_job_free(wj);
+}
+
+static void watch_uris(th_mcp_session *s, json_object *filter)
+{
+    json_object *uris;
+    if (!filter || !json_object_object_get_ex(filter, "resourceSubscriptions", &uris) ||
+        !json_object_is_type(uris, json_type_array) || !json_object_array_length(uris))
+        return;
+    watch_job *wj = malloc(sizeof *wj);
+    if (!wj)
+        return;
+    wj->reg = th_regslot_get(s->mcp->slot);
+    wj->uris = json_object_get(uris);
+    if (th_pool_submit_ex(s->mcp->pool, run_watch, watch_job_free, wj) != TH_OK)
+        watch_job_free(wj);
+}
+
 /* subscriptions/listen (2026-07-28): acknowledged at once, answered only
  * when the server ends it (th_mcp_session_free); events arrive through
  * th_mcp_notify. */
@@ -1662,10 +1722,12 @@ static void m_listen(request *r)
     if (!s->subs)
         snprintf(msg, sizeof msg, "Internal error: out of memory");
     /* The acknowledgment goes first: events are sent under this lock too
-     * (res_session_notify), so none can overtake it. */
+     * (session_notify), so none can overtake it. */
     if (ack)
         send_msg(s, ack);
     pthread_mutex_unlock(&s->lock);
+    if (ack)
+        watch_uris(s, filter);
     if (!ack) {
         int code = strncmp(msg, "Invalid params", 14) == 0    ? TH_RPC_INVALID_PARAMS
                    : strncmp(msg, "Invalid Request", 15) == 0 ? TH_RPC_INVALID_REQUEST
@@ -2092,8 +2154,14 @@ static void session_notify(th_mcp_session *s, th_sub_event event, const char *ur
         return;
     pthread_mutex_lock(&s->lock);
     const char *note = th_subs_method(event);
-    if (s->initialized && note && !uri)
-        push(out, th_rpc_notification(note, NULL));
+    /* A legacy session hears of list changes (its capabilities said
+     * listChanged) and of the resources it resources/subscribe'd. */
+    if (s->initialized && note && (!uri || th_mcpres_subscribed(s, uri))) {
+        json_object *params = NULL;
+        if (uri && (params = json_object_new_object()))
+            put(params, "uri", json_object_new_string(uri));
+        push(out, th_rpc_notification(note, params));
+    }
     if (s->subs)
         th_subs_event(s->subs, event, uri, out);
     for (size_t i = 0; i < json_object_array_length(out); i++)
@@ -2104,10 +2172,15 @@ static void session_notify(th_mcp_session *s, th_sub_event event, const char *ur
 
 void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
 {
+    /* Outside any request: a notification never joins a batch being
+     * answered on this thread. */
+    rpc_batch *outer = answering;
+    answering = NULL;
     pthread_mutex_lock(&m->sessions_lock);
     for (th_mcp_session *s = m->sessions; s; s = s->next)
         session_notify(s, event, uri);
     pthread_mutex_unlock(&m->sessions_lock);
+    answering = outer;
 }
 
 void th_mcp_end_subscriptions(th_mcp *m)
@@ -2122,8 +2195,10 @@ void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
 {
     th_registry *old = th_regslot_get(m->slot);
     th_regslot_swap(m->slot, reg);
-    bool same = th_registry_same_tools(old, reg);
+    bool same = th_registry_same_tools(old, reg), same_res = th_registry_same_resources(old, reg);
     th_registry_unref(old);
     if (!same)
         th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
+    if (!same_res)
+        th_mcp_notify(m, TH_SUB_RESOURCES_LIST_CHANGED, NULL);
 }

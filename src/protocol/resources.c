@@ -15,8 +15,6 @@
 #include "protocol/jsonrpc.h"
 #include "protocol/resources.h"
 
-#define EVENT_UPDATED "notifications/resources/updated"
-#define EVENT_LIST_CHANGED "notifications/resources/list_changed"
 #define CURSOR_RES "r1:"
 #define CURSOR_TPL "t1:"
 #define ERR_NOT_FOUND_LEGACY (-32002) /* 2025-11-25 server/resources */
@@ -25,53 +23,37 @@
 
 typedef struct sub {
     void *session;
-    th_mcpres_notify_fn notify;
-    char *uri;   /* NULL: the session only used resource methods */
+    char *uri;
     struct sub *next;
 } sub;
 
 static pthread_mutex_t subs_lock = PTHREAD_MUTEX_INITIALIZER;
 static sub *subs;
-static void (*event_fn)(const char *event, const char *uri, void *ctx);
+/* The listener runs under the read lock, so that removing it waits for
+ * an event being delivered; never under subs_lock, since it asks
+ * th_mcpres_subscribed. */
+static pthread_rwlock_t event_lock = PTHREAD_RWLOCK_INITIALIZER;
+static void (*event_fn)(const char *uri, void *ctx);
 static void *event_ctx;
 
-void th_mcpres_on_event(void (*fn)(const char *event, const char *uri, void *ctx), void *ctx)
+void th_mcpres_on_updated(void (*fn)(const char *uri, void *ctx), void *ctx)
 {
-    pthread_mutex_lock(&subs_lock);
-    event_fn = fn;
-    event_ctx = ctx;
-    pthread_mutex_unlock(&subs_lock);
-}
-
-static json_object *notification(const char *method, const char *uri)
-{
-    json_object *n = json_object_new_object();
-    if (!n)
-        return NULL;
-    json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
-    json_object_object_add(n, "method", json_object_new_string(method));
-    if (uri) {
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "uri", json_object_new_string(uri));
-        json_object_object_add(n, "params", p);
+    pthread_rwlock_wrlock(&event_lock);
+    if (fn || event_ctx == ctx) {
+        event_fn = fn;
+        event_ctx = fn ? ctx : NULL;
     }
-    return n;
+    pthread_rwlock_unlock(&event_lock);
 }
 
-/* A plugin's th_resource_updated(): subscribed sessions and the listener. */
+/* A plugin's th_resource_updated(): to the listener, which tells sessions. */
 static void updated(const char *uri, void *ctx)
 {
     (void)ctx;
-    pthread_mutex_lock(&subs_lock);
-    for (sub *s = subs; s; s = s->next)
-        if (s->uri && strcmp(s->uri, uri) == 0) {
-            json_object *n = notification(EVENT_UPDATED, uri);
-            if (n)
-                s->notify(s->session, n);
-        }
+    pthread_rwlock_rdlock(&event_lock);
     if (event_fn)
-        event_fn(EVENT_UPDATED, uri, event_ctx);
-    pthread_mutex_unlock(&subs_lock);
+        event_fn(uri, event_ctx);
+    pthread_rwlock_unlock(&event_lock);
 }
 
 void th_mcpres_init(void)
@@ -79,22 +61,14 @@ void th_mcpres_init(void)
     th_resources_on_update(updated, NULL);
 }
 
-size_t th_mcpres_list_changed(void)
+bool th_mcpres_subscribed(const void *session, const char *uri)
 {
-    size_t told = 0;
+    bool found = false;
     pthread_mutex_lock(&subs_lock);
-    for (sub *s = subs; s; s = s->next)
-        if (!s->uri) { /* one per session */
-            json_object *n = notification(EVENT_LIST_CHANGED, NULL);
-            if (n) {
-                s->notify(s->session, n);
-                told++;
-            }
-        }
-    if (event_fn)
-        event_fn(EVENT_LIST_CHANGED, NULL, event_ctx);
+    for (sub *s = subs; s && !found; s = s->next)
+        found = s->session == session && strcmp(s->uri, uri) == 0;
     pthread_mutex_unlock(&subs_lock);
-    return told;
+    return found;
 }
 
 void th_mcpres_session_gone(void *session)
@@ -117,21 +91,20 @@ void th_mcpres_session_gone(void *session)
 static sub *find_sub(void *session, const char *uri)
 {
     for (sub *s = subs; s; s = s->next)
-        if (s->session == session && (uri ? s->uri && strcmp(s->uri, uri) == 0 : !s->uri))
+        if (s->session == session && strcmp(s->uri, uri) == 0)
             return s;
     return NULL;
 }
 
-/* Record (SESSION, URI) once; URI NULL marks a session that uses resources. */
-static bool subscribe(void *session, th_mcpres_notify_fn notify, const char *uri)
+/* Record (SESSION, URI) once. */
+static bool subscribe(void *session, const char *uri)
 {
     bool ok = true;
     pthread_mutex_lock(&subs_lock);
     if (!find_sub(session, uri)) {
         sub *s = calloc(1, sizeof *s);
-        if (s && (!uri || (s->uri = strdup(uri)))) {
+        if (s && (s->uri = strdup(uri))) {
             s->session = session;
-            s->notify = notify;
             s->next = subs;
             subs = s;
         } else {
@@ -409,7 +382,7 @@ static void subscribe_method(const th_mcpres_req *q, th_mcpres_answer *a, bool o
         not_found(q, a, uri);
         return;
     }
-    if (!subscribe(q->session, q->notify, uri)) {
+    if (!subscribe(q->session, uri)) {
         fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
         return;
     }
@@ -464,9 +437,6 @@ bool th_mcpres_is_method(const char *method, bool *legacy_only)
 void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a)
 {
     memset(a, 0, sizeof *a);
-    /* A legacy session that uses resources hears of list changes. */
-    if (!q->modern && q->session && q->notify)
-        subscribe(q->session, q->notify, NULL);
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
         if (strcmp(methods[i].name, q->method) == 0) {
             methods[i].fn(q, a);

@@ -16,10 +16,6 @@
 #include "call/callctx.h"
 #include "plugin/registry.h"
 
-/* How a session is told things outside a request: NOTIFY(SESSION, N) takes
- * ownership of the notification N; it must be thread-safe. */
-typedef void (*th_mcpres_notify_fn)(void *session, json_object *n);
-
 /* One request of a resource method, as mcp.c has read it. */
 typedef struct th_mcpres_req {
     const th_registry *reg;
@@ -30,7 +26,6 @@ typedef struct th_mcpres_req {
     size_t page_size;      /* 0: everything on one page */
     long long list_ttl_ms; /* ttlMs of modern lists */
     void *session;         /* the session's identity for subscriptions */
-    th_mcpres_notify_fn notify;
     const th_call_hooks *hooks; /* a read's call context (NULL: none) */
 } th_mcpres_req;
 
@@ -55,23 +50,17 @@ void th_mcpres_init(void);
 /* SESSION ends: forget its subscriptions. Call before it stops sending. */
 void th_mcpres_session_gone(void *session);
 
-/*
-** The resource list changed (a reload swapped the registry): every legacy
-** session that used a resource method gets notifications/resources/list_changed.
-** Returns how many sessions were told.
-*/
-size_t th_mcpres_list_changed(void);
+/* Did legacy SESSION resources/subscribe to URI (and not unsubscribe)? */
+bool th_mcpres_subscribed(const void *session, const char *uri);
 
 /*
-** THE SPOT for 2026-07-28's subscriptions/listen (being built on the
-** s18/reload branch): the resource events there are, as FN(EVENT, URI, CTX):
-**   "notifications/resources/updated"       URI: the resource that changed
-**                                           (a plugin's th_resource_updated)
-**   "notifications/resources/list_changed"  URI: NULL (th_mcpres_list_changed)
-** A listen stream registers here and filters by its resourceSubscriptions.
-** FN runs on the thread that raised the event, must not block, and must not
-** call back into this module. NULL removes the listener.
+** Where a plugin's th_resource_updated(URI) goes: FN(URI, CTX), on the
+** thread that raised it (the server's th_mcp_notify, which tells legacy
+** subscribers and subscriptions/listen streams alike; list changes come
+** from a reload's swap, not from here). FN must not block for long. One
+** listener: FN NULL removes the one set with CTX, waiting for an event
+** being delivered to it.
 */
-void th_mcpres_on_event(void (*fn)(const char *event, const char *uri, void *ctx), void *ctx);
+void th_mcpres_on_updated(void (*fn)(const char *uri, void *ctx), void *ctx);
 
 #endif

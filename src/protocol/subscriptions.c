@@ -17,9 +17,8 @@
 /*
 ** The kinds of subscription this server honours, one row each: the
 ** SubscriptionFilter field, its type, the event and its notification.
-** Prompts and resources add rows here (promptsListChanged,
-** resourcesListChanged as K_FLAG; resourceSubscriptions as K_URIS, which
-** th_subs_event matches against its URI).
+** A K_URIS row (resourceSubscriptions) is matched against the event's URI.
+** Prompts add promptsListChanged here when they exist.
 */
 typedef enum { K_FLAG, K_URIS } kind_type;
 
@@ -30,6 +29,8 @@ static const struct kind {
     const char *method;
 } kinds[] = {
     {"toolsListChanged", K_FLAG, TH_SUB_TOOLS_LIST_CHANGED, "notifications/tools/list_changed"},
+    {"resourcesListChanged", K_FLAG, TH_SUB_RESOURCES_LIST_CHANGED, "notifications/resources/list_changed"},
+    {"resourceSubscriptions", K_URIS, TH_SUB_RESOURCE_UPDATED, "notifications/resources/updated"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -1,7 +1,7 @@
 /*
 ** protocol/subscriptions.h: the 2026-07-28 subscriptions/listen streams of one
 ** session (basic/patterns/subscriptions.mdx): which event kinds exist (a
-** table: tools today; prompts and resources append rows), parsing a filter
+** table: tools and resources today; prompts append a row), parsing a filter
 ** into the acknowledged subset, and the notifications an event produces.
 ** Not thread-safe: the session's lock guards a th_subs.
 */
@@ -17,6 +17,8 @@
  * end, with their row in subscriptions.c. */
 typedef enum th_sub_event {
     TH_SUB_TOOLS_LIST_CHANGED,
+    TH_SUB_RESOURCES_LIST_CHANGED,
+    TH_SUB_RESOURCE_UPDATED, /* per resource: the URI goes along */
     TH_SUB_N_EVENTS
 } th_sub_event;
 

@@ -331,7 +331,7 @@ static void run_task(void *p)
             result = th_call_finish(call, rc);
         }
         free(violations);
-        if (result && !t->missing_caps && !th_mrtr_pending(t->mrtr) && !th_call_failed(call) &&
+        if (result && !t->missing_caps && !th_mrtr_pending(t->mrtr) && !th_call_aborted(call) &&
             (result = th_raw_result_tree(result)) && ts->output)
             result = ts->output(e, result);
     }
@@ -364,7 +364,7 @@ static void run_task(void *p)
         json_object_put(ir);
     } else if (!result) {
         finish(t, T_FAILED, NULL, rpc_error(TH_RPC_INTERNAL_ERROR, "Internal error: out of memory"), &reg);
-    } else if (th_call_failed(call)) {
+    } else if (th_call_aborted(call)) {
         const char *text = first_text(result);
         char m[512];
         snprintf(m, sizeof m, "%s", text ? text : "the tool's call failed");

@@ -40,6 +40,8 @@ typedef enum th_ipc_type {
                        * "uri","vars"} (worker/resproxy.h); answered by a
                        * RESULT {"rc": th_rc, "result": CallToolResult} */
     TH_IPC_UPDATED,   /* worker->host, id 0: th_resource_updated {"uri"} */
+    TH_IPC_FAILED,    /* worker->host: a RESULT the worker wrote itself for a
+                       * failed call (th_call_failed): the host's failure */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

@@ -27,7 +27,8 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
     th_scanned *scanned = NULL;
     th_cache *cache = NULL;
     th_registry *reg = NULL;
-    th_supervisor *sup = NULL;
+    size_t *order = NULL;
+    th_supervisor *sup = NULL, *prev = *sup_out;
     *sup_out = NULL;
 
     th_rc rc = th_loader_list_dirs(o->dirs, o->ndirs, &o->load, &stats, &paths, &n);
@@ -50,21 +51,33 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
         th_log(TH_LOG_WARNING, "%s; the next start scans again", err.msg);
     if (!(reg = th_registry_new()) || th_registry_set_naming(reg, o->naming) != TH_OK)
         goto nomem;
+    /* The plugins that served before register first: a name a reload
+     * brings in twice (a NAME.so added in another directory or toolbox)
+     * stays with the plugin that had it, and the newcomer is refused naming
+     * both, rather than the name moving with the directory order. */
+    if (!(order = calloc(n + 1, sizeof *order)))
+        goto nomem;
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            if ((old && th_reload_had_plugin(old, paths[i])) == (pass == 0))
+                order[k++] = i;
     if (o->isolate) {
         if (!(sup = th_supervisor_new(paths, n, &o->sup)))
             goto nomem;
-        th_supervisor_register(sup, reg, scanned, &stats);
+        th_supervisor_register_in(sup, reg, scanned, &stats, order);
         if (th_registry_on_release(reg, supervisor_release, sup) != TH_OK)
             goto nomem;
+        th_supervisor_adopt(sup, prev); /* unchanged plugins keep their workers */
         *sup_out = sup;
         sup = NULL; /* the registry's now */
     } else {
         th_load_opts load = o->load;
         load.scanned = true; /* the scan logged the tools it refused */
         th_loader_set_generation(generation);
-        for (size_t i = 0; i < n; i++)
-            if (scanned[i].accepted)
-                th_loader_load_listed(reg, paths, n, i, &load, &stats);
+        for (size_t j = 0; j < n; j++)
+            if (scanned[order[j]].accepted)
+                th_loader_load_listed(reg, paths, n, order[j], &load, &stats);
         th_loader_set_generation(0);
     }
     /* A plugin still listed that served before but has no tools now was
@@ -87,6 +100,7 @@ nomem:
     reg = NULL;
     *sup_out = NULL;
 cleanup:
+    free(order);
     th_supervisor_free(sup);
     if (scanned)
         th_scan_free(scanned, n);

@@ -33,8 +33,10 @@ typedef struct th_rebuild_opts {
 ** version; a removed file's tools go). GENERATION (> 0, new each time)
 ** makes in-host loads open replaced files afresh (th_loader_set_generation).
 ** In process mode the registry owns a new supervisor (*SUP, NULL in the
-** host), freed with it: a worker of the old one exits once the old
-** registry's last call is done.
+** host), freed with it. *SUP comes in as OLD's supervisor (or NULL): the
+** workers of plugins whose files did not change move to the new one
+** (th_supervisor_adopt); a worker of a replaced or removed plugin exits
+** once the old registry's last call is done.
 ** NULL when the directories could not be listed or scanned (logged): then
 ** the caller keeps serving OLD.
 */

@@ -62,7 +62,10 @@ typedef struct pending {
 typedef struct slot slot;
 
 typedef struct worker {
-    slot *slot;
+    slot *slot;     /* under lock: moves to a reload's slot (adopt_worker) until exited */
+    char *tag;      /* its plugin's base name, for its output's log lines (owned:
+                     * it may outlive the supervisor that started it) */
+    json_object *served; /* the tool names its READY frame listed */
     th_child ch;
     pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
@@ -93,6 +96,7 @@ struct slot {
     size_t crashes;
     long long backoff_ms, next_start_ms, quarantined_until_ms;
     th_cache_key key; /* the file whose tools were registered (hot reload) */
+    bool registered;  /* its tools or resources are in the registry */
 };
 
 /* A registered tool's user_data. */
@@ -138,6 +142,8 @@ static void worker_unref(worker *w)
     pthread_mutex_destroy(&w->lock);
     pthread_mutex_destroy(&w->send_lock);
     th_ipc_reader_free(&w->r);
+    json_object_put(w->served);
+    free(w->tag);
     close(w->ch.sock);
     close(w->ch.out);
     free(w);
@@ -291,8 +297,6 @@ static bool has_exited(pid_t pid)
 static void *monitor_main(void *p)
 {
     worker *w = p;
-    slot *s = w->slot;
-    th_supervisor *sup = s->sup;
     th_outbuf ob = {.len = 0};
     int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
@@ -306,7 +310,7 @@ static void *monitor_main(void *p)
                                 {.fd = pidfd, .events = POLLIN},
                                 {.fd = sock_idle ? w->ch.sock : -1, .events = POLLIN}};
         int k = poll(pfd, 3, pidfd >= 0 ? 1000 : 100);
-        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+        if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             out_open = false;
         if (has_exited(w->ch.pid))
             break;
@@ -366,6 +370,12 @@ static void *monitor_main(void *p)
     pthread_mutex_unlock(&w->lock);
 
     int status = th_child_reap(w->ch.pid, 0);
+    /* Exited: a reload no longer adopts it, so its slot (and the supervisor
+     * counting this thread) stays the one read now. */
+    pthread_mutex_lock(&w->lock);
+    slot *s = w->slot;
+    pthread_mutex_unlock(&w->lock);
+    th_supervisor *sup = s->sup;
     pthread_mutex_lock(&sup->lock);
     bool stopping = sup->stopping;
     pthread_mutex_unlock(&sup->lock);
@@ -399,10 +409,10 @@ static void *monitor_main(void *p)
     while (out_open) {
         long long left = until - th_now_ms();
         struct pollfd pfd = {.fd = w->ch.out, .events = POLLIN};
-        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, s->tag) <= 0)
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 || th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             break;
     }
-    th_outbuf_pump(&ob, -1, s->tag);
+    th_outbuf_pump(&ob, -1, w->tag);
     if (current)
         worker_unref(w); /* the slot's reference */
     worker_unref(w);
@@ -464,6 +474,8 @@ static bool await_ready(slot *s, worker *w, char *why, size_t size)
         }
         json_object *ready = th_ipc_parse(f.payload, f.len, &err), *names = NULL;
         ok = ready && json_object_object_get_ex(ready, "tools", &names) && json_object_is_type(names, json_type_array);
+        if (ok)
+            w->served = json_object_get(names); /* what a reload may route to it */
         /* Every tool the host serves must be there (the host may have
          * refused some the worker registers). */
         for (size_t i = 0; ok && i < json_object_array_length(s->tools); i++) {
@@ -515,12 +527,14 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     worker *w = calloc(1, sizeof *w);
-    if (!w) {
+    if (!w || !(w->tag = strdup(s->tag))) {
+        free(w);
         snprintf(why, size, "out of memory");
         return NULL;
     }
     if (th_spawn_child(&w->ch, &err) != TH_OK) {
         snprintf(why, size, "its worker could not start: %.160s", err.msg);
+        free(w->tag);
         free(w);
         return NULL;
     }
@@ -721,7 +735,7 @@ static void apply_result(th_call *call, const char *tool, bool parse, const qfra
     json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
     if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
         !json_object_is_type(content, json_type_array)) {
-        th_call_error(call, "tool '%s' failed: its worker sent no valid result", tool);
+        th_call_fail(call, "tool '%s' failed: its worker sent no valid result", tool);
         json_object_put(r);
         return;
     }
@@ -802,7 +816,10 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
 static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
 {
     const proxy_tool *pt = ctx;
-    apply_result(call, name, pt->parse_result, q);
+    /* A failure's text is reworded by the host: parsed, not passed on raw. */
+    apply_result(call, name, pt->parse_result || q->type == TH_IPC_FAILED, q);
+    if (q->type == TH_IPC_FAILED)
+        th_call_mark_failed(call);
 }
 
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
@@ -812,8 +829,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     char why[512];
     worker *w = acquire(s, pt->name, call, why, sizeof why);
     if (!w) {
-        th_call_fail(call);
-        return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
+        th_call_abort(call);
+        return th_call_fail(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
     }
 
     /* A JSON-RPC notification, so that the worker parses it with the
@@ -939,7 +956,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 apply_log(call, q);
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
-            else if (q->type == TH_IPC_RESULT) {
+            else if (q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED) {
                 on_result(call, name, q, ctx);
                 done = true;
             }
@@ -948,9 +965,9 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             continue;
         }
         if (w->dead) {
-            th_call_error(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_fail(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
             th_call_mark_crashed(call);
-            th_call_fail(call);
+            th_call_abort(call);
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
@@ -1104,7 +1121,14 @@ static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, jso
 
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
 {
-    for (size_t i = 0; i < sup->n; i++) {
+    th_supervisor_register_in(sup, reg, scanned, stats, NULL);
+}
+
+void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_scanned *scanned,
+                               th_load_stats *stats, const size_t *order)
+{
+    for (size_t j = 0; j < sup->n; j++) {
+        size_t i = order ? order[j] : j;
         slot *s = &sup->slots[i];
         if (!scanned[i].accepted)
             continue;
@@ -1174,7 +1198,89 @@ void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scann
         }
         stats->tools_loaded += th_registry_count(reg) - base;
         stats->plugins_loaded++;
+        s->registered = true;
     }
+}
+
+/* ---- hot reload: carrying unchanged plugins' workers over ----------------- */
+
+static bool same_key(const th_cache_key *a, const th_cache_key *b)
+{
+    return a->valid && b->valid && a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns;
+}
+
+/* Does W serve every tool the new slot S registered? The scan can give an
+ * unchanged file other tools (a NAME.so added or removed elsewhere moves
+ * tool NAME), and a worker routes only what it registered at its start. */
+static bool serves_all(const worker *w, const slot *s)
+{
+    for (size_t i = 0; w->served && i < json_object_array_length(s->tools); i++) {
+        bool found = false;
+        for (size_t k = 0; !found && k < json_object_array_length(w->served); k++)
+            found = json_object_equal(json_object_array_get_idx(s->tools, i), json_object_array_get_idx(w->served, k));
+        if (!found)
+            return false;
+    }
+    return w->served != NULL;
+}
+
+/*
+** Move PS's worker (and crash history) to S, both made for the same,
+** unchanged file. Under PS->lock. The worker's monitor thread is counted
+** by S's supervisor from now on; once the monitor has seen the process end
+** (exited) the worker stays where it is and S starts its own.
+*/
+static bool adopt_worker(slot *s, slot *ps)
+{
+    memcpy(s->crash_at, ps->crash_at, sizeof s->crash_at);
+    s->crashes = ps->crashes;
+    s->backoff_ms = ps->backoff_ms;
+    s->next_start_ms = ps->next_start_ms;
+    s->quarantined_until_ms = ps->quarantined_until_ms;
+    worker *w = ps->w;
+    if (!w)
+        return false;
+    pthread_mutex_lock(&w->lock);
+    bool ok = !w->dead && !w->exited && !w->eof && !w->kill_reason[0] && serves_all(w, s);
+    if (ok)
+        w->slot = s;
+    pthread_mutex_unlock(&w->lock);
+    if (!ok)
+        return false;
+    ps->w = NULL;
+    s->w = w; /* the slot's reference moves with it */
+    pthread_mutex_lock(&s->sup->lock);
+    s->sup->threads++;
+    pthread_mutex_unlock(&s->sup->lock);
+    thread_done(ps->sup);
+    return true;
+}
+
+size_t th_supervisor_adopt(th_supervisor *sup, th_supervisor *prev)
+{
+    size_t moved = 0;
+    for (size_t i = 0; sup && prev && i < sup->n; i++) {
+        slot *s = &sup->slots[i];
+        if (!s->registered)
+            continue; /* refused now: its worker would serve nothing */
+        for (size_t k = 0; k < prev->n; k++) {
+            slot *ps = &prev->slots[k];
+            if (strcmp(ps->path, s->path) != 0 || !same_key(&ps->key, &s->key))
+                continue;
+            pthread_mutex_lock(&ps->lock);
+            pthread_mutex_lock(&s->lock);
+            long pid = ps->w ? (long)ps->w->ch.pid : 0;
+            if (adopt_worker(s, ps)) {
+                moved++;
+                th_log(TH_LOG_INFO, "plugin %s: unchanged; its worker %ld carries over", s->path, pid);
+            }
+            pthread_mutex_unlock(&s->lock);
+            pthread_mutex_unlock(&ps->lock);
+            break;
+        }
+    }
+    return moved;
 }
 
 void th_supervisor_stop(th_supervisor *sup)

@@ -35,6 +35,21 @@ th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervis
 ** the same messages. Counts plugins and tools in STATS.
 */
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats);
+/* The same, the plugins taken in ORDER (N indexes into PATHS; NULL: as
+ * listed): a reload registers the plugins that served before first. */
+void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_scanned *scanned,
+                               th_load_stats *stats, const size_t *order);
+
+/*
+** Hot reload: every plugin of SUP (just registered) whose file is the one
+** a slot of PREV (the supervisor of the registry served so far) was made
+** for, unchanged (inode, size, mtime), takes that slot's running worker and
+** crash history over, so its next call neither waits for a start nor loses
+** the worker's warm state. A worker serving fewer tools than SUP registered
+** for the file stays with PREV (SUP starts its own). PREV's calls under way
+** finish on the worker they hold. Returns how many workers moved.
+*/
+size_t th_supervisor_adopt(th_supervisor *sup, th_supervisor *prev);
 
 /* Kill every worker (calls running in them fail). Before th_mcp_free. */
 void th_supervisor_stop(th_supervisor *sup);

@@ -339,7 +339,9 @@ static void run(void *p)
             break;
         }
     pthread_mutex_unlock(&jobs_lock);
-    send_obj(TH_IPC_RESULT, j->id, result);
+    /* A result this worker wrote for a failure (not the plugin's answer)
+     * says so by its frame type, so the host words it as its own. */
+    send_obj(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
     json_object_put(result);
     th_call_free(j->call);
     json_object_put(j->args);
