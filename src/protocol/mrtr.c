@@ -144,6 +144,15 @@ static unsigned char *unb64url(const char *in, size_t len, size_t *outlen)
     }
     for (size_t i = len; i < padded; i++)
         t[i] = '=';
+    /* One text per value: a last character with unused bits set would
+     * decode like its canonical twin, so an altered state (or MAC) could
+     * pass as the original. */
+    if (len % 4 >= 2) {
+        static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        unsigned v = (unsigned)(strchr(alphabet, t[len - 1]) - alphabet);
+        if (v & (len % 4 == 2 ? 0xfu : 0x3u))
+            goto fail;
+    }
     int n = EVP_DecodeBlock(out, (const unsigned char *)t, (int)padded);
     if (n < 0)
         goto fail;
