@@ -207,7 +207,14 @@ static th_rc add_prompt(th_server *handle, bool is_prompt, const th_prompt *p, c
         const char *key = NULL;
         if (rc != TH_ERR_TYPE && rc != TH_ERR_ABI)
             key = is_prompt ? p->name : (c->prompt ? c->prompt : c->uri_template);
-        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: %s '%.200s' refused: %s [%s]",
+        /* A scanner sees one plugin at a time: a clash with another
+         * plugin's prompt is news here, even when the scan logged the rest. */
+        const th_prompt_entry *first = is_prompt && key ? th_prompts_find(ps, key) : NULL;
+        const th_completion_entry *cfirst =
+            !is_prompt && key ? th_prompts_find_completion(ps, c->prompt, c->prompt ? NULL : c->uri_template) : NULL;
+        const char *origin = first ? first->origin : cfirst ? cfirst->origin : NULL;
+        bool news = origin && strcmp(origin, server->path) != 0;
+        th_log(server->quiet_refusals && !news ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: %s '%.200s' refused: %s [%s]",
                server->path, is_prompt ? "prompt" : "completion", key ? key : "?", server->err.msg, th_rc_name(rc));
     }
     server_unuse(handle);
