@@ -898,8 +898,12 @@ th_rc th_server_add_prompt(th_server *server, const th_prompt *prompt);
 
 /*
 ** In a get function: the blocks added from now on are messages of ROLE,
-** "user" or "assistant" (the default is "user"). TH_ERR_VALUE for another
-** role, TH_ERR_MISUSE outside a get function's call.
+** "user" or "assistant" (the default is "user"). It adds a marker block
+** (an empty text block whose _meta names the role) that the host turns
+** into the switch, so it crosses process isolation with the result; call
+** it only in a get function, where the host removes the marker (in a tool
+** handler it would stay as an empty text block). TH_ERR_VALUE for another
+** role, TH_ERR_MISUSE for a call that has ended.
 */
 th_rc th_call_prompt_role(th_call *call, const char *role);
 
