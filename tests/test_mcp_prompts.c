@@ -4,8 +4,8 @@
 ** process) and where it matters both eras: listing with pagination,
 ** getting (roles, embedded resources, argument checks, a get's refusal),
 ** multi round-trip prompts/get, completion (the 100-value cap, context,
-** templates), the rules' refusals, a crashing get, invalid UTF-8, the
-** registry cache, and the bundled prompts plugin.
+** templates), the rules' refusals, a crashing get, an oversized result,
+** invalid UTF-8, the registry cache, and the bundled prompts plugin.
 */
 #include "config.h"
 
@@ -277,6 +277,25 @@ START_TEST(test_invalid_utf8_is_repaired)
 }
 END_TEST
 
+/* A get's messages are held to --max-result-bytes like a tool's result. */
+START_TEST(test_oversized_get_is_refused)
+{
+    mh_proc *p = start(_i, true, "--max-result-bytes=2000");
+    char params[4200] = "\"name\":\"code_review\",\"arguments\":{\"code\":\"";
+    size_t n = strlen(params);
+    memset(params + n, 'x', 4000);
+    strcpy(params + n + 4000, "\"}");
+    json_object *o = req(p, true, "prompts/get", params, NULL);
+    ck_assert_int_eq(code_of(o), -32603);
+    ck_assert_msg(strstr(mh_str(o, "error message"), "max-result-bytes"), "%s", mh_json(o));
+    json_object_put(o);
+    o = req(p, true, "prompts/get", "\"name\":\"code_review\",\"arguments\":{\"code\":\"x\"}", NULL);
+    MH_ASSERT_STR(o, "result messages 1 role", "assistant");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 START_TEST(test_crashing_get_in_a_worker)
 {
     mh_proc *p = start(1, true, NULL);
@@ -347,6 +366,7 @@ static Suite *mcp_prompts_suite(void)
     tcase_add_loop_test(tc, test_completion, 0, 2);
     tcase_add_loop_test(tc, test_invalid_utf8_is_repaired, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_refused_prompts, 0, 2);
+    tcase_add_loop_test(tc, test_oversized_get_is_refused, 0, 2);
     tcase_add_test(tc, test_crashing_get_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_prompts);
     suite_add_tcase(s, tc);
