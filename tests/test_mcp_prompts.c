@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "mcp_harness.h"
@@ -341,6 +342,45 @@ START_TEST(test_registry_cache_keeps_prompts)
 }
 END_TEST
 
+/* A rescan that changes the prompts tells a legacy session and a modern
+ * subscription that asked (notifications/prompts/list_changed). */
+START_TEST(test_reload_announces_changed_prompts)
+{
+    char *d = mh_private_dir(PROMPTFIX_SO, NULL);
+    mh_proc *p = mh_spawn("-d", d, modes[_i], "--no-registry-cache", NULL);
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{"
+                               "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                               "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    ck_assert(json_object_get_boolean(mh_at(o, "result capabilities prompts listChanged")));
+    json_object_put(o);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":\"sub\",\"method\":\"subscriptions/listen\",\"params\":{" MH_MODERN_META
+                  ",\"notifications\":{\"promptsListChanged\":true}}}");
+    ck_assert(json_object_get_boolean(mh_at(o, "params notifications promptsListChanged")));
+    json_object_put(o);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s %s/", PROMPTS_SO, d);
+    ck_assert_int_eq(system(cmd), 0);
+    mh_kill(p, SIGHUP);
+    bool legacy = false, modern = false;
+    while (!legacy || !modern) {
+        o = mh_next(p);
+        const char *m = mh_str(o, "method");
+        ck_assert_msg(m && strcmp(m, "notifications/prompts/list_changed") == 0, "unexpected %s", mh_json(o));
+        if (mh_has(o, "params _meta io.modelcontextprotocol/subscriptionId"))
+            modern = true;
+        else
+            legacy = true;
+        json_object_put(o);
+    }
+    o = req(p, true, "prompts/list", "", NULL);
+    ck_assert_uint_eq(mh_len(o, "result prompts"), 6); /* promptfix's five and code_review */
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(d);
+}
+END_TEST
+
 /* A refused prompt is a refusal: --strict exits on it, in both modes. */
 START_TEST(test_strict_counts_refused_prompts)
 {
@@ -367,6 +407,7 @@ static Suite *mcp_prompts_suite(void)
     tcase_add_loop_test(tc, test_invalid_utf8_is_repaired, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_refused_prompts, 0, 2);
     tcase_add_loop_test(tc, test_oversized_get_is_refused, 0, 2);
+    tcase_add_loop_test(tc, test_reload_announces_changed_prompts, 0, 2);
     tcase_add_test(tc, test_crashing_get_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_prompts);
     suite_add_tcase(s, tc);

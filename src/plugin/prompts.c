@@ -134,6 +134,30 @@ const th_completion_entry *th_prompts_find_completion(const th_prompts *ps, cons
     return NULL;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_json(json_object *a, json_object *b)
+{
+    return a == b || (a && b && json_object_equal(a, b));
+}
+
+bool th_prompts_same(const th_prompts *a, const th_prompts *b)
+{
+    if (th_prompts_count(a) != th_prompts_count(b))
+        return false;
+    for (size_t i = 0; i < th_prompts_count(a); i++) {
+        const th_prompt_entry *x = th_prompts_at(a, i), *y = th_prompts_at(b, i);
+        if (!same_str(x->name, y->name) || !same_str(x->title, y->title) ||
+            !same_str(x->description, y->description) || !same_json(x->arguments, y->arguments) ||
+            !same_json(x->icons, y->icons))
+            return false;
+    }
+    return true;
+}
+
 /* ---- rules -------------------------------------------------------------- */
 
 static bool name_char(char c)

@@ -71,6 +71,10 @@ const th_completion_entry *th_prompts_completion_at(const th_prompts *ps, size_t
 void th_prompts_truncate(th_prompts *ps, size_t n, size_t c);
 
 const th_prompt_entry *th_prompts_find(const th_prompts *ps, const char *name);
+
+/* Would prompts/list show A and B alike (names, titles, descriptions,
+ * arguments, icons, in order)? A reload tells clients when not. */
+bool th_prompts_same(const th_prompts *a, const th_prompts *b);
 /* The completion of the prompt PROMPT, or of the template URI_TEMPLATE. */
 const th_completion_entry *th_prompts_find_completion(const th_prompts *ps, const char *prompt,
                                                       const char *uri_template);

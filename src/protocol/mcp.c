@@ -28,6 +28,7 @@
 #include "plugin/reload.h"
 #include "protocol/resources.h"
 #include "protocol/prompts.h"
+#include "plugin/prompts.h"
 #include "base/util.h"
 #include "call/workpool.h"
 #include "protocol/asks.h"
@@ -417,7 +418,10 @@ static json_object *capabilities(bool modern)
     if (!modern)
         put(res, "subscribe", json_object_new_boolean(1));
     put(caps, "resources", res);
-    put(caps, "prompts", json_object_new_object());
+    /* A reload that changes the prompts tells every session, as for tools. */
+    json_object *prompts = json_object_new_object();
+    put(prompts, "listChanged", json_object_new_boolean(1));
+    put(caps, "prompts", prompts);
     put(caps, "completions", json_object_new_object());
     return caps;
 }
@@ -2171,7 +2175,10 @@ void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
     th_registry *old = th_regslot_get(m->slot);
     th_regslot_swap(m->slot, reg);
     bool same = th_registry_same_tools(old, reg);
+    bool same_prompts = th_prompts_same(th_registry_prompts(old), th_registry_prompts(reg));
     th_registry_unref(old);
     if (!same)
         th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
+    if (!same_prompts)
+        th_mcp_notify(m, TH_SUB_PROMPTS_LIST_CHANGED, NULL);
 }

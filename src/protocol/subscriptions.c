@@ -30,6 +30,7 @@ static const struct kind {
     const char *method;
 } kinds[] = {
     {"toolsListChanged", K_FLAG, TH_SUB_TOOLS_LIST_CHANGED, "notifications/tools/list_changed"},
+    {"promptsListChanged", K_FLAG, TH_SUB_PROMPTS_LIST_CHANGED, "notifications/prompts/list_changed"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -17,6 +17,7 @@
  * end, with their row in subscriptions.c. */
 typedef enum th_sub_event {
     TH_SUB_TOOLS_LIST_CHANGED,
+    TH_SUB_PROMPTS_LIST_CHANGED,
     TH_SUB_N_EVENTS
 } th_sub_event;
 
