@@ -381,6 +381,31 @@ START_TEST(test_reload_announces_changed_prompts)
 }
 END_TEST
 
+/* Input ends right after the requests: their answers still come (the
+ * drain at end of input waits for pooled gets and completions). */
+START_TEST(test_answered_at_end_of_input)
+{
+    mh_proc *p = start(_i, true, NULL);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\",\"params\":{\"name\":\"code_review\","
+               "\"arguments\":{\"code\":\"x\"}}}");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+               "\"ref/prompt\",\"name\":\"code_review\"},\"argument\":{\"name\":\"language\",\"value\":\"py\"}}}");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"mem://items/7\"}}");
+    mh_close_stdin(p);
+    json_object *o = mh_await(p, "1", NULL);
+    MH_ASSERT_STR(o, "result messages 1 role", "assistant");
+    json_object_put(o);
+    o = mh_await(p, "2", NULL);
+    MH_ASSERT_STR(o, "result completion values 0", "python");
+    json_object_put(o);
+    o = mh_await(p, "3", NULL);
+    MH_ASSERT_STR(o, "result contents 0 text", "item");
+    json_object_put(o);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* A refused prompt is a refusal: --strict exits on it, in both modes. */
 START_TEST(test_strict_counts_refused_prompts)
 {
@@ -408,6 +433,7 @@ static Suite *mcp_prompts_suite(void)
     tcase_add_loop_test(tc, test_strict_counts_refused_prompts, 0, 2);
     tcase_add_loop_test(tc, test_oversized_get_is_refused, 0, 2);
     tcase_add_loop_test(tc, test_reload_announces_changed_prompts, 0, 2);
+    tcase_add_loop_test(tc, test_answered_at_end_of_input, 0, 2);
     tcase_add_test(tc, test_crashing_get_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_prompts);
     suite_add_tcase(s, tc);

@@ -1368,9 +1368,10 @@ typedef struct res_job {
 
 static void res_job_free(res_job *rj)
 {
-    if (rj->counted) {
+    if (rj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&rj->s->lock);
         job_done(rj->s);
+        response_out(rj->s);
         pthread_mutex_unlock(&rj->s->lock);
     }
     free(rj->method);
@@ -1465,6 +1466,7 @@ static void m_resources(request *r)
      * for its response. */
     pthread_mutex_lock(&r->s->lock);
     r->s->ninflight++;
+    r->s->nopen++; /* what th_mcp_session_drain waits for */
     pthread_mutex_unlock(&r->s->lock);
     rj->counted = true;
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
