@@ -392,15 +392,18 @@ START_TEST(test_answered_at_end_of_input)
                "\"ref/prompt\",\"name\":\"code_review\"},\"argument\":{\"name\":\"language\",\"value\":\"py\"}}}");
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"mem://items/7\"}}");
     mh_close_stdin(p);
-    json_object *o = mh_await(p, "1", NULL);
-    MH_ASSERT_STR(o, "result messages 1 role", "assistant");
-    json_object_put(o);
-    o = mh_await(p, "2", NULL);
-    MH_ASSERT_STR(o, "result completion values 0", "python");
-    json_object_put(o);
-    o = mh_await(p, "3", NULL);
-    MH_ASSERT_STR(o, "result contents 0 text", "item");
-    json_object_put(o);
+    json_object *by_id[4] = {NULL}; /* pooled: in any order */
+    for (int n = 0; n < 3; n++) {
+        json_object *o = mh_next(p);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= 3 && !by_id[id], "unexpected %s", mh_json(o));
+        by_id[id] = o;
+    }
+    MH_ASSERT_STR(by_id[1], "result messages 1 role", "assistant");
+    MH_ASSERT_STR(by_id[2], "result completion values 0", "python");
+    MH_ASSERT_STR(by_id[3], "result contents 0 text", "item");
+    for (int n = 1; n <= 3; n++)
+        json_object_put(by_id[n]);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
 }

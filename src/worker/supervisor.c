@@ -1106,6 +1106,12 @@ static th_rc proxy_run(proxy_res *pr, th_call *call, th_ipc_type type, json_obje
         json_object_put(req);
         return !req ? TH_ERR_NOMEM : th_call_error(call, "%s", why) == TH_OK ? TH_ERR_TOOL : TH_ERR_NOMEM;
     }
+    /* The client's capabilities go along, for th_call_client_can. */
+    unsigned caps = 0;
+    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
+        if (th_call_client_can(call, k))
+            caps |= k;
+    json_object_object_add(req, "caps", json_object_new_int64(caps));
     size_t len;
     const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
     struct iovec part = {(void *)text, len};

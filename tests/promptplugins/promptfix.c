@@ -42,11 +42,13 @@ static th_rc ask(th_call *call, json_object *args, void *user_data)
                               "{\"type\":\"object\",\"properties\":{\"topic\":{\"type\":\"string\"}}}", &a);
     if (rc != TH_OK)
         return rc;
-    rc = th_call_textf(call, "Topic: %s",
+    /* th_call_client_can knows the client's capabilities, in a worker too. */
+    rc = th_call_textf(call, "Topic: %s%s",
                        json_object_object_get_ex(a, "content", &content) &&
                                json_object_object_get_ex(content, "topic", &v)
                            ? json_object_get_string(v)
-                           : "?");
+                           : "?",
+                       th_call_client_can(call, TH_ASK_ELICITATION) ? "" : " (elicitation not declared?)");
     json_object_put(a);
     return rc;
 }
