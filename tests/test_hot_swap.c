@@ -236,7 +236,7 @@ START_TEST(the_subscription_table_acknowledges_what_it_honours)
     ck_assert_str_eq(json_object_to_json_string_ext(ack, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
                      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{"
                      "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":\"s1\"},"
-                     "\"notifications\":{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"file:///a\"]}}}");
+                     "\"notifications\":{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"file:///a\"],\"promptsListChanged\":true}}}");
     json_object_put(ack);
     ck_assert_ptr_null(th_subs_listen(subs, id, filter, msg, sizeof msg));
     ck_assert_ptr_nonnull(strstr(msg, "Invalid Request"));

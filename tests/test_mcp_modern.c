@@ -291,7 +291,8 @@ START_TEST(errors_to_modern_requests_keep_their_codes)
     MH_ASSERT_ERROR(o, -32602);
     MH_ASSERT_STR(o, "error message", "Unknown tool: nonexistent");
     json_object_put(o);
-    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\",\"params\":{" MH_MODERN_META "}}");
+    /* A method nobody serves (prompts/list is served now). */
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"no/such-method\",\"params\":{" MH_MODERN_META "}}");
     MH_ASSERT_ERROR(o, -32601);
     json_object_put(o);
     o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"cursor\":\"bogus\","

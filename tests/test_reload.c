@@ -128,8 +128,7 @@ static void open_both(mh_proc *p)
     MH_ASSERT_STR(o, "method", "notifications/subscriptions/acknowledged");
     MH_ASSERT_STR(o, "params _meta io.modelcontextprotocol/subscriptionId", "sub");
     ck_assert(json_object_get_boolean(mh_at(o, "params notifications toolsListChanged")));
-    /* Not supported (yet): left out of the acknowledgment, as the spec says. */
-    ck_assert_msg(!mh_has(o, "params notifications promptsListChanged"), "%s", mh_json(o));
+    ck_assert_msg(json_object_get_boolean(mh_at(o, "params notifications promptsListChanged")), "%s", mh_json(o));
     json_object_put(o);
 }
 

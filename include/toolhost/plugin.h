@@ -964,6 +964,147 @@ char *th_base64_encode(const void *data, size_t len);
 th_rc th_call_image_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
 th_rc th_call_audio_bytes(th_call *call, const char *mime_type, const void *data, size_t len);
 
+/* ---------------------------------------------------------------------
+** Prompts and completion (added after resources).
+**
+** A plugin may serve MCP prompts (message templates a client fills in and
+** shows its user) and completions (suggested values for a prompt's
+** arguments or a resource template's variables): it registers them from
+** register_NAME_tool with th_server_add_prompt() and
+** th_server_add_completion(), and the host serves prompts/list,
+** prompts/get and completion/complete. A plugin that registers nothing
+** else returns th_server_added_only(server).
+** ------------------------------------------------------------------- */
+
+/*
+** A get function: produce the messages of the prompt.
+**
+** CALL is a call context like a tool's: each content block added with
+** th_call_text(), th_call_textf(), th_call_image(), th_call_audio(),
+** th_call_resource_text(), th_call_resource_blob() or
+** th_call_resource_link() becomes one PromptMessage, in order, with the
+** role "user"; th_call_prompt_role() switches the role of the blocks
+** added after it. th_call_log(), th_call_progress(), th_call_cancelled()
+** and th_call_ask() work as for tools (th_call_ask: the client's answer
+** comes with its retry of prompts/get in 2026-07-28); th_call_tool_name()
+** returns the prompt's name.
+**
+** ARGUMENTS is an object of the client's arguments, every value a string
+** (borrowed, valid until return). The host checked it first: every
+** argument declared required is present, no undeclared one is.
+**
+** Return TH_OK with the messages. TH_ERR_VALUE with th_call_error() for
+** arguments the prompt refuses (the client gets -32602 with that
+** message); anything else, or th_call_error() alone, is -32603.
+*/
+typedef th_rc (*th_prompt_fn)(th_call *call, json_object *arguments, void *user_data);
+
+/*
+** A prompt. Copied during registration (it may live on the stack); get,
+** user_data and destroy must stay valid while the plugin is loaded.
+**
+** abi_version   TH_ABI_VERSION: read first.
+** struct_size   sizeof(th_prompt) as the plugin saw it.
+** name          required: 1-128 characters of A-Z, a-z, 0-9, "_", "-"
+**               and "."; unique among all plugins' prompts.
+** title         optional display name (listed from 2025-06-18 on).
+** description   optional, UTF-8.
+** arguments     optional JSON text: an array of PromptArgument objects,
+**               {"name": "...", "description": "...", "required": true},
+**               "name" required and unique, "title" allowed too.
+** icons         optional JSON text: an array of Icon objects, each with a
+**               string "src" (and optional "mimeType", "sizes", "theme").
+** get           required: the get function.
+** user_data     passed to get untouched.
+** destroy       optional; called with user_data when the host lets go of
+**               the prompt, as for th_tool.destroy.
+*/
+typedef struct th_prompt {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *arguments;
+    const char *icons;
+    th_prompt_fn get;
+    void *user_data;
+    void (*destroy)(void *user_data);
+    /* Append new fields below; never reorder. */
+} th_prompt;
+
+/* Start a th_prompt designated initialiser with this. */
+#define TH_PROMPT_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_prompt)
+
+/*
+** Register a prompt from inside register_NAME_tool(). Validated and copied
+** before it returns; served only if the plugin is accepted. Refusals name
+** the field and the rule (th_server_errmsg()):
+**   - PROMPT NULL: TH_ERR_TYPE; abi_version or struct_size wrong: TH_ERR_ABI;
+**   - name missing: TH_ERR_ATTRIBUTE;
+**   - name breaking its rule, a name another prompt already has (naming
+**     the plugin that registered it first), arguments or icons not as
+**     described above, no get function: TH_ERR_VALUE;
+**   - after the host started serving: TH_ERR_RUNTIME.
+** Returns TH_OK or the code; TH_ERR_MISUSE for a stale SERVER.
+*/
+th_rc th_server_add_prompt(th_server *server, const th_prompt *prompt);
+
+/*
+** In a get function: the blocks added from now on are messages of ROLE,
+** "user" or "assistant" (the default is "user"). It adds a marker block
+** (an empty text block whose _meta names the role) that the host turns
+** into the switch, so it crosses process isolation with the result; call
+** it only in a get function, where the host removes the marker (in a tool
+** handler it would stay as an empty text block). TH_ERR_VALUE for another
+** role, TH_ERR_MISUSE for a call that has ended.
+*/
+th_rc th_call_prompt_role(th_call *call, const char *role);
+
+/*
+** A completion function: suggest values for ARGUMENT (a prompt argument's
+** or a template variable's name) whose text so far is VALUE (borrowed).
+** CONTEXT is an object of the other arguments the client already filled
+** in (completion/complete's context.arguments; {} when none), borrowed.
+** Add each suggestion, best first, with th_call_text(CALL, value). The
+** host sends at most 100 of them, with "total" the number added and
+** "hasMore" true when more were added than sent. Return TH_OK; anything
+** else is -32603 with the message of th_call_error() if one was given.
+*/
+typedef th_rc (*th_complete_fn)(th_call *call, const char *argument, const char *value, json_object *context,
+                                void *user_data);
+
+/*
+** What a completion function completes: the arguments of the prompt named
+** PROMPT, or the variables of the resource template URI_TEMPLATE (exactly
+** one of the two). Copied during registration; complete, user_data and
+** destroy must stay valid while the plugin is loaded.
+*/
+typedef struct th_completion {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const char *prompt;
+    const char *uri_template;
+    th_complete_fn complete;
+    void *user_data;
+    void (*destroy)(void *user_data);
+    /* Append new fields below; never reorder. */
+} th_completion;
+
+#define TH_COMPLETION_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_completion)
+
+/*
+** Register a completion function from inside register_NAME_tool(). The
+** prompt or template it names may come from any plugin, registered before
+** or after it; completion/complete for a reference nobody completes
+** answers an empty list. Refusals: COMPLETION NULL: TH_ERR_TYPE; ABI:
+** TH_ERR_ABI; neither or both of prompt and uri_template: TH_ERR_ATTRIBUTE;
+** no complete function, or a reference another completion already has
+** (naming the first registrant): TH_ERR_VALUE; after the start:
+** TH_ERR_RUNTIME.
+*/
+th_rc th_server_add_completion(th_server *server, const th_completion *completion);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,7 @@
 #include "plugin/settings.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
+#include "plugin/prompts.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
@@ -247,6 +248,47 @@ static json_object *resources_of(const th_registry *reg, const char *plugin, boo
     return out;
 }
 
+/* PLUGIN's prompts in REG as prompts/list shows them, each with
+ * "completes": true when a completion of its arguments is registered. */
+static json_object *prompts_of(const th_registry *reg, const char *plugin)
+{
+    const th_prompts *ps = th_registry_prompts(reg);
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < th_prompts_count(ps); i++) {
+        const th_prompt_entry *e = th_prompts_at(ps, i);
+        if (strcmp(e->origin, plugin) != 0)
+            continue;
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "name", json_object_new_string(e->name));
+        if (e->title)
+            json_object_object_add(p, "title", json_object_new_string(e->title));
+        if (e->description)
+            json_object_object_add(p, "description", json_object_new_string(e->description));
+        json_object_object_add(p, "arguments", json_object_get(e->arguments));
+        if (e->icons)
+            json_object_object_add(p, "icons", json_object_get(e->icons));
+        json_object_array_add(out, p);
+    }
+    return out;
+}
+
+/* PLUGIN's completions: {"prompt": NAME} or {"uriTemplate": TEXT} each. */
+static json_object *completions_of(const th_registry *reg, const char *plugin)
+{
+    const th_prompts *ps = th_registry_prompts(reg);
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < th_prompts_completion_count(ps); i++) {
+        const th_completion_entry *e = th_prompts_completion_at(ps, i);
+        if (strcmp(e->origin, plugin) != 0)
+            continue;
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, e->prompt ? "prompt" : "uriTemplate",
+                               json_object_new_string(e->prompt ? e->prompt : e->uri_template));
+        json_object_array_add(out, c);
+    }
+    return out;
+}
+
 /* Read the whole of FD from its start into a string (NULL if empty). */
 static char *slurp(int fd)
 {
@@ -277,7 +319,8 @@ static void print_resources(FILE *out, json_object *list, const char *what, cons
 {
     static const char *const fields[][2] = {{"name", "Name:       "},        {"title", "Title:      "},
                                             {"description", "Description:"}, {"mimeType", "MIME type:  "},
-                                            {"size", "Size:       "},        {"annotations", "Annotations:"}};
+                                            {"size", "Size:       "},        {"annotations", "Annotations:"},
+                                            {"arguments", "Arguments:  "},   {"icons", "Icons:      "}};
     for (size_t j = 0; j < json_object_array_length(list); j++) {
         json_object *r = json_object_array_get_idx(list, j), *v;
         fprintf(out, "\n  %s %s\n", what, json_object_get_string(json_object_object_get(r, key)));
@@ -331,6 +374,16 @@ static void print_text(FILE *out, json_object *report)
         }
         print_resources(out, json_object_object_get(p, "resources"), "Resource", "uri");
         print_resources(out, json_object_object_get(p, "resourceTemplates"), "Resource template", "uriTemplate");
+        print_resources(out, json_object_object_get(p, "prompts"), "Prompt", "name");
+        json_object *comps = json_object_object_get(p, "completions");
+        for (size_t j = 0; j < json_object_array_length(comps); j++) {
+            json_object *c = json_object_array_get_idx(comps, j), *v;
+            bool of_prompt = json_object_object_get_ex(c, "prompt", &v);
+            if (!of_prompt)
+                v = json_object_object_get(c, "uriTemplate");
+            fprintf(out, "\n  Completion of %s %s\n", of_prompt ? "prompt" : "resource template",
+                    json_object_get_string(v));
+        }
     }
     json_object *other = json_object_object_get(report, "otherRefusals");
     for (size_t j = 0; j < json_object_array_length(other); j++)
@@ -338,10 +391,15 @@ static void print_text(FILE *out, json_object *report)
     json_object *sum = json_object_object_get(report, "summary");
     int nres = json_object_get_int(json_object_object_get(sum, "resources"));
     int ntpl = json_object_get_int(json_object_object_get(sum, "resourceTemplates"));
-    char resources[96] = "";
+    char resources[128] = "";
+    int nprompts = json_object_get_int(json_object_object_get(sum, "prompts"));
     if (nres || ntpl) /* the line stays as it was for tools-only plugins */
         snprintf(resources, sizeof resources, "; %d resource%s, %d resource template%s", nres, nres == 1 ? "" : "s",
                  ntpl, ntpl == 1 ? "" : "s");
+    if (nprompts) {
+        size_t used = strlen(resources);
+        snprintf(resources + used, sizeof resources - used, "; %d prompt%s", nprompts, nprompts == 1 ? "" : "s");
+    }
     fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s%s; %d refusal%s\n",
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")),
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")) == 1 ? "" : "s",
@@ -359,9 +417,9 @@ static const char inspect_usage[] =
     "                        [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
-    "input and output schemas, its resources and resource templates, and every\n"
-    "refusal with its reason. Plugins are opened in scanner processes, so one\n"
-    "that crashes is reported, not fatal.\n"
+    "input and output schemas, its resources and resource templates, its prompts\n"
+    "and completions, and every refusal with its reason. Plugins are opened in\n"
+    "scanner processes, so one that crashes is reported, not fatal.\n"
     "BOX= names a toolbox as --plugin-dir does; --qualified-names shows tools\n"
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
     "Plugins see the settings given as to toolhost (--set, --set-secret, --config,\n"
@@ -473,9 +531,11 @@ int th_cli_inspect(int argc, char **argv)
                 json_object_array_add(tools, tool_json(e));
         }
         json_object *res = resources_of(reg, l.v[i], false), *tpl = resources_of(reg, l.v[i], true);
+        json_object *prompts = prompts_of(reg, l.v[i]), *comps = completions_of(reg, l.v[i]);
         json_object *why = refusals(log, &l, (long)i);
         bool is_ok = scanned[i].accepted && json_object_array_length(tools) + json_object_array_length(res) +
-                                                    json_object_array_length(tpl) > 0;
+                                                    json_object_array_length(tpl) + json_object_array_length(prompts) +
+                                                    json_object_array_length(comps) > 0;
         /* A refusal the log did not explain still gets a line. */
         if (!is_ok && json_object_array_length(why) == 0)
             json_object_array_add(why, json_object_new_string("refused (no reason was logged)"));
@@ -487,6 +547,8 @@ int th_cli_inspect(int argc, char **argv)
         json_object_object_add(p, "tools", tools);
         json_object_object_add(p, "resources", res);
         json_object_object_add(p, "resourceTemplates", tpl);
+        json_object_object_add(p, "prompts", prompts);
+        json_object_object_add(p, "completions", comps);
         json_object_object_add(p, "refusals", why);
         char name[256];
         json_object *set = th_config_plugin_name(l.v[i], name, sizeof name) ? th_config_describe(settings, name) : NULL;
@@ -503,6 +565,7 @@ int th_cli_inspect(int argc, char **argv)
     json_object_object_add(sum, "resources", json_object_new_int((int)th_resources_count(th_registry_resources(reg))));
     json_object_object_add(sum, "resourceTemplates",
                            json_object_new_int((int)th_resources_template_count(th_registry_resources(reg))));
+    json_object_object_add(sum, "prompts", json_object_new_int((int)th_prompts_count(th_registry_prompts(reg))));
     json_object_object_add(sum, "refusals", json_object_new_int((int)n_refusals));
     json_object_object_add(report, "plugins", plugins);
     json_object_object_add(report, "otherRefusals", other);

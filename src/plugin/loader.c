@@ -30,6 +30,7 @@
 #include "plugin/loader.h"
 #include "plugin/trust.h"
 #include "plugin/resources.h"
+#include "plugin/prompts.h"
 #include "base/handle.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -54,6 +55,8 @@ __attribute__((used)) static const void *const plugin_api[] = {
     (const void *)th_call_audio_bytes,
     (const void *)th_server_add_resource, (const void *)th_server_add_resource_template,
     (const void *)th_resource_updated,
+    (const void *)th_server_add_prompt, (const void *)th_server_add_completion,
+    (const void *)th_call_prompt_role,
 };
 
 /* The plugin files of one load, in load order; absolute paths, owned. */
@@ -193,6 +196,48 @@ th_rc th_server_add_resource_template(th_server *server, const th_resource *res)
     return add_resource(server, res, true, __func__);
 }
 
+/* Prompts and completions are staged like resources. */
+static th_rc add_prompt(th_server *handle, bool is_prompt, const th_prompt *p, const th_completion *c, const char *fn)
+{
+    th_server *server = server_use(handle, fn);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_registry *reg = server->reg;
+    th_prompts *ps = th_registry_prompts(reg);
+    bool started = th_registry_started(reg);
+    th_rc rc = is_prompt ? th_prompts_add(ps, p, started, server->path, &server->err)
+                 : th_prompts_add_completion(ps, c, started, server->path, &server->err);
+    if (rc == TH_OK) {
+        th_err_clear(&server->err);
+    } else {
+        server->stats->prompts_refused++;
+        const char *key = NULL;
+        if (rc != TH_ERR_TYPE && rc != TH_ERR_ABI)
+            key = is_prompt ? p->name : (c->prompt ? c->prompt : c->uri_template);
+        /* A scanner sees one plugin at a time: a clash with another
+         * plugin's prompt is news here, even when the scan logged the rest. */
+        const th_prompt_entry *first = is_prompt && key ? th_prompts_find(ps, key) : NULL;
+        const th_completion_entry *cfirst =
+            !is_prompt && key ? th_prompts_find_completion(ps, c->prompt, c->prompt ? NULL : c->uri_template) : NULL;
+        const char *origin = first ? first->origin : cfirst ? cfirst->origin : NULL;
+        bool news = origin && strcmp(origin, server->path) != 0;
+        th_log(server->quiet_refusals && !news ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: %s '%.200s' refused: %s [%s]",
+               server->path, is_prompt ? "prompt" : "completion", key ? key : "?", server->err.msg, th_rc_name(rc));
+    }
+    server_unuse(handle);
+    return rc;
+}
+
+th_rc th_server_add_prompt(th_server *server, const th_prompt *prompt)
+{
+    return add_prompt(server, true, prompt, NULL, __func__);
+}
+
+th_rc th_server_add_completion(th_server *server, const th_completion *completion)
+{
+    return add_prompt(server, false, NULL, completion, __func__);
+}
+
 static th_rc add_tool(th_server *server, const th_tool *tool)
 {
     th_tool t;
@@ -284,7 +329,7 @@ const th_tool *th_server_added_only(th_server *server)
 
 size_t th_load_stats_refusals(const th_load_stats *s)
 {
-    return s->plugins_refused + s->tools_refused + s->dirs_refused + s->resources_refused;
+    return s->plugins_refused + s->tools_refused + s->dirs_refused + s->resources_refused + s->prompts_refused;
 }
 
 /* NAME from ".../NAME.so", or false when the file is not a NAME.so. */
@@ -362,9 +407,15 @@ static bool on_this_stack(const void *p, const void *frame)
 }
 
 /* Logs and takes back what a refused plugin staged since BASE. */
-static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t tbase, const char *path,
-                           th_load_stats *stats)
+static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t tbase, size_t pbase, size_t cbase,
+                           const char *path, th_load_stats *stats)
 {
+    th_prompts *ps = th_registry_prompts(reg);
+    for (size_t i = pbase; i < th_prompts_count(ps); i++)
+        th_log(TH_LOG_ERROR, "plugin %s: prompt '%s' discarded: its plugin was refused", path,
+               th_prompts_at(ps, i)->name);
+    stats->prompts_refused += th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
+    th_prompts_truncate(ps, pbase, cbase);
     th_resources *rs = th_registry_resources(reg);
     for (size_t i = rbase; i < th_resources_count(rs); i++)
         th_log(TH_LOG_ERROR, "plugin %s: resource '%s' discarded: its plugin was refused", path,
@@ -598,6 +649,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     size_t base = th_registry_count(reg);
     th_resources *rs = th_registry_resources(reg);
     size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
+    th_prompts *ps = th_registry_prompts(reg);
+    size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
                         .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
@@ -609,12 +662,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     th_err err;
     th_err_clear(&err);
     /* Resources count as what a plugin serves: one may serve nothing else. */
-    size_t added_resources = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
+    size_t added_resources = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase +
+                             th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
     if (desc == &added_only_marker) {
         rc = th_registry_count(reg) > base || added_resources > 0
                  ? TH_OK
                  : th_err_set(&err, TH_ERR_VALUE,
-                              "%s() returned th_server_added_only() but added no tool or resource", symbol);
+                              "%s() returned th_server_added_only() but added no tool, resource or prompt", symbol);
     } else if (!desc) {
         rc = th_err_set(&err, TH_ERR_TYPE, "%s() returned NULL instead of a tool descriptor", symbol);
     } else if (on_this_stack(desc, &server)) {
@@ -645,13 +699,14 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
          * so user_data is released here, unless a registered tool, staged
          * or not, shares it: that one's destroy releases it. */
         bool release = readable && t.destroy && !user_data_in_use(reg, t.user_data);
-        discard_staged(reg, base, rbase, tbase, path, stats);
+        discard_staged(reg, base, rbase, tbase, pbase, cbase, path, stats);
         if (release)
             t.destroy(t.user_data);
     }
 
     /* Handles stay open while any of their tools or resources is registered. */
-    if (th_registry_count(reg) == base && th_resources_count(rs) == rbase && th_resources_template_count(rs) == tbase) {
+    if (th_registry_count(reg) == base && th_resources_count(rs) == rbase && th_resources_template_count(rs) == tbase &&
+        th_prompts_count(ps) == pbase && th_prompts_completion_count(ps) == cbase) {
         dlclose(handle);
     } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);

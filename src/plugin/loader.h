@@ -37,6 +37,7 @@ typedef struct th_load_stats {
     size_t plugins_refused;
     size_t dirs_refused;
     size_t resources_refused; /* resources and templates, refused or discarded */
+    size_t prompts_refused;   /* prompts and completions, likewise */
 } th_load_stats;
 
 /*

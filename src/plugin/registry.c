@@ -17,6 +17,7 @@
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
+#include "plugin/prompts.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -47,6 +48,7 @@ struct th_registry {
     struct release { void (*fn)(void *); void *arg; } *releases;
     size_t nreleases;
     th_resources *resources; /* resources and templates (plugin/resources.c) */
+    th_prompts *prompts;     /* prompts and completions (plugin/prompts.c) */
 };
 
 /* Minimum struct_size: everything up to and including the ABI 1 fields. */
@@ -129,9 +131,11 @@ th_registry *th_registry_new(void)
     reg->nslots = 16;
     reg->slots = calloc(reg->nslots, sizeof *reg->slots);
     reg->resources = th_resources_new();
-    if (!reg->slots || !reg->resources) {
+    reg->prompts = th_prompts_new();
+    if (!reg->slots || !reg->resources || !reg->prompts) {
         free(reg->slots);
         th_resources_free(reg->resources);
+        th_prompts_free(reg->prompts);
         free(reg);
         return NULL;
     }
@@ -176,6 +180,7 @@ void th_registry_unref(th_registry *reg)
         if (!reg->borrowed || !reg->borrowed[i])
             entry_free(reg->entries[i]);
     th_resources_free(reg->resources);
+    th_prompts_free(reg->prompts);
     for (size_t i = 0; i < reg->nreleases; i++)
         reg->releases[i].fn(reg->releases[i].arg);
     for (size_t i = 0; i < reg->nhandles; i++)
@@ -770,4 +775,9 @@ th_rc th_registry_hold(th_registry *reg, th_registry *lender)
     reg->lenders = l;
     reg->lenders[reg->nlenders++] = th_registry_ref(lender);
     return TH_OK;
+}
+
+th_prompts *th_registry_prompts(const th_registry *reg)
+{
+    return reg->prompts;
 }

@@ -169,6 +169,10 @@ const char *th_registry_memo_put(const th_registry *reg, const char *key, const 
 struct th_resources;
 struct th_resources *th_registry_resources(const th_registry *reg);
 
+/* The registry's prompts and completions (plugin/prompts.h), likewise. */
+struct th_prompts;
+struct th_prompts *th_registry_prompts(const th_registry *reg);
+
 /*
 ** Check TOOL's abi_version and struct_size, the first thing read from any
 ** descriptor, and copy it into *OUT with fields the plugin's header did not

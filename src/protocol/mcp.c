@@ -28,6 +28,8 @@
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
 #include "protocol/resources.h"
+#include "protocol/prompts.h"
+#include "plugin/prompts.h"
 #include "base/util.h"
 #include "call/workpool.h"
 #include "protocol/asks.h"
@@ -474,6 +476,11 @@ static json_object *capabilities(bool modern)
     put(res, "subscribe", json_object_new_boolean(1));
     put(res, "listChanged", json_object_new_boolean(1));
     put(caps, "resources", res);
+    /* A reload that changes the prompts tells every session, as for tools. */
+    json_object *prompts = json_object_new_object();
+    put(prompts, "listChanged", json_object_new_boolean(1));
+    put(caps, "prompts", prompts);
+    put(caps, "completions", json_object_new_object());
     if (modern) { /* SEP-2663: an extension, not a capabilities.tasks slot */
         json_object *ext = json_object_new_object();
         put(ext, TH_TASKS_EXTENSION, json_object_new_object());
@@ -1534,9 +1541,10 @@ typedef struct res_job {
 
 static void res_job_free(res_job *rj)
 {
-    if (rj->counted) {
+    if (rj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&rj->s->lock);
         job_done(rj->s);
+        response_out(rj->s);
         pthread_mutex_unlock(&rj->s->lock);
     }
     free(rj->method);
@@ -1630,6 +1638,7 @@ static void m_resources(request *r)
      * for its response. */
     pthread_mutex_lock(&r->s->lock);
     r->s->ninflight++;
+    r->s->nopen++; /* what th_mcp_session_drain waits for */
     pthread_mutex_unlock(&r->s->lock);
     rj->counted = true;
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
@@ -1637,6 +1646,210 @@ static void m_resources(request *r)
         if (rj->batch)
             batch_release(rj->batch);
         res_job_free(rj);
+    }
+}
+
+/* ---- prompts and completion (protocol/prompts.c, completion.c) -------- */
+
+/*
+** A prompt method as it runs, like a res_job: copied out of the request.
+** prompts/get and completion/complete run on the pool (they run plugin
+** code, in process isolation in its worker); a get may ask the client
+** (th_call_ask) as a tool call does: modern, answered from the retry's
+** inputResponses or recorded for an InputRequiredResult; legacy, a
+** request to the client.
+*/
+typedef struct prompt_job {
+    th_mcp_session *s;    /* a reference */
+    th_registry *reg;     /* a reference */
+    char *method, *key;   /* key: the request id's, for legacy asks */
+    json_object *id, *params; /* owned copies */
+    bool modern, log_to_client;
+    int version;
+    th_log_level log_level;
+    unsigned client_caps, missing_caps;
+    th_mrtr *mrtr;        /* a modern prompts/get's round state */
+    rpc_batch *batch;     /* held, or NULL */
+    bool counted;         /* in the session's ninflight */
+} prompt_job;
+
+static void prompt_job_free(prompt_job *pj)
+{
+    if (pj->counted) { /* its response is out: a drain stops waiting */
+        pthread_mutex_lock(&pj->s->lock);
+        job_done(pj->s);
+        response_out(pj->s);
+        pthread_mutex_unlock(&pj->s->lock);
+    }
+    if (pj->batch)
+        batch_release(pj->batch);
+    free(pj->method);
+    free(pj->key);
+    json_object_put(pj->id);
+    json_object_put(pj->params);
+    th_mrtr_free(pj->mrtr);
+    th_registry_unref(pj->reg);
+    session_unref(pj->s);
+    free(pj);
+}
+
+/* th_call_hooks.ask of a get function: as ask_hook is for a tool. */
+static th_rc prompt_ask_hook(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                             json_object **result)
+{
+    prompt_job *pj = ctx;
+    unsigned kind = th_ask_kind_of(method);
+    if (!(pj->client_caps & kind) || (pj->modern && !pj->mrtr)) {
+        pj->missing_caps |= pj->client_caps & kind ? 0 : kind;
+        json_object_put(params);
+        return pj->client_caps & kind ? TH_ERR_IO : TH_ERR_CAPABILITY;
+    }
+    if (pj->modern)
+        return th_mrtr_ask(pj->mrtr, key, method, params, result);
+    return th_asks_request(pj->s->asks, notify_hook, pj->s, pj->key, method, params, validation_cancelled, call,
+                           result);
+}
+
+static void run_prompt(void *p)
+{
+    prompt_job *pj = p;
+    th_mcp_session *s = pj->s;
+    const th_mcp *m = s->mcp;
+    json_object *meta, *token = NULL;
+    if (pj->params && json_object_object_get_ex(pj->params, "_meta", &meta) &&
+        json_object_is_type(meta, json_type_object))
+        json_object_object_get_ex(meta, "progressToken", &token);
+    th_call_hooks hooks = {
+        .notify = notify_hook,
+        .ctx = s,
+        .progress_token = token,
+        .log_to_client = pj->log_to_client,
+        .log_level = pj->log_level,
+        .max_result_bytes = m->cfg.max_result_bytes,
+        .client_caps = pj->client_caps,
+        .ask = prompt_ask_hook,
+        .ask_ctx = pj,
+    };
+    th_mcpprompt_req q = {
+        .reg = pj->reg,
+        .method = pj->method,
+        .params = pj->params,
+        .modern = pj->modern,
+        .titles = pj->version >= V_2025_06_18,
+        .page_size = m->cfg.page_size,
+        .list_ttl_ms = m->cfg.list_ttl_ms,
+        .hooks = &hooks,
+    };
+    th_mcpprompt_answer a;
+    th_mcpprompt_serve(&q, &a);
+    if (pj->modern && pj->missing_caps) { /* -32021, as for a tool */
+        json_object_put(a.result);
+        json_object_put(a.data);
+        a.result = NULL;
+        a.code = TH_RPC_MISSING_CAPABILITY;
+        a.data = json_object_new_object();
+        json_object *req = json_object_new_object();
+        for (unsigned k = 1; k <= TH_ASK_ROOTS; k <<= 1)
+            if (pj->missing_caps & k)
+                put(req, th_ask_capability(k), json_object_new_object());
+        put(a.data, "requiredCapabilities", req);
+        snprintf(a.message, sizeof a.message,
+                 "Missing required client capability: the prompt needs one the request's _meta[\"" META_CAPS
+                 "\"] does not declare");
+    } else if (pj->modern && th_mrtr_pending(pj->mrtr)) {
+        /* The get function stopped for input: what it built is not the answer. */
+        json_object_put(a.result);
+        json_object_put(a.data);
+        a.data = NULL;
+        if (!(a.result = th_mrtr_result(pj->mrtr))) {
+            a.code = TH_RPC_INTERNAL_ERROR;
+            snprintf(a.message, sizeof a.message, "Internal error: out of memory");
+        }
+    }
+    answering = pj->batch;
+    if (a.result) {
+        if (pj->modern)
+            modern_members(m, a.result);
+        send_msg(s, th_rpc_result(pj->id, a.result));
+    } else {
+        send_error(s, pj->id, a.code, a.message, a.data);
+    }
+    answering = NULL;
+    prompt_job_free(pj);
+}
+
+static void m_prompts(request *r)
+{
+    th_mcp_session *s = r->s;
+    prompt_job *pj = calloc(1, sizeof *pj);
+    if (!pj || !(pj->method = strdup(r->msg->method)) || !(pj->key = th_rpc_id_key(r->msg->id)) ||
+        json_object_deep_copy(r->msg->id, &pj->id, NULL) != 0 ||
+        (r->msg->params && json_object_deep_copy(r->msg->params, &pj->params, NULL) != 0)) {
+        if (pj) {
+            free(pj->method);
+            free(pj->key);
+            json_object_put(pj->id);
+            free(pj);
+        }
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    bool get = strcmp(pj->method, "prompts/get") == 0;
+    if (r->modern && get) {
+        /* A retry's answers are checked before anything runs; the state is
+         * bound to the prompt (a "prompt:" name no tool can have). */
+        json_object *n, *args = NULL;
+        char name[300], why[512];
+        snprintf(name, sizeof name, "prompt:%.250s",
+                 pj->params && json_object_object_get_ex(pj->params, "name", &n) ? json_object_get_string(n) : "");
+        if (pj->params && json_object_object_get_ex(pj->params, "arguments", &args) &&
+            !json_object_is_type(args, json_type_object))
+            args = NULL;
+        if (!(pj->mrtr = th_mrtr_begin(name, args, s->principal, pj->params, why, sizeof why))) {
+            send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            free(pj->method);
+            free(pj->key);
+            json_object_put(pj->id);
+            json_object_put(pj->params);
+            free(pj);
+            return;
+        }
+    }
+    atomic_fetch_add(&s->refs, 1);
+    pj->s = s;
+    pj->reg = th_registry_ref(r->reg);
+    pj->modern = r->modern;
+    pj->version = r->version;
+    pj->log_to_client = r->log_to_client;
+    pj->log_level = r->log_level;
+    if (r->modern) {
+        json_object *caps = NULL;
+        json_object_object_get_ex(r->meta, META_CAPS, &caps);
+        pj->client_caps = th_ask_caps_of(caps);
+    } else {
+        pthread_mutex_lock(&s->lock);
+        pj->client_caps = s->legacy_caps;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pj->batch = answering;
+    if (pj->batch)
+        batch_hold(pj->batch);
+    if (strcmp(pj->method, "prompts/list") == 0) { /* quick, and it runs no plugin code */
+        rpc_batch *outer = answering;
+        run_prompt(pj);
+        answering = outer;
+        return;
+    }
+    /* Open like a tool call, so that a drain at the end of input waits for
+     * its response. */
+    pthread_mutex_lock(&s->lock);
+    s->ninflight++;
+    s->nopen++;
+    pthread_mutex_unlock(&s->lock);
+    pj->counted = true;
+    if (th_pool_submit(s->mcp->pool, run_prompt, pj) != TH_OK) {
+        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        prompt_job_free(pj);
     }
 }
 
@@ -1768,6 +1981,9 @@ static const method requests[] = {
     {.name = "tasks/get", .eras = ERA_MODERN, .fn = m_tasks},
     {.name = "tasks/update", .eras = ERA_MODERN, .fn = m_tasks},
     {.name = "tasks/cancel", .eras = ERA_MODERN, .fn = m_tasks},
+    {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
+    {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
+    {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
 };
 
 static const method notifications[] = {
@@ -2196,9 +2412,12 @@ void th_mcp_swap_registry(th_mcp *m, th_registry *reg)
     th_registry *old = th_regslot_get(m->slot);
     th_regslot_swap(m->slot, reg);
     bool same = th_registry_same_tools(old, reg), same_res = th_registry_same_resources(old, reg);
+    bool same_prompts = th_prompts_same(th_registry_prompts(old), th_registry_prompts(reg));
     th_registry_unref(old);
     if (!same)
         th_mcp_notify(m, TH_SUB_TOOLS_LIST_CHANGED, NULL);
     if (!same_res)
         th_mcp_notify(m, TH_SUB_RESOURCES_LIST_CHANGED, NULL);
+    if (!same_prompts)
+        th_mcp_notify(m, TH_SUB_PROMPTS_LIST_CHANGED, NULL);
 }

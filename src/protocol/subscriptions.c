@@ -31,6 +31,7 @@ static const struct kind {
     {"toolsListChanged", K_FLAG, TH_SUB_TOOLS_LIST_CHANGED, "notifications/tools/list_changed"},
     {"resourcesListChanged", K_FLAG, TH_SUB_RESOURCES_LIST_CHANGED, "notifications/resources/list_changed"},
     {"resourceSubscriptions", K_URIS, TH_SUB_RESOURCE_UPDATED, "notifications/resources/updated"},
+    {"promptsListChanged", K_FLAG, TH_SUB_PROMPTS_LIST_CHANGED, "notifications/prompts/list_changed"},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

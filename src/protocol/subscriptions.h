@@ -19,6 +19,7 @@ typedef enum th_sub_event {
     TH_SUB_TOOLS_LIST_CHANGED,
     TH_SUB_RESOURCES_LIST_CHANGED,
     TH_SUB_RESOURCE_UPDATED, /* per resource: the URI goes along */
+    TH_SUB_PROMPTS_LIST_CHANGED,
     TH_SUB_N_EVENTS
 } th_sub_event;
 

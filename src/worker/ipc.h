@@ -42,6 +42,10 @@ typedef enum th_ipc_type {
     TH_IPC_UPDATED,   /* worker->host, id 0: th_resource_updated {"uri"} */
     TH_IPC_FAILED,    /* worker->host: a RESULT the worker wrote itself for a
                        * failed call (th_call_failed): the host's failure */
+    TH_IPC_PROMPT,    /* host->worker: run a prompt's get {"name","arguments"}
+                       * (worker/promptproxy.h); answered like a READ */
+    TH_IPC_COMPLETE,  /* host->worker: run a completion {"prompt"|
+                       * "uri_template","argument","value","context"} */
 } th_ipc_type;
 
 typedef struct th_ipc_frame {

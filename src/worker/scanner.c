@@ -171,6 +171,8 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                     s->tools_refused = (size_t)json_object_get_int64(v);
                 if (res && json_object_object_get_ex(res, "resources_refused", &v))
                     s->resources_refused = (size_t)json_object_get_int64(v);
+                if (res && json_object_object_get_ex(res, "prompts_refused", &v))
+                    s->prompts_refused = (size_t)json_object_get_int64(v);
                 s->accepted = res && json_object_object_get_ex(res, "accepted", &v) && json_object_get_boolean(v) &&
                               json_object_object_get_ex(res, "tools", &v) && json_object_is_type(v, json_type_array);
                 if (s->accepted)
@@ -182,6 +184,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                 if (!s->accepted) { /* an accepted plugin's are counted when it is registered */
                     stats->tools_refused += s->tools_refused;
                     stats->resources_refused += s->resources_refused;
+                    stats->prompts_refused += s->prompts_refused;
                 }
                 json_object_put(res);
                 /* The scanner waits for LOGGED: what its pipe holds now is
@@ -261,7 +264,7 @@ static void own_names(char *const *paths, size_t n, const char *path, th_scanned
     for (size_t k = json_object_array_length(s->tools); k-- > 0;) {
         json_object *d = json_object_array_get_idx(s->tools, k), *v;
         if (th_resproxy_is_resource(d, NULL))
-            continue; /* resources are keyed by URI: no file owns them */
+            continue; /* resources, prompts, completions ("kind"): no file owns them */
         const char *name = json_object_object_get_ex(d, "name", &v) ? json_object_get_string(v) : NULL;
         const char *owner = name ? owner_of(paths, n, name) : NULL;
         if (!owner || strcmp(owner, path) == 0)
@@ -319,7 +322,8 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         /* Only clean acceptances: a refusal's message is the loader's, and
          * its cause (a missing library, a slow constructor) may lie outside
          * the key, so it is scanned and reported again on every start. */
-        if (out[i].accepted && out[i].tools_refused == 0 && out[i].resources_refused == 0)
+        if (out[i].accepted && out[i].tools_refused == 0 && out[i].resources_refused == 0 &&
+            out[i].prompts_refused == 0)
             th_cache_put(cache, paths[i], &keys[i], out[i].tools);
     }
 

@@ -30,6 +30,7 @@ typedef struct th_scanned {
     json_object *tools; /* array of descriptors (th_worker_describe); NULL if refused */
     size_t tools_refused; /* by the scanner's loader, already logged */
     size_t resources_refused; /* likewise, resources and templates */
+    size_t prompts_refused;   /* likewise, prompts and completions */
 } th_scanned;
 
 /*

@@ -27,6 +27,7 @@
 #include "plugin/cache.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
+#include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
 
@@ -1119,6 +1120,89 @@ static void register_resource(th_supervisor *sup, slot *s, th_registry *reg, jso
     }
 }
 
+/* Send REQ (taken) as a TYPE frame for CALL to PR's worker and return the
+ * code of its RESULT {"rc","result"}, the result put onto CALL. */
+static th_rc proxy_run(proxy_res *pr, th_call *call, th_ipc_type type, json_object *req)
+{
+    char why[512];
+    worker *w = req ? acquire(pr->slot, pr->key, call, why, sizeof why) : NULL;
+    if (!w) {
+        json_object_put(req);
+        return !req ? TH_ERR_NOMEM : th_call_error(call, "%s", why) == TH_OK ? TH_ERR_TOOL : TH_ERR_NOMEM;
+    }
+    /* The client's capabilities go along, for th_call_client_can. */
+    unsigned caps = 0;
+    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
+        if (th_call_client_can(call, k))
+            caps |= k;
+    json_object_object_add(req, "caps", json_object_new_int64(caps));
+    size_t len;
+    const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+    struct iovec part = {(void *)text, len};
+    th_rc rc = TH_ERR_TOOL; /* unless a RESULT says otherwise (a crash) */
+    exchange(pr->slot, w, pr->key, call, type, &part, 1, read_result, &rc);
+    json_object_put(req);
+    return rc;
+}
+
+/* The host's get function of a process-isolated plugin's prompt. */
+static th_rc proxy_get(th_call *call, json_object *args, void *user_data)
+{
+    proxy_res *pr = user_data;
+    json_object *req = json_object_new_object();
+    if (req) {
+        json_object_object_add(req, "name", json_object_new_string(pr->key));
+        json_object_object_add(req, "arguments", json_object_get(args));
+    }
+    return proxy_run(pr, call, TH_IPC_PROMPT, req);
+}
+
+/* The host's complete function of a process-isolated plugin's completion. */
+static th_rc proxy_complete(th_call *call, const char *argument, const char *value, json_object *context,
+                            void *user_data)
+{
+    proxy_res *pr = user_data;
+    json_object *req = json_object_new_object();
+    if (req) {
+        json_object_object_add(req, pr->template_ ? "uri_template" : "prompt", json_object_new_string(pr->key));
+        json_object_object_add(req, "argument", json_object_new_string(argument));
+        json_object_object_add(req, "value", json_object_new_string(value));
+        json_object_object_add(req, "context", json_object_get(context));
+    }
+    return proxy_run(pr, call, TH_IPC_COMPLETE, req);
+}
+
+/* Register prompt or completion descriptor D of slot S with a proxy. */
+static void register_prompt(th_supervisor *sup, slot *s, th_registry *reg, json_object *d, th_load_stats *stats)
+{
+    bool completion_ = false;
+    th_promptproxy_is_prompt(d, &completion_);
+    json_object *v;
+    const char *key = json_object_object_get_ex(d, completion_ ? "prompt" : "name", &v) ? json_object_get_string(v)
+                      : completion_ && json_object_object_get_ex(d, "uri_template", &v) ? json_object_get_string(v)
+                                                                                          : NULL;
+    proxy_res *pr = calloc(1, sizeof *pr);
+    th_err err;
+    th_rc rc;
+    th_err_clear(&err);
+    if (!pr || !key || !(pr->key = strdup(key))) {
+        free(pr);
+        rc = th_err_set(&err, key ? TH_ERR_NOMEM : TH_ERR_ATTRIBUTE, key ? "out of memory" : "no name in its descriptor");
+    } else {
+        pr->slot = s;
+        pr->template_ = completion_ && !json_object_object_get_ex(d, "prompt", NULL);
+        pr->next = sup->resources;
+        sup->resources = pr; /* freed with the supervisor, after the registry */
+        const char *k;
+        rc = th_promptproxy_register(reg, d, s->path, proxy_get, proxy_complete, pr, &k, &err);
+    }
+    if (rc != TH_OK) {
+        stats->prompts_refused++;
+        th_log(TH_LOG_ERROR, "plugin %s: %s '%.200s' refused: %s [%s]", s->path, completion_ ? "completion" : "prompt",
+               key ? key : "?", err.msg, th_rc_name(rc));
+    }
+}
+
 void th_supervisor_register(th_supervisor *sup, th_registry *reg, const th_scanned *scanned, th_load_stats *stats)
 {
     th_supervisor_register_in(sup, reg, scanned, stats, NULL);
@@ -1139,8 +1223,14 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
         s->tools = json_object_new_array();
         th_resources *rs = th_registry_resources(reg);
         size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
+        th_prompts *ps = th_registry_prompts(reg);
+        size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);
+            if (th_promptproxy_is_prompt(d, NULL)) {
+                register_prompt(sup, s, reg, d, stats);
+                continue;
+            }
             if (th_resproxy_is_resource(d, NULL)) {
                 register_resource(sup, s, reg, d, stats);
                 continue;
@@ -1183,10 +1273,14 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
         }
         stats->tools_refused += scanned[i].tools_refused;
         stats->resources_refused += scanned[i].resources_refused;
+        stats->prompts_refused += scanned[i].prompts_refused;
         size_t nres = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
-        if (own_refused || (th_registry_count(reg) == base && nres == 0)) {
+        size_t nprompts = th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
+        if (own_refused || (th_registry_count(reg) == base && nres == 0 && nprompts == 0)) {
             stats->resources_refused += nres; /* discarded with the plugin */
+            stats->prompts_refused += nprompts;
             th_resources_truncate(rs, rbase, tbase);
+            th_prompts_truncate(ps, pbase, cbase);
             for (size_t k = base; k < th_registry_count(reg); k++) {
                 th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", s->path,
                        th_registry_at(reg, k)->name);

@@ -25,6 +25,7 @@
 #include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
+#include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
 
@@ -200,6 +201,8 @@ static int scan(const config *c, th_ipc_reader *r)
         size_t base = th_registry_count(reg);
         const th_resources *rs = th_registry_resources(reg);
         size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
+        const th_prompts *ps = th_registry_prompts(reg);
+        size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
         if (!sock_intact())
             th_child_lose_socket();
@@ -209,9 +212,11 @@ static int scan(const config *c, th_ipc_reader *r)
         json_object_object_add(o, "accepted", json_object_new_boolean(rc == TH_OK && st.plugins_loaded > 0));
         json_object *descs = th_worker_describe(reg, base);
         th_resproxy_describe(reg, rbase, tbase, descs); /* marked with "kind" */
+        th_promptproxy_describe(reg, pbase, cbase, descs);
         json_object_object_add(o, "tools", descs);
         json_object_object_add(o, "tools_refused", json_object_new_int64((int64_t)st.tools_refused));
         json_object_object_add(o, "resources_refused", json_object_new_int64((int64_t)st.resources_refused));
+        json_object_object_add(o, "prompts_refused", json_object_new_int64((int64_t)st.prompts_refused));
         send_obj(TH_IPC_PLUGIN, (uint32_t)i, o);
         json_object_put(o);
         await_logged(r, i);
@@ -230,7 +235,10 @@ typedef struct job {
     json_object *args;      /* a resource read's vars */
     const th_entry *entry;
     const th_res_entry *res; /* a READ: the resource instead of a tool */
-    char *uri;               /* a READ's URI */
+    char *uri;               /* a READ's URI; a COMPLETE's argument name */
+    const th_prompt_entry *prompt;   /* a PROMPT: the prompt whose get runs */
+    const th_completion_entry *compl; /* a COMPLETE: the completion to run */
+    char *value;             /* a COMPLETE's argument value */
     struct job *next;
     pthread_cond_t answered; /* under jobs_lock: an ANSWER arrived */
     json_object *answer;     /* its payload, until worker_ask takes it */
@@ -318,13 +326,16 @@ static void run(void *p)
     job *j = p;
     const th_entry *e = j->entry;
     th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
-    th_rc rc = j->res ? j->res->read(h, j->uri, j->args, j->res->user_data)
-               : e->typed ? th_typed_invoke(e->typed, h, j->args)
-                          : e->handler(h, j->args, e->user_data);
+    bool wrapped = j->res || j->prompt || j->compl;
+    th_rc rc = j->res      ? j->res->read(h, j->uri, j->args, j->res->user_data)
+               : j->prompt ? j->prompt->get(h, j->args, j->prompt->user_data)
+               : j->compl  ? j->compl->complete(h, j->uri, j->value, j->args, j->compl->user_data)
+               : e->typed  ? th_typed_invoke(e->typed, h, j->args)
+                           : e->handler(h, j->args, e->user_data);
     json_object *result = th_call_finish(j->call, rc);
-    if (j->res && th_call_refused(j->call))
+    if (wrapped && th_call_refused(j->call))
         rc = TH_ERR_TOOL; /* refused by the host's rules, not the plugin's choice */
-    if (j->res) { /* the host needs the code: TH_ERR_NOT_FOUND is an answer */
+    if (wrapped) { /* the host needs the code: TH_ERR_NOT_FOUND is an answer */
         json_object *wrap = json_object_new_object();
         if (!wrap)
             die("out of memory");
@@ -348,23 +359,30 @@ static void run(void *p)
     json_object_put(j->answer);
     pthread_cond_destroy(&j->answered);
     free(j->uri);
+    free(j->value);
     free(j);
 }
 
 /* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
  * when there is nothing to run (the host has been answered). */
-static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req, bool read)
+static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req, th_ipc_type type)
 {
     json_object *name, *args, *vars = NULL;
     const th_entry *e = NULL;
     const th_res_entry *res = NULL;
+    const th_prompt_entry *prompt = NULL;
+    const th_completion_entry *compl = NULL;
     const char *uri = NULL;
-    if (read && req)
+    if (type == TH_IPC_READ && req)
         res = th_resproxy_lookup(reg, req, &uri, &vars);
+    else if (type == TH_IPC_PROMPT && req)
+        prompt = th_promptproxy_lookup_prompt(reg, req);
+    else if (type == TH_IPC_COMPLETE && req)
+        compl = th_promptproxy_lookup_completion(reg, req);
     else if (req && json_object_object_get_ex(req, "tool", &name))
         e = th_registry_get(reg, json_object_get_string(name));
     job *j = calloc(1, sizeof *j);
-    if (!j || (!e && !res)) {
+    if (!j || (!e && !res && !prompt && !compl)) {
         free(j);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
         return NULL;
@@ -384,14 +402,33 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
     j->id = id;
     j->entry = e;
     j->res = res;
-    j->call = th_call_new(res ? res->name : e->name, &hooks);
+    j->prompt = prompt;
+    j->compl = compl;
+    j->call = th_call_new(res      ? res->name
+                          : prompt ? prompt->name
+                          : compl  ? (compl->prompt ? compl->prompt : compl->uri_template)
+                                   : e->name,
+                          &hooks);
     if (res) {
         j->uri = strdup(uri);
         j->args = vars ? json_object_get(vars) : json_object_new_object();
+    } else if (compl) {
+        json_object *a, *v, *ctx;
+        j->uri = strdup(json_object_object_get_ex(req, "argument", &a) ? json_object_get_string(a) : "");
+        j->value = strdup(json_object_object_get_ex(req, "value", &v) ? json_object_get_string(v) : "");
+        j->args = json_object_object_get_ex(req, "context", &ctx) && json_object_is_type(ctx, json_type_object)
+                      ? json_object_get(ctx)
+                      : json_object_new_object();
+        if (!j->value)
+            die("out of memory starting a completion");
+    } else if (prompt) {
+        j->args = json_object_object_get_ex(req, "arguments", &args) && json_object_is_type(args, json_type_object)
+                      ? json_object_get(args)
+                      : json_object_new_object();
     } else {
         j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
     }
-    if (!j->call || !j->args || (res && !j->uri))
+    if (!j->call || !j->args || ((res || compl) && !j->uri))
         die("out of memory starting a call");
     pthread_mutex_lock(&jobs_lock);
     j->next = jobs;
@@ -483,10 +520,11 @@ static void reader_loop(void *unused)
             cancel_call(f.id);
         } else if (f.type == TH_IPC_ANSWER) {
             deliver_answer(f.id, f.payload, f.len);
-        } else if (f.type == TH_IPC_CALL || f.type == TH_IPC_READ) {
-            bool read = f.type == TH_IPC_READ;
-            json_object *req = read ? th_ipc_parse(f.payload, f.len, &err) : parse_call(f.payload, f.len);
-            job *j = new_job(srv.reg, srv.c, f.id, req, read);
+        } else if (f.type == TH_IPC_CALL || f.type == TH_IPC_READ || f.type == TH_IPC_PROMPT ||
+                   f.type == TH_IPC_COMPLETE) {
+            json_object *req =
+                f.type != TH_IPC_CALL ? th_ipc_parse(f.payload, f.len, &err) : parse_call(f.payload, f.len);
+            job *j = new_job(srv.reg, srv.c, f.id, req, (th_ipc_type)f.type);
             json_object_put(req);
             if (!j)
                 continue;

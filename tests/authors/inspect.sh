@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/authors/inspect.sh: `toolhost inspect` on good plugins (the bundled
 # ones) and bad ones (one that crashes while registering, one refused by the
-# registry rules, a duplicate), in text and JSON, and a plugin's resources.
+# registry rules, a duplicate), in text and JSON, and a plugin's resources,
+# prompts and completions.
 # A crash must not end the report, and any refusal makes the exit status 1.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -16,7 +17,8 @@ out=$("$TOOLHOST" inspect "$PLUGINS" 2>"$work/err"); rc=$?
 for want in "Plugin $PLUGINS/add.so" "  Tool add" "    Description: Add two numbers and return the sum" \
             "    Output schema:" '            "description": "a + b"' "  Tool echo" \
             "Plugin $PLUGINS/files.so" "  Resource template file:///{path}" \
-            "4 plugins accepted, 0 refused; 3 tools; 0 resources, 1 resource template; 0 refusals"; do
+            "Plugin $PLUGINS/prompts.so" "  Prompt code_review" "  Completion of prompt code_review" \
+            "5 plugins accepted, 0 refused; 3 tools; 0 resources, 1 resource template; 1 prompt; 0 refusals"; do
     printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
 $out"
 done
@@ -67,6 +69,24 @@ $out"
 done
 out=$("$TOOLHOST" inspect --json "$RESFIX")
 for want in '"uri": "mem://hello",' '"uriTemplate": "mem://items/{id}",' '"resources": 5,' '"resourceTemplates": 1,'; do
+    printf '%s\n' "$out" | grep -qF -- "$want" || fail "JSON report lacks '$want':
+$out"
+done
+
+# Prompts: listed with their arguments, completions named, each refusal
+# with its rule, in text and JSON.
+PROMPTFIX="$(dirname "$TESTPLUGINS")/../promptplugins/.libs/promptfix.so"
+out=$("$TOOLHOST" inspect "$PROMPTFIX"); rc=$?
+[ $rc -eq 1 ] || fail "inspect of promptfix.so (refused prompts) exited $rc, not 1: $out"
+for want in "  Prompt greet" "    Title:       Greeting" '    Arguments:   [{"name":"who","title":"Who","required":true},{"name":"tone"}]' \
+            "  Completion of resource template mem://items/{id}" \
+            "  Refused: prompt 'noget' refused: Prompt must have a 'get' function [TH_ERR_VALUE]" \
+            "1 plugin accepted, 0 refused; 0 tools; 0 resources, 1 resource template; 5 prompts; 5 refusals"; do
+    printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
+$out"
+done
+out=$("$TOOLHOST" inspect --json "$PROMPTFIX")
+for want in '"prompts": 5,' '"prompt": "greet"' '"uriTemplate": "mem://items/{id}"'; do
     printf '%s\n' "$out" | grep -qF -- "$want" || fail "JSON report lacks '$want':
 $out"
 done

