@@ -66,6 +66,7 @@ typedef struct writer {
     bool done;           /* the writer thread ended */
     int err;             /* errno of the write that failed: output is dropped */
     int pipe_size;       /* fd is a pipe of this capacity; 0: not a pipe */
+    bool nowait;         /* pwritev2(RWF_NOWAIT) works on fd (see write_now) */
     const void *corked_by; /* see cork() */
 } writer;
 
@@ -179,17 +180,22 @@ static void *writer_main(void *p)
 }
 
 /*
-** Under w->lock: bytes fd takes now without blocking. For a pipe, its free
-** space (what the client has not read is known); else PIPE_BUF when poll
-** reports room. 0 when in doubt: the writer thread then takes the message.
+** Under w->lock: bytes fd takes now without blocking. For a pipe, all of it
+** when the client has read everything, else nothing: a pipe holds a fixed
+** number of page-sized slots and a write does not fill the rest of a
+** partly used one, so its free bytes (capacity minus unread) overstate
+** what fits; 16 unread 3000-byte answers fill a 64 KiB pipe. Trusting them
+** blocked the reader in write() while the client did not read, and end of
+** input went unseen. Else PIPE_BUF when poll reports room. 0 when in
+** doubt: the writer thread then takes the message.
 */
 static size_t room(writer *w)
 {
     struct pollfd pf = {.fd = w->fd, .events = POLLOUT};
     if (w->pipe_size > 0) {
         int unread;
-        if (ioctl(w->fd, FIONREAD, &unread) == 0 && unread >= 0 && unread < w->pipe_size)
-            return (size_t)(w->pipe_size - unread);
+        if (ioctl(w->fd, FIONREAD, &unread) == 0 && unread == 0)
+            return (size_t)w->pipe_size;
         return 0;
     }
     if (poll(&pf, 1, 0) != 1 || pf.revents != POLLOUT)
@@ -210,17 +216,30 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     size_t len = 0;
     for (int i = 0; i < nparts; i++)
         len += parts[i].iov_len;
-    if ((!queue_too && w->pending.len) || w->out_left || len > room(w))
+    if ((!queue_too && w->pending.len) || w->out_left || (!w->nowait && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
     ssize_t n;
-    do
-        n = writev(w->fd, parts, nparts);
-    while (n < 0 && errno == EINTR);
+    do {
+#if HAVE_DECL_RWF_NOWAIT
+        /* The kernel knows what fits: it writes what does and never waits
+         * (a partial write queues the rest), so a busy client's pipe keeps
+         * the fast path too. */
+        if (w->nowait)
+            n = pwritev2(w->fd, parts, nparts, -1, RWF_NOWAIT);
+        else
+#endif
+            n = writev(w->fd, parts, nparts);
+    } while (n < 0 && errno == EINTR);
     int e = errno;
+    if (n < 0 && e == EOPNOTSUPP && w->nowait) {
+        w->nowait = false; /* a kernel whose pipes refuse it: room() from now on */
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return 0;
+    }
     if (n < 0 && e == EPIPE)
         consume_sigpipe();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -330,6 +349,9 @@ static bool writer_start(writer *w, int fd)
     if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
         int size = fcntl(fd, F_GETPIPE_SZ);
         w->pipe_size = size > 0 ? size : 0;
+#if HAVE_DECL_RWF_NOWAIT
+        w->nowait = true;
+#endif
     }
     if (th_pipe_cloexec(w->wake, true) != 0)
         return false;
