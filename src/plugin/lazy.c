@@ -224,10 +224,8 @@ void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_obj
 {
     if (which >= set->n)
         return;
-    const char *path = set->paths[which], *slash = strrchr(path, '/');
-    const char *b = slash ? slash + 1 : path;
-    size_t own_len = strlen(b) > 3 ? strlen(b) - 3 : 0; /* NAME of NAME.so */
-    size_t base = th_registry_count(reg);
+    const char *path = set->paths[which];
+    th_staged staged = th_loader_stage(reg);
     bool own_refused = false;
     for (size_t k = 0; k < json_object_array_length(tools); k++) {
         json_object *d = json_object_array_get_idx(tools, k);
@@ -257,28 +255,14 @@ void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_obj
             if (rc != TH_OK)
                 lazy_tool_free(t);
         }
-        bool own = name && strlen(name) == own_len && strncmp(name, b, own_len) == 0;
-        if (rc == TH_OK)
-            continue;
-        if (own) {
-            own_refused = true;
-            th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", path, name, err.msg, th_rc_name(rc));
-        } else {
-            stats->tools_refused++;
-            th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", path, name ? name : "?", err.msg,
-                   th_rc_name(rc));
-        }
+        if (rc != TH_OK)
+            own_refused |= th_loader_tool_refused(path, name, rc, &err, stats);
     }
-    if (own_refused || th_registry_count(reg) == base) {
-        for (size_t k = base; k < th_registry_count(reg); k++) {
-            th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,
-                   th_registry_at(reg, k)->name);
-            stats->tools_refused++;
-        }
-        th_registry_truncate(reg, base);
+    if (own_refused || th_registry_count(reg) == staged.tools) {
+        th_loader_discard(reg, &staged, path, stats);
         stats->plugins_refused++;
         return;
     }
-    stats->tools_loaded += th_registry_count(reg) - base;
+    stats->tools_loaded += th_registry_count(reg) - staged.tools;
     stats->plugins_loaded++;
 }

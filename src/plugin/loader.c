@@ -406,31 +406,63 @@ static bool on_this_stack(const void *p, const void *frame)
     return a < f && f - a <= 65536;
 }
 
-/* Logs and takes back what a refused plugin staged since BASE. */
-static void discard_staged(th_registry *reg, size_t base, size_t rbase, size_t tbase, size_t pbase, size_t cbase,
-                           const char *path, th_load_stats *stats)
+th_staged th_loader_stage(th_registry *reg)
+{
+    th_resources *rs = th_registry_resources(reg);
+    th_prompts *ps = th_registry_prompts(reg);
+    return (th_staged){.tools = th_registry_count(reg),
+                       .resources = th_resources_count(rs),
+                       .templates = th_resources_template_count(rs),
+                       .prompts = th_prompts_count(ps),
+                       .completions = th_prompts_completion_count(ps)};
+}
+
+size_t th_loader_staged_extras(th_registry *reg, const th_staged *from)
+{
+    th_staged now = th_loader_stage(reg);
+    return now.resources - from->resources + now.templates - from->templates + now.prompts - from->prompts +
+           now.completions - from->completions;
+}
+
+void th_loader_discard(th_registry *reg, const th_staged *from, const char *path, th_load_stats *stats)
 {
     th_prompts *ps = th_registry_prompts(reg);
-    for (size_t i = pbase; i < th_prompts_count(ps); i++)
+    for (size_t i = from->prompts; i < th_prompts_count(ps); i++)
         th_log(TH_LOG_ERROR, "plugin %s: prompt '%s' discarded: its plugin was refused", path,
                th_prompts_at(ps, i)->name);
-    stats->prompts_refused += th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
-    th_prompts_truncate(ps, pbase, cbase);
+    stats->prompts_refused +=
+        th_prompts_count(ps) - from->prompts + th_prompts_completion_count(ps) - from->completions;
+    th_prompts_truncate(ps, from->prompts, from->completions);
     th_resources *rs = th_registry_resources(reg);
-    for (size_t i = rbase; i < th_resources_count(rs); i++)
+    for (size_t i = from->resources; i < th_resources_count(rs); i++)
         th_log(TH_LOG_ERROR, "plugin %s: resource '%s' discarded: its plugin was refused", path,
                th_resources_at(rs, i)->uri);
-    for (size_t i = tbase; i < th_resources_template_count(rs); i++)
+    for (size_t i = from->templates; i < th_resources_template_count(rs); i++)
         th_log(TH_LOG_ERROR, "plugin %s: resource template '%s' discarded: its plugin was refused", path,
                th_resources_template_at(rs, i)->uri_template);
-    stats->resources_refused += th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
-    th_resources_truncate(rs, rbase, tbase);
-    for (size_t i = base; i < th_registry_count(reg); i++) {
+    stats->resources_refused +=
+        th_resources_count(rs) - from->resources + th_resources_template_count(rs) - from->templates;
+    th_resources_truncate(rs, from->resources, from->templates);
+    for (size_t i = from->tools; i < th_registry_count(reg); i++) {
         th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", path,
                th_registry_at(reg, i)->name);
         stats->tools_refused++;
     }
-    th_registry_truncate(reg, base);
+    th_registry_truncate(reg, from->tools);
+}
+
+bool th_loader_tool_refused(const char *path, const char *name, th_rc rc, const th_err *err, th_load_stats *stats)
+{
+    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+    size_t own_len = strlen(b) > 3 ? strlen(b) - 3 : 0; /* NAME of NAME.so */
+    if (name && strlen(name) == own_len && strncmp(name, b, own_len) == 0) {
+        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", path, name, err->msg, th_rc_name(rc));
+        return true;
+    }
+    stats->tools_refused++;
+    th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", path, name ? name : "?", err->msg,
+           th_rc_name(rc));
+    return false;
 }
 
 /*
@@ -646,11 +678,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
         return TH_ERR_TYPE;
     }
 
-    size_t base = th_registry_count(reg);
-    th_resources *rs = th_registry_resources(reg);
-    size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
-    th_prompts *ps = th_registry_prompts(reg);
-    size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
+    th_staged staged = th_loader_stage(reg);
+    size_t base = staged.tools;
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
                         .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
@@ -662,8 +691,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     th_err err;
     th_err_clear(&err);
     /* Resources count as what a plugin serves: one may serve nothing else. */
-    size_t added_resources = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase +
-                             th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
+    size_t added_resources = th_loader_staged_extras(reg, &staged);
     if (desc == &added_only_marker) {
         rc = th_registry_count(reg) > base || added_resources > 0
                  ? TH_OK
@@ -699,14 +727,13 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
          * so user_data is released here, unless a registered tool, staged
          * or not, shares it: that one's destroy releases it. */
         bool release = readable && t.destroy && !user_data_in_use(reg, t.user_data);
-        discard_staged(reg, base, rbase, tbase, pbase, cbase, path, stats);
+        th_loader_discard(reg, &staged, path, stats);
         if (release)
             t.destroy(t.user_data);
     }
 
     /* Handles stay open while any of their tools or resources is registered. */
-    if (th_registry_count(reg) == base && th_resources_count(rs) == rbase && th_resources_template_count(rs) == tbase &&
-        th_prompts_count(ps) == pbase && th_prompts_completion_count(ps) == cbase) {
+    if (th_registry_count(reg) == base && th_loader_staged_extras(reg, &staged) == 0) {
         dlclose(handle);
     } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);

@@ -96,6 +96,31 @@ th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load
 */
 void th_loader_set_generation(unsigned long long gen);
 
+/*
+** A plugin's registrations are one transaction, whoever registers them (the
+** loader in the host, the supervisor or --lazy-load from a scan): the
+** counts of what REG holds when the plugin starts, to keep or take back.
+*/
+typedef struct th_staged {
+    size_t tools, resources, templates, prompts, completions;
+} th_staged;
+th_staged th_loader_stage(th_registry *reg);
+
+/* Resources, templates, prompts and completions staged since FROM. */
+size_t th_loader_staged_extras(th_registry *reg, const th_staged *from);
+
+/* Log and take back all that was staged since FROM for the plugin at PATH,
+ * counting it as refused in STATS (the plugin itself is not counted). */
+void th_loader_discard(th_registry *reg, const th_staged *from, const char *path, th_load_stats *stats);
+
+/*
+** A scanned tool NAME of the plugin at PATH was refused with RC and ERR:
+** logged, and counted in STATS. True when that refuses the whole plugin
+** (NAME is the NAME of NAME.so: the tool the file promises), which the
+** caller then discards.
+*/
+bool th_loader_tool_refused(const char *path, const char *name, th_rc rc, const th_err *err, th_load_stats *stats);
+
 /* The total number of refusals in STATS (plugins, tools, directories). */
 size_t th_load_stats_refusals(const th_load_stats *stats);
 

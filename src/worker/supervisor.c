@@ -1216,15 +1216,9 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
         slot *s = &sup->slots[i];
         if (!scanned[i].accepted)
             continue;
-        const char *b = s->tag;
-        size_t own_len = strlen(b) - 3; /* NAME of NAME.so */
-        size_t base = th_registry_count(reg);
+        th_staged staged = th_loader_stage(reg);
         bool own_refused = false;
         s->tools = json_object_new_array();
-        th_resources *rs = th_registry_resources(reg);
-        size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
-        th_prompts *ps = th_registry_prompts(reg);
-        size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);
             if (th_promptproxy_is_prompt(d, NULL)) {
@@ -1258,39 +1252,22 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
                 };
                 rc = th_registry_add(reg, &t, s->path, &err);
             }
-            bool own = name && strlen(name) == own_len && strncmp(name, b, own_len) == 0;
             if (rc == TH_OK) {
                 pt->parse_result = str_of(d, "output_schema") != NULL;
                 json_object_array_add(s->tools, json_object_new_string(name));
-            } else if (own) {
-                own_refused = true;
-                th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", s->path, name, err.msg, th_rc_name(rc));
             } else {
-                stats->tools_refused++;
-                th_log(TH_LOG_ERROR, "plugin %s: tool '%.60s' refused: %s [%s]", s->path, name ? name : "?",
-                       err.msg, th_rc_name(rc));
+                own_refused |= th_loader_tool_refused(s->path, name, rc, &err, stats);
             }
         }
         stats->tools_refused += scanned[i].tools_refused;
         stats->resources_refused += scanned[i].resources_refused;
         stats->prompts_refused += scanned[i].prompts_refused;
-        size_t nres = th_resources_count(rs) - rbase + th_resources_template_count(rs) - tbase;
-        size_t nprompts = th_prompts_count(ps) - pbase + th_prompts_completion_count(ps) - cbase;
-        if (own_refused || (th_registry_count(reg) == base && nres == 0 && nprompts == 0)) {
-            stats->resources_refused += nres; /* discarded with the plugin */
-            stats->prompts_refused += nprompts;
-            th_resources_truncate(rs, rbase, tbase);
-            th_prompts_truncate(ps, pbase, cbase);
-            for (size_t k = base; k < th_registry_count(reg); k++) {
-                th_log(TH_LOG_ERROR, "plugin %s: tool '%s' discarded: its plugin was refused", s->path,
-                       th_registry_at(reg, k)->name);
-                stats->tools_refused++;
-            }
-            th_registry_truncate(reg, base);
+        if (own_refused || (th_registry_count(reg) == staged.tools && th_loader_staged_extras(reg, &staged) == 0)) {
+            th_loader_discard(reg, &staged, s->path, stats);
             stats->plugins_refused++;
             continue;
         }
-        stats->tools_loaded += th_registry_count(reg) - base;
+        stats->tools_loaded += th_registry_count(reg) - staged.tools;
         stats->plugins_loaded++;
         s->registered = true;
     }
