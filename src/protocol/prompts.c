@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "plugin/prompts.h"
+#include "protocol/pagination.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/prompts.h"
 
@@ -70,36 +71,11 @@ static json_object *prompt_json(const th_mcpprompt_req *q, const th_prompt_entry
     return o;
 }
 
-/* The optional cursor PREFIX<offset> of a list of COUNT; false when it is
- * not one this server handed out. */
-static bool read_cursor(json_object *params, size_t count, size_t *offset)
-{
-    json_object *cur;
-    *offset = 0;
-    if (!params || !json_object_object_get_ex(params, "cursor", &cur) || json_object_is_type(cur, json_type_null))
-        return true;
-    if (!json_object_is_type(cur, json_type_string))
-        return false;
-    const char *c = json_object_get_string(cur);
-    size_t plen = strlen(CURSOR_PROMPTS), off = 0;
-    if (strncmp(c, CURSOR_PROMPTS, plen) != 0 || !c[plen])
-        return false;
-    for (const char *p = c + plen; *p; p++) {
-        if (*p < '0' || *p > '9' || off > count)
-            return false;
-        off = off * 10 + (size_t)(*p - '0');
-    }
-    if (off == 0 || off >= count)
-        return false;
-    *offset = off;
-    return true;
-}
-
 static void list(const th_mcpprompt_req *q, th_mcpprompt_answer *a)
 {
     const th_prompts *ps = th_registry_prompts(q->reg);
     size_t count = th_prompts_count(ps), offset;
-    if (!read_cursor(q->params, count, &offset)) {
+    if (!th_page_offset(q->params, CURSOR_PROMPTS, count, &offset)) {
         th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor");
         return;
     }
@@ -118,11 +94,7 @@ static void list(const th_mcpprompt_req *q, th_mcpprompt_answer *a)
             json_object_array_add(arr, o);
     }
     json_object_object_add(res, "prompts", arr);
-    if (end < count) {
-        char next[64];
-        snprintf(next, sizeof next, "%s%zu", CURSOR_PROMPTS, end);
-        json_object_object_add(res, "nextCursor", json_object_new_string(next));
-    }
+    th_page_next(res, CURSOR_PROMPTS, end, count);
     if (q->modern) {
         json_object_object_add(res, "ttlMs", json_object_new_int64(q->list_ttl_ms));
         json_object_object_add(res, "cacheScope", json_object_new_string("public"));

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "plugin/resources.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/pagination.h"
 #include "protocol/resources.h"
 
 #define CURSOR_RES "r1:"
@@ -183,31 +184,6 @@ static json_object *entry_json(const th_mcpres_req *q, const th_res_entry *e)
     return o;
 }
 
-/* Parse the optional cursor PREFIX<offset> of a list of COUNT; false when
- * it is not one this server handed out. */
-static bool read_cursor(json_object *params, const char *prefix, size_t count, size_t *offset)
-{
-    json_object *cur;
-    *offset = 0;
-    if (!params || !json_object_object_get_ex(params, "cursor", &cur) || json_object_is_type(cur, json_type_null))
-        return true;
-    if (!json_object_is_type(cur, json_type_string))
-        return false;
-    const char *c = json_object_get_string(cur);
-    size_t plen = strlen(prefix), off = 0;
-    if (strncmp(c, prefix, plen) != 0 || !c[plen])
-        return false;
-    for (const char *p = c + plen; *p; p++) {
-        if (*p < '0' || *p > '9' || off > count)
-            return false;
-        off = off * 10 + (size_t)(*p - '0');
-    }
-    if (off == 0 || off >= count)
-        return false;
-    *offset = off;
-    return true;
-}
-
 static void cache_hints(const th_mcpres_req *q, json_object *res, long long ttl, const char *scope)
 {
     if (!q->modern)
@@ -221,7 +197,7 @@ static void list(const th_mcpres_req *q, th_mcpres_answer *a, bool templates)
     const th_resources *rs = th_registry_resources(q->reg);
     size_t count = templates ? th_resources_template_count(rs) : th_resources_count(rs), offset;
     const char *prefix = templates ? CURSOR_TPL : CURSOR_RES;
-    if (!read_cursor(q->params, prefix, count, &offset)) {
+    if (!th_page_offset(q->params, prefix, count, &offset)) {
         fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
@@ -240,11 +216,7 @@ static void list(const th_mcpres_req *q, th_mcpres_answer *a, bool templates)
             json_object_array_add(arr, o);
     }
     json_object_object_add(res, templates ? "resourceTemplates" : "resources", arr);
-    if (end < count) {
-        char next[64];
-        snprintf(next, sizeof next, "%s%zu", prefix, end);
-        json_object_object_add(res, "nextCursor", json_object_new_string(next));
-    }
+    th_page_next(res, prefix, end, count);
     cache_hints(q, res, q->list_ttl_ms, "public");
     a->result = res;
 }
