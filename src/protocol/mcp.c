@@ -1522,10 +1522,8 @@ static void m_tools_call(request *r)
 /*
 ** A resource method as it runs: everything copied out of the request, so it
 ** can run on a pool thread. resources/read and resources/subscribe run
-** there, never on the transport's thread: in process isolation they may
-** start the plugin's worker, which dies with the thread that started it
-** (PR_SET_PDEATHSIG), and an HTTP connection's thread ends with the
-** connection; a slow read also holds up no other message.
+** there, never on the transport's thread, so that a slow read (a plugin's,
+** or one that first starts its worker) holds up no other message.
 */
 typedef struct res_job {
     th_mcp_session *s;    /* a reference */
