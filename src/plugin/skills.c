@@ -326,6 +326,11 @@ static json_object *parse_block(fm *p, const char *s, const char *end)
             s = nl + 1;
             continue;
         }
+        if (indent > 0 && !open_key) {
+            fm_fail(p, "an indented line continues a value; multi-line values are not supported (quote the value "
+                       "on one line)");
+            goto fail;
+        }
         const char *val;
         char *key = line_key(p, c, le, &val);
         if (!key)
@@ -335,11 +340,6 @@ static json_object *parse_block(fm *p, const char *s, const char *end)
             free(open_key);
             open_key = NULL;
             nested = NULL;
-        } else if (!open_key) {
-            free(key);
-            fm_fail(p, "an indented line continues a value; multi-line values are not supported (quote the value "
-                       "on one line)");
-            goto fail;
         } else {
             if (!nested) {
                 nested_indent = indent;
