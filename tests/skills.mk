@@ -5,3 +5,6 @@
 check_PROGRAMS += test_skills
 TESTS += test_skills
 test_skills_SOURCES = test_skills.c
+check_PROGRAMS += test_mcp_skills
+TESTS += test_mcp_skills
+test_mcp_skills_SOURCES = test_mcp_skills.c $(MCP_HARNESS)
