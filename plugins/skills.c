@@ -11,9 +11,9 @@
 **
 ** Settings (th_server_config, read at registration: --set skills.root=DIR,
 ** the environment's TOOLHOST_SKILLS_ROOT, or [skills] in --config):
-**   root   the directory of skill folders (unset: the plugin loads and
-**          serves no skills, so a default plugin directory holding it
-**          starts cleanly, --strict included)
+**   root   the directory of skill folders (unset: the plugin serves one
+**          skill, toolhost-skills-setup, saying how to set it, so a default
+**          plugin directory holding it starts cleanly, --strict included)
 ** A folder the host refuses (bad frontmatter, too big, a name taken) is
 ** logged with the host's reason and left out; the others are served.
 */
@@ -163,12 +163,29 @@ static void walk(th_server *server, folder *f, int dfd, const char *prefix, int 
     close(dfd);
 }
 
+#define UNSET_SKILL "toolhost-skills-setup"
+static const char unset_md[] =
+    "---\n"
+    "name: " UNSET_SKILL "\n"
+    "description: How to give this server's skills plugin a directory of skills to serve\n"
+    "---\n"
+    "\n"
+    "This server's skills plugin has no directory of skills yet. Its operator\n"
+    "sets one with `--set skills.root=DIR` (or `TOOLHOST_SKILLS_ROOT=DIR`);\n"
+    "each folder of DIR holding a SKILL.md is then served as a skill.\n";
+
 TH_REGISTER(skills)
 {
     const char *root = th_server_config(server, "root");
     if (!root) {
-        th_server_log(server, TH_LOG_INFO, "setting skills.root (TOOLHOST_SKILLS_ROOT) is not set: serving no skills");
-        return th_server_added_only(server);
+        /* A plugin that serves nothing is refused, so a default plugin
+         * directory holding this one would fail --strict: serve the one
+         * skill that says how to serve the others. */
+        th_server_log(server, TH_LOG_INFO, "setting skills.root (TOOLHOST_SKILLS_ROOT) is not set: serving only the "
+                      "skill " UNSET_SKILL);
+        const th_skill_file md = {.path = "SKILL.md", .data = unset_md, .size = sizeof unset_md - 1};
+        th_skill skill = {TH_SKILL_INIT, .files = &md, .nfiles = 1};
+        return th_server_add_skill(server, &skill) == TH_OK ? th_server_added_only(server) : NULL;
     }
     int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rfd < 0) {

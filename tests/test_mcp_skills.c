@@ -4,7 +4,8 @@
 ** (2026-07-28 only), skills/list and skills/get over the conformance fixture
 ** and the bundled skills plugin, digests that match the bytes read back, the
 ** bundled plugin leaving out links and names it cannot serve, a reload's
-** resources/list_changed, and skills kept through the registry cache.
+** resources/list_changed, the plugin without a root under --strict, and
+** skills kept through the registry cache.
 */
 #include "config.h"
 
@@ -159,6 +160,20 @@ START_TEST(test_bundled_plugin_serves_a_root)
 }
 END_TEST
 
+/* Without a root the bundled plugin still loads (a default plugin
+ * directory must pass --strict), serving the skill that says how to set one. */
+START_TEST(test_unset_root_serves_the_setup_skill)
+{
+    unsetenv("TOOLHOST_SKILLS_ROOT"); /* this test's process only (Check forks) */
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--strict", "--no-registry-cache", NULL);
+    json_object *o = req(p, false, "skills/list", "");
+    ck_assert_uint_eq(mh_len(o, "result skills"), 1);
+    MH_ASSERT_STR(o, "result skills 0 uri", "skill://toolhost-skills-setup/SKILL.md");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 /* A rescan that adds skills tells a legacy session and a modern
  * subscription (notifications/resources/list_changed), and lists them. */
 START_TEST(test_reload_announces_new_skills)
@@ -234,6 +249,7 @@ static Suite *mcp_skills_suite(void)
     tcase_add_loop_test(tc, test_capability_only_from_2026, 0, 2);
     tcase_add_loop_test(tc, test_bundled_plugin_serves_a_root, 0, 2);
     tcase_add_loop_test(tc, test_reload_announces_new_skills, 0, 2);
+    tcase_add_loop_test(tc, test_unset_root_serves_the_setup_skill, 0, 2);
     tcase_add_test(tc, test_registry_cache_keeps_skills);
     suite_add_tcase(s, tc);
     return s;
