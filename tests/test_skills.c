@@ -7,6 +7,7 @@
 */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,11 @@ START_TEST(test_skill_limits)
                                    {.path = "a", .data = big, .size = half},
                                    {.path = "b", .data = big, .size = half}};
     ck_assert_int_eq(add(heavy, 3, NULL), TH_ERR_VALUE);
+    ck_assert_str_eq(err.msg, "Skill files: more than 16777216 bytes in all (16 MiB, the limit per skill)");
+    /* A size that would wrap the sum is refused the same, before any copy. */
+    const th_skill_file wrap[] = {FILE_OF("SKILL.md", MD("name: wrap\ndescription: d\n")),
+                                  {.path = "a", .data = big, .size = SIZE_MAX}};
+    ck_assert_int_eq(add(wrap, 2, NULL), TH_ERR_VALUE);
     ck_assert_str_eq(err.msg, "Skill files: more than 16777216 bytes in all (16 MiB, the limit per skill)");
     free(big);
 }

@@ -678,10 +678,11 @@ static th_rc check_files(const th_skill *s, const th_skill_file **manifest, th_e
         if (f->mime_type && !mime_ok(f->mime_type))
             return th_err_set(err, TH_ERR_VALUE, "Skill file %s: mime_type '%.100s' is not type/subtype", f->path,
                               f->mime_type);
-        total += f->size;
-        if (total > TH_SKILL_BYTES_MAX)
+        /* Compared before adding, so a hostile size cannot wrap the sum. */
+        if (f->size > TH_SKILL_BYTES_MAX - total)
             return th_err_set(err, TH_ERR_VALUE, "Skill files: more than %u bytes in all (16 MiB, the limit per skill)",
                               TH_SKILL_BYTES_MAX);
+        total += f->size;
         if (strcmp(f->path, TH_SKILL_MANIFEST) == 0)
             *manifest = f;
         size_t n = strlen(f->path);
