@@ -12,8 +12,9 @@
 ** Settings (th_server_config, read at registration: --set skills.root=DIR,
 ** the environment's TOOLHOST_SKILLS_ROOT, or [skills] in --config):
 **   root   the directory of skill folders (unset: the plugin serves one
-**          skill, toolhost-skills-setup, saying how to set it, so a default
-**          plugin directory holding it starts cleanly, --strict included)
+**          skill, toolhost-skills-setup, saying how to set it with an
+**          example folder, so a default plugin directory holding it starts
+**          cleanly, --strict included)
 ** A folder the host refuses (bad frontmatter, too big, a name taken) is
 ** logged with the host's reason and left out; the others are served.
 */
@@ -172,7 +173,22 @@ static const char unset_md[] =
     "\n"
     "This server's skills plugin has no directory of skills yet. Its operator\n"
     "sets one with `--set skills.root=DIR` (or `TOOLHOST_SKILLS_ROOT=DIR`);\n"
-    "each folder of DIR holding a SKILL.md is then served as a skill.\n";
+    "each folder of DIR holding a SKILL.md is then served as a skill.\n"
+    "references/EXAMPLE.md shows a skill folder.\n";
+static const char example_md[] =
+    "# A skill folder\n"
+    "\n"
+    "    DIR/release-notes/SKILL.md\n"
+    "    DIR/release-notes/references/STYLE.md\n"
+    "\n"
+    "SKILL.md begins with YAML frontmatter:\n"
+    "\n"
+    "    ---\n"
+    "    name: release-notes\n"
+    "    description: Write release notes from a git log\n"
+    "    ---\n"
+    "\n"
+    "The name, 1-64 characters of a-z, 0-9 and '-', makes its URI: skill://NAME/SKILL.md.\n";
 
 TH_REGISTER(skills)
 {
@@ -183,8 +199,11 @@ TH_REGISTER(skills)
          * skill that says how to serve the others. */
         th_server_log(server, TH_LOG_INFO, "setting skills.root (TOOLHOST_SKILLS_ROOT) is not set: serving only the "
                       "skill " UNSET_SKILL);
-        const th_skill_file md = {.path = "SKILL.md", .data = unset_md, .size = sizeof unset_md - 1};
-        th_skill skill = {TH_SKILL_INIT, .files = &md, .nfiles = 1};
+        const th_skill_file files[] = {
+            {.path = "SKILL.md", .data = unset_md, .size = sizeof unset_md - 1},
+            {.path = "references/EXAMPLE.md", .data = example_md, .size = sizeof example_md - 1},
+        };
+        th_skill skill = {TH_SKILL_INIT, .files = files, .nfiles = 2};
         return th_server_add_skill(server, &skill) == TH_OK ? th_server_added_only(server) : NULL;
     }
     int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -18,7 +18,7 @@ for want in "Plugin $PLUGINS/add.so" "  Tool add" "    Description: Add two numb
             "    Output schema:" '            "description": "a + b"' "  Tool echo" \
             "Plugin $PLUGINS/files.so" "  Resource template file:///{path}" \
             "Plugin $PLUGINS/prompts.so" "  Prompt code_review" "  Completion of prompt code_review" \
-            "6 plugins accepted, 0 refused; 3 tools; 1 resource, 1 resource template; 1 prompt; 0 refusals"; do
+            "6 plugins accepted, 0 refused; 3 tools; 2 resources, 1 resource template; 1 prompt; 0 refusals"; do
     printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
 $out"
 done
