@@ -4,8 +4,8 @@
 ** (2026-07-28 only), skills/list and skills/get over the conformance fixture
 ** and the bundled skills plugin, digests that match the bytes read back, the
 ** bundled plugin leaving out links and names it cannot serve, a reload's
-** resources/list_changed, the plugin without a root under --strict, and
-** skills kept through the registry cache.
+** resources/list_changed, a refused skill failing --strict, the plugin
+** without a root passing it, and skills kept through the registry cache.
 */
 #include "config.h"
 
@@ -174,6 +174,18 @@ START_TEST(test_unset_root_serves_the_setup_skill)
 }
 END_TEST
 
+/* A refused skill counts as a refusal for --strict (the root's "broken"). */
+START_TEST(test_strict_counts_a_refused_skill)
+{
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", "--strict", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--strict: 1 refusal; exiting"), "%s", err);
+    free(err);
+    mh_free(p);
+}
+END_TEST
+
 /* A rescan that adds skills tells a legacy session and a modern
  * subscription (notifications/resources/list_changed), and lists them. */
 START_TEST(test_reload_announces_new_skills)
@@ -250,6 +262,7 @@ static Suite *mcp_skills_suite(void)
     tcase_add_loop_test(tc, test_bundled_plugin_serves_a_root, 0, 2);
     tcase_add_loop_test(tc, test_reload_announces_new_skills, 0, 2);
     tcase_add_loop_test(tc, test_unset_root_serves_the_setup_skill, 0, 2);
+    tcase_add_loop_test(tc, test_strict_counts_a_refused_skill, 0, 2);
     tcase_add_test(tc, test_registry_cache_keeps_skills);
     suite_add_tcase(s, tc);
     return s;
