@@ -5,7 +5,8 @@
 ** and the bundled skills plugin, digests that match the bytes read back, the
 ** bundled plugin leaving out links and names it cannot serve, a reload's
 ** resources/list_changed, a refused skill failing --strict, the plugin
-** without a root passing it, and skills kept through the registry cache.
+** without a root passing it, one skill name from two plugins, and skills
+** kept through the registry cache.
 */
 #include "config.h"
 
@@ -174,6 +175,38 @@ START_TEST(test_unset_root_serves_the_setup_skill)
 }
 END_TEST
 
+/* Two plugins serving one skill name: the first keeps it whole, the
+ * second's skill is refused naming the first, and none of its files joins
+ * the first's entry (in process isolation they meet only in the host). */
+START_TEST(test_same_name_from_two_plugins)
+{
+    char r2[80], cmd[1024];
+    snprintf(r2, sizeof r2, "/tmp/th-skills2-%ld-%d", (long)getpid(), _i);
+    snprintf(cmd, sizeof cmd,
+             "rm -rf %s && mkdir -p %s/code-review && printf -- '---\\nname: code-review\\ndescription: "
+             "mine\\n---\\n' > %s/code-review/SKILL.md && printf x > %s/code-review/extra.txt",
+             r2, r2, r2, r2);
+    ck_assert_int_eq(system(cmd), 0);
+    setenv("TOOLHOST_SKILLS_ROOT", r2, 1); /* this test's process only (Check forks) */
+    char *d = mh_private_dir(FIXTURE_SO, SKILLS_SO, NULL);
+    mh_proc *p = mh_spawn("-d", d, modes[_i], "--no-registry-cache", NULL);
+    json_object *o = with_uri(p, "skills/get", "skill://code-review/SKILL.md");
+    MH_ASSERT_STR(o, "result skill frontmatter description", "Review a change: correctness first, then style");
+    ck_assert_uint_eq(mh_len(o, "result skill resources"), 1);
+    json_object_put(o);
+    o = with_uri(p, "resources/read", "skill://code-review/extra.txt");
+    MH_ASSERT_INT(o, "error code", -32602);
+    json_object_put(o);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "Skill name 'code-review' is already served by plugin"), "%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(d);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", r2);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A refused skill counts as a refusal for --strict (the root's "broken"). */
 START_TEST(test_strict_counts_a_refused_skill)
 {
@@ -263,6 +296,7 @@ static Suite *mcp_skills_suite(void)
     tcase_add_loop_test(tc, test_reload_announces_new_skills, 0, 2);
     tcase_add_loop_test(tc, test_unset_root_serves_the_setup_skill, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_a_refused_skill, 0, 2);
+    tcase_add_loop_test(tc, test_same_name_from_two_plugins, 0, 2);
     tcase_add_test(tc, test_registry_cache_keeps_skills);
     suite_add_tcase(s, tc);
     return s;

@@ -643,8 +643,21 @@ th_rc th_skills_add_file(th_resources *rs, const char *skill, const char *path, 
     if (!name_ok(skill) || why)
         return th_err_set(err, TH_ERR_VALUE, "Skill '%.64s' file path '%.200s' %s", skill, path,
                           why ? why : "belongs to no valid skill name");
+    /* Scanned one plugin at a time, two plugins' skills meet only here:
+     * the name goes to the first, and the second's files, whose SKILL.md
+     * is then missing, must not join the first's skill. */
+    char uri[sizeof TH_SKILL_SCHEME + NAME_MAX_CHARS + sizeof TH_SKILL_MANIFEST + 1];
+    snprintf(uri, sizeof uri, TH_SKILL_SCHEME "%s/" TH_SKILL_MANIFEST, skill);
+    const th_res_entry *m = th_resources_find(rs, uri, NULL);
+    bool manifest = strcmp(path, TH_SKILL_MANIFEST) == 0;
+    if (manifest && m)
+        return th_err_set(err, TH_ERR_VALUE, "Skill name '%s' is already served by plugin %s", skill,
+                          m->origin && *m->origin ? m->origin : "(built in)");
+    if (!manifest && (!th_skills_file_of(m) || strcmp(m->origin ? m->origin : "", origin ? origin : "") != 0))
+        return th_err_set(err, TH_ERR_VALUE, "Skill '%s' file %s: the skill's SKILL.md is not this plugin's", skill,
+                          path);
     json_object *frontmatter = NULL;
-    if (strcmp(path, TH_SKILL_MANIFEST) == 0) {
+    if (manifest) {
         if (!(frontmatter = th_skills_parse_frontmatter(data, size, TH_SKILL_MANIFEST, err)))
             return err->code;
         json_object *n;
