@@ -1105,6 +1105,96 @@ typedef struct th_completion {
 */
 th_rc th_server_add_completion(th_server *server, const th_completion *completion);
 
+/* ---------------------------------------------------------------------
+** Skills (added after prompts): the MCP skills extension (SEP-2640,
+** io.modelcontextprotocol/skills, protocol revision 2026-07-28 on).
+**
+** A skill is a folder of files an agent loads on demand: a SKILL.md whose
+** YAML frontmatter names and describes it, plus any supporting files. A
+** plugin registers a skill's files with th_server_add_skill(); the host
+** keeps a copy, computes each file's SHA-256 digest and size, serves every
+** file as a resource at skill://NAME/PATH (NAME from the frontmatter) and
+** answers skills/list, skills/get and resources/directory/read. Reads of
+** skill files never run plugin code, in either isolation mode.
+** ------------------------------------------------------------------- */
+
+/*
+** One file of a skill.
+**
+** path       required: the file's path inside the skill, "SKILL.md" for
+**            the manifest, "references/FORMS.md" for one in a
+**            subfolder; "/"-separated segments of A-Z, a-z, 0-9, ".", "_",
+**            "-" and "~" (so the URI needs no escaping), not "." or "..",
+**            at most 128 bytes in all.
+** data       the file's bytes (SIZE of them; may be NULL when SIZE is 0).
+** size       the number of bytes at DATA.
+** mime_type  optional, "type/subtype"; NULL: from the file's extension
+**            (SKILL.md is always text/markdown).
+*/
+typedef struct th_skill_file {
+    const char *path;
+    const void *data;
+    size_t size;
+    const char *mime_type;
+} th_skill_file;
+
+/*
+** A skill: its files, copied during registration (the array and the bytes
+** may be freed when th_server_add_skill returns).
+**
+** abi_version   TH_ABI_VERSION: read first.
+** struct_size   sizeof(th_skill) as the plugin saw it.
+** files         required: NFILES files, one of them "SKILL.md".
+** nfiles        1-512 (the extension's limit per skill).
+*/
+typedef struct th_skill {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const th_skill_file *files;
+    size_t nfiles;
+    /* Append new fields below; never reorder. */
+} th_skill;
+
+#define TH_SKILL_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_skill)
+
+/*
+** Register a skill from inside register_NAME_tool(). Validated and copied
+** before it returns; served only if the plugin is accepted. SKILL.md must
+** be UTF-8 that begins with a frontmatter block ("---" lines around it)
+** written in this subset of YAML:
+**   key: value          one per line; keys of letters, digits, "_", "-",
+**                       "." and "/"; a key at most once
+**   key:                followed by lines indented with spaces, each
+**     sub: value        "sub: value": a mapping one level deep (metadata)
+**   value               plain text on one line, 'single' or "double"
+**                       quoted (escapes \" \\ \/ \b \f \n \r \t \uXXXX);
+**                       plain true/false, null/~/nothing and numbers
+**                       are typed as YAML 1.2 types them
+**   # comment           whole lines, or after a plain value's " #"
+** Anything else (lists, flow collections {} [], block scalars | >,
+** anchors, aliases, tags, multi-line values, tabs) is refused naming the
+** line. The frontmatter must have name (1-64 characters of a-z, 0-9 and
+** "-", no leading, trailing or double "-") and description (1-1024
+** characters); compatibility, when given, is a string of at most 500,
+** and metadata a mapping of strings whose keys do not start with
+** "io.modelcontextprotocol/" (reserved). The skill is served at
+** skill://NAME/SKILL.md, listed with name and description as its
+** resource's name and description.
+**
+** Refusals, each naming the field, the file (and line) and the rule
+** (th_server_errmsg()):
+**   - SKILL NULL: TH_ERR_TYPE; abi_version or struct_size wrong: TH_ERR_ABI;
+**   - files NULL or nfiles 0: TH_ERR_ATTRIBUTE;
+**   - more than 512 files or 16 MiB in all, a path breaking its rule or
+**     given twice, a path that is both a file and a folder, data NULL
+**     with size > 0, no SKILL.md, a SKILL.md breaking the rules above, a
+**     name another skill already has (naming the plugin that registered
+**     it first), a mime_type that is not type/subtype: TH_ERR_VALUE;
+**   - after the host started serving: TH_ERR_RUNTIME.
+** Returns TH_OK or the code; TH_ERR_MISUSE for a stale SERVER.
+*/
+th_rc th_server_add_skill(th_server *server, const th_skill *skill);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,7 @@
 #include "plugin/settings.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
+#include "plugin/skills.h"
 #include "plugin/prompts.h"
 #include "worker/scanner.h"
 #include "worker/spawn.h"
@@ -231,6 +232,10 @@ static json_object *resource_json(const th_res_entry *e)
         json_object_object_add(r, "size", json_object_new_int64((int64_t)e->size));
     if (e->annotations)
         json_object_object_add(r, "annotations", json_object_get(e->annotations));
+    /* A skill file (skills extension): the digest skills/list publishes. */
+    const th_skill_file_entry *f = th_skills_file_of(e);
+    if (f)
+        json_object_object_add(r, "digest", json_object_new_string(f->digest));
     return r;
 }
 
@@ -320,7 +325,8 @@ static void print_resources(FILE *out, json_object *list, const char *what, cons
     static const char *const fields[][2] = {{"name", "Name:       "},        {"title", "Title:      "},
                                             {"description", "Description:"}, {"mimeType", "MIME type:  "},
                                             {"size", "Size:       "},        {"annotations", "Annotations:"},
-                                            {"arguments", "Arguments:  "},   {"icons", "Icons:      "}};
+                                            {"arguments", "Arguments:  "},   {"icons", "Icons:      "},
+                                            {"digest", "Digest:     "}};
     for (size_t j = 0; j < json_object_array_length(list); j++) {
         json_object *r = json_object_array_get_idx(list, j), *v;
         fprintf(out, "\n  %s %s\n", what, json_object_get_string(json_object_object_get(r, key)));

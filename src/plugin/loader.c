@@ -31,6 +31,7 @@
 #include "plugin/trust.h"
 #include "plugin/resources.h"
 #include "plugin/prompts.h"
+#include "plugin/skills.h"
 #include "base/handle.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -236,6 +237,25 @@ th_rc th_server_add_prompt(th_server *server, const th_prompt *prompt)
 th_rc th_server_add_completion(th_server *server, const th_completion *completion)
 {
     return add_prompt(server, false, NULL, completion, __func__);
+}
+
+/* Skills are staged like resources: their files are resources (plugin/skills.c). */
+th_rc th_server_add_skill(th_server *handle, const th_skill *skill)
+{
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_registry *reg = server->reg;
+    th_rc rc = th_skills_add(th_registry_resources(reg), skill, th_registry_started(reg), server->path, &server->err);
+    if (rc == TH_OK) {
+        th_err_clear(&server->err);
+    } else {
+        server->stats->resources_refused++;
+        th_log(server->quiet_refusals ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s: skill refused: %s [%s]", server->path,
+               server->err.msg, th_rc_name(rc));
+    }
+    server_unuse(handle);
+    return rc;
 }
 
 static th_rc add_tool(th_server *server, const th_tool *tool)

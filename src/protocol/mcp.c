@@ -29,6 +29,7 @@
 #include "plugin/reload.h"
 #include "protocol/resources.h"
 #include "protocol/prompts.h"
+#include "protocol/skills.h"
 #include "plugin/prompts.h"
 #include "base/util.h"
 #include "call/workpool.h"
@@ -484,6 +485,7 @@ static json_object *capabilities(bool modern)
     if (modern) { /* SEP-2663: an extension, not a capabilities.tasks slot */
         json_object *ext = json_object_new_object();
         put(ext, TH_TASKS_EXTENSION, json_object_new_object());
+        put(ext, TH_SKILLS_EXTENSION, th_mcpskills_capability());
         put(caps, "extensions", ext);
     }
     return caps;
@@ -1982,6 +1984,10 @@ static const method requests[] = {
     {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
+    /* The skills extension (protocol/skills.c), declared from 2026-07-28 on. */
+    {.name = "skills/list", .eras = ERA_MODERN, .fn = m_resources},
+    {.name = "skills/get", .eras = ERA_MODERN, .fn = m_resources},
+    {.name = "resources/directory/read", .eras = ERA_MODERN, .fn = m_resources},
 };
 
 static const method notifications[] = {

@@ -5,8 +5,10 @@
 */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "plugin/skills.h"
 #include "worker/resproxy.h"
 
 static void put_str(json_object *o, const char *key, const char *val)
@@ -31,6 +33,15 @@ static json_object *describe(const th_res_entry *e)
         json_object_object_add(d, "size", json_object_new_int64((int64_t)e->size));
     if (e->annotations)
         put_str(d, "annotations", json_object_to_json_string_ext(e->annotations, JSON_C_TO_STRING_PLAIN));
+    /* A skill file's bytes go along: the host serves them itself. */
+    const th_skill_file_entry *f = th_skills_file_of(e);
+    if (f) {
+        put_str(d, "skill", f->skill);
+        put_str(d, "skill_path", f->path);
+        char *b64 = th_base64_encode(f->data, f->size);
+        put_str(d, "skill_data", b64 ? b64 : "");
+        free(b64);
+    }
     return d;
 }
 
@@ -42,6 +53,8 @@ void th_resproxy_describe(const th_registry *reg, size_t rbase, size_t tbase, js
     for (size_t i = tbase; into && i < th_resources_template_count(rs); i++)
         json_object_array_add(into, describe(th_resources_template_at(rs, i)));
 }
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static const char *str_of(json_object *o, const char *key)
 {
@@ -60,9 +73,60 @@ bool th_resproxy_is_resource(json_object *d, bool *template_)
     return true;
 }
 
+/* Standard base64 (RFC 4648, padded) into a new buffer, *LEN its size; NULL when malformed. */
+static unsigned char *base64_decode(const char *s, size_t *len)
+{
+    size_t n = strlen(s);
+    unsigned char *out = n % 4 == 0 ? malloc(n / 4 * 3 + 1) : NULL;
+    size_t o = 0;
+    for (size_t i = 0; out && i < n; i += 4) {
+        unsigned v = 0;
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char c = s[i + k];
+            const char *at = c ? strchr(B64, c) : NULL;
+            if (c == '=' && i + 4 == n && k >= 2) {
+                pad++;
+                v <<= 6;
+            } else if (at && !pad) {
+                v = v << 6 | (unsigned)(at - B64);
+            } else {
+                free(out);
+                return NULL;
+            }
+        }
+        out[o++] = (unsigned char)(v >> 16);
+        if (pad < 2)
+            out[o++] = (unsigned char)(v >> 8);
+        if (pad < 1)
+            out[o++] = (unsigned char)v;
+    }
+    *len = o;
+    return out;
+}
+
+/* A skill file: registered with the host's own read of its bytes (no proxy). */
+static th_rc register_skill_file(th_registry *reg, json_object *d, const char *origin, th_err *err)
+{
+    const char *skill = str_of(d, "skill"), *path = str_of(d, "skill_path"), *data = str_of(d, "skill_data");
+    size_t len = 0;
+    unsigned char *bytes = skill && path && data ? base64_decode(data, &len) : NULL;
+    if (!bytes)
+        return th_err_set(err, TH_ERR_VALUE, "skill file descriptor '%.200s' is malformed", str_of(d, "uri"));
+    th_rc rc = th_skills_add_file(th_registry_resources(reg), skill, path, bytes, len, str_of(d, "mime_type"), origin,
+                                  err);
+    free(bytes);
+    return rc;
+}
+
 th_rc th_resproxy_register(th_registry *reg, json_object *d, const char *origin, th_read_fn read, void *user_data,
                            void (*destroy)(void *), void (*watch)(void *), th_err *err)
 {
+    if (json_object_object_get_ex(d, "skill", NULL)) {
+        if (destroy)
+            destroy(user_data);
+        return register_skill_file(reg, d, origin, err);
+    }
     bool template_ = false;
     th_resproxy_is_resource(d, &template_);
     json_object *v;

@@ -2,7 +2,7 @@
 # tests/authors/inspect.sh: `toolhost inspect` on good plugins (the bundled
 # ones) and bad ones (one that crashes while registering, one refused by the
 # registry rules, a duplicate), in text and JSON, and a plugin's resources,
-# prompts and completions.
+# prompts, completions and skill files.
 # A crash must not end the report, and any refusal makes the exit status 1.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -18,10 +18,15 @@ for want in "Plugin $PLUGINS/add.so" "  Tool add" "    Description: Add two numb
             "    Output schema:" '            "description": "a + b"' "  Tool echo" \
             "Plugin $PLUGINS/files.so" "  Resource template file:///{path}" \
             "Plugin $PLUGINS/prompts.so" "  Prompt code_review" "  Completion of prompt code_review" \
-            "5 plugins accepted, 0 refused; 3 tools; 0 resources, 1 resource template; 1 prompt; 0 refusals"; do
+            "Plugin $PLUGINS/skills.so" "  Resource skill://toolhost-skills-setup/SKILL.md" \
+            "6 plugins accepted, 0 refused; 3 tools; 2 resources, 1 resource template; 1 prompt; 0 refusals"; do
     printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':
 $out"
 done
+
+# A skill file shows the digest skills/list publishes.
+printf '%s\n' "$out" | grep -qx '    Digest:      sha256:[0-9a-f]\{64\}' || fail "text report lacks a skill file's digest:
+$out"
 
 # Good, JSON, one file named directly.
 out=$("$TOOLHOST" inspect --json "$PLUGINS/add.so"); rc=$?

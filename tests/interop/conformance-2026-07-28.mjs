@@ -11,4 +11,8 @@ await runConformance('2026-07-28', [
   'tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields', 'tasks-request-state-removal',
   'tasks-mrtr-input', 'tasks-request-headers', 'tasks-dispatch-and-envelope', 'tasks-status-notifications',
   'tasks-required-task-error', 'tasks-mrtr-composition'
+], [
+  // The skills extension (SEP-2640), served with tests/conformance/conformance_skills.c;
+  // declared from 2026-07-28 on, where capabilities.extensions exists.
+  'sep-2640-skills-manifest', 'sep-2640-skills-enumeration', 'sep-2640-skills-directory'
 ]);

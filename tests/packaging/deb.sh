@@ -81,7 +81,7 @@ grep -q -- "-I$root/usr/include" "$work/author.log" || { cat "$work/author.log";
 
 # Serve: the bundled echo and the author's greet, in both isolation modes
 # (add, echo, text and greet give tools; files serves only resources,
-# prompts only prompts).
+# prompts only prompts, skills only its setup skill).
 for mode in process none; do
     printf '%s\n' \
         '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"deb.sh","version":"1"}}}' \
@@ -94,6 +94,6 @@ for mode in process none; do
         { cat "$work/out" "$work/err"; fail "echo from the packaged plugin ($mode)"; }
     grep '"id":3' "$work/out" | grep -q '"text":"greet: world"' ||
         { cat "$work/out" "$work/err"; fail "greet, built against toolhost-dev ($mode)"; }
-    grep -q 'loaded 4 tools from 6 plugins' "$work/err" || { cat "$work/err"; fail "summary line ($mode)"; }
+    grep -q 'loaded 4 tools from 7 plugins' "$work/err" || { cat "$work/err"; fail "summary line ($mode)"; }
 done
 echo "PASS: toolhost and toolhost-dev $version build, list, unpack and serve (process and none)"
