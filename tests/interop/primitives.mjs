@@ -260,6 +260,26 @@ async function resources(t, label, c, fx) {
       expectError(t, p(`refused ${uri}`), c, 'resources/read', () => c.client.readResource({ uri }),
                   { code: -32602, message: `Invalid params: ${message}` }));
 
+  // A 4 MiB text arrives whole over the client's stdio framing.
+  await t.guard(p('read a 4 MiB resource'), async () => {
+    const [part] = (await c.client.readResource({ uri: 'mem://items/huge' })).contents;
+    t.ok(p('4 MiB of text read'), part?.text?.length === 4 << 20 && /^x+$/.test(part.text),
+         `${part?.text?.length} characters`);
+  });
+
+  // A read that fails is -32603 naming the resource; one that crashes its
+  // worker too (process isolation only: in-process it ends the host), and
+  // the host serves on.
+  const failures = [['mem://items/broken', 'the item store is down']];
+  if (c.isolation === 'process') failures.push(['mem://items/crash', "resource 'mem://items/{id}' crashed: signal 6 (SIGABRT)"]);
+  for (const [uri, why] of failures)
+    await t.guard(p(`failing read ${uri}`), () =>
+      expectError(t, p(`failing read ${uri}`), c, 'resources/read', () => c.client.readResource({ uri }),
+                  { code: -32603, message: `Internal error: reading resource 'items' failed: ${why}` }));
+  await t.guard(p('served after the failures'), async () =>
+    t.eq(p('a read after the failures'), (await c.client.readResource({ uri: 'mem://items/again' })).contents[0]?.text,
+         'item again'));
+
   // Updates: subscribe (legacy resources/subscribe, modern
   // subscriptions/listen), have resfix announce an update, and see it
   // arrive at the client's handler; after unsubscribing, none for that URI.
@@ -370,6 +390,21 @@ async function prompts(t, label, c, asked) {
       expectError(t, p(`refused get ${params.name} ${JSON.stringify(params.arguments ?? {})}`), c, 'prompts/get',
                   () => c.client.getPrompt(params), { code: -32602, message: `Invalid params: ${message}` }));
 
+  // A get or completion that crashes its worker (process isolation only):
+  // -32603 naming what crashed; the host serves on (the gets below).
+  if (c.isolation === 'process') {
+    await t.guard(p('crashing get'), () =>
+      expectError(t, p('crashing get'), c, 'prompts/get', () => c.client.getPrompt({ name: 'crash' }), {
+        code: -32603,
+        message: "Internal error: getting prompt 'crash' failed: prompt 'crash' crashed: signal 6 (SIGABRT)"
+      }));
+    await t.guard(p('crashing completion'), () =>
+      expectError(t, p('crashing completion'), c, 'completion/complete',
+                  () => c.client.complete({ ref: { type: 'ref/prompt', name: 'crash' }, argument: { name: 'how', value: '' } }),
+                  { code: -32603,
+                    message: "Internal error: completing 'how' failed: completion of 'crash' crashed: signal 6 (SIGABRT)" }));
+  }
+
   // Completion of prompt arguments and of a template variable.
   const completions = [
     [{ ref: { type: 'ref/prompt', name: 'code_review' }, argument: { name: 'language', value: 'ja' } },
@@ -399,11 +434,15 @@ async function prompts(t, label, c, asked) {
                 { code: -32602, message: "Invalid params: unknown prompt 'nope'" }));
 }
 
-// A hot reload (--watch) that adds, then removes, plugins with resources
-// and prompts: each change reaches the client's list_changed handler
-// (legacy: sent to the initialized session; modern: on the listen stream
-// that asked for it), and the lists show the change.
-async function reload(t, label, c, fx, dir) {
+// A hot reload that adds, then removes, plugins with resources and
+// prompts: each change reaches the client's list_changed handler (legacy:
+// sent to the initialized session; modern: on the listen stream that asked
+// for it), and the lists show the change. SIGHUP: the files change
+// unwatched, then a signal rescans; otherwise --watch sees them.
+async function reload(t, label, c, fx, dir, sighup) {
+  // process.kill, not c.proc.kill: that would mark the child "killed",
+  // which closeAndCheckExit takes for the SDK having had to signal it.
+  const rescan = () => sighup && process.kill(c.proc.pid, 'SIGHUP');
   const p = (s) => `${label}: ${s}`;
   const res = new Inbox();
   const pro = new Inbox();
@@ -424,6 +463,7 @@ async function reload(t, label, c, fx, dir) {
 
   fx.install(dir, 'conformance_resources');
   fx.install(dir, 'conformance_prompts');
+  rescan();
   await res.waitFor((got) => got.length >= 1, 'notifications/resources/list_changed');
   await pro.waitFor((got) => got.length >= 1, 'notifications/prompts/list_changed');
   t.eq(p('resources after adding a plugin'), await uris(),
@@ -436,6 +476,7 @@ async function reload(t, label, c, fx, dir) {
 
   const resSeen = res.got.length;
   fx.remove(dir, 'conformance_prompts');
+  rescan();
   await pro.waitFor((got) => got.length >= 2, 'a second notifications/prompts/list_changed');
   t.eq(p('prompts after removing a plugin'), await names(), ['code_review']);
   t.eq(p('removing prompts alone does not announce a resource change'), res.got.length, resSeen);
@@ -472,7 +513,8 @@ export async function runPrimitives(t, label, connect, modes = ['process', 'none
           (l, c) => resources(t, l, c, fx)],
         ['prompts', ['conformance_prompts', 'prompts', 'promptfix'], [`--page-size=${PAGE}`],
           (l, c) => prompts(t, l, c, c.asked)],
-        ['reload', ['prompts'], ['--watch'], (l, c, dir) => reload(t, l, c, fx, dir)]
+        ['reload --watch', ['prompts'], ['--watch'], (l, c, dir) => reload(t, l, c, fx, dir, false)],
+        ['reload SIGHUP', ['prompts'], [], (l, c, dir) => reload(t, l, c, fx, dir, true)]
       ];
       for (const [name, plugins, args, run] of sessions) {
         const l = `${label} ${mode} ${name}`;
@@ -480,6 +522,7 @@ export async function runPrimitives(t, label, connect, modes = ['process', 'none
         try {
           const dir = fx.pluginDir(plugins);
           c = await connect({ dirs: [dir], args: [isolation, ...args], env: { TOOLHOST_FILES_ROOT: root } });
+          c.isolation = mode;
           await run(l, c, dir);
           t.eq(`${l}: no client errors`, c.errors.map(String), []);
           await closeAndCheckExit(t, l, c.client, c.proc);
