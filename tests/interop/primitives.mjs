@@ -97,7 +97,9 @@ class Inbox {
 
   push(msg) {
     this.got.push(msg);
-    this.waiters = this.waiters.filter(({ pred, resolve }) => !(pred(this.got) && (resolve(), true)));
+    const ready = this.waiters.filter(({ pred }) => pred(this.got));
+    this.waiters = this.waiters.filter((w) => !ready.includes(w));
+    for (const { resolve } of ready) resolve();
   }
 
   // Resolves when PRED(all received) holds; rejects after WAIT_MS.
