@@ -75,7 +75,8 @@ async function tasks(label, c) {
     }
     t.eq(p(`${name}: the SDK refuses the task result (no tasks API in 2.4.0)`), [err?.code, err?.data?.resultType],
          ['UNSUPPORTED_RESULT_TYPE', 'task']);
-    const req = c.wire.slice(from).find(({ dir, msg }) => dir === 'out' && msg.method === 'tools/call')?.msg;
+    // The last tools/call sent: after an input_required round, the retry.
+    const req = c.wire.slice(from).findLast(({ dir, msg }) => dir === 'out' && msg.method === 'tools/call')?.msg;
     t.ok(p(`${name}: the call declared the extension`),
          req?.params?._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS] !== undefined,
          JSON.stringify(req?.params?._meta));
@@ -134,6 +135,17 @@ async function tasks(label, c) {
     const done = await settle(id);
     t.eq(p('confirm_delete completes with the answer'), [done.status, done.result?.content],
          ['completed', [{ type: 'text', text: 'Deleted f.txt' }]]);
+  });
+
+  // Input gathered before the task: the SDK answers the input_required
+  // round through its elicitation handler and retries; the retry becomes
+  // the task.
+  await t.guard(p('input before the task'), async () => {
+    const asked = c.asked.length;
+    const done = await settle(await create('test_tool_with_task', {}));
+    t.eq(p('the SDK was asked for the name'), c.asked.slice(asked), ['What is your name?']);
+    t.eq(p('the task greets the name given'), [done.status, done.result?.content],
+         ['completed', [{ type: 'text', text: 'Hello, Ada, from a task' }]]);
   });
 
   await t.guard(p('cancel'), async () => {
