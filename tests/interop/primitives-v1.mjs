@@ -31,7 +31,7 @@ await t.guard('primitives-v1', () => runPrimitives(t, 'primitives-v1', async (op
   const transport = new StdioClientTransport(serverParams(opts));
   const wire = tapTransport(transport);
   const client = new Client({ name: 'toolhost-interop-primitives-v1', version: '1.0.0' },
-                            { capabilities: { elicitation: {} } });
+                            { capabilities: { elicitation: {} }, listChanged: opts.listChanged });
   const errors = collectErrors(client);
   const { asked, answer } = elicitor();
   client.setRequestHandler(ElicitRequestSchema, (req) => answer(req.params));

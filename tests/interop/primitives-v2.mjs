@@ -21,7 +21,7 @@ const t = new Checker();
 async function connect(era, opts, capabilities = {}) {
   const transport = new StdioClientTransport(serverParams(opts));
   const wire = tapTransport(transport);
-  const options = { capabilities: { elicitation: {}, ...capabilities } };
+  const options = { capabilities: { elicitation: {}, ...capabilities }, listChanged: opts.listChanged };
   if (era === 'modern') options.versionNegotiation = { mode: { pin: MODERN } };
   const client = new Client({ name: 'toolhost-interop-primitives-v2', version: '2.0.0' }, options);
   const errors = collectErrors(client);

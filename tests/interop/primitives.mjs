@@ -493,9 +493,37 @@ async function reload(t, label, c, fx, dir, sighup) {
   }
 }
 
+// The same reload seen through the SDK's own list_changed handling
+// (ClientOptions.listChanged): told of a change, the SDK lists again and
+// hands the new list to onChanged (LISTS: an Inbox per list, fed by it). A
+// modern client opens the subscriptions/listen stream for it by itself.
+async function reloadSdk(t, label, c, fx, dir, lists) {
+  const p = (s) => `${label}: ${s}`;
+  if (c.era === 'modern')
+    t.eq(p('the SDK listens for the list changes it handles'), c.client.autoOpenedSubscription?.honoredFilter,
+         { resourcesListChanged: true, promptsListChanged: true });
+  const has = (key, value) => (got) => got.some(({ items }) => items?.some((i) => i[key] === value));
+  fx.install(dir, 'conformance_resources');
+  fx.install(dir, 'conformance_prompts');
+  await lists.resources.waitFor(has('uri', 'test://static-text'), "the SDK's refreshed resource list");
+  await lists.prompts.waitFor(has('name', 'test_simple_prompt'), "the SDK's refreshed prompt list");
+  t.eq(p('the SDK refreshed the resources'), sorted(lists.resources.got.at(-1).items.map((r) => r.uri)),
+       sorted(['test://static-text', 'test://static-binary', 'test://watched-resource']));
+  t.eq(p('the SDK refreshed the prompts'), sorted(lists.prompts.got.at(-1).items.map((x) => x.name)), sorted([
+    'code_review', 'test_simple_prompt', 'test_prompt_with_arguments', 'test_prompt_with_embedded_resource',
+    'test_prompt_with_image', 'test_input_required_result_prompt']));
+  fx.remove(dir, 'conformance_prompts');
+  await lists.prompts.waitFor((got) => got.at(-1).items?.length === 1, 'the prompt list refreshed after a removal');
+  t.eq(p('the SDK refreshed the prompts after a removal'), lists.prompts.got.at(-1).items.map((x) => x.name),
+       ['code_review']);
+  t.eq(p('no refresh failed'), [...lists.resources.got, ...lists.prompts.got].filter(({ error }) => error).map(String),
+       []);
+}
+
 // The sessions, each on its own toolhost with its own plugin set, in both
-// isolation modes. connect({dirs, args, env}) starts toolhost with
-// serverParams() of those and resolves with
+// isolation modes. connect({dirs, args, env, listChanged}) starts toolhost
+// with serverParams() of the first three, makes a client with
+// ClientOptions.listChanged if given, and resolves with
 //   client, wire (tapTransport), errors (collectErrors), proc, era,
 //   onNotification(method, fn)  fn(notification) for each of METHOD,
 //   listAll(verb)               every item of client[verb] ('listResources',
@@ -510,22 +538,33 @@ export async function runPrimitives(t, label, connect, modes = ['process', 'none
     const root = fx.filesRoot();
     for (const mode of modes) {
       const isolation = `--isolation=${mode}`;
+      // name, plugins served, toolhost arguments, checks, and whether the
+      // client handles list changes itself (ClientOptions.listChanged).
       const sessions = [
         ['resources', ['conformance_resources', 'files', 'resfix'], [`--page-size=${PAGE}`],
           (l, c) => resources(t, l, c, fx)],
         ['prompts', ['conformance_prompts', 'prompts', 'promptfix'], [`--page-size=${PAGE}`],
           (l, c) => prompts(t, l, c, c.asked)],
         ['reload --watch', ['prompts'], ['--watch'], (l, c, dir) => reload(t, l, c, fx, dir, false)],
-        ['reload SIGHUP', ['prompts'], [], (l, c, dir) => reload(t, l, c, fx, dir, true)]
+        ['reload SIGHUP', ['prompts'], [], (l, c, dir) => reload(t, l, c, fx, dir, true)],
+        ['reload, SDK listChanged', ['prompts'], ['--watch'], (l, c, dir, lists) => reloadSdk(t, l, c, fx, dir, lists),
+          true]
       ];
-      for (const [name, plugins, args, run] of sessions) {
+      for (const [name, plugins, args, run, sdkLists] of sessions) {
         const l = `${label} ${mode} ${name}`;
+        const lists = { resources: new Inbox(), prompts: new Inbox() };
+        const onChanged = (inbox) => ({ onChanged: (error, items) => inbox.push({ error, items }) });
         let c;
         try {
           const dir = fx.pluginDir(plugins);
-          c = await connect({ dirs: [dir], args: [isolation, ...args], env: { TOOLHOST_FILES_ROOT: root } });
+          c = await connect({
+            dirs: [dir],
+            args: [isolation, ...args],
+            env: { TOOLHOST_FILES_ROOT: root },
+            listChanged: sdkLists ? { resources: onChanged(lists.resources), prompts: onChanged(lists.prompts) } : undefined
+          });
           c.isolation = mode;
-          await run(l, c, dir);
+          await run(l, c, dir, lists);
           t.eq(`${l}: no client errors`, c.errors.map(String), []);
           await closeAndCheckExit(t, l, c.client, c.proc);
         } catch (err) {
