@@ -27,6 +27,10 @@ const user = (content) => ({ role: 'user', content });
 const A_TXT = 'hello from the served directory\n';
 const B_BIN = Buffer.from([0, 1, 2, 0xff, 0xfe]);
 const C_MD = '# deep\n';
+// Files whose names a URI must percent-encode: listed, and read back by
+// the listed URI.
+const ENCODED = [['a b%.txt', 'file:///a%20b%25.txt', 'a space and a percent sign\n'],
+  ['\u00e9t\u00e9.txt', 'file:///%C3%A9t%C3%A9.txt', 'non-ASCII name\n']];
 
 // The plugins' .so files, copied into private directories so each session
 // serves exactly the set it checks (resfix and promptfix both claim the
@@ -62,8 +66,9 @@ export class Fixtures {
     renameSync(tmp, join(dir, `${name}.so`));
   }
 
-  // ROOT/a.txt, b.bin, sub/c.md, sub/inside -> ../a.txt (stays inside),
-  // sub/escape -> an absolute path outside, sub/up -> ../../outside/...
+  // ROOT/a.txt, b.bin, the ENCODED names, sub/c.md, sub/inside -> ../a.txt
+  // (stays inside), sub/escape -> an absolute path outside,
+  // sub/up -> ../../outside/...
   filesRoot() {
     const root = join(this.tmp, 'root');
     const outside = join(this.tmp, 'outside');
@@ -73,6 +78,7 @@ export class Fixtures {
     writeFileSync(join(root, 'a.txt'), A_TXT);
     writeFileSync(join(root, 'b.bin'), B_BIN);
     writeFileSync(join(root, 'sub', 'c.md'), C_MD);
+    for (const [name, , content] of ENCODED) writeFileSync(join(root, name), content);
     symlinkSync('../a.txt', join(root, 'sub', 'inside'));
     symlinkSync(join(outside, 'secret.txt'), join(root, 'sub', 'escape'));
     symlinkSync('../../outside/secret.txt', join(root, 'sub', 'up'));
@@ -191,7 +197,8 @@ async function resources(t, label, c, fx) {
   await t.guard(p('resources/list'), async () => {
     const items = await walk(t, p('resources/list'), c, 'resources/list', 'listResources', 'resources', 'uri');
     const want = ['test://static-text', 'test://static-binary', 'test://watched-resource', 'file:///a.txt',
-      'file:///b.bin', 'mem://hello', 'mem://blob', 'mem://n/1', 'mem://n/2', 'mem://n/3'];
+      'file:///b.bin', ...ENCODED.map(([, uri]) => uri), 'mem://hello', 'mem://blob', 'mem://n/1', 'mem://n/2',
+      'mem://n/3'];
     t.eq(p('resources listed, once each'), sorted(items.map((r) => r.uri)), sorted(want));
     const by = byKey(items, 'uri');
     t.eq(p('static-text descriptor'), by.get('test://static-text'), {
@@ -200,6 +207,7 @@ async function resources(t, label, c, fx) {
     });
     t.eq(p('files lists a.txt with its size and type'), by.get('file:///a.txt'),
          { uri: 'file:///a.txt', name: 'a.txt', mimeType: 'text/plain', size: Buffer.byteLength(A_TXT) });
+    t.eq(p('files lists an encoded name under its own name'), by.get(ENCODED[0][1])?.name, ENCODED[0][0]);
     t.eq(p('mem://hello annotations and size'),
          [by.get('mem://hello')?.annotations, by.get('mem://hello')?.size],
          [{ audience: ['user'], priority: 0.5 }, 17]);
@@ -223,6 +231,7 @@ async function resources(t, label, c, fx) {
     ['file:///a.txt', [{ uri: 'file:///a.txt', mimeType: 'text/plain', text: A_TXT }]],
     ['file:///b.bin', [{ uri: 'file:///b.bin', mimeType: 'application/octet-stream', blob: B_BIN.toString('base64') }]],
     ['file:///sub/c.md', [{ uri: 'file:///sub/c.md', mimeType: 'text/markdown', text: C_MD }]],
+    ...ENCODED.map(([, uri, text]) => [uri, [{ uri, mimeType: 'text/plain', text }]]),
     // A link that stays inside the root is followed.
     ['file:///sub/inside', [{ uri: 'file:///sub/inside', mimeType: 'text/plain', text: A_TXT }]],
     ['mem://hello', [{ uri: 'mem://hello', mimeType: 'text/plain', text: 'hello from resfix' }]],
