@@ -923,11 +923,6 @@ static void proxy_watch(void *user_data)
                why);
 }
 
-/*
-** Send one frame of TYPE for a new call id on W (a reference, dropped here)
-** and follow the frames of that id: progress and log onto CALL, the RESULT
-** to ON_RESULT; a crash or cancellation as for a tool call.
-*/
 /* What a frame of TYPE runs, for the message of a worker that died under
  * it: a crashed prompt get or completion is no "tool". */
 static const char *frame_noun(th_ipc_type type)
@@ -946,6 +941,11 @@ static const char *frame_noun(th_ipc_type type)
     return "tool";
 }
 
+/*
+** Send one frame of TYPE for a new call id on W (a reference, dropped here)
+** and follow the frames of that id: progress and log onto CALL, the RESULT
+** to ON_RESULT; a crash or cancellation as for a tool call.
+*/
 static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc_type type,
                      const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx)
 {
