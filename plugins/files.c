@@ -228,7 +228,34 @@ static void free_path(void *p)
     free(p);
 }
 
-/* List the root's regular top-level files (sorted, at most LIST_MAX). */
+/* NAME as a URI path segment into OUT (SIZE bytes): RFC 3986's unreserved
+ * characters and the sub-delims a segment may hold stay; every other byte
+ * (space, '%', '#', '?', braces, each byte of non-ASCII UTF-8) becomes %XX,
+ * which the template decodes back to NAME. False if it does not fit. */
+static bool uri_segment(const char *name, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        bool keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                    strchr("-._~!$&'()*+,;=:@", *p) != NULL;
+        if (o + (keep ? 1 : 3) >= size)
+            return false;
+        if (keep) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = '\0';
+    return true;
+}
+
+/* List the root's regular top-level files (sorted, at most LIST_MAX), each
+ * as file:///NAME with NAME percent-encoded where a URI needs it, so a name
+ * with a space or a '%' is listed too. */
 static void list_files(th_server *server)
 {
     struct dirent **names = NULL;
@@ -237,10 +264,9 @@ static void list_files(th_server *server)
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
         struct stat st;
+        char uri[3 * NAME_MAX + 16] = "file:///";
         if (listed < LIST_MAX && name[0] != '.' && fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode) && !strpbrk(name, " %{}#?")) {
-            char uri[PATH_MAX + 16];
-            snprintf(uri, sizeof uri, "file:///%s", name);
+            S_ISREG(st.st_mode) && uri_segment(name, uri + 8, sizeof uri - 8)) {
             char *path = strdup(name);
             th_resource r = {TH_RESOURCE_INIT, .uri = uri, .name = name, .mime_type = mime_of(name),
                              .size = (uint64_t)st.st_size, .read = read_file, .user_data = path,

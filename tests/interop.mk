@@ -1,10 +1,11 @@
 # tests/interop.mk: the interop tests (included by tests/Makefile.am): the
 # official MCP SDK clients from npm, pinned by interop/package-lock.json,
-# spawn the built toolhost with the bundled and conformance plugins. Install
-# them first with `npm ci --prefix tests/interop`; without them the tests
-# fail (run.mjs says so), they never skip.
+# spawn the built toolhost with the bundled, conformance, resource and prompt
+# test plugins. Install them first with `npm ci --prefix tests/interop`;
+# without them the tests fail (run.mjs says so), they never skip.
 if INTEROP_TESTS
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
+TESTS += interop/primitives-v1.mjs interop/primitives-v2.mjs
 TESTS += interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
 check_DATA = interop-run
 else
@@ -22,6 +23,7 @@ NODE = node
 # and node_modules stay in $(srcdir)/interop.
 MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOME='$(abs_builddir)/interop-cache-home' \
 	TOOLHOST_PLUGIN_DIRS='$(abs_top_builddir)/plugins/.libs:$(abs_builddir)/conformance/.libs' \
+	TOOLHOST_TEST_PLUGIN_DIRS='$(abs_builddir)/resplugins/.libs:$(abs_builddir)/promptplugins/.libs' \
 	$(NODE) interop-run/run.mjs
 
 # Node resolves packages from a script's own folder upwards and ignores
@@ -30,7 +32,8 @@ MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOM
 # link to the first node_modules found: in the build tree, in the source
 # tree, then $(TH_NODE_MODULES) (from configure or the environment).
 interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs \
-	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
+	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs \
+	interop/primitives.mjs interop/primitives-v1.mjs interop/primitives-v2.mjs
 interop-run:
 	@rm -rf interop-run && $(MKDIR_P) interop-run
 	@for f in $(interop_mjs); do cp $(srcdir)/$$f interop-run/ || exit 1; done

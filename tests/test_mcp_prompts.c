@@ -302,7 +302,15 @@ START_TEST(test_crashing_get_in_a_worker)
     mh_proc *p = start(1, true, NULL);
     json_object *o = req(p, true, "prompts/get", "\"name\":\"crash\"", NULL);
     ck_assert_int_eq(code_of(o), -32603);
-    ck_assert_msg(strstr(mh_str(o, "error message"), "SIGABRT"), "%s", mh_json(o));
+    /* The message names what crashed: a prompt, not a tool. */
+    MH_ASSERT_STR(o, "error message",
+                  "Internal error: getting prompt 'crash' failed: prompt 'crash' crashed: signal 6 (SIGABRT)");
+    json_object_put(o);
+    o = req(p, true, "completion/complete",
+            "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"crash\"},\"argument\":{\"name\":\"how\",\"value\":\"\"}", NULL);
+    ck_assert_int_eq(code_of(o), -32603);
+    MH_ASSERT_STR(o, "error message",
+                  "Internal error: completing 'how' failed: completion of 'crash' crashed: signal 6 (SIGABRT)");
     json_object_put(o);
     long long until = mh_now_ms() + MH_TIMEOUT_MS;
     for (;;) { /* the worker comes back */

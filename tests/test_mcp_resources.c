@@ -26,7 +26,8 @@ static char *dir;
 static char froot[64], outside[64];
 
 /* A private plugin directory with resfix.so and files.so, and a files root
- * holding a text file, a binary one, a big one, a link inside and one out. */
+ * holding a text file, a binary one, a big one, a link inside and one out,
+ * and two whose names a URI must percent-encode. */
 static void setup(void)
 {
     mh_global_setup();
@@ -37,8 +38,8 @@ static void setup(void)
     snprintf(cmd, sizeof cmd,
              "rm -rf %s && mkdir -p %s/sub && printf 'hello\\n' > %s/a.txt && printf '\\000\\001\\002' > %s/sub/b.bin "
              "&& head -c 5000 /dev/zero > %s/big && printf secret > %s && ln -s %s %s/out && ln -s a.txt %s/in && "
-             "ln -s ../.. %s/sub/up",
-             froot, froot, froot, froot, froot, outside, outside, froot, froot, froot);
+             "ln -s ../.. %s/sub/up && printf 'spaced\\n' > '%s/a b%%.txt' && printf 'accent\\n' > '%s/\xc3\xa9.txt'",
+             froot, froot, froot, froot, froot, outside, outside, froot, froot, froot, froot, froot);
     if (system(cmd) != 0) { /* before the runner: no ck_assert here */
         fprintf(stderr, "cannot create the files root %s\n", froot);
         exit(1);
@@ -89,16 +90,20 @@ START_TEST(test_list_and_capabilities)
 {
     mh_proc *p = start(_i, true);
     json_object *o = req(p, true, "resources/list", "", NULL);
-    /* Plugins in file name order: files' top-level listing (links and
-     * directories left out), then resfix's five (its relative URI refused). */
-    ck_assert_uint_eq(mh_len(o, "result resources"), 2 + 5);
-    MH_ASSERT_STR(o, "result resources 0 uri", "file:///a.txt");
-    ck_assert_int_eq(json_object_get_int(mh_at(o, "result resources 0 size")), 6);
-    MH_ASSERT_STR(o, "result resources 1 uri", "file:///big");
-    MH_ASSERT_STR(o, "result resources 2 uri", "mem://hello");
-    MH_ASSERT_STR(o, "result resources 2 title", "Hello");
-    ck_assert_int_eq(json_object_get_int(mh_at(o, "result resources 2 size")), 17);
-    ck_assert_str_eq(mh_json(mh_at(o, "result resources 2 annotations")), "{\"audience\":[\"user\"],\"priority\":0.5}");
+    /* Plugins in file name order: files' top-level listing in byte order
+     * (links and directories left out; names percent-encoded where a URI
+     * needs it), then resfix's five (its relative URI refused). */
+    ck_assert_uint_eq(mh_len(o, "result resources"), 4 + 5);
+    MH_ASSERT_STR(o, "result resources 0 uri", "file:///a%20b%25.txt");
+    MH_ASSERT_STR(o, "result resources 0 name", "a b%.txt");
+    MH_ASSERT_STR(o, "result resources 1 uri", "file:///a.txt");
+    ck_assert_int_eq(json_object_get_int(mh_at(o, "result resources 1 size")), 6);
+    MH_ASSERT_STR(o, "result resources 2 uri", "file:///big");
+    MH_ASSERT_STR(o, "result resources 3 uri", "file:///%C3%A9.txt");
+    MH_ASSERT_STR(o, "result resources 4 uri", "mem://hello");
+    MH_ASSERT_STR(o, "result resources 4 title", "Hello");
+    ck_assert_int_eq(json_object_get_int(mh_at(o, "result resources 4 size")), 17);
+    ck_assert_str_eq(mh_json(mh_at(o, "result resources 4 annotations")), "{\"audience\":[\"user\"],\"priority\":0.5}");
     json_object_put(o);
     o = req(p, true, "resources/templates/list", "", NULL);
     ck_assert_uint_eq(mh_len(o, "result resourceTemplates"), 2);
@@ -312,6 +317,13 @@ START_TEST(test_files_plugin_refuses_escapes)
     json_object_put(o);
     o = read_uri(p, false, "file:///sub/b.bin");
     MH_ASSERT_STR(o, "result contents 0 blob", "AAEC");
+    json_object_put(o);
+    /* The listed URIs of names a URI must encode read those files. */
+    o = read_uri(p, false, "file:///a%20b%25.txt");
+    MH_ASSERT_STR(o, "result contents 0 text", "spaced\n");
+    json_object_put(o);
+    o = read_uri(p, false, "file:///%C3%A9.txt");
+    MH_ASSERT_STR(o, "result contents 0 text", "accent\n");
     json_object_put(o);
     static const struct {
         const char *uri, *message;

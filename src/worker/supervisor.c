@@ -923,6 +923,24 @@ static void proxy_watch(void *user_data)
                why);
 }
 
+/* What a frame of TYPE runs, for the message of a worker that died under
+ * it: a crashed prompt get or completion is no "tool". */
+static const char *frame_noun(th_ipc_type type)
+{
+    static const struct {
+        th_ipc_type type;
+        const char *noun;
+    } nouns[] = {
+        {TH_IPC_READ, "resource"},
+        {TH_IPC_PROMPT, "prompt"},
+        {TH_IPC_COMPLETE, "completion of"},
+    };
+    for (size_t i = 0; i < sizeof nouns / sizeof nouns[0]; i++)
+        if (nouns[i].type == type)
+            return nouns[i].noun;
+    return "tool";
+}
+
 /*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
@@ -966,7 +984,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             continue;
         }
         if (w->dead) {
-            th_call_fail(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_fail(call, "%s '%s' crashed: %s", frame_noun(type), name, w->cause);
             th_call_mark_crashed(call);
             th_call_abort(call);
             break;

@@ -77,17 +77,18 @@ const ECHO_TEXT = 'héllo, toolhost ✓ "quoted" \\ back\tslash\nsecond line �
 // directory. TOOLHOST_WRAPPER, if set in the environment, is a command line
 // to run toolhost under (e.g. "valgrind --error-exitcode=1 --leak-check=full").
 // The child gets the whole environment so sanitizer and libtool variables
-// reach it.
-export function serverParams() {
+// reach it. A script that needs its own plugin set passes `dirs` (in place
+// of those directories), extra toolhost `args` and `env` additions.
+export function serverParams({ dirs, args = [], env = {} } = {}) {
   const toolhost = process.env.TOOLHOST;
-  const dirs = (process.env.TOOLHOST_PLUGIN_DIRS ?? '').split(':').filter(Boolean);
+  dirs ??= (process.env.TOOLHOST_PLUGIN_DIRS ?? '').split(':').filter(Boolean);
   if (!toolhost || dirs.length === 0)
     throw new Error('TOOLHOST and TOOLHOST_PLUGIN_DIRS must be set (tests/interop.mk sets them)');
   const [command, ...prefix] = [...(process.env.TOOLHOST_WRAPPER ?? '').split(/\s+/).filter(Boolean), toolhost];
   return {
     command,
-    args: [...prefix, ...dirs.flatMap((d) => ['--plugin-dir', d])],
-    env: { ...process.env },
+    args: [...prefix, ...dirs.flatMap((d) => ['--plugin-dir', d]), ...args],
+    env: { ...process.env, ...env },
     stderr: 'inherit'
   };
 }

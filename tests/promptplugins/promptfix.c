@@ -2,8 +2,8 @@
 ** promptfix.c: fixture prompts and completions for test_mcp_prompts: one
 ** with arguments and roles, one that asks its client (th_call_ask), one
 ** that crashes, one returning invalid UTF-8, one that refuses its argument,
-** a completion of 150 values (capped at 100) and one of a resource
-** template's variable; plus descriptors the rules refuse.
+** a completion of 150 values (capped at 100), one of a resource template's
+** variable and one that crashes; plus descriptors the rules refuse.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +61,17 @@ static th_rc crash(th_call *call, json_object *args, void *user_data)
     abort();
 }
 
+static th_rc crash_complete(th_call *call, const char *argument, const char *value, json_object *context,
+                            void *user_data)
+{
+    (void)call;
+    (void)argument;
+    (void)value;
+    (void)context;
+    (void)user_data;
+    abort();
+}
+
 static th_rc bad_utf8(th_call *call, json_object *args, void *user_data)
 {
     (void)args;
@@ -114,7 +125,7 @@ TH_REGISTER(promptfix)
          .icons = "[{\"src\":\"https://example.com/i.png\",\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"]}]",
          .get = greet},
         {TH_PROMPT_INIT, .name = "ask", .description = "Asks first", .get = ask},
-        {TH_PROMPT_INIT, .name = "crash", .get = crash},
+        {TH_PROMPT_INIT, .name = "crash", .arguments = "[{\"name\":\"how\"}]", .get = crash},
         {TH_PROMPT_INIT, .name = "bad_utf8", .get = bad_utf8},
         {TH_PROMPT_INIT, .name = "picky", .arguments = "[{\"name\":\"n\",\"required\":true}]", .get = picky},
         /* Refused, each for one rule: */
@@ -131,6 +142,7 @@ TH_REGISTER(promptfix)
     static const th_completion completions[] = {
         {TH_COMPLETION_INIT, .prompt = "greet", .complete = many},
         {TH_COMPLETION_INIT, .uri_template = "mem://items/{id}", .complete = item_ids},
+        {TH_COMPLETION_INIT, .prompt = "crash", .complete = crash_complete},
         {TH_COMPLETION_INIT, .prompt = "greet", .complete = many}, /* refused: a duplicate */
     };
     for (size_t i = 0; i < sizeof completions / sizeof completions[0]; i++)
