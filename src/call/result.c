@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "call/result.h"
+#include "base/jsontree.h"
 
 /* A path shown in messages is cut here; the start says enough. */
 #define PATH_MAX_BYTES 512
@@ -283,14 +284,14 @@ static bool need_string(json_object *obj, const char *type, const char *what, co
                         th_buf *why)
 {
     json_object *m = NULL;
-    if (json_object_object_get_ex(obj, key, &m) && json_object_is_type(m, json_type_string))
+    if (th_json_get(obj, key, &m) && json_object_is_type(m, json_type_string))
         return true;
     if (type)
         th_buf_printf(why, "%s: a \"%s\" block needs a string \"%s\", got %s", where, type, key,
-                      json_object_object_get_ex(obj, key, NULL) ? word_of(m) : "none");
+                      th_json_get(obj, key, NULL) ? word_of(m) : "none");
     else
         th_buf_printf(why, "%s: %s needs a string \"%s\", got %s", where, what, key,
-                      json_object_object_get_ex(obj, key, NULL) ? word_of(m) : "none");
+                      th_json_get(obj, key, NULL) ? word_of(m) : "none");
     return false;
 }
 
@@ -301,7 +302,7 @@ static bool check_shape(json_object *block, const char *where, th_buf *why)
         th_buf_printf(why, "%s: a content block must be an object, got %s", where, word_of(block));
         return false;
     }
-    if (!json_object_object_get_ex(block, "type", &t) || !json_object_is_type(t, json_type_string)) {
+    if (!th_json_get(block, "type", &t) || !json_object_is_type(t, json_type_string)) {
         th_buf_printf(why, "%s: a content block needs a string \"type\"", where);
         return false;
     }
@@ -319,14 +320,14 @@ static bool check_shape(json_object *block, const char *where, th_buf *why)
             return false;
     if (strcmp(shape->type, "resource") != 0)
         return true;
-    if (!json_object_object_get_ex(block, "resource", &r) || !json_object_is_type(r, json_type_object)) {
+    if (!th_json_get(block, "resource", &r) || !json_object_is_type(r, json_type_object)) {
         th_buf_printf(why, "%s: a \"resource\" block needs an object \"resource\"", where);
         return false;
     }
     if (!need_string(r, NULL, "an embedded resource", "uri", where, why))
         return false;
     json_object *body;
-    if ((json_object_object_get_ex(r, "text", &body) || json_object_object_get_ex(r, "blob", &body)) &&
+    if ((th_json_get(r, "text", &body) || th_json_get(r, "blob", &body)) &&
         json_object_is_type(body, json_type_string))
         return true;
     th_buf_printf(why, "%s: an embedded resource needs a string \"text\" or \"blob\"", where);
