@@ -26,7 +26,8 @@ bool th_json_get(json_object *o, const char *key, json_object **out)
     if (lh_table_length(t) > WALK_MAX)
         return json_object_object_get_ex(o, key, out);
     for (struct lh_entry *e = lh_table_head(t); e; e = lh_entry_next(e)) {
-        if (strcmp(lh_entry_k(e), key) == 0) {
+        const char *k = lh_entry_k(e);
+        if (k[0] == key[0] && strcmp(k, key) == 0) {
             if (out)
                 *out = (json_object *)lh_entry_v(e);
             return true;

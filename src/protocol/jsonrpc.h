@@ -41,8 +41,8 @@ typedef enum th_rpc_kind {
 } th_rpc_kind;
 
 /*
-** A parsed message. MSG owns the whole tree; ID, METHOD and PARAMS point into
-** it (borrowed). For TH_RPC_INVALID, ID is the request's id when one could be
+** A parsed message. MSG owns the whole tree (a request or notification may
+** have none: see own_id); ID, METHOD and PARAMS point into it (borrowed). For TH_RPC_INVALID, ID is the request's id when one could be
 ** read (else NULL, answered with "id": null).
 */
 typedef struct th_rpc_msg {
@@ -54,6 +54,10 @@ typedef struct th_rpc_msg {
     int error_code;
     char error_message[160];
     bool silent; /* TH_RPC_INVALID, but a notification: never answered */
+    /* A plain request is read without an object for its envelope: MSG is
+     * NULL then, and these own what ID, PARAMS and METHOD point to. */
+    json_object *own_id, *own_params;
+    char method_here[40];
 } th_rpc_msg;
 
 /*
