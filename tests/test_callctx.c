@@ -275,6 +275,38 @@ START_TEST(size_estimate_tracks_serialised_size)
 }
 END_TEST
 
+/* A plain text block (checked without the walk) is sized as the walk
+ * sizes it, and one that is not plain still gets the walk's checks. */
+START_TEST(text_blocks_are_sized_as_the_walk_sizes_them)
+{
+    static const char *const blocks[] = {
+        "{\"type\":\"text\",\"text\":\"\"}",
+        "{\"type\":\"text\",\"text\":\"plain\"}",
+        "{\"text\":\"q\\\" \\\\ \\n\\u0001 \u00e9\",\"type\":\"text\"}",
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        json_object *b = json_tokener_parse(blocks[i]);
+        ck_assert_ptr_nonnull(b);
+        size_t quick = 0, walked = 0;
+        th_buf why = {0};
+        ck_assert(th_result_check_block(b, "content[0]", &quick, &why));
+        ck_assert(th_result_check_value(b, "content[0]", &walked, &why));
+        ck_assert_uint_eq(quick, walked);
+        json_object_put(b);
+    }
+    /* Invalid UTF-8 in a text block: refused, with the walk's path. */
+    json_object *b = json_object_new_object();
+    json_object_object_add(b, "type", json_object_new_string("text"));
+    json_object_object_add(b, "text", json_object_new_string_len("a\xff", 2));
+    size_t n = 0;
+    th_buf why = {0};
+    ck_assert(!th_result_check_block(b, "content[0]", &n, &why));
+    ck_assert_str_eq(why.data, "content[0].text: string is not valid UTF-8");
+    free(why.data);
+    json_object_put(b);
+}
+END_TEST
+
 /* Deep trees, on a thread with a small stack as tool threads have: checking
  * and freeing must not recurse. */
 static json_object *chain(int depth)
@@ -518,6 +550,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, an_ended_handle_is_refused);
     tcase_add_test(tc, an_ending_handle_waits_for_threads_inside);
     tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
+    tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     suite_add_tcase(s, tc);
     return s;
 }
