@@ -192,6 +192,18 @@ bool th_buf_printf(th_buf *b, const char *fmt, ...)
     return true;
 }
 
+/* Through a volatile pointer: the compiler would fold malloc and memset
+ * back into calloc. */
+static void *(*volatile zero_fill)(void *, int, size_t) = memset;
+
+void *th_zalloc(size_t size)
+{
+    void *p = malloc(size);
+    if (p)
+        zero_fill(p, 0, size);
+    return p;
+}
+
 long long th_now_ms(void)
 {
     struct timespec ts;

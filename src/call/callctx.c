@@ -92,7 +92,7 @@ void th_call_end(th_call *c)
 
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
 {
-    th_call *c = calloc(1, sizeof *c);
+    th_call *c = th_zalloc(sizeof *c);
     if (!c)
         return NULL;
     /* No allocation for the name, or for the content before a block

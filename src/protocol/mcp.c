@@ -1367,7 +1367,7 @@ static void m_tools_call(request *r)
             return;
         }
     }
-    job *j = calloc(1, sizeof *j);
+    job *j = th_zalloc(sizeof *j);
     if (!j) {
         th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
