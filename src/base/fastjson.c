@@ -51,16 +51,22 @@ static const unsigned char string_class[256] = {
 ** Member names requests use, kept as constants: json-c then stores the
 ** pointer instead of a copy of the name (one allocation less per member).
 */
-static const char *const known_keys[] = {
-    "jsonrpc", "id", "method", "params", "name", "arguments", "_meta", "progressToken", "text", "cursor",
-    "protocolVersion", "capabilities", "clientInfo", "version", "requestId", "reason", "level", "uri", "type",
+#define KEY(s) {s, sizeof s - 1}
+static const struct {
+    const char *s;
+    size_t n;
+} known_keys[] = {
+    KEY("jsonrpc"), KEY("id"), KEY("method"), KEY("params"), KEY("name"), KEY("arguments"), KEY("_meta"),
+    KEY("progressToken"), KEY("text"), KEY("cursor"), KEY("protocolVersion"), KEY("capabilities"),
+    KEY("clientInfo"), KEY("version"), KEY("requestId"), KEY("reason"), KEY("level"), KEY("uri"), KEY("type"),
 };
+#undef KEY
 
 static const char *known_key(const char *k, size_t n)
 {
     for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
-        if (known_keys[i][0] == k[0] && strlen(known_keys[i]) == n && memcmp(known_keys[i], k, n) == 0)
-            return known_keys[i];
+        if (known_keys[i].n == n && known_keys[i].s[0] == k[0] && memcmp(known_keys[i].s, k, n) == 0)
+            return known_keys[i].s;
     return NULL;
 }
 
@@ -99,8 +105,12 @@ static bool string(reader *r, const char **s, size_t *n)
     const char *start = ++r->p;
     bool escaped = false;
     for (;;) {
-        while (r->p < r->end && string_class[(unsigned char)*r->p] == 0)
-            r->p++;
+        /* In locals: through R the compiler reloads and stores the
+         * pointer at every byte (a char may alias it). */
+        const char *p = r->p, *end = r->end;
+        while (p < end && string_class[(unsigned char)*p] == 0)
+            p++;
+        r->p = p;
         if (r->p == r->end)
             return false;
         unsigned char k = string_class[(unsigned char)*r->p];
@@ -367,7 +377,7 @@ bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields,
             goto decline; /* a name with escapes is no field's */
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
-            if (strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
+            if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
                 f = &fields[i];
         if (!f || f->present)
             goto decline;

@@ -16,18 +16,28 @@
 
 #define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
+/* Whether A and B are equal: keys are short, a call to strcmp costs more. */
+static inline bool same_key(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 bool th_json_get(json_object *o, const char *key, json_object **out)
 {
     if (out)
         *out = NULL;
-    if (!json_object_is_type(o, json_type_object))
+    lh_table *t = json_object_get_object(o); /* NULL for NULL and non-objects */
+    if (!t)
         return false;
-    lh_table *t = json_object_get_object(o);
-    if (lh_table_length(t) > WALK_MAX)
-        return json_object_object_get_ex(o, key, out);
+    size_t walked = 0;
     for (struct lh_entry *e = lh_table_head(t); e; e = lh_entry_next(e)) {
-        const char *k = lh_entry_k(e);
-        if (k[0] == key[0] && strcmp(k, key) == 0) {
+        if (++walked > WALK_MAX)
+            return json_object_object_get_ex(o, key, out);
+        if (same_key(lh_entry_k(e), key)) {
             if (out)
                 *out = (json_object *)lh_entry_v(e);
             return true;
