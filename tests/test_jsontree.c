@@ -67,6 +67,18 @@ START_TEST(append_escapes_every_byte)
     same_text(o);
     json_object_put(o);
     free(big);
+    /* Escapes at every position of short strings, across the eight-byte
+     * steps plain bytes are copied in, into buffers of every fill. */
+    char t[40];
+    for (size_t len = 1; len < sizeof t; len++) {
+        for (size_t at = 0; at < len; at++) {
+            memset(t, 'x', len);
+            t[at] = at % 3 == 0 ? '"' : at % 3 == 1 ? '\x02' : '\\';
+            o = json_object_new_string_len(t, (int)len);
+            same_text(o);
+            json_object_put(o);
+        }
+    }
 }
 END_TEST
 
