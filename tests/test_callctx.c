@@ -307,6 +307,27 @@ START_TEST(text_blocks_are_sized_as_the_walk_sizes_them)
 }
 END_TEST
 
+/* A string's estimate is its exact serialised size, escapes anywhere in
+ * long and short strings included. */
+START_TEST(string_estimates_are_exact)
+{
+    char t[300];
+    for (size_t len = 0; len < sizeof t; len += len < 40 ? 1 : 37) {
+        for (size_t at = 0; at <= len; at += 1 + len / 9) {
+            memset(t, 'x', len);
+            if (at < len)
+                t[at] = "\"\\\n\x01\x1f/\x7f"[at % 7];
+            json_object *o = json_object_new_string_len(t, (int)len);
+            size_t est = 0;
+            th_buf why = {0};
+            ck_assert(th_result_check_value(o, "v", &est, &why));
+            ck_assert_uint_eq(est, strlen(json_object_to_json_string_ext(o, PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+            json_object_put(o);
+        }
+    }
+}
+END_TEST
+
 /* Deep trees, on a thread with a small stack as tool threads have: checking
  * and freeing must not recurse. */
 static json_object *chain(int depth)
@@ -551,6 +572,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, an_ending_handle_waits_for_threads_inside);
     tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
+    tcase_add_test(tc, string_estimates_are_exact);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,33 @@ START_TEST(other_text_is_declined)
     const char *text = declined[_i];
     json_object *fast = th_fastjson_parse(text, strlen(text));
     ck_assert_msg(fast == NULL, "accepted: %s", text);
+}
+END_TEST
+
+/* A special byte at every position of strings of many lengths (the scan
+ * takes eight plain bytes at a time): an escape is decoded as the
+ * tokener decodes it; a control or non-ASCII byte is declined. */
+START_TEST(special_bytes_anywhere_in_strings)
+{
+    static const char *const specials[] = {"\\n", "\\\"", "\\\\", "\t", "\x01", "\xc3\xa9"};
+    for (size_t len = 1; len < 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof specials / sizeof specials[0]; k++) {
+                char text[128];
+                int n = snprintf(text, sizeof text, "{\"s\":\"%.*s%s%.*s\"}", (int)at, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                                 specials[k], (int)(len - at - 1), "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy");
+                json_object *fast = th_fastjson_parse(text, (size_t)n);
+                if (k >= 3) { /* outside the subset */
+                    ck_assert_msg(fast == NULL, "accepted %s", text);
+                    continue;
+                }
+                json_object *ref = reference(text);
+                ck_assert_msg(fast && json_object_equal(fast, ref), "differs: %s", text);
+                json_object_put(fast);
+                json_object_put(ref);
+            }
+        }
+    }
 }
 END_TEST
 
@@ -193,6 +221,7 @@ static Suite *fastjson_suite(void)
     tcase_add_loop_test(tc, plain_messages_build_the_tokeners_tree, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_loop_test(tc, other_text_is_declined, 0, (int)(sizeof declined / sizeof declined[0]));
     tcase_add_test(tc, length_not_nul_bounds_the_text);
+    tcase_add_test(tc, special_bytes_anywhere_in_strings);
     tcase_add_test(tc, rpc_parse_uses_it);
     tcase_add_loop_test(tc, envelopes_classify_as_trees_do, 0, (int)(sizeof envelopes / sizeof envelopes[0]));
     tcase_add_test(tc, fields_read_members);

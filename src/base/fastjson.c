@@ -108,6 +108,16 @@ static bool string(reader *r, const char **s, size_t *n)
         /* In locals: through R the compiler reloads and stores the
          * pointer at every byte (a char may alias it). */
         const char *p = r->p, *end = r->end;
+        /* Eight ordinary bytes at a time (none past 0x7F, below 0x20, '"'
+         * or '\\': the usual bit tricks), then byte by byte. */
+        for (uint64_t w, q, bs; end - p >= 8; p += 8) {
+            memcpy(&w, p, 8);
+            q = w ^ 0x2222222222222222ULL;
+            bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
+            if ((w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
+                 ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL)
+                break;
+        }
         while (p < end && string_class[(unsigned char)*p] == 0)
             p++;
         r->p = p;

@@ -62,17 +62,32 @@ static bool is_json_number(const char *s)
     return *s == '\0';
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
 /* Serialised size of a string of LEN bytes: quotes plus escapes (json-c
  * writes control characters as \u00XX, the common ones as two bytes). */
 static size_t string_bytes(const char *s, size_t len)
 {
-    size_t n = len + 2;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f')
-            n += 1;
-        else if (c < 0x20)
-            n += 5;
+    size_t n = len + 2, i = 0;
+    while (i < len) {
+        /* Eight bytes at a time while none is below 0x20, '"' or '\\'
+         * (the usual bit tricks), which is nearly all text; the word that
+         * has one, and the tail, a byte at a time. */
+        for (uint64_t w, q, bs; i + 8 <= len; i += 8) {
+            memcpy(&w, s + i, 8);
+            q = w ^ (0x22 * ONES);
+            bs = w ^ (0x5c * ONES);
+            if ((((w - 0x20 * ONES) & ~w) | ((q - ONES) & ~q) | ((bs - ONES) & ~bs)) & HIGHS)
+                break;
+        }
+        for (size_t stop = len - i > 8 ? i + 8 : len; i < stop; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f')
+                n += 1;
+            else if (c < 0x20)
+                n += 5;
+        }
     }
     return n;
 }
