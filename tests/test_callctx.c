@@ -307,6 +307,30 @@ START_TEST(text_blocks_are_sized_as_the_walk_sizes_them)
 }
 END_TEST
 
+/* th_utf8_valid takes ASCII eight bytes at a time: a bad sequence, or a
+ * good multi-byte one, at every position of strings of many lengths. */
+START_TEST(utf8_checked_at_every_position)
+{
+    static const struct {
+        const char *seq;
+        bool valid;
+    } seqs[] = {{"\xc3\xa9", true}, {"\xf0\x9f\x98\x80", true}, {"\xff", false}, {"\xc0\x80", false},
+                {"\xed\xa0\x80", false}, {"\xc3", false}, {"\x80", false}};
+    char t[64];
+    for (size_t len = 0; len < 40; len++) {
+        for (size_t at = 0; at <= len; at++) {
+            for (size_t k = 0; k < sizeof seqs / sizeof seqs[0]; k++) {
+                size_t n = strlen(seqs[k].seq);
+                memset(t, 'a', len);
+                memmove(t + at + n, t + at, len - at);
+                memcpy(t + at, seqs[k].seq, n);
+                ck_assert_msg(th_utf8_valid(t, len + n) == seqs[k].valid, "len %zu at %zu seq %zu", len, at, k);
+            }
+        }
+    }
+}
+END_TEST
+
 /* A string's estimate is its exact serialised size, escapes anywhere in
  * long and short strings included. */
 START_TEST(string_estimates_are_exact)
@@ -573,6 +597,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     tcase_add_test(tc, string_estimates_are_exact);
+    tcase_add_test(tc, utf8_checked_at_every_position);
     suite_add_tcase(s, tc);
     return s;
 }
