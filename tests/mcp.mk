@@ -14,6 +14,10 @@ test_jsonrpc_SOURCES = test_jsonrpc.c
 check_PROGRAMS += test_fastjson
 TESTS += test_fastjson
 test_fastjson_SOURCES = test_fastjson.c
+# The cheap lookups and serialiser against json-c.
+check_PROGRAMS += test_jsontree
+TESTS += test_jsontree
+test_jsontree_SOURCES = test_jsontree.c
 test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
 test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)
 test_mcp_modern_SOURCES = test_mcp_modern.c $(MCP_HARNESS)

@@ -275,6 +275,83 @@ START_TEST(size_estimate_tracks_serialised_size)
 }
 END_TEST
 
+/* A plain text block (checked without the walk) is sized as the walk
+ * sizes it, and one that is not plain still gets the walk's checks. */
+START_TEST(text_blocks_are_sized_as_the_walk_sizes_them)
+{
+    static const char *const blocks[] = {
+        "{\"type\":\"text\",\"text\":\"\"}",
+        "{\"type\":\"text\",\"text\":\"plain\"}",
+        "{\"text\":\"q\\\" \\\\ \\n\\u0001 \u00e9\",\"type\":\"text\"}",
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        json_object *b = json_tokener_parse(blocks[i]);
+        ck_assert_ptr_nonnull(b);
+        size_t quick = 0, walked = 0;
+        th_buf why = {0};
+        ck_assert(th_result_check_block(b, "content[0]", &quick, &why));
+        ck_assert(th_result_check_value(b, "content[0]", &walked, &why));
+        ck_assert_uint_eq(quick, walked);
+        json_object_put(b);
+    }
+    /* Invalid UTF-8 in a text block: refused, with the walk's path. */
+    json_object *b = json_object_new_object();
+    json_object_object_add(b, "type", json_object_new_string("text"));
+    json_object_object_add(b, "text", json_object_new_string_len("a\xff", 2));
+    size_t n = 0;
+    th_buf why = {0};
+    ck_assert(!th_result_check_block(b, "content[0]", &n, &why));
+    ck_assert_str_eq(why.data, "content[0].text: string is not valid UTF-8");
+    free(why.data);
+    json_object_put(b);
+}
+END_TEST
+
+/* th_utf8_valid takes ASCII eight bytes at a time: a bad sequence, or a
+ * good multi-byte one, at every position of strings of many lengths. */
+START_TEST(utf8_checked_at_every_position)
+{
+    static const struct {
+        const char *seq;
+        bool valid;
+    } seqs[] = {{"\xc3\xa9", true}, {"\xf0\x9f\x98\x80", true}, {"\xff", false}, {"\xc0\x80", false},
+                {"\xed\xa0\x80", false}, {"\xc3", false}, {"\x80", false}};
+    char t[64];
+    for (size_t len = 0; len < 40; len++) {
+        for (size_t at = 0; at <= len; at++) {
+            for (size_t k = 0; k < sizeof seqs / sizeof seqs[0]; k++) {
+                size_t n = strlen(seqs[k].seq);
+                memset(t, 'a', len);
+                memmove(t + at + n, t + at, len - at);
+                memcpy(t + at, seqs[k].seq, n);
+                ck_assert_msg(th_utf8_valid(t, len + n) == seqs[k].valid, "len %zu at %zu seq %zu", len, at, k);
+            }
+        }
+    }
+}
+END_TEST
+
+/* A string's estimate is its exact serialised size, escapes anywhere in
+ * long and short strings included. */
+START_TEST(string_estimates_are_exact)
+{
+    char t[300];
+    for (size_t len = 0; len < sizeof t; len += len < 40 ? 1 : 37) {
+        for (size_t at = 0; at <= len; at += 1 + len / 9) {
+            memset(t, 'x', len);
+            if (at < len)
+                t[at] = "\"\\\n\x01\x1f/\x7f"[at % 7];
+            json_object *o = json_object_new_string_len(t, (int)len);
+            size_t est = 0;
+            th_buf why = {0};
+            ck_assert(th_result_check_value(o, "v", &est, &why));
+            ck_assert_uint_eq(est, strlen(json_object_to_json_string_ext(o, PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+            json_object_put(o);
+        }
+    }
+}
+END_TEST
+
 /* Deep trees, on a thread with a small stack as tool threads have: checking
  * and freeing must not recurse. */
 static json_object *chain(int depth)
@@ -518,6 +595,9 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, an_ended_handle_is_refused);
     tcase_add_test(tc, an_ending_handle_waits_for_threads_inside);
     tcase_add_test(tc, a_made_up_handle_for_a_free_slot_is_refused);
+    tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
+    tcase_add_test(tc, string_estimates_are_exact);
+    tcase_add_test(tc, utf8_checked_at_every_position);
     suite_add_tcase(s, tc);
     return s;
 }

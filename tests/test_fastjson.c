@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,33 @@ START_TEST(other_text_is_declined)
 }
 END_TEST
 
+/* A special byte at every position of strings of many lengths (the scan
+ * takes eight plain bytes at a time): an escape is decoded as the
+ * tokener decodes it; a control or non-ASCII byte is declined. */
+START_TEST(special_bytes_anywhere_in_strings)
+{
+    static const char *const specials[] = {"\\n", "\\\"", "\\\\", "\t", "\x01", "\xc3\xa9"};
+    for (size_t len = 1; len < 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof specials / sizeof specials[0]; k++) {
+                char text[128];
+                int n = snprintf(text, sizeof text, "{\"s\":\"%.*s%s%.*s\"}", (int)at, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                                 specials[k], (int)(len - at - 1), "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy");
+                json_object *fast = th_fastjson_parse(text, (size_t)n);
+                if (k >= 3) { /* outside the subset */
+                    ck_assert_msg(fast == NULL, "accepted %s", text);
+                    continue;
+                }
+                json_object *ref = reference(text);
+                ck_assert_msg(fast && json_object_equal(fast, ref), "differs: %s", text);
+                json_object_put(fast);
+                json_object_put(ref);
+            }
+        }
+    }
+}
+END_TEST
+
 /* An embedded NUL ends nothing: the length does. */
 START_TEST(length_not_nul_bounds_the_text)
 {
@@ -96,6 +124,96 @@ START_TEST(rpc_parse_uses_it)
 }
 END_TEST
 
+/* Messages whose envelope th_rpc_parse reads without an object
+ * (th_fastjson_fields), and near misses the general path takes: every
+ * one is classified exactly as classify() classifies json-c's tree. */
+static const char *const envelopes[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}",
+    " { \"method\" : \"ping\" , \"id\" : \"s-1\" , \"jsonrpc\" : \"2.0\" } ",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":-5,\"method\":\"m\",\"params\":{}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"m\"}",
+    "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[1]}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":null}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":5}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"extra\":true}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"m\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"to\\/ols\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a method name longer than the forty bytes kept in place\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+    "{\"id\":1,\"method\":\"m\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"m\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"m\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1}} x",
+    "{}",
+};
+
+START_TEST(envelopes_classify_as_trees_do)
+{
+    const char *text = envelopes[_i];
+    th_rpc_msg got, want;
+    th_rpc_parse(text, strlen(text), &got);
+    json_tokener *tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *tree = json_tokener_parse_ex(tok, text, (int)strlen(text));
+    if (tree && json_tokener_get_parse_end(tok) != strlen(text)) {
+        json_object_put(tree);
+        tree = NULL;
+    }
+    json_tokener_free(tok);
+    if (!tree) { /* not (one) JSON value: the general path says so */
+        ck_assert_int_eq(got.kind, TH_RPC_INVALID);
+        ck_assert_int_eq(got.error_code, TH_RPC_PARSE_ERROR);
+        th_rpc_msg_clear(&got);
+        return;
+    }
+    th_rpc_parse_value(tree, &want);
+    json_object_put(tree);
+    ck_assert_msg(got.kind == want.kind, "%s: kind %d, want %d", text, got.kind, want.kind);
+    ck_assert_int_eq(got.error_code, want.error_code);
+    ck_assert_str_eq(got.error_message, want.error_message);
+    ck_assert(got.silent == want.silent);
+    ck_assert(json_object_equal(got.id, want.id));
+    ck_assert((got.id == NULL) == (want.id == NULL));
+    ck_assert(json_object_equal(got.params, want.params));
+    ck_assert((got.params == NULL) == (want.params == NULL));
+    ck_assert((got.method == NULL) == (want.method == NULL));
+    if (want.method)
+        ck_assert_str_eq(got.method, want.method);
+    th_rpc_msg_clear(&got);
+    th_rpc_msg_clear(&want);
+}
+END_TEST
+
+/* th_fastjson_fields itself: values handed over, text kept in place,
+ * and a decline leaves nothing behind. */
+START_TEST(fields_read_members)
+{
+    th_fastjson_field f[] = {{.name = "a", .as_text = true}, {.name = "b"}, {.name = "c"}};
+    const char *t = "{\"b\":[1,{\"x\":null}],\"a\":\"text\",\"c\":null}";
+    ck_assert(th_fastjson_fields(t, strlen(t), f, 3));
+    ck_assert(f[0].present && f[1].present && f[2].present);
+    ck_assert_uint_eq(f[0].len, 4);
+    ck_assert_ptr_eq(f[0].text, strstr(t, "text"));
+    ck_assert_str_eq(json_object_to_json_string_ext(f[1].value, JSON_C_TO_STRING_PLAIN), "[1,{\"x\":null}]");
+    ck_assert_ptr_null(f[2].value);
+    json_object_put(f[1].value);
+    static const char *const no[] = {"{\"a\":1}", "{\"a\":\"x\\ny\"}", "{\"b\":1,\"b\":2}", "{\"d\":1}",
+                                     "{\"b\":[1,2}", "[1]", "{\"b\":1", "{\"b\":1}{}", "{\"\\u0062\":1}"};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        ck_assert_msg(!th_fastjson_fields(no[i], strlen(no[i]), f, 3), "accepted %s", no[i]);
+        for (size_t k = 0; k < 3; k++)
+            ck_assert(!f[k].present && !f[k].value);
+    }
+    ck_assert(th_fastjson_fields(" {} ", 4, f, 3));
+    ck_assert(!f[0].present && !f[1].present && !f[2].present);
+}
+END_TEST
+
 static Suite *fastjson_suite(void)
 {
     Suite *s = suite_create("fastjson");
@@ -103,7 +221,10 @@ static Suite *fastjson_suite(void)
     tcase_add_loop_test(tc, plain_messages_build_the_tokeners_tree, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_loop_test(tc, other_text_is_declined, 0, (int)(sizeof declined / sizeof declined[0]));
     tcase_add_test(tc, length_not_nul_bounds_the_text);
+    tcase_add_test(tc, special_bytes_anywhere_in_strings);
     tcase_add_test(tc, rpc_parse_uses_it);
+    tcase_add_loop_test(tc, envelopes_classify_as_trees_do, 0, (int)(sizeof envelopes / sizeof envelopes[0]));
+    tcase_add_test(tc, fields_read_members);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -51,16 +51,22 @@ static const unsigned char string_class[256] = {
 ** Member names requests use, kept as constants: json-c then stores the
 ** pointer instead of a copy of the name (one allocation less per member).
 */
-static const char *const known_keys[] = {
-    "jsonrpc", "id", "method", "params", "name", "arguments", "_meta", "progressToken", "text", "cursor",
-    "protocolVersion", "capabilities", "clientInfo", "version", "requestId", "reason", "level", "uri", "type",
+#define KEY(s) {s, sizeof s - 1}
+static const struct {
+    const char *s;
+    size_t n;
+} known_keys[] = {
+    KEY("jsonrpc"), KEY("id"), KEY("method"), KEY("params"), KEY("name"), KEY("arguments"), KEY("_meta"),
+    KEY("progressToken"), KEY("text"), KEY("cursor"), KEY("protocolVersion"), KEY("capabilities"),
+    KEY("clientInfo"), KEY("version"), KEY("requestId"), KEY("reason"), KEY("level"), KEY("uri"), KEY("type"),
 };
+#undef KEY
 
 static const char *known_key(const char *k, size_t n)
 {
     for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++)
-        if (known_keys[i][0] == k[0] && strlen(known_keys[i]) == n && memcmp(known_keys[i], k, n) == 0)
-            return known_keys[i];
+        if (known_keys[i].n == n && known_keys[i].s[0] == k[0] && memcmp(known_keys[i].s, k, n) == 0)
+            return known_keys[i].s;
     return NULL;
 }
 
@@ -99,8 +105,22 @@ static bool string(reader *r, const char **s, size_t *n)
     const char *start = ++r->p;
     bool escaped = false;
     for (;;) {
-        while (r->p < r->end && string_class[(unsigned char)*r->p] == 0)
-            r->p++;
+        /* In locals: through R the compiler reloads and stores the
+         * pointer at every byte (a char may alias it). */
+        const char *p = r->p, *end = r->end;
+        /* Eight ordinary bytes at a time (none past 0x7F, below 0x20, '"'
+         * or '\\': the usual bit tricks), then byte by byte. */
+        for (uint64_t w, q, bs; end - p >= 8; p += 8) {
+            memcpy(&w, p, 8);
+            q = w ^ 0x2222222222222222ULL;
+            bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
+            if ((w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
+                 ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL)
+                break;
+        }
+        while (p < end && string_class[(unsigned char)*p] == 0)
+            p++;
+        r->p = p;
         if (r->p == r->end)
             return false;
         unsigned char k = string_class[(unsigned char)*r->p];
@@ -173,6 +193,18 @@ static bool literal(reader *r, const char *lit, size_t n)
 
 static json_object *value(reader *r, int depth);
 
+/* Whether O surely has no member KEY: a walk of a small object (a large
+ * one is left to json-c's lookup, which is quicker there). */
+static bool is_new(json_object *o, const char *key)
+{
+    if (lh_table_length(json_object_get_object(o)) > 8)
+        return false;
+    for (struct lh_entry *e = lh_table_head(json_object_get_object(o)); e; e = lh_entry_next(e))
+        if (strcmp(lh_entry_k(e), key) == 0)
+            return false;
+    return true;
+}
+
 static json_object *object(reader *r, int depth)
 {
     json_object *o = json_object_new_object();
@@ -208,8 +240,11 @@ static json_object *object(reader *r, int depth)
         }
         skip_ws(r);
         json_object *v = value(r, depth + 1);
-        bool added = !r->fail && (constant ? json_object_object_add_ex(o, constant, v, JSON_C_OBJECT_ADD_CONSTANT_KEY)
-                                           : json_object_object_add(o, k, v)) == 0;
+        /* A key the object does not have yet (nearly always) is added
+         * without json-c looking it up first. */
+        const char *name = constant ? constant : k;
+        unsigned flags = (constant ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0) | (is_new(o, name) ? JSON_C_OBJECT_ADD_KEY_IS_NEW : 0);
+        bool added = !r->fail && json_object_object_add_ex(o, name, v, flags) == 0;
         if (k && k != small)
             free(k);
         if (!added) {
@@ -324,4 +359,74 @@ json_object *th_fastjson_parse(const char *text, size_t len)
         return o;
     json_object_put(o);
     return NULL;
+}
+
+bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fields[i].present = false;
+        fields[i].value = NULL;
+        fields[i].text = NULL;
+        fields[i].len = 0;
+    }
+    if (len > INT32_MAX)
+        return false;
+    reader r = {.p = text, .end = text + len};
+    skip_ws(&r);
+    if (r.p == r.end || *r.p != '{')
+        goto decline;
+    r.p++;
+    skip_ws(&r);
+    bool closed = r.p < r.end && *r.p == '}';
+    if (closed)
+        r.p++;
+    while (!closed) {
+        const char *key;
+        size_t klen;
+        if (r.p == r.end || *r.p != '"' || !string(&r, &key, &klen) || key == r.scratch)
+            goto decline; /* a name with escapes is no field's */
+        th_fastjson_field *f = NULL;
+        for (size_t i = 0; i < n && !f; i++)
+            if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
+                f = &fields[i];
+        if (!f || f->present)
+            goto decline;
+        f->present = true;
+        skip_ws(&r);
+        if (r.p == r.end || *r.p != ':')
+            goto decline;
+        r.p++;
+        skip_ws(&r);
+        if (f->as_text) {
+            if (r.p == r.end || *r.p != '"' || !string(&r, &f->text, &f->len) || f->text == r.scratch)
+                goto decline;
+        } else {
+            f->value = value(&r, 2);
+            if (r.fail)
+                goto decline;
+        }
+        skip_ws(&r);
+        if (r.p < r.end && *r.p == ',') {
+            r.p++;
+            skip_ws(&r);
+        } else if (r.p < r.end && *r.p == '}') {
+            r.p++;
+            closed = true;
+        } else {
+            goto decline;
+        }
+    }
+    skip_ws(&r);
+    if (r.p != r.end)
+        goto decline;
+    free(r.scratch);
+    return true;
+decline:
+    free(r.scratch);
+    for (size_t i = 0; i < n; i++) {
+        json_object_put(fields[i].value);
+        fields[i].value = NULL;
+        fields[i].present = false;
+    }
+    return false;
 }

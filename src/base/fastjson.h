@@ -6,6 +6,7 @@
 #ifndef TH_BASE_FASTJSON_H
 #define TH_BASE_FASTJSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -19,5 +20,26 @@
 ** not) or memory ran out: the caller then parses it the general way.
 */
 json_object *th_fastjson_parse(const char *text, size_t len);
+
+/* One member th_fastjson_fields reads. */
+typedef struct th_fastjson_field {
+    const char *name;   /* in: the member's name */
+    bool as_text;       /* in: a string wanted as its bytes, not as an object */
+    bool present;       /* out: the object has the member */
+    json_object *value; /* out: its value, the caller's (NULL: JSON null, or as_text) */
+    const char *text;   /* out, as_text: the string's bytes, in TEXT (no NUL) */
+    size_t len;
+} th_fastjson_field;
+
+/*
+** The object TEXT holds, read member by member into FIELDS (N of them)
+** instead of into an object of its own: what a request's envelope needs,
+** without the envelope's json-c object. True only when TEXT is an object
+** in th_fastjson_parse's subset whose members are all among FIELDS, none
+** twice, and each as_text one is a string without escapes; otherwise
+** (valid or not) false, with nothing kept, and the caller parses it the
+** general way.
+*/
+bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields, size_t n);
 
 #endif

@@ -64,6 +64,13 @@ typedef struct th_buf {
 bool th_buf_append(th_buf *b, const char *s, size_t len);
 bool th_buf_printf(th_buf *b, const char *fmt, ...) TH_PRINTF(2, 3);
 
+/*
+** SIZE zeroed bytes, as calloc(1, SIZE) gives, for what is allocated and
+** freed on every call: glibc's calloc never takes from the per-thread
+** cache malloc uses, so such an object went through the arena both ways.
+*/
+void *th_zalloc(size_t size);
+
 /* Monotonic clock in milliseconds. */
 long long th_now_ms(void);
 

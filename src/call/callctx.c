@@ -24,9 +24,10 @@
 #include "base/util.h"
 
 struct th_call {
-    char *tool_name;
+    char *tool_name;         /* name_here, or malloc'd when longer */
+    char name_here[48];
     th_call_hooks hooks;
-    json_object *content;    /* array */
+    json_object *content;    /* array; NULL until the first block */
     json_object *structured; /* NULL until set */
     bool is_error;
     bool failed;             /* the host failed it (th_call_fail) */
@@ -91,12 +92,15 @@ void th_call_end(th_call *c)
 
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
 {
-    th_call *c = calloc(1, sizeof *c);
+    th_call *c = th_zalloc(sizeof *c);
     if (!c)
         return NULL;
-    c->tool_name = strdup(tool_name ? tool_name : "");
-    c->content = json_object_new_array();
-    if (!c->tool_name || !c->content) {
+    /* No allocation for the name, or for the content before a block
+     * comes: a call costs few, every one of them on the hot path. */
+    tool_name = tool_name ? tool_name : "";
+    size_t n = strlen(tool_name);
+    c->tool_name = n < sizeof c->name_here ? memcpy(c->name_here, tool_name, n + 1) : strdup(tool_name);
+    if (!c->tool_name) {
         th_call_free(c);
         return NULL;
     }
@@ -111,7 +115,8 @@ void th_call_free(th_call *c)
     if (!c)
         return;
     th_call_end(c);
-    free(c->tool_name);
+    if (c->tool_name != c->name_here)
+        free(c->tool_name);
     json_object_put(c->content);
     json_object_put(c->structured);
     json_object_put(c->raw);
@@ -253,11 +258,17 @@ static size_t add_sat(size_t a, size_t b)
     return b > SIZE_MAX - a ? SIZE_MAX : a + b;
 }
 
+/* How many blocks C holds. */
+static size_t nblocks(const th_call *c)
+{
+    return c->content ? json_object_array_length(c->content) : 0;
+}
+
 /* The estimated size of the result; structured content counts twice
  * while there are no blocks, since its text is then sent as one. */
 static size_t result_bytes(const th_call *c)
 {
-    size_t sc = json_object_array_length(c->content) == 0 ? add_sat(c->structured_bytes, c->structured_bytes)
+    size_t sc = nblocks(c) == 0 ? add_sat(c->structured_bytes, c->structured_bytes)
                                                            : c->structured_bytes;
     return add_sat(c->content_bytes, sc);
 }
@@ -282,7 +293,7 @@ static th_rc content_in(th_call *c, json_object *block)
     th_buf why = {0};
     /* Not snprintf: this runs for every block of every call. */
     memcpy(where, "content[", 8);
-    size_t n = 8 + th_fmt_u64(where + 8, json_object_array_length(c->content));
+    size_t n = 8 + th_fmt_u64(where + 8, nblocks(c));
     memcpy(where + n, "]", 2);
     if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
         if (why.len)
@@ -295,7 +306,7 @@ static th_rc content_in(th_call *c, json_object *block)
         th_result_free(block);
         return TH_ERR_VALUE;
     }
-    if (json_object_array_add(c->content, block) != 0) {
+    if ((!c->content && !(c->content = json_object_new_array())) || json_object_array_add(c->content, block) != 0) {
         json_object_put(block);
         return TH_ERR_NOMEM;
     }
@@ -714,7 +725,7 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     json_object *raw = c->raw;
     c->raw = NULL;
     if (raw && handler_rc == TH_OK && !c->invalid && !c->too_big && !c->is_error && !c->structured &&
-        json_object_array_length(c->content) == 0)
+        nblocks(c) == 0)
         return raw;
     json_object_put(raw);
     if (c->invalid || c->too_big)
@@ -730,12 +741,17 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
      * It was checked when handed over, so serialising it is safe, and its
      * size was counted twice then. */
     c->hooks.max_result_bytes = 0;
-    if (c->structured && json_object_array_length(c->content) == 0)
+    if (c->structured && nblocks(c) == 0)
         th_call_text(c, json_object_to_json_string_ext(c->structured, JSON_C_TO_STRING_PLAIN |
                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
     /* Constant keys: no copies of the names (see put_str). */
-    json_object_object_add_ex(r, "content", c->content, JSON_C_OBJECT_ADD_CONSTANT_KEY);
-    c->content = json_object_new_array();
+    json_object *content = c->content ? c->content : json_object_new_array();
+    c->content = NULL;
+    if (!content) {
+        json_object_put(r);
+        return NULL;
+    }
+    json_object_object_add_ex(r, "content", content, JSON_C_OBJECT_ADD_CONSTANT_KEY);
     if (c->structured) {
         json_object_object_add_ex(r, "structuredContent", c->structured, JSON_C_OBJECT_ADD_CONSTANT_KEY);
         c->structured = NULL;

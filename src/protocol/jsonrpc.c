@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/fastjson.h"
+#include "base/jsontree.h"
 #include "protocol/jsonrpc.h"
 #include "base/util.h"
 
@@ -449,9 +450,42 @@ static bool ascii(const char *t, size_t len)
     return (acc & 0x8080808080808080ULL) == 0;
 }
 
+/*
+** The plain request or notification nearly every message is, read without
+** an object for its envelope (a json-c object costs three allocations and
+** a hash per member): true when TEXT is one, with OUT filled as classify
+** would fill it. Anything else, valid or not, is left to the general path,
+** which words every error.
+*/
+static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
+{
+    th_fastjson_field f[] = {
+        {.name = "jsonrpc", .as_text = true}, {.name = "id"}, {.name = "method", .as_text = true}, {.name = "params"}};
+    if (!th_fastjson_fields(text, len, f, sizeof f / sizeof f[0]))
+        return false;
+    json_object *id = f[1].value, *params = f[3].value;
+    /* The subset has no NUL in a string and no fraction in a number. */
+    if (!f[0].present || f[0].len != 3 || memcmp(f[0].text, "2.0", 3) != 0 || !f[2].present ||
+        f[2].len >= sizeof out->method_here || (f[1].present && !id_ok(id)) ||
+        (f[3].present && !json_object_is_type(params, json_type_object))) {
+        json_object_put(id);
+        json_object_put(params);
+        return false;
+    }
+    memcpy(out->method_here, f[2].text, f[2].len);
+    out->method_here[f[2].len] = '\0';
+    out->method = out->method_here;
+    out->id = out->own_id = id;
+    out->params = out->own_params = params;
+    out->kind = f[1].present ? TH_RPC_REQUEST : TH_RPC_NOTIFICATION;
+    return true;
+}
+
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);
+    if (plain_request(text, len, out))
+        return;
     /* A plain message (nearly all of them) needs neither json-c's tokener
      * nor the checks for what it would change: fastjson's subset has no
      * NaN, big integer, surrogate escape or byte past ASCII. */
@@ -560,17 +594,17 @@ static void classify(th_rpc_msg *out)
     }
 
     json_object *v, *id = NULL, *method = NULL;
-    bool has_id = json_object_object_get_ex(msg, "id", &id);
-    bool has_method = json_object_object_get_ex(msg, "method", &method);
+    bool has_id = th_json_get(msg, "id", &id);
+    bool has_method = th_json_get(msg, "method", &method);
     if (has_id && id_ok(id))
         out->id = id;
 
-    if (!json_object_object_get_ex(msg, "jsonrpc", &v) || !string_is(v, "2.0")) {
+    if (!th_json_get(msg, "jsonrpc", &v) || !string_is(v, "2.0")) {
         invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
         return;
     }
     if (!has_method) {
-        if (json_object_object_get_ex(msg, "result", NULL) || json_object_object_get_ex(msg, "error", NULL)) {
+        if (th_json_get(msg, "result", NULL) || th_json_get(msg, "error", NULL)) {
             out->kind = TH_RPC_RESPONSE;
             return;
         }
@@ -590,7 +624,7 @@ static void classify(th_rpc_msg *out)
         return;
     }
     out->method = json_object_get_string(method);
-    if (json_object_object_get_ex(msg, "params", &v)) {
+    if (th_json_get(msg, "params", &v)) {
         /* JSON-RPC 2.0 allows only a structured value (or no member): a
          * scalar or null makes the Request object itself invalid. An array
          * is valid JSON-RPC that MCP methods do not take. */
@@ -611,6 +645,8 @@ static void classify(th_rpc_msg *out)
 void th_rpc_msg_clear(th_rpc_msg *m)
 {
     json_object_put(m->msg);
+    json_object_put(m->own_id);
+    json_object_put(m->own_params);
     memset(m, 0, sizeof *m);
 }
 
@@ -745,73 +781,27 @@ const char *th_rpc_serialize(json_object *msg, size_t *len)
     return json_object_to_json_string_length(msg, SERIALIZE_FLAGS, len);
 }
 
-/*
-** ID's JSON text as json-c writes it, into SCRATCH (TH_RPC_SCRATCH_BYTES)
-** when it is an int64 or a short string of printable ASCII that needs no
-** escape; else NULL (json-c's own text is used).
-*/
-static const char *quick_id_text(json_object *id, char *scratch, size_t *len)
+bool th_rpc_write(json_object *msg, th_buf *out)
 {
-    if (json_object_is_type(id, json_type_int)) {
-        int64_t v = json_object_get_int64(id);
-        if (v == INT64_MAX || v == INT64_MIN)
-            return NULL; /* may be a uint64 */
-        size_t n = 0;
-        if (v < 0)
-            scratch[n++] = '-';
-        *len = n + th_fmt_u64(scratch + n, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
-        return scratch;
-    }
-    if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
-        return NULL;
-    const char *s = json_object_get_string(id);
-    size_t n = (size_t)json_object_get_string_len(id);
-    if (n + 2 > TH_RPC_SCRATCH_BYTES)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
-            return NULL;
-    scratch[0] = '"';
-    memcpy(scratch + 1, s, n);
-    scratch[n + 1] = '"';
-    *len = n + 2;
-    return scratch;
-}
-
-int th_rpc_serialize_parts(json_object *msg, struct iovec *parts, char *scratch)
-{
-    size_t len;
     spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
-    if (!sp) {
-        const char *text = th_rpc_serialize(msg, &len);
-        parts[0] = (struct iovec){.iov_base = (void *)text, .iov_len = len};
-        return text ? 1 : 0;
-    }
-    /* As spliced_to_json writes it, in pieces. */
-    size_t idlen = 4, rlen;
-    const char *id = "null";
-    if (sp->id && !(id = quick_id_text(sp->id, scratch, &idlen)))
-        id = json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen);
-    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
-    if (!id || !res)
-        return 0;
-    int n = 0;
-#define PART(P, L) (parts[n++] = (struct iovec){.iov_base = (void *)(P), .iov_len = (L)})
+    if (!sp)
+        return th_json_append(out, msg);
+    /* As spliced_to_json writes it. */
     static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
-    PART(head, sizeof head - 1);
-    PART(id, idlen);
-    PART(mid, sizeof mid - 1);
-    if (!sp->tail || rlen < 2) {
-        PART(res, rlen);
-    } else {
-        PART(res, rlen - 1);
-        if (rlen > 2)
-            PART(",", 1);
-        PART(sp->tail + 1, strlen(sp->tail + 1));
+    if (!th_buf_append(out, head, sizeof head - 1) || !th_json_append(out, sp->id) ||
+        !th_buf_append(out, mid, sizeof mid - 1))
+        return false;
+    size_t at = out->len;
+    if (!th_json_append(out, sp->result))
+        return false;
+    size_t rlen = out->len - at;
+    if (sp->tail && rlen >= 2) {
+        /* RESULT's members, then the tail's: "{...}" + ",..." or "{" + "...". */
+        out->len--;
+        if ((rlen > 2 && !th_buf_append(out, ",", 1)) || !th_buf_append(out, sp->tail + 1, strlen(sp->tail + 1)))
+            return false;
     }
-    PART("}", 1);
-#undef PART
-    return n;
+    return th_buf_append(out, "}", 1);
 }
 
 /* Appending for the key builders: *OK turns false on allocation failure,

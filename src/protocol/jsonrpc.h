@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <sys/uio.h>
-
 #include <json-c/json.h>
+
+#include "base/util.h"
 
 /* Deepest nesting of arrays and objects a message may have. */
 #define TH_RPC_MAX_DEPTH 128
@@ -41,8 +41,8 @@ typedef enum th_rpc_kind {
 } th_rpc_kind;
 
 /*
-** A parsed message. MSG owns the whole tree; ID, METHOD and PARAMS point into
-** it (borrowed). For TH_RPC_INVALID, ID is the request's id when one could be
+** A parsed message. MSG owns the whole tree (a request or notification may
+** have none: see own_id); ID, METHOD and PARAMS point into it (borrowed). For TH_RPC_INVALID, ID is the request's id when one could be
 ** read (else NULL, answered with "id": null).
 */
 typedef struct th_rpc_msg {
@@ -54,6 +54,10 @@ typedef struct th_rpc_msg {
     int error_code;
     char error_message[160];
     bool silent; /* TH_RPC_INVALID, but a notification: never answered */
+    /* A plain request is read without an object for its envelope: MSG is
+     * NULL then, and these own what ID, PARAMS and METHOD point to. */
+    json_object *own_id, *own_params;
+    char method_here[40];
 } th_rpc_msg;
 
 /*
@@ -111,20 +115,14 @@ json_object *th_rpc_notification(const char *method, json_object *params);
 */
 const char *th_rpc_serialize(json_object *msg, size_t *len);
 
-/* Room th_rpc_serialize_parts needs for PARTS, and for SCRATCH in bytes. */
-#define TH_RPC_PARTS_MAX 7
-#define TH_RPC_SCRATCH_BYTES 64
-
 /*
-** th_rpc_serialize as pieces to write one after the other (a writev), so
-** that a tool call's result costs neither an envelope object's buffer nor
-** copies: the envelope's constant text, the id (written into SCRATCH when
-** it is an integer or a plain string), the result's own JSON text. The
-** pieces point into MSG, SCRATCH and constants; valid as for
-** th_rpc_serialize. Returns how many of PARTS were set, 0 when out of
-** memory.
+** Append MSG's text, as th_rpc_serialize writes it, to OUT: a tool call's
+** result costs neither an envelope object nor a printbuf per object, and
+** the caller's buffer is reused from message to message. False when
+** memory ran out; OUT then holds part of the message, which the caller
+** cuts back to its former length.
 */
-int th_rpc_serialize_parts(json_object *msg, struct iovec *parts, char *scratch);
+bool th_rpc_write(json_object *msg, th_buf *out);
 
 /*
 ** A text key for a request id (for in-flight tables), equal exactly when the

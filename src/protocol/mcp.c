@@ -38,6 +38,7 @@
 #include "plugin/qualname.h"
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
+#include "base/jsontree.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -928,8 +929,8 @@ static void send_call_result(job *j, json_object *result, bool failed)
      * members; a result that sets those members itself is built whole, so
      * finish_result's values replace its own as before. */
     const char *tail = j->modern ? s->mcp->result_tail : NULL;
-    if ((!j->modern || tail) && !json_object_object_get_ex(result, "resultType", NULL) &&
-        !json_object_object_get_ex(result, "_meta", NULL)) {
+    if ((!j->modern || tail) && !th_json_get(result, "resultType", NULL) &&
+        !th_json_get(result, "_meta", NULL)) {
         send_msg(s, th_rpc_result_spliced(j->id, result, tail));
         return;
     }
@@ -1119,7 +1120,7 @@ static void run_job(void *p)
 static bool result_is_error(json_object *result)
 {
     json_object *v;
-    return json_object_object_get_ex(result, "isError", &v) && json_object_get_boolean(v);
+    return th_json_get(result, "isError", &v) && json_object_get_boolean(v);
 }
 
 static void job_answer(job *j, json_object *result, const char *busy)
@@ -1329,7 +1330,7 @@ static void m_tools_call(request *r)
 {
     th_mcp_session *s = r->s;
     json_object *params = r->msg->params, *name, *args = NULL, *token = NULL, *meta;
-    if (!params || !json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
+    if (!params || !th_json_get(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
@@ -1343,13 +1344,13 @@ static void m_tools_call(request *r)
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
         return;
     }
-    if (json_object_object_get_ex(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
+    if (th_json_get(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
         !json_object_is_type(args, json_type_object)) {
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
         return;
     }
-    if (json_object_object_get_ex(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
-        json_object_object_get_ex(meta, "progressToken", &token);
+    if (th_json_get(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
+        th_json_get(meta, "progressToken", &token);
     if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
         !json_object_is_type(token, json_type_double))
         token = NULL;
@@ -1368,7 +1369,7 @@ static void m_tools_call(request *r)
             return;
         }
     }
-    job *j = calloc(1, sizeof *j);
+    job *j = th_zalloc(sizeof *j);
     if (!j) {
         th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -1377,7 +1378,7 @@ static void m_tools_call(request *r)
     j->mrtr = mrtr;
     if (r->modern) {
         json_object *caps = NULL;
-        json_object_object_get_ex(r->meta, META_CAPS, &caps);
+        th_json_get(r->meta, META_CAPS, &caps);
         j->client_caps = th_ask_caps_of(caps);
     } else {
         pthread_mutex_lock(&s->lock);
@@ -2010,10 +2011,10 @@ static const method *find_method(const method *table, size_t n, const char *name
 static int read_meta(request *r)
 {
     json_object *meta = NULL, *v, *lv;
-    if (r->msg->params && json_object_object_get_ex(r->msg->params, "_meta", &meta) &&
+    if (r->msg->params && th_json_get(r->msg->params, "_meta", &meta) &&
         json_object_is_type(meta, json_type_object))
         r->meta = meta;
-    if (!r->meta || !json_object_object_get_ex(r->meta, META_VERSION, &v))
+    if (!r->meta || !th_json_get(r->meta, META_VERSION, &v))
         return 1;
     if (!plain_string(v)) {
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
@@ -2046,7 +2047,7 @@ static int read_meta(request *r)
         send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
         return -1;
     }
-    if (!json_object_object_get_ex(r->meta, META_CAPS, &v) || !json_object_is_type(v, json_type_object)) {
+    if (!th_json_get(r->meta, META_CAPS, &v) || !json_object_is_type(v, json_type_object)) {
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
                    "Invalid params: _meta[\"" META_CAPS "\"] is required and must be an object", NULL);
         return -1;
@@ -2054,7 +2055,7 @@ static int read_meta(request *r)
     r->modern = true;
     r->version = V_MODERN;
     r->log_to_client = false;
-    if (json_object_object_get_ex(r->meta, META_LOGLEVEL, &lv)) {
+    if (th_json_get(r->meta, META_LOGLEVEL, &lv)) {
         int level = plain_string(lv) ? th_log_level_parse(json_object_get_string(lv)) : -1;
         if (level < 0) {
             send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,

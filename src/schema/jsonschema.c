@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontree.h"
 #include "schema/ecma_regex.h"
 #include "schema/jsonschema.h"
 #include "base/util.h"
@@ -2097,16 +2098,16 @@ static bool v_object_size(vctx *c, const node *n, json_object *inst, const ipath
         FAIL();
     }
     for (size_t i = 0; i < n->nrequired; i++)
-        if (!json_object_object_get_ex(inst, n->required[i], NULL)) {
+        if (!th_json_get(inst, n->required[i], NULL)) {
             report(c, p, "required", "missing required property '%s'", n->required[i]);
             FAIL();
         }
     for (size_t i = 0; i < n->ndep_required; i++) {
         const dep_required *d = &n->dep_required[i];
-        if (!json_object_object_get_ex(inst, d->name, NULL))
+        if (!th_json_get(inst, d->name, NULL))
             continue;
         for (size_t k = 0; k < d->nneeds; k++)
-            if (!json_object_object_get_ex(inst, d->needs[k], NULL)) {
+            if (!th_json_get(inst, d->needs[k], NULL)) {
                 report(c, p, "dependentRequired", "missing property '%s' (required when '%s' is present)", d->needs[k],
                        d->name);
                 FAIL();

@@ -60,6 +60,7 @@ typedef struct writer {
     pthread_cond_t idle; /* the writer thread ended */
     th_buf pending;      /* bytes to write */
     th_buf out;          /* what the writer is writing (owned by it until it ends) */
+    th_buf line;         /* a message being written at once (write_msg) */
     size_t out_left;     /* bytes of OUT not yet written */
     bool reader_waiting; /* the reader paused for room */
     bool stopping;       /* write what is queued, then end */
@@ -287,33 +288,34 @@ static bool queue_parts(writer *w, const struct iovec *parts, int nparts, size_t
 static void write_msg(void *ctx, json_object *msg)
 {
     writer *w = ctx;
-    /* The message's text in pieces (a result is not copied into an
-     * envelope first), and its newline; they belong to msg and scratch. */
-    struct iovec parts[TH_RPC_PARTS_MAX + 1];
-    char scratch[TH_RPC_SCRATCH_BYTES];
-    int nparts = th_rpc_serialize_parts(msg, parts, scratch);
-    if (nparts == 0) {
-        th_log(TH_LOG_ERROR, "out of memory serialising a message; it was not sent");
-        json_object_put(msg);
-        return;
-    }
-    parts[nparts++] = (struct iovec){.iov_base = "\n", .iov_len = 1};
-    size_t total = 0;
-    for (int i = 0; i < nparts; i++)
-        total += parts[i].iov_len;
-
     pthread_mutex_lock(&w->lock);
     /* Once stdout is gone the session is shutting down: nobody to send to. */
     if (!w->err && !w->done) {
-        if (w->corked_by == &self) {
-            queue_parts(w, parts, nparts, 0);
-        } else {
-            ssize_t n = write_now(w, parts, nparts, false);
+        /* The text goes straight into the queue when it must wait there
+         * (corked, or behind what waits: order), else into the line buffer
+         * for write_now; serialising under the lock costs less than a
+         * buffer per message and a copy. */
+        bool corked = w->corked_by == &self, queue = corked || w->pending.len || w->out_left;
+        th_buf *b = queue ? &w->pending : &w->line;
+        size_t old = queue ? b->len : 0;
+        b->len = old;
+        if (!th_rpc_write(msg, b) || !th_buf_append(b, "\n", 1)) {
+            b->len = old; /* a partial message must never reach the wire */
+            th_log(TH_LOG_ERROR, "out of memory serialising a message; it was not sent");
+        } else if (!queue) {
+            struct iovec part = {.iov_base = w->line.data, .iov_len = w->line.len};
+            ssize_t n = write_now(w, &part, 1, false);
             size_t done = n > 0 ? (size_t)n : 0;
             /* On an error the rest is queued: the writer thread fails the
              * same way and reports it. */
-            if (done < total && queue_parts(w, parts, nparts, done))
+            if (done < part.iov_len && queue_parts(w, &part, 1, done))
                 pthread_cond_signal(&w->more);
+        } else if (!corked) {
+            pthread_cond_signal(&w->more);
+        }
+        if (w->line.cap > WRITE_CHUNK) { /* one huge message: not kept for ever */
+            free(w->line.data);
+            w->line = (th_buf){0};
         }
     }
     pthread_mutex_unlock(&w->lock);
@@ -394,6 +396,7 @@ static bool writer_finish(writer *w, long long deadline_ms)
     pthread_join(w->thread, NULL);
     free(w->pending.data);
     free(w->out.data);
+    free(w->line.data);
     close(w->wake[0]);
     close(w->wake[1]);
     pthread_mutex_destroy(&w->lock);

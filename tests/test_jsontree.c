@@ -1,0 +1,143 @@
+/*
+** test_jsontree.c: src/base/jsontree.c against json-c itself: th_json_append
+** writes byte for byte what json-c's compact serialiser writes, and
+** th_json_get answers as json_object_object_get_ex does, for small and
+** large objects alike.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsontree.h"
+#include "check_main.h"
+
+#define FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* O appended after a prefix equals json-c's text of O, NUL-terminated. */
+static void same_text(json_object *o)
+{
+    th_buf b = {0};
+    ck_assert(th_buf_append(&b, "pre", 3));
+    ck_assert(th_json_append(&b, o));
+    const char *want = o ? json_object_to_json_string_ext(o, FLAGS) : "null";
+    ck_assert_msg(b.len == 3 + strlen(want) && strcmp(b.data + 3, want) == 0, "want %s\n got %s", want, b.data + 3);
+    free(b.data);
+}
+
+/* Texts json-c's tokener reads into trees of every type, with strings
+ * that need each kind of escape. */
+static const char *const texts[] = {
+    "{}", "[]", "{\"a\":null,\"b\":[null,true,false],\"c\":{}}",
+    "{\"q\":\"\\\" \\\\ / \\b\\f\\n\\r\\t \\u0001\\u001f\\u007f end\",\"k\\n\\\"ey/\":1}",
+    "{\"utf8\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\",\"nul\":\"a\\u0000b\"}",
+    "[0,-1,9223372036854775807,-9223372036854775808,18446744073709551615,123456789]",
+    "[1.5,-0.0,1e300,0.1,3.0]",
+    "{\"content\":[{\"type\":\"text\",\"text\":\"xxxxxxxx\"}],\"isError\":false}",
+    "[[[[[[[[[[{\"deep\":[[[[\"x\"]]]]}]]]]]]]]]]",
+};
+
+START_TEST(append_matches_json_c)
+{
+    json_object *o = json_tokener_parse(texts[_i]);
+    ck_assert_ptr_nonnull(o);
+    same_text(o);
+    json_object_put(o);
+}
+END_TEST
+
+/* Every byte value in a string, and a string longer than the quick
+ * reservation, escaped as json-c escapes them. */
+START_TEST(append_escapes_every_byte)
+{
+    char s[256];
+    for (int i = 0; i < 256; i++)
+        s[i] = (char)i;
+    json_object *o = json_object_new_string_len(s, 256);
+    same_text(o);
+    json_object_put(o);
+    size_t n = 10000;
+    char *big = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        big[i] = (char)(i % 7 == 0 ? '\n' : i % 11 == 0 ? 0x01 : 'a' + i % 26);
+    o = json_object_new_string_len(big, (int)n);
+    same_text(o);
+    json_object_put(o);
+    free(big);
+    /* Escapes at every position of short strings, across the eight-byte
+     * steps plain bytes are copied in, into buffers of every fill. */
+    char t[40];
+    for (size_t len = 1; len < sizeof t; len++) {
+        for (size_t at = 0; at < len; at++) {
+            memset(t, 'x', len);
+            t[at] = at % 3 == 0 ? '"' : at % 3 == 1 ? '\x02' : '\\';
+            o = json_object_new_string_len(t, (int)len);
+            same_text(o);
+            json_object_put(o);
+        }
+    }
+}
+END_TEST
+
+/* A value with a serializer of its own is written by it, at any depth. */
+START_TEST(append_keeps_custom_serializers)
+{
+    json_object *o = json_object_new_object(), *arr = json_object_new_array();
+    json_object *raw = json_object_new_string("ignored");
+    json_object_set_serializer(raw, json_object_userdata_to_json_string, strdup("\"as sent\\ud800\""),
+                               json_object_free_userdata);
+    json_object_array_add(arr, raw);
+    json_object_array_add(arr, json_object_new_double_s(1.0, "1.000"));
+    json_object_array_add(arr, NULL);
+    json_object_object_add(o, "a", arr);
+    same_text(o);
+    same_text(NULL);
+    json_object_put(o);
+}
+END_TEST
+
+/* th_json_get: present, absent, null-valued members; non-objects; an
+ * object past the walked size. */
+START_TEST(get_matches_get_ex)
+{
+    json_object *small = json_tokener_parse("{\"a\":1,\"b\":null,\"c\":\"x\"}");
+    json_object *big = json_object_new_object();
+    for (int i = 0; i < 40; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i);
+        json_object_object_add(big, k, json_object_new_int(i));
+    }
+    json_object *arr = json_object_new_array();
+    json_object *objs[] = {small, big, arr, NULL};
+    const char *keys[] = {"a", "b", "c", "d", "k0", "k39", "k40", ""};
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            json_object *want = (json_object *)&want, *got = (json_object *)&got;
+            bool w = json_object_object_get_ex(objs[i], keys[k], &want);
+            bool g = th_json_get(objs[i], keys[k], &got);
+            ck_assert_msg(w == g && want == got, "object %zu key %s", i, keys[k]);
+            ck_assert(th_json_get(objs[i], keys[k], NULL) == w);
+        }
+    }
+    json_object_put(small);
+    json_object_put(big);
+    json_object_put(arr);
+}
+END_TEST
+
+static Suite *jsontree_suite(void)
+{
+    Suite *s = suite_create("jsontree");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, append_matches_json_c, 0, (int)(sizeof texts / sizeof texts[0]));
+    tcase_add_test(tc, append_escapes_every_byte);
+    tcase_add_test(tc, append_keeps_custom_serializers);
+    tcase_add_test(tc, get_matches_get_ex);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN(jsontree_suite)
