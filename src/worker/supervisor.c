@@ -923,6 +923,13 @@ static void proxy_watch(void *user_data)
                why);
 }
 
+/* What a frame of TYPE runs, as messages name it: "resource 'URI' crashed". */
+static const char *kind_of(th_ipc_type type)
+{
+    return type == TH_IPC_READ ? "resource" : type == TH_IPC_PROMPT ? "prompt"
+                                          : type == TH_IPC_COMPLETE ? "completion of" : "tool";
+}
+
 /*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
@@ -966,7 +973,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             continue;
         }
         if (w->dead) {
-            th_call_fail(call, "%s '%s' crashed: %s", type == TH_IPC_READ ? "resource" : "tool", name, w->cause);
+            th_call_fail(call, "%s '%s' crashed: %s", kind_of(type), name, w->cause);
             th_call_mark_crashed(call);
             th_call_abort(call);
             break;
@@ -1000,7 +1007,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             } else if (now >= kill_at && !w->kill_reason[0]) {
                 snprintf(w->kill_reason, sizeof w->kill_reason,
                          "its worker was killed: %s '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
-                         type == TH_IPC_READ ? "resource" : "tool", name, s->sup->opts.cancel_grace_ms);
+                         kind_of(type), name, s->sup->opts.cancel_grace_ms);
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
             }
