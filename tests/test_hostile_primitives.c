@@ -237,6 +237,26 @@ START_TEST(a_read_or_get_ignoring_cancellation_gets_its_worker_killed)
 }
 END_TEST
 
+/* A descriptor's own timeout_ms, shorter than the host's, is the deadline,
+ * in a worker too (it crosses the scan). */
+START_TEST(a_descriptors_own_deadline_applies)
+{
+    char *dir;
+    mh_proc *p = start(&dir, modes[_i], NULL, NULL);
+    mh_send(p, READ(2, "own"));
+    assert_error(p, "2", -31001, "resource 'hostile://own' timed out after 300 ms");
+    mh_send(p, GET(3, "own"));
+    assert_error(p, "3", -31001, "prompt 'own' timed out after 300 ms");
+    mh_send(p, REQ(4, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"own\"},\"argument\":{\"name\":\"x\",\"value\":\"slow\"}"));
+    assert_error(p, "4", -31001, "completion of prompt 'own' timed out after 300 ms");
+    assert_echo_serves(p, 5);
+    mh_ping_is_next(p, 6);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- cancellation by the client -------------------------------------------------------- */
 
 /* notifications/cancelled stops a read, a get and a completion: none gets a
@@ -277,6 +297,7 @@ static Suite *hostile_primitives_suite(void)
     tcase_add_loop_test(tc, invalid_utf8_in_resource_and_prompt_text_arrives_repaired, 0, 2);
     tcase_add_loop_test(tc, slow_read_get_and_complete_time_out_with_one_response_each, 0, 2);
     tcase_add_test(tc, a_read_or_get_ignoring_cancellation_gets_its_worker_killed);
+    tcase_add_loop_test(tc, a_descriptors_own_deadline_applies, 0, 2);
     tcase_add_loop_test(tc, cancelled_read_get_and_complete_get_no_response, 0, 2);
     suite_add_tcase(s, tc);
     return s;

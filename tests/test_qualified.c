@@ -287,6 +287,12 @@ START_TEST(test_cli_call_and_inspect)
     ck_assert_msg(strstr(out, "\"dev__server__my__special__tool\""), "%s", out);
     ck_assert_msg(strstr(out, "\"prod__memory__store_value_async\""), "%s", out);
     ck_assert_msg(strstr(out, "[prod\\/memory] ") || strstr(out, "[prod/memory] "), "%s", out);
+    /* Prompts by their exposed names too, and the completion of one. */
+    ck_assert_msg(strstr(out, "\"dev__filesystem__ask_filesystem\""), "%s", out);
+    ck_assert_msg(strstr(out, "\"prod__memory__ask_memory\""), "%s", out);
+    ck_assert_msg(strstr(out, "\"prompt\": \"dev__server__ask_server\"") ||
+                      strstr(out, "\"prompt\":\"dev__server__ask_server\""),
+                  "%s", out);
     json_object_put(o);
     boxes_free(&b);
 }
@@ -512,9 +518,15 @@ START_TEST(test_prompts_qualified)
 
     /* completion/complete's ref/prompt takes the exposed name too. */
     r = prompt_rpc(p, 9, "completion/complete",
-                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"prod__memory__ask_memory\"},"
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"prod__filesystem__ask_filesystem\"},"
                    "\"argument\":{\"name\":\"who\",\"value\":\"al\"}");
-    MH_ASSERT_STR(r, "result completion values 0", "memory-al");
+    MH_ASSERT_STR(r, "result completion values 0", "filesystem-al");
+    json_object_put(r);
+    /* memory.so completes server.so's prompt, named by its exposed name. */
+    r = prompt_rpc(p, 12, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"dev__server__ask_server\"},"
+                   "\"argument\":{\"name\":\"who\",\"value\":\"bo\"}");
+    MH_ASSERT_STR(r, "result completion values 0", "memory-bo");
     json_object_put(r);
     r = prompt_rpc(p, 10, "completion/complete",
                    "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"ask_memory\"},\"argument\":{\"name\":\"who\","

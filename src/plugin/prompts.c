@@ -413,6 +413,7 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
     e->get = r.get;
     e->user_data = r.user_data;
     e->destroy = r.destroy;
+    e->timeout_ms = r.timeout_ms;
     th_log(TH_LOG_INFO, "prompt_registered name=%s%s%s", e->name, e->origin[0] ? " plugin=" : "", e->origin);
     return TH_OK;
 nomem:
@@ -449,9 +450,17 @@ th_rc th_prompts_add_completion(th_prompts *ps, const th_completion *c, bool sta
                           r.prompt ? "prompt" : "uri_template");
     if (!r.complete)
         return th_err_set(err, TH_ERR_VALUE, "Completion must have a 'complete' function");
-    /* A plugin completes its own prompt: named as that prompt is exposed. */
+    /* With qualified names, a plugin completes its own prompt by the name
+     * it registered (qualified here as the prompt is), or any plugin's by
+     * the exposed name: one that parses into a toolbox of the host. */
     char *prompt = NULL, *toolbox = NULL, *plugin = NULL;
-    if (r.prompt) {
+    th_qualname q;
+    if (r.prompt && th_naming_qualified(ps->naming) && th_qualname_parse(r.prompt, &q) &&
+        th_naming_has_toolbox(ps->naming, q.toolbox, q.toolbox_len)) {
+        if (!(prompt = strdup(r.prompt)))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory registering a completion");
+        ref = prompt;
+    } else if (r.prompt) {
         rc = th_naming_expose_as(ps->naming, origin, r.prompt, &th_qualname_prompt_kind, &toolbox, &plugin, &prompt,
                                  err);
         free(toolbox);
@@ -489,6 +498,7 @@ th_rc th_prompts_add_completion(th_prompts *ps, const th_completion *c, bool sta
     e->complete = r.complete;
     e->user_data = r.user_data;
     e->destroy = r.destroy;
+    e->timeout_ms = r.timeout_ms;
     th_log(TH_LOG_INFO, "completion_registered %s=%s%s%s", r.prompt ? "prompt" : "uri_template",
            e->prompt ? e->prompt : e->uri_template,
            e->origin[0] ? " plugin=" : "", e->origin);

@@ -40,6 +40,7 @@ typedef struct th_prompt_entry {
     char *original_name;     /* the name the plugin registered */
     char *toolbox, *plugin;  /* NULL: in no toolbox */
     bool qualified;
+    uint32_t timeout_ms;     /* the descriptor's own deadline; 0: the host's */
 } th_prompt_entry;
 
 /* One registered completion function; owned by its th_prompts. */
@@ -50,6 +51,7 @@ typedef struct th_completion_entry {
     void *user_data;
     void (*destroy)(void *user_data);
     char *origin;
+    uint32_t timeout_ms;     /* the descriptor's own deadline; 0: the host's */
 } th_completion_entry;
 
 typedef struct th_prompts th_prompts;

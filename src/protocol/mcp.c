@@ -1540,8 +1540,45 @@ typedef struct side_op {
     bool timed_out;          /* the deadline answered; under s->lock */
     th_pool_timer deadline;
     long long armed_ms, timeout_ms;
+    uint32_t own_ms;         /* the descriptor's timeout_ms, 0: none */
     struct side_op *next;    /* in s->ops; under s->lock */
 } side_op;
+
+/*
+** The timeout_ms of the descriptor that METHOD's PARAMS name in REG: the
+** resource or template a read resolves to, the prompt of a get, the
+** completion of a reference. 0 when it has none or nothing matches (the
+** method itself then answers why).
+*/
+static uint32_t own_timeout(const th_registry *reg, const char *method, json_object *params)
+{
+    json_object *v = NULL, *ref = NULL;
+    if (!params)
+        return 0;
+    if (strcmp(method, "resources/read") == 0) {
+        if (!json_object_object_get_ex(params, "uri", &v) || !json_object_is_type(v, json_type_string))
+            return 0;
+        const th_res_entry *e = th_resources_resolve(th_registry_resources(reg), json_object_get_string(v), NULL);
+        return e ? e->timeout_ms : 0;
+    }
+    const th_prompts *ps = th_registry_prompts(reg);
+    if (strcmp(method, "prompts/get") == 0) {
+        if (!json_object_object_get_ex(params, "name", &v) || !json_object_is_type(v, json_type_string))
+            return 0;
+        const th_prompt_entry *e = th_prompts_find(ps, json_object_get_string(v));
+        return e ? e->timeout_ms : 0;
+    }
+    if (!json_object_object_get_ex(params, "ref", &ref) || !json_object_is_type(ref, json_type_object))
+        return 0;
+    bool prompt = json_object_object_get_ex(ref, "name", &v);
+    if (!prompt && !json_object_object_get_ex(ref, "uri", &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return 0;
+    const th_completion_entry *c =
+        th_prompts_find_completion(ps, prompt ? json_object_get_string(v) : NULL, prompt ? NULL : json_object_get_string(v));
+    return c ? c->timeout_ms : 0;
+}
 
 /* Track O (zeroed but for nothing) for the request ID of S. */
 static void op_track(side_op *o, th_mcp_session *s, json_object *id, rpc_batch *batch)
@@ -1580,7 +1617,9 @@ static bool op_start(side_op *o)
     pthread_mutex_unlock(&s->lock);
     if (cancelled)
         return false;
-    o->timeout_ms = s->mcp->cfg.call_timeout_ms;
+    /* The descriptor's own when shorter than the host's, as for a tool. */
+    long long host = s->mcp->cfg.call_timeout_ms, own = o->own_ms;
+    o->timeout_ms = own > 0 && (host <= 0 || own < host) ? own : host;
     if (o->timeout_ms <= 0)
         return true;
     o->armed_ms = th_now_ms();
@@ -1811,6 +1850,7 @@ static void m_resources(request *r)
         if (rj->params)
             json_object_object_get_ex(rj->params, "uri", &uri);
         snprintf(rj->op.what, sizeof rj->op.what, "resource '%.200s'", uri ? json_object_get_string(uri) : "");
+        rj->op.own_ms = own_timeout(rj->reg, rj->method, rj->params);
         op_track(&rj->op, r->s, rj->id, rj->batch);
     }
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
@@ -2056,6 +2096,7 @@ static void m_prompts(request *r)
     pthread_mutex_unlock(&s->lock);
     pj->counted = true;
     describe_prompt_op(pj);
+    pj->op.own_ms = own_timeout(pj->reg, pj->method, pj->params);
     op_track(&pj->op, s, pj->id, pj->batch);
     if (th_pool_submit(s->mcp->pool, run_prompt, pj) != TH_OK) {
         op_finish(&pj->op);

@@ -3,7 +3,8 @@
 ** (test_hostile_primitives): a resource read, a prompt get and a
 ** completion that crash with SIGSEGV, a 50 MB resource, invalid UTF-8 in a
 ** resource's and a prompt's text, and functions that outlast a deadline,
-** one stopping when cancelled and one ignoring it.
+** one stopping when cancelled and one ignoring it; "own" ones have a
+** deadline of their own (timeout_ms).
 */
 #include <signal.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static th_rc read_fn(th_call *call, const char *uri, json_object *vars, void *us
     const char *what = uri + strlen("hostile://");
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
-    if (strcmp(what, "slow") == 0)
+    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
         return until_cancelled(call);
     if (strcmp(what, "hang") == 0)
         forever();
@@ -61,7 +62,7 @@ static th_rc get_fn(th_call *call, json_object *args, void *user_data)
     const char *what = user_data;
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
-    if (strcmp(what, "slow") == 0)
+    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
         return until_cancelled(call);
     if (strcmp(what, "hang") == 0)
         forever();
@@ -102,5 +103,13 @@ TH_REGISTER(primitives)
     }
     th_completion c = {TH_COMPLETION_INIT, .prompt = "fine", .complete = complete_fn};
     th_server_add_completion(server, &c);
+    /* Deadlines of their own, shorter than the host's (timeout_ms). */
+    th_resource own = {TH_RESOURCE_INIT, .uri = "hostile://own", .name = "own", .read = read_fn, .timeout_ms = 300};
+    th_server_add_resource(server, &own);
+    th_prompt pown = {TH_PROMPT_INIT, .name = "own", .arguments = "[{\"name\":\"x\"}]", .get = get_fn,
+                      .user_data = (void *)"own", .timeout_ms = 300};
+    th_server_add_prompt(server, &pown);
+    th_completion cown = {TH_COMPLETION_INIT, .prompt = "own", .complete = complete_fn, .timeout_ms = 300};
+    th_server_add_completion(server, &cown);
     return th_server_added_only(server);
 }

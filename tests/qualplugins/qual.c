@@ -6,6 +6,8 @@
 ** th_call_tool_name(), so a test sees which name the handler was given;
 ** the prompt ask_QP_NAME and its completion likewise.
 */
+#include <string.h>
+
 #include <toolhost/plugin.h>
 
 #define QP_STR2(x) #x
@@ -64,7 +66,12 @@ QP_REG(QP_NAME)
     th_prompt p = {TH_PROMPT_INIT, .name = "ask_" QP_STR(QP_NAME), .description = "Asks (seed 002 tests).",
                    .arguments = "[{\"name\":\"who\"}]", .get = get};
     th_server_add_prompt(server, &p);
+    /* server.so's prompt is completed by memory.so, by its exposed name
+     * (a plugin's own prompts by the names it gave them). */
     th_completion c = {TH_COMPLETION_INIT, .prompt = "ask_" QP_STR(QP_NAME), .complete = complete};
-    th_server_add_completion(server, &c);
+    if (strcmp(QP_STR(QP_NAME), "memory") == 0)
+        c.prompt = "dev__server__ask_server";
+    if (strcmp(QP_STR(QP_NAME), "server") != 0)
+        th_server_add_completion(server, &c);
     return &main_tool;
 }
