@@ -194,9 +194,10 @@ START_TEST(slow_read_get_and_complete_time_out_with_one_response_each)
 }
 END_TEST
 
-/* A read and a get that ignore cancellation: answered by the deadline, and
- * their worker killed past --cancel-grace-ms; the next worker serves. */
-START_TEST(a_read_or_get_ignoring_cancellation_gets_its_worker_killed)
+/* A read, a get and a completion that ignore cancellation: answered by
+ * the deadline, and their worker killed past --cancel-grace-ms; the next
+ * worker serves. */
+START_TEST(a_function_ignoring_cancellation_gets_its_worker_killed)
 {
     char *dir, timeout[32], grace[32], ignored[128];
     int k = mh_time_scale();
@@ -213,6 +214,12 @@ START_TEST(a_read_or_get_ignoring_cancellation_gets_its_worker_killed)
     mh_send(p, GET(4, "hang"));
     assert_error(p, "4", -31001, "prompt 'hang' timed out after");
     snprintf(ignored, sizeof ignored, "prompt 'hang' ignored cancellation for %d ms (--cancel-grace-ms)", 200 * k);
+    assert_stderr_has(p, ignored);
+    assert_echo_serves(p, 40);
+    mh_send(p, COMPLETE(41, "hang"));
+    assert_error(p, "41", -31001, "completion of prompt 'fine' timed out after");
+    snprintf(ignored, sizeof ignored, "completion of 'fine' ignored cancellation for %d ms (--cancel-grace-ms)",
+             200 * k);
     assert_stderr_has(p, ignored);
     long long until = mh_now_ms() + MH_TIMEOUT_MS;
     for (int id = 5;; id++) { /* the next worker, past the restart backoff */
@@ -296,7 +303,7 @@ static Suite *hostile_primitives_suite(void)
     tcase_add_loop_test(tc, a_50_mb_resource_is_refused_naming_the_limit, 0, 2);
     tcase_add_loop_test(tc, invalid_utf8_in_resource_and_prompt_text_arrives_repaired, 0, 2);
     tcase_add_loop_test(tc, slow_read_get_and_complete_time_out_with_one_response_each, 0, 2);
-    tcase_add_test(tc, a_read_or_get_ignoring_cancellation_gets_its_worker_killed);
+    tcase_add_test(tc, a_function_ignoring_cancellation_gets_its_worker_killed);
     tcase_add_loop_test(tc, a_descriptors_own_deadline_applies, 0, 2);
     tcase_add_loop_test(tc, cancelled_read_get_and_complete_get_no_response, 0, 2);
     suite_add_tcase(s, tc);
