@@ -113,3 +113,8 @@ hostile_slow_start_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/greet.la
 hostile_greet_la_SOURCES = hostile/greet.c
 hostile_greet_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 14 (test_hostile_primitives): crashes, a 50 MB resource, invalid
+# UTF-8 and deadlines in read, get and completion functions.
+check_LTLIBRARIES += hostile/primitives.la
+hostile_primitives_la_SOURCES = hostile/primitives.c
+hostile_primitives_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -287,6 +287,12 @@ START_TEST(test_cli_call_and_inspect)
     ck_assert_msg(strstr(out, "\"dev__server__my__special__tool\""), "%s", out);
     ck_assert_msg(strstr(out, "\"prod__memory__store_value_async\""), "%s", out);
     ck_assert_msg(strstr(out, "[prod\\/memory] ") || strstr(out, "[prod/memory] "), "%s", out);
+    /* Prompts by their exposed names too, and the completion of one. */
+    ck_assert_msg(strstr(out, "\"dev__filesystem__ask_filesystem\""), "%s", out);
+    ck_assert_msg(strstr(out, "\"prod__memory__ask_memory\""), "%s", out);
+    ck_assert_msg(strstr(out, "\"prompt\": \"dev__server__ask_server\"") ||
+                      strstr(out, "\"prompt\":\"dev__server__ask_server\""),
+                  "%s", out);
     json_object_put(o);
     boxes_free(&b);
 }
@@ -451,6 +457,119 @@ START_TEST(test_http_mcp_name_carries_the_exposed_name)
 }
 END_TEST
 
+/* ---- prompts (issue 14): named, looked up and completed as tools are ---- */
+
+static json_object *prompt_rpc(mh_proc *p, int id, const char *method, const char *params)
+{
+    return mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s}}", id, method, params);
+}
+
+static void expect_prompt_error(mh_proc *p, int id, const char *name, const char *want)
+{
+    char params[300];
+    snprintf(params, sizeof params, "\"name\":\"%s\"", name);
+    json_object *r = prompt_rpc(p, id, "prompts/get", params);
+    MH_ASSERT_ERROR(r, -32602);
+    char full[600];
+    snprintf(full, sizeof full, "Invalid params: %s", want);
+    MH_ASSERT_STR(r, "error message", full);
+    json_object_put(r);
+}
+
+static bool prompt_listed(json_object *list, const char *name)
+{
+    json_object *prompts = mh_at(list, "result prompts");
+    for (size_t i = 0; i < json_object_array_length(prompts); i++)
+        if (strcmp(mh_str(json_object_array_get_idx(prompts, i), "name"), name) == 0)
+            return true;
+    return false;
+}
+
+START_TEST(test_prompts_qualified)
+{
+    boxes b;
+    boxes_make(&b);
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", "--qualified-names", b.dev_arg, b.prod_arg,
+                          NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *list = prompt_rpc(p, 2, "prompts/list", "");
+    ck_assert_int_eq((int)mh_len(list, "result prompts"), 4);
+    static const char *const names[] = {"dev__filesystem__ask_filesystem", "dev__server__ask_server",
+                                        "prod__memory__ask_memory", "prod__filesystem__ask_filesystem"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        ck_assert_msg(prompt_listed(list, names[i]), "%s not listed in %s", names[i], mh_json(list));
+    MH_ASSERT_STR(list, "result prompts 0 description", "[dev/filesystem] Asks (seed 002 tests).");
+    json_object_put(list);
+
+    /* The get is given the name it registered, in a worker or not. */
+    json_object *r = prompt_rpc(p, 3, "prompts/get", "\"name\":\"prod__filesystem__ask_filesystem\"");
+    MH_ASSERT_STR(r, "result messages 0 content text", "ask_filesystem got by filesystem.so");
+    json_object_put(r);
+    r = prompt_rpc(p, 4, "prompts/get", "\"name\":\"dev__server__ask_server\"");
+    MH_ASSERT_STR(r, "result messages 0 content text", "ask_server got by server.so");
+    json_object_put(r);
+
+    expect_prompt_error(p, 5, "ask_server",
+                        "Invalid prompt name format 'ask_server'. Expected format: {toolbox}__{server}__{prompt} "
+                        "(note: double underscores between all components)");
+    expect_prompt_error(p, 6, "stage__server__ask_server", "Toolbox 'stage' not found");
+    expect_prompt_error(p, 7, "dev__memory__ask_memory", "Server 'memory' not found in toolbox 'dev'");
+    expect_prompt_error(p, 8, "dev__server__ask_nobody", "unknown prompt 'dev__server__ask_nobody'");
+
+    /* completion/complete's ref/prompt takes the exposed name too. */
+    r = prompt_rpc(p, 9, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"prod__filesystem__ask_filesystem\"},"
+                   "\"argument\":{\"name\":\"who\",\"value\":\"al\"}");
+    MH_ASSERT_STR(r, "result completion values 0", "filesystem-al");
+    json_object_put(r);
+    /* memory.so completes server.so's prompt, named by its exposed name. */
+    r = prompt_rpc(p, 12, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"dev__server__ask_server\"},"
+                   "\"argument\":{\"name\":\"who\",\"value\":\"bo\"}");
+    MH_ASSERT_STR(r, "result completion values 0", "memory-bo");
+    json_object_put(r);
+    r = prompt_rpc(p, 10, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"ask_memory\"},\"argument\":{\"name\":\"who\","
+                   "\"value\":\"al\"}");
+    MH_ASSERT_ERROR(r, -32602);
+    ck_assert_msg(strstr(mh_str(r, "error message"), "Invalid prompt name format 'ask_memory'"), "%s", mh_json(r));
+    json_object_put(r);
+    /* The host keeps serving after every refusal. */
+    expect_text(p, 11, "dev__server__server", "server answered by server.so");
+    mh_finish(p);
+    boxes_free(&b);
+}
+END_TEST
+
+/* Without --qualified-names prompts keep their names, and a second
+ * plugin's prompt of the same name is refused naming both toolboxes. */
+START_TEST(test_prompts_unqualified)
+{
+    boxes b;
+    boxes_make(&b);
+    mh_proc *p = mh_spawn(isolation[_i], "--no-registry-cache", b.dev_arg, b.prod_arg, NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *list = prompt_rpc(p, 2, "prompts/list", "");
+    ck_assert_int_eq((int)mh_len(list, "result prompts"), 3); /* prod's filesystem.so is refused */
+    ck_assert(prompt_listed(list, "ask_filesystem") && prompt_listed(list, "ask_server") &&
+              prompt_listed(list, "ask_memory"));
+    MH_ASSERT_STR(list, "result prompts 0 description", "Asks (seed 002 tests).");
+    json_object_put(list);
+    json_object *r = prompt_rpc(p, 3, "prompts/get", "\"name\":\"ask_server\"");
+    MH_ASSERT_STR(r, "result messages 0 content text", "ask_server got by server.so");
+    json_object_put(r);
+    expect_prompt_error(p, 4, "dev__server__ask_server", "unknown prompt 'dev__server__ask_server'");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "Prompt 'ask_filesystem' already registered (first by %s/filesystem.so in toolbox 'dev'; again by "
+             "%s/filesystem.so in toolbox 'prod')",
+             b.dev, b.prod);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no refusal '%s' in: %s", want, mh_stderr(p));
+    mh_finish(p);
+    boxes_free(&b);
+}
+END_TEST
+
 static Suite *qualified_suite(void)
 {
     Suite *s = suite_create("qualified");
@@ -467,6 +586,8 @@ static Suite *qualified_suite(void)
     tcase_add_loop_test(tc, test_http_mcp_name_carries_the_exposed_name, 0, 2);
     tcase_add_loop_test(tc, test_host_failures_are_delegation_errors, 0, 2);
     tcase_add_loop_test(tc, test_name_ownership_spans_toolboxes, 0, 2);
+    tcase_add_loop_test(tc, test_prompts_qualified, 0, 2);
+    tcase_add_loop_test(tc, test_prompts_unqualified, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,3 +44,8 @@ test_load_limits_SOURCES = test_load_limits.c $(MCP_HARNESS)
 check_PROGRAMS += test_load_refusals
 TESTS += test_load_refusals
 test_load_refusals_SOURCES = test_load_refusals.c $(MCP_HARNESS)
+
+# Issue 14's hostile plugin against resources, prompts and completion.
+check_PROGRAMS += test_hostile_primitives
+TESTS += test_hostile_primitives
+test_hostile_primitives_SOURCES = test_hostile_primitives.c $(MCP_HARNESS)

@@ -840,6 +840,13 @@ typedef th_rc (*th_read_fn)(th_call *call, const char *uri, json_object *vars, v
 ** user_data     passed to read untouched.
 ** destroy       optional; called with user_data when the host lets go of
 **               the resource (not at exit), as for th_tool.destroy.
+** timeout_ms    (added after destroy) the deadline of a read, in
+**               milliseconds, as th_tool.timeout_ms: 0 (and a plugin built
+**               before the field existed) means the host's --call-timeout,
+**               a longer one is cut to the host's. On expiry the client
+**               gets JSON-RPC error -31001 ("resource 'URI' timed out
+**               after 500 ms"), th_call_cancelled() turns true, and what
+**               the read adds or returns afterwards is discarded.
 */
 typedef struct th_resource {
     uint32_t abi_version;
@@ -856,6 +863,7 @@ typedef struct th_resource {
     void *user_data;
     void (*destroy)(void *user_data);
     /* Append new fields below; never reorder. */
+    uint32_t timeout_ms;
 } th_resource;
 
 /* Start a th_resource designated initialiser with this. */
@@ -1018,6 +1026,9 @@ typedef th_rc (*th_prompt_fn)(th_call *call, json_object *arguments, void *user_
 ** user_data     passed to get untouched.
 ** destroy       optional; called with user_data when the host lets go of
 **               the prompt, as for th_tool.destroy.
+** timeout_ms    (added after destroy) the deadline of a get, as
+**               th_resource.timeout_ms is of a read ("prompt 'NAME' timed
+**               out after 500 ms").
 */
 typedef struct th_prompt {
     uint32_t abi_version;
@@ -1031,6 +1042,7 @@ typedef struct th_prompt {
     void *user_data;
     void (*destroy)(void *user_data);
     /* Append new fields below; never reorder. */
+    uint32_t timeout_ms;
 } th_prompt;
 
 /* Start a th_prompt designated initialiser with this. */
@@ -1078,7 +1090,9 @@ typedef th_rc (*th_complete_fn)(th_call *call, const char *argument, const char 
 ** What a completion function completes: the arguments of the prompt named
 ** PROMPT, or the variables of the resource template URI_TEMPLATE (exactly
 ** one of the two). Copied during registration; complete, user_data and
-** destroy must stay valid while the plugin is loaded.
+** destroy must stay valid while the plugin is loaded. TIMEOUT_MS (added
+** after destroy) is the deadline of a completion, as th_resource.timeout_ms
+** is of a read ("completion of prompt 'NAME' timed out after 500 ms").
 */
 typedef struct th_completion {
     uint32_t abi_version;
@@ -1089,6 +1103,7 @@ typedef struct th_completion {
     void *user_data;
     void (*destroy)(void *user_data);
     /* Append new fields below; never reorder. */
+    uint32_t timeout_ms;
 } th_completion;
 
 #define TH_COMPLETION_INIT .abi_version = TH_ABI_VERSION, .struct_size = sizeof(th_completion)
@@ -1097,7 +1112,10 @@ typedef struct th_completion {
 ** Register a completion function from inside register_NAME_tool(). The
 ** prompt or template it names may come from any plugin, registered before
 ** or after it; completion/complete for a reference nobody completes
-** answers an empty list. Refusals: COMPLETION NULL: TH_ERR_TYPE; ABI:
+** answers an empty list. With --qualified-names, PROMPT is qualified with
+** the completing plugin's toolbox and name, as its own prompts are; to
+** complete another plugin's prompt then, give its exposed name
+** (BOX__PLUGIN__PROMPT). Refusals: COMPLETION NULL: TH_ERR_TYPE; ABI:
 ** TH_ERR_ABI; neither or both of prompt and uri_template: TH_ERR_ATTRIBUTE;
 ** no complete function, or a reference another completion already has
 ** (naming the first registrant): TH_ERR_VALUE; after the start:

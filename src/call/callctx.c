@@ -107,6 +107,8 @@ th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
     if (hooks)
         c->hooks = *hooks;
     atomic_init(&c->cancelled, false);
+    if (c->hooks.bind)
+        c->hooks.bind(c->hooks.bind_ctx, c);
     return c;
 }
 
@@ -114,6 +116,8 @@ void th_call_free(th_call *c)
 {
     if (!c)
         return;
+    if (c->hooks.bind) /* before the end: a cancel in between still finds it */
+        c->hooks.bind(c->hooks.bind_ctx, NULL);
     th_call_end(c);
     if (c->tool_name != c->name_here)
         free(c->tool_name);

@@ -35,6 +35,12 @@ typedef struct th_call_hooks {
     th_rc (*ask)(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
                  json_object **result);
     void *ask_ctx;
+    /* Told of the call when it is created (CALL) and just before it is
+     * freed (NULL), on the creating thread: so that whoever started it can
+     * cancel it meanwhile (a resource read's deadline, notifications/
+     * cancelled) although the call is made further down. NULL: nobody. */
+    void (*bind)(void *ctx, th_call *call);
+    void *bind_ctx;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */

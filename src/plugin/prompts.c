@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "call/crashnote.h"
 #include "plugin/prompts.h"
+#include "plugin/qualname.h"
 
 typedef struct vec {
     void **items;
@@ -22,6 +23,7 @@ typedef struct vec {
 struct th_prompts {
     vec prompts;     /* th_prompt_entry *, registration order */
     vec completions; /* th_completion_entry * */
+    const th_naming *naming; /* borrowed from the registry, or NULL */
 };
 
 /* Minimum struct_size: the first published layouts, which end at destroy. */
@@ -31,6 +33,12 @@ struct th_prompts {
 th_prompts *th_prompts_new(void)
 {
     return calloc(1, sizeof(th_prompts));
+}
+
+void th_prompts_set_naming(th_prompts *ps, const th_naming *n)
+{
+    if (ps)
+        ps->naming = n;
 }
 
 static void prompt_free(th_prompt_entry *e)
@@ -45,6 +53,9 @@ static void prompt_free(th_prompt_entry *e)
     json_object_put(e->arguments);
     json_object_put(e->icons);
     free(e->origin);
+    free(e->original_name);
+    free(e->toolbox);
+    free(e->plugin);
     free(e);
 }
 
@@ -131,6 +142,51 @@ const th_completion_entry *th_prompts_find_completion(const th_prompts *ps, cons
                    : uri_template && e->uri_template && strcmp(e->uri_template, uri_template) == 0)
             return e;
     }
+    return NULL;
+}
+
+/* Does REG or PS hold anything of plugin SERVER in TOOLBOX (parts of Q)?
+ * Only on the way to a refusal, so a scan is fine. */
+static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
+{
+    for (size_t i = 0; i < th_prompts_count(ps); i++) {
+        const th_prompt_entry *e = th_prompts_at(ps, i);
+        if (e->qualified && strlen(e->toolbox) == q->toolbox_len &&
+            memcmp(e->toolbox, q->toolbox, q->toolbox_len) == 0 && strlen(e->plugin) == q->server_len &&
+            memcmp(e->plugin, q->server, q->server_len) == 0)
+            return true;
+    }
+    for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
+        const th_entry *e = th_registry_at(reg, i);
+        if (e->qualified && strlen(e->toolbox) == q->toolbox_len &&
+            memcmp(e->toolbox, q->toolbox, q->toolbox_len) == 0 && strlen(e->plugin) == q->server_len &&
+            memcmp(e->plugin, q->server, q->server_len) == 0)
+            return true;
+    }
+    return false;
+}
+
+const th_prompt_entry *th_prompts_resolve(const th_registry *reg, const th_prompts *ps, const char *name, char *why,
+                                          size_t size)
+{
+    /* As th_tool_resolve: the exact lookup decides, the parse explains. */
+    const th_prompt_entry *e = th_prompts_find(ps, name);
+    if (e)
+        return e;
+    th_qualname q;
+    if (!name)
+        snprintf(why, size, "unknown prompt '(no name)'");
+    else if (!th_naming_qualified(ps ? ps->naming : NULL))
+        snprintf(why, size, "unknown prompt '%.200s'", name);
+    else if (!th_qualname_parse(name, &q))
+        th_qualname_err_format_as(why, size, &th_qualname_prompt_kind, name);
+    else if (!th_naming_has_toolbox(ps->naming, q.toolbox, q.toolbox_len))
+        th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
+    else if (!has_server(reg, ps, &q))
+        th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
+    else
+        snprintf(why, size, "unknown prompt '%.200s'", name);
+    th_utf8_clip(why);
     return NULL;
 }
 
@@ -292,15 +348,37 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
         if (!name_char(*c))
             return th_err_set(err, TH_ERR_VALUE,
                               "Prompt name '%.200s' invalid (must be letters, digits, '_', '-' and '.')", r.name);
-    const th_prompt_entry *first = th_prompts_find(ps, r.name);
-    if (first)
-        return th_err_set(err, TH_ERR_VALUE, "Prompt '%s' already registered%s%s%s", r.name,
-                          first->origin[0] ? " (first by " : "", first->origin, first->origin[0] ? ")" : "");
-    if (r.title && !th_utf8_valid(r.title, strlen(r.title)))
-        return th_err_set(err, TH_ERR_VALUE, "Prompt title must be valid UTF-8");
-    if (r.description && !th_utf8_valid(r.description, strlen(r.description)))
-        return th_err_set(err, TH_ERR_VALUE, "Prompt description must be valid UTF-8");
+    /* The name clients see is the one that must be unique (as for tools). */
+    char *exposed = NULL, *toolbox = NULL, *plugin = NULL, *described = NULL;
     json_object *args = NULL, *icons = NULL;
+    if (th_naming_expose_as(ps->naming, origin, r.name, &th_qualname_prompt_kind, &toolbox, &plugin, &exposed, err) !=
+        TH_OK)
+        return err ? err->code : TH_ERR_VALUE;
+    const th_prompt_entry *first = th_prompts_find(ps, exposed);
+    if (first && first->toolbox && toolbox && strcmp(first->toolbox, toolbox) != 0)
+        th_err_set(err, TH_ERR_VALUE,
+                   "Prompt '%s' already registered (first by %s in toolbox '%s'; again by %s in toolbox '%s')",
+                   exposed, first->origin, first->toolbox, origin ? origin : "", toolbox);
+    else if (first)
+        th_err_set(err, TH_ERR_VALUE, "Prompt '%s' already registered%s%s%s", exposed,
+                   first->origin[0] ? " (first by " : "", first->origin, first->origin[0] ? ")" : "");
+    if (first)
+        goto refused;
+    if (r.title && !th_utf8_valid(r.title, strlen(r.title))) {
+        th_err_set(err, TH_ERR_VALUE, "Prompt title must be valid UTF-8");
+        goto refused;
+    }
+    if (r.description && !th_utf8_valid(r.description, strlen(r.description))) {
+        th_err_set(err, TH_ERR_VALUE, "Prompt description must be valid UTF-8");
+        goto refused;
+    }
+    bool qualified = strcmp(exposed, r.name) != 0;
+    if (qualified) { /* seed 002's "[toolbox/server] " before the description */
+        th_buf d = {0};
+        th_buf_printf(&d, "[%s/%s]%s%s", toolbox, plugin, r.description ? " " : "", r.description ? r.description : "");
+        if (!(described = d.data))
+            goto nomem;
+    }
     if (r.arguments && (!(args = parse_array(r.arguments, "arguments", err)) || check_arguments(args, err) != TH_OK))
         goto refused;
     if (r.icons && (!(icons = parse_array(r.icons, "icons", err)) || check_icons(icons, err) != TH_OK))
@@ -315,23 +393,27 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
     if (!e)
         goto nomem;
     bool oom = false;
-    e->name = dup_opt(r.name, &oom);
+    e->name = exposed;
+    e->original_name = dup_opt(r.name, &oom);
+    e->toolbox = toolbox;
+    e->plugin = plugin;
+    e->qualified = qualified;
     e->title = dup_opt(r.title, &oom);
-    e->description = dup_opt(r.description, &oom);
+    e->description = described ? described : dup_opt(r.description, &oom);
     e->origin = dup_opt(origin ? origin : "", &oom);
     e->arguments = args;
     e->icons = icons;
+    exposed = toolbox = plugin = described = NULL; /* the entry's now */
     if (oom || !vec_push(&ps->prompts, e)) {
-        free(e->name);
-        free(e->title);
-        free(e->description);
-        free(e->origin);
-        free(e);
+        e->arguments = e->icons = NULL;
+        e->destroy = NULL;
+        prompt_free(e);
         goto nomem;
     }
     e->get = r.get;
     e->user_data = r.user_data;
     e->destroy = r.destroy;
+    e->timeout_ms = r.timeout_ms;
     th_log(TH_LOG_INFO, "prompt_registered name=%s%s%s", e->name, e->origin[0] ? " plugin=" : "", e->origin);
     return TH_OK;
 nomem:
@@ -339,6 +421,10 @@ nomem:
 refused:
     json_object_put(args);
     json_object_put(icons);
+    free(exposed);
+    free(toolbox);
+    free(plugin);
+    free(described);
     return err ? err->code : TH_ERR_VALUE;
 }
 
@@ -364,15 +450,38 @@ th_rc th_prompts_add_completion(th_prompts *ps, const th_completion *c, bool sta
                           r.prompt ? "prompt" : "uri_template");
     if (!r.complete)
         return th_err_set(err, TH_ERR_VALUE, "Completion must have a 'complete' function");
-    const th_completion_entry *first = th_prompts_find_completion(ps, r.prompt, r.uri_template);
-    if (first)
-        return th_err_set(err, TH_ERR_VALUE, "Completion of %s '%.200s' already registered%s%s%s",
-                          r.prompt ? "prompt" : "uri_template", ref, first->origin[0] ? " (first by " : "",
-                          first->origin, first->origin[0] ? ")" : "");
+    /* With qualified names, a plugin completes its own prompt by the name
+     * it registered (qualified here as the prompt is), or any plugin's by
+     * the exposed name: one that parses into a toolbox of the host. */
+    char *prompt = NULL, *toolbox = NULL, *plugin = NULL;
+    th_qualname q;
+    if (r.prompt && th_naming_qualified(ps->naming) && th_qualname_parse(r.prompt, &q) &&
+        th_naming_has_toolbox(ps->naming, q.toolbox, q.toolbox_len)) {
+        if (!(prompt = strdup(r.prompt)))
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory registering a completion");
+        ref = prompt;
+    } else if (r.prompt) {
+        rc = th_naming_expose_as(ps->naming, origin, r.prompt, &th_qualname_prompt_kind, &toolbox, &plugin, &prompt,
+                                 err);
+        free(toolbox);
+        free(plugin);
+        if (rc != TH_OK)
+            return rc;
+        ref = prompt;
+    }
+    const th_completion_entry *first = th_prompts_find_completion(ps, prompt, r.uri_template);
+    if (first) {
+        rc = th_err_set(err, TH_ERR_VALUE, "Completion of %s '%.200s' already registered%s%s%s",
+                        r.prompt ? "prompt" : "uri_template", ref, first->origin[0] ? " (first by " : "",
+                        first->origin, first->origin[0] ? ")" : "");
+        free(prompt);
+        return rc;
+    }
     th_completion_entry *e = calloc(1, sizeof *e);
     bool oom = !e;
     if (e) {
-        e->prompt = dup_opt(r.prompt, &oom);
+        e->prompt = prompt;
+        prompt = NULL;
         e->uri_template = dup_opt(r.uri_template, &oom);
         e->origin = dup_opt(origin ? origin : "", &oom);
     }
@@ -383,12 +492,15 @@ th_rc th_prompts_add_completion(th_prompts *ps, const th_completion *c, bool sta
             free(e->origin);
             free(e);
         }
+        free(prompt);
         return th_err_set(err, TH_ERR_NOMEM, "out of memory registering a completion");
     }
     e->complete = r.complete;
     e->user_data = r.user_data;
     e->destroy = r.destroy;
-    th_log(TH_LOG_INFO, "completion_registered %s=%s%s%s", r.prompt ? "prompt" : "uri_template", ref,
+    e->timeout_ms = r.timeout_ms;
+    th_log(TH_LOG_INFO, "completion_registered %s=%s%s%s", r.prompt ? "prompt" : "uri_template",
+           e->prompt ? e->prompt : e->uri_template,
            e->origin[0] ? " plugin=" : "", e->origin);
     return TH_OK;
 }
@@ -445,7 +557,9 @@ static json_object *finish(th_call *call, th_rc *rc)
 
 json_object *th_prompts_run_get(const th_prompt_entry *e, json_object *args, const th_call_hooks *hooks, th_rc *rc)
 {
-    th_call *call = th_call_new(e->name, hooks);
+    /* The get is given the name it registered, qualified or not, in a
+     * worker or not (as a tool's handler is). */
+    th_call *call = th_call_new(e->original_name ? e->original_name : e->name, hooks);
     if (!call) {
         *rc = TH_ERR_NOMEM;
         return NULL;

@@ -34,21 +34,33 @@ typedef struct th_prompt_entry {
     void *user_data;
     void (*destroy)(void *user_data);
     char *origin;            /* plugin path ("" if none) */
+    /* Toolboxes (plugin/qualname.h), as for a tool: NAME is the exposed
+     * name, {toolbox}__{plugin}__{original_name} when QUALIFIED, and then
+     * DESCRIPTION starts with "[toolbox/plugin] ". */
+    char *original_name;     /* the name the plugin registered */
+    char *toolbox, *plugin;  /* NULL: in no toolbox */
+    bool qualified;
+    uint32_t timeout_ms;     /* the descriptor's own deadline; 0: the host's */
 } th_prompt_entry;
 
 /* One registered completion function; owned by its th_prompts. */
 typedef struct th_completion_entry {
-    char *prompt;            /* the prompt's name, or NULL */
+    char *prompt;            /* the prompt's exposed name, or NULL */
     char *uri_template;      /* the template's text, or NULL */
     th_complete_fn complete;
     void *user_data;
     void (*destroy)(void *user_data);
     char *origin;
+    uint32_t timeout_ms;     /* the descriptor's own deadline; 0: the host's */
 } th_completion_entry;
 
 typedef struct th_prompts th_prompts;
 
+struct th_naming;
 th_prompts *th_prompts_new(void);
+/* Name prompts added from now on by the toolboxes of N (borrowed: the
+ * registry holding PS holds N too), qualified when N says so. */
+void th_prompts_set_naming(th_prompts *ps, const struct th_naming *n);
 /* Calls every entry's destroy, newest first. */
 void th_prompts_free(th_prompts *ps);
 
@@ -71,6 +83,18 @@ const th_completion_entry *th_prompts_completion_at(const th_prompts *ps, size_t
 void th_prompts_truncate(th_prompts *ps, size_t n, size_t c);
 
 const th_prompt_entry *th_prompts_find(const th_prompts *ps, const char *name);
+
+/*
+** The prompt a client's NAME stands for (prompts/get, completion/complete's
+** ref/prompt), as th_tool_resolve is for tools: the entry, or NULL with
+** WHY (SIZE bytes): with qualified names seed 002's texts ("Invalid prompt
+** name format ...", "Toolbox 'x' not found", "Server 'y' not found in
+** toolbox 'x'"), else "unknown prompt 'NAME'". REG is the registry PS
+** belongs to (its tools count as servers too).
+*/
+struct th_registry;
+const th_prompt_entry *th_prompts_resolve(const struct th_registry *reg, const th_prompts *ps, const char *name,
+                                          char *why, size_t size);
 
 /* Would prompts/list show A and B alike (names, titles, descriptions,
  * arguments, icons, in order)? A reload tells clients when not. */

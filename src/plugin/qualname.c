@@ -68,10 +68,15 @@ const char *th_qualname_part_rule(const char *name)
 
 void th_qualname_err_format(char *buf, size_t size, const char *name)
 {
+    th_qualname_err_format_as(buf, size, &th_qualname_tool_kind, name);
+}
+
+void th_qualname_err_format_as(char *buf, size_t size, const th_qualname_kind *kind, const char *name)
+{
     snprintf(buf, size,
-             "Invalid tool name format '%s'. Expected format: {toolbox}__{server}__{tool} "
+             "Invalid %s name format '%s'. Expected format: {toolbox}__{server}__{%s} "
              "(note: double underscores between all components)",
-             name);
+             kind->lower, name, kind->lower);
 }
 
 void th_qualname_err_toolbox(char *buf, size_t size, const char *toolbox, size_t len)
@@ -279,6 +284,16 @@ static const toolbox_dir *dir_of(const th_naming *n, const char *path)
 th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, char **toolbox, char **plugin,
                        char **exposed, th_err *err)
 {
+    return th_naming_expose_as(n, path, tool, &th_qualname_tool_kind, toolbox, plugin, exposed, err);
+}
+
+const th_qualname_kind th_qualname_tool_kind = {"Tool", "tool", TH_QUALNAME_MAX, "the %d MCP allows"};
+const th_qualname_kind th_qualname_prompt_kind = {"Prompt", "prompt", TH_PROMPT_QUALNAME_MAX,
+                                                  "the %d a prompt name may have"};
+
+th_rc th_naming_expose_as(const th_naming *n, const char *path, const char *tool, const th_qualname_kind *kind,
+                          char **toolbox, char **plugin, char **exposed, th_err *err)
+{
     th_rc rc;
     *toolbox = *plugin = *exposed = NULL;
     const toolbox_dir *d = dir_of(n, path);
@@ -301,24 +316,26 @@ th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, c
     }
     const char *why = th_qualname_part_rule(*plugin);
     if (why) {
-        rc = th_err_set(err, TH_ERR_VALUE, "plugin name '%s' cannot be part of a qualified tool name: it %s",
-                        *plugin, why);
+        rc = th_err_set(err, TH_ERR_VALUE, "plugin name '%s' cannot be part of a qualified %s name: it %s",
+                        *plugin, kind->lower, why);
         goto fail;
     }
     if (!(*exposed = th_qualname_make(*toolbox, *plugin, tool)))
         goto nomem;
     size_t len = strlen(*exposed);
-    if (len > TH_QUALNAME_MAX) {
+    if (len > (size_t)kind->max) {
+        char limit[64];
+        snprintf(limit, sizeof limit, kind->limit, kind->max);
         rc = th_err_set(err, TH_ERR_VALUE,
-                        "Tool qualified name '%s' is %zu chars, longer than the %d MCP allows "
-                        "(toolbox '%s' + plugin '%s' + tool '%s'; shorten the toolbox name)",
-                        *exposed, len, TH_QUALNAME_MAX, *toolbox, *plugin, tool);
+                        "%s qualified name '%s' is %zu chars, longer than %s "
+                        "(toolbox '%s' + plugin '%s' + %s '%s'; shorten the toolbox name)",
+                        kind->upper, *exposed, len, limit, *toolbox, *plugin, kind->lower, tool);
         goto fail;
     }
     return TH_OK;
 
 nomem:
-    rc = th_err_set(err, TH_ERR_NOMEM, "out of memory naming tool '%s'", tool);
+    rc = th_err_set(err, TH_ERR_NOMEM, "out of memory naming %s '%s'", kind->lower, tool);
 fail:
     free(*toolbox);
     free(*plugin);

@@ -15,6 +15,22 @@
 
 /* The MCP limit on a tool name, which a qualified name must also keep. */
 #define TH_QUALNAME_MAX 64
+/* A qualified prompt name's limit: a prompt name's own (plugin/prompts.h). */
+#define TH_PROMPT_QUALNAME_MAX 128
+
+/*
+** What a qualified name names, for the rules and texts that differ: tools
+** (seed 002) and, by the same rules, prompts. UPPER and LOWER name it in
+** messages ("Tool", "tool"); MAX is the longest exposed name; LIMIT says
+** where MAX comes from (a printf format taking MAX).
+*/
+typedef struct th_qualname_kind {
+    const char *upper, *lower;
+    int max;
+    const char *limit;
+} th_qualname_kind;
+extern const th_qualname_kind th_qualname_tool_kind, th_qualname_prompt_kind;
+
 /* The toolbox of a --plugin-dir given without NAME=. */
 #define TH_DEFAULT_TOOLBOX "default"
 
@@ -51,6 +67,8 @@ const char *th_qualname_part_rule(const char *name);
 
 /* Seed 002's error texts, into BUF (truncated to SIZE). */
 void th_qualname_err_format(char *buf, size_t size, const char *name);
+/* The format error for a name of KIND ("Invalid prompt name format ..."). */
+void th_qualname_err_format_as(char *buf, size_t size, const th_qualname_kind *kind, const char *name);
 void th_qualname_err_toolbox(char *buf, size_t size, const char *toolbox, size_t len);
 void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t tlen, const char *server,
                             size_t slen);
@@ -112,6 +130,10 @@ bool th_naming_has_toolbox(const th_naming *n, const char *name, size_t len);
 */
 th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, char **toolbox, char **plugin,
                        char **exposed, th_err *err);
+/* th_naming_expose for a name of KIND: a prompt's is qualified by the same
+ * rules, up to KIND's length and in its words. */
+th_rc th_naming_expose_as(const th_naming *n, const char *path, const char *name, const th_qualname_kind *kind,
+                          char **toolbox, char **plugin, char **exposed, th_err *err);
 
 /*
 ** The tool a client's NAME stands for: the one lookup every request that

@@ -706,6 +706,7 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming)
         return TH_ERR_MISUSE;
     th_naming_unref(reg->naming);
     reg->naming = th_naming_ref(naming);
+    th_prompts_set_naming(reg->prompts, naming); /* prompts are named alike */
     return TH_OK;
 }
 

@@ -350,6 +350,7 @@ static th_rc add(th_resources *rs, const th_resource *res, bool template_, bool 
         goto nomem;
     }
     e->size = r.size;
+    e->timeout_ms = r.timeout_ms;
     e->annotations = ann;
     e->read = proxy ? read : r.read;
     e->user_data = r.user_data;

@@ -36,6 +36,7 @@ typedef struct th_res_entry {
     void *user_data;
     void (*destroy)(void *user_data);
     char *origin;       /* plugin path ("" if none) */
+    uint32_t timeout_ms; /* the descriptor's own deadline; 0: the host's */
     /* A subscription to this resource was made: called once per
      * resources/subscribe (in process isolation it starts the plugin's
      * worker, so that its updates can flow). NULL: nothing to do. */

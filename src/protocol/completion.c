@@ -89,11 +89,10 @@ void th_mcpcomplete_serve(const th_mcpprompt_req *q, th_mcpprompt_answer *a)
     const th_prompts *ps = th_registry_prompts(q->reg);
     const th_completion_entry *c = NULL;
     if (strcmp(type, "ref/prompt") == 0) {
-        const char *prompt = str_of(ref, "name");
-        const th_prompt_entry *p = th_prompts_find(ps, prompt);
+        char why[512];
+        const th_prompt_entry *p = th_prompts_resolve(q->reg, ps, str_of(ref, "name"), why, sizeof why);
         if (!p) {
-            th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: unknown prompt '%.200s'",
-                              prompt ? prompt : "(no name)");
+            th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: %s", why);
             return;
         }
         if (!prompt_has_argument(p, name)) {

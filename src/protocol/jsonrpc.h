@@ -30,6 +30,10 @@ enum {
     TH_RPC_HEADER_MISMATCH = -32020,
     TH_RPC_MISSING_CAPABILITY = -32021,
     TH_RPC_UNSUPPORTED_VERSION = -32022,
+    /* A resources/read, prompts/get or completion/complete that ran past
+     * --call-timeout (a tool call says so in an isError result instead);
+     * outside the reserved range for the reason above. */
+    TH_RPC_TIMED_OUT = -31001,
 };
 
 typedef enum th_rpc_kind {

@@ -98,6 +98,7 @@ struct th_mcp_session {
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
 
+    struct side_op *ops;  /* reads, gets, completions running; under lock */
     unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
     char *principal;      /* th_mcp_session_set_principal, or NULL */
     th_asks *asks;        /* legacy requests to the client awaiting answers */
@@ -1520,6 +1521,199 @@ static void m_tools_call(request *r)
     }
 }
 
+/* ---- deadlines and cancellation of reads, gets and completions ---------- */
+
+/*
+** A resources/read, prompts/get or completion/complete while it runs, as
+** its session tracks it (embedded in its res_job or prompt_job): found by
+** notifications/cancelled through its id, and answered by --call-timeout
+** with a JSON-RPC error (these results have no isError), which cancels its
+** call; in process isolation the worker is killed past --cancel-grace-ms
+** as for a tool (worker/supervisor.c). Whichever answers first, deadline
+** or function, is the one response; the other is dropped.
+*/
+typedef struct side_op {
+    th_mcp_session *s;
+    char *key;               /* th_rpc_id_key of the id; NULL: untracked */
+    char what[240];          /* "resource 'URI'": how messages name it */
+    json_object *id;         /* the job's */
+    rpc_batch *batch;        /* the job's, or NULL */
+    th_call *call;           /* while its function runs; under s->lock */
+    bool cancelled, answered; /* under s->lock */
+    bool timed_out;          /* the deadline answered; under s->lock */
+    th_pool_timer deadline;
+    long long armed_ms, timeout_ms;
+    uint32_t own_ms;         /* the descriptor's timeout_ms, 0: none */
+    struct side_op *next;    /* in s->ops; under s->lock */
+} side_op;
+
+/*
+** The timeout_ms of the descriptor that METHOD's PARAMS name in REG: the
+** resource or template a read resolves to, the prompt of a get, the
+** completion of a reference. 0 when it has none or nothing matches (the
+** method itself then answers why).
+*/
+static uint32_t own_timeout(const th_registry *reg, const char *method, json_object *params)
+{
+    json_object *v = NULL, *ref = NULL;
+    if (!params)
+        return 0;
+    if (strcmp(method, "resources/read") == 0) {
+        if (!json_object_object_get_ex(params, "uri", &v) || !json_object_is_type(v, json_type_string))
+            return 0;
+        const th_res_entry *e = th_resources_resolve(th_registry_resources(reg), json_object_get_string(v), NULL);
+        return e ? e->timeout_ms : 0;
+    }
+    const th_prompts *ps = th_registry_prompts(reg);
+    if (strcmp(method, "prompts/get") == 0) {
+        if (!json_object_object_get_ex(params, "name", &v) || !json_object_is_type(v, json_type_string))
+            return 0;
+        const th_prompt_entry *e = th_prompts_find(ps, json_object_get_string(v));
+        return e ? e->timeout_ms : 0;
+    }
+    if (!json_object_object_get_ex(params, "ref", &ref) || !json_object_is_type(ref, json_type_object))
+        return 0;
+    bool prompt = json_object_object_get_ex(ref, "name", &v);
+    if (!prompt && !json_object_object_get_ex(ref, "uri", &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return 0;
+    const th_completion_entry *c =
+        th_prompts_find_completion(ps, prompt ? json_object_get_string(v) : NULL, prompt ? NULL : json_object_get_string(v));
+    return c ? c->timeout_ms : 0;
+}
+
+/* Track O (zeroed but for nothing) for the request ID of S. */
+static void op_track(side_op *o, th_mcp_session *s, json_object *id, rpc_batch *batch)
+{
+    o->s = s;
+    o->id = id;
+    o->batch = batch;
+    if (!(o->key = th_rpc_id_key(id)))
+        return; /* out of memory: it just cannot be cancelled */
+    pthread_mutex_lock(&s->lock);
+    o->next = s->ops;
+    s->ops = o;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* th_call_hooks.bind: the call O's function runs on, or NULL as it goes. */
+static void op_bind(void *ctx, th_call *call)
+{
+    side_op *o = ctx;
+    pthread_mutex_lock(&o->s->lock);
+    o->call = call;
+    if (call && (o->cancelled || o->timed_out))
+        th_call_cancel(call);
+    pthread_mutex_unlock(&o->s->lock);
+}
+
+static void op_deadline(void *p);
+
+/* O's function is about to run: false when it was cancelled meanwhile
+ * (it must not run), else its deadline starts now. Pool thread. */
+static bool op_start(side_op *o)
+{
+    th_mcp_session *s = o->s;
+    pthread_mutex_lock(&s->lock);
+    bool cancelled = o->cancelled;
+    pthread_mutex_unlock(&s->lock);
+    if (cancelled)
+        return false;
+    /* The descriptor's own when shorter than the host's, as for a tool. */
+    long long host = s->mcp->cfg.call_timeout_ms, own = o->own_ms;
+    o->timeout_ms = own > 0 && (host <= 0 || own < host) ? own : host;
+    if (o->timeout_ms <= 0)
+        return true;
+    o->armed_ms = th_now_ms();
+    if (th_pool_timer_start(s->mcp->pool, &o->deadline, o->armed_ms + o->timeout_ms, op_deadline, o) != TH_OK)
+        th_log(TH_LOG_WARNING, "%s runs without a deadline", o->what);
+    return true;
+}
+
+/*
+** O passed its deadline: its client is answered now and its call
+** cancelled; what the function returns later is discarded (op_finish).
+** The time spent starting a worker is not the function's own, as for a
+** tool call. On the pool's supervisor thread.
+*/
+static void op_deadline(void *p)
+{
+    side_op *o = p;
+    th_mcp_session *s = o->s;
+    pthread_mutex_lock(&s->lock);
+    long long due = o->armed_ms + o->timeout_ms + (o->call ? th_call_startup_ms(o->call) : 0);
+    bool later = th_now_ms() < due;
+    pthread_mutex_unlock(&s->lock);
+    if (later && th_pool_timer_start(s->mcp->pool, &o->deadline, due, op_deadline, o) == TH_OK)
+        return;
+    pthread_mutex_lock(&s->lock);
+    bool answer = !o->answered && !o->cancelled; /* a cancelled request gets no response */
+    if (answer)
+        o->answered = o->timed_out = true;
+    if (o->call)
+        th_call_cancel(o->call);
+    pthread_mutex_unlock(&s->lock);
+    if (!answer)
+        return;
+    char after[32], msg[320];
+    format_duration(after, sizeof after, o->timeout_ms);
+    th_log(TH_LOG_WARNING, "%s timed out after %s; it was cancelled and its late result will be discarded",
+           o->what, after);
+    snprintf(msg, sizeof msg, "%s timed out after %s", o->what, after);
+    th_utf8_clip(msg);
+    answering = o->batch;
+    send_error(s, o->id, TH_RPC_TIMED_OUT, msg, NULL);
+    answering = NULL;
+    if (o->batch)
+        batch_release(o->batch);
+    pthread_mutex_lock(&s->lock);
+    response_out(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/*
+** O's function returned (or never ran): stop its deadline and forget its
+** id. True when its answer is still to be sent; false when it was
+** cancelled (nothing is sent) or timed out (the deadline sent the one
+** response, released the batch and counted the response out: see
+** o->timed_out). Pool thread.
+*/
+static bool op_finish(side_op *o)
+{
+    th_mcp_session *s = o->s;
+    if (!s)
+        return true; /* never tracked: a list */
+    th_pool_timer_stop(s->mcp->pool, &o->deadline);
+    pthread_mutex_lock(&s->lock);
+    bool send = !o->answered && !o->cancelled;
+    o->answered = true;
+    for (side_op **pp = &s->ops; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+    free(o->key);
+    o->key = NULL;
+    return send;
+}
+
+/* notifications/cancelled for KEY, or the session's end (KEY NULL): the
+ * request gets no response and its function is asked to stop. Under s->lock. */
+static bool op_cancel_locked(th_mcp_session *s, const char *key)
+{
+    bool found = false;
+    for (side_op *o = s->ops; o; o = o->next)
+        if (!key || (o->key && strcmp(o->key, key) == 0)) {
+            o->cancelled = true;
+            if (o->call)
+                th_call_cancel(o->call);
+            found = true;
+        }
+    return found;
+}
+
 /* ---- resources (protocol/resources.c) ---------------------------------- */
 
 /*
@@ -1538,6 +1732,7 @@ typedef struct res_job {
     th_log_level log_level;
     rpc_batch *batch;     /* held, or NULL */
     bool counted;         /* in the session's ninflight */
+    side_op op;           /* a read's deadline and cancellation */
 } res_job;
 
 static void res_job_free(res_job *rj)
@@ -1545,7 +1740,8 @@ static void res_job_free(res_job *rj)
     if (rj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&rj->s->lock);
         job_done(rj->s);
-        response_out(rj->s);
+        if (!rj->op.timed_out) /* else the deadline's response was */
+            response_out(rj->s);
         pthread_mutex_unlock(&rj->s->lock);
     }
     free(rj->method);
@@ -1585,11 +1781,21 @@ static void run_resource(void *p)
         .log_level = rj->log_level,
         .max_result_bytes = m->cfg.max_result_bytes,
     };
+    if (rj->op.s) { /* a read: cancellable, and held to the deadline */
+        hooks.bind = op_bind;
+        hooks.bind_ctx = &rj->op;
+    }
     q.hooks = &hooks;
-    th_mcpres_answer a;
-    th_mcpres_serve(&q, &a);
+    th_mcpres_answer a = {0};
+    bool run = !rj->op.s || op_start(&rj->op);
+    if (run)
+        th_mcpres_serve(&q, &a);
+    bool send = op_finish(&rj->op) && run;
     answering = rj->batch;
-    if (a.result) {
+    if (!send) {
+        json_object_put(a.result); /* cancelled, or too late */
+        json_object_put(a.data);
+    } else if (a.result) {
         if (rj->modern)
             modern_members(m, a.result);
         send_msg(s, th_rpc_result(rj->id, a.result));
@@ -1597,7 +1803,7 @@ static void run_resource(void *p)
         send_error(s, rj->id, a.code, a.message, a.data);
     }
     answering = NULL;
-    if (rj->batch)
+    if (rj->batch && !rj->op.timed_out)
         batch_release(rj->batch);
     res_job_free(rj);
 }
@@ -1642,7 +1848,16 @@ static void m_resources(request *r)
     r->s->nopen++; /* what th_mcp_session_drain waits for */
     pthread_mutex_unlock(&r->s->lock);
     rj->counted = true;
+    if (strcmp(rj->method, "resources/read") == 0) {
+        json_object *uri = NULL;
+        if (rj->params)
+            json_object_object_get_ex(rj->params, "uri", &uri);
+        snprintf(rj->op.what, sizeof rj->op.what, "resource '%.200s'", uri ? json_object_get_string(uri) : "");
+        rj->op.own_ms = own_timeout(rj->reg, rj->method, rj->params);
+        op_track(&rj->op, r->s, rj->id, rj->batch);
+    }
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
+        op_finish(&rj->op);
         send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         if (rj->batch)
             batch_release(rj->batch);
@@ -1672,6 +1887,7 @@ typedef struct prompt_job {
     th_mrtr *mrtr;        /* a modern prompts/get's round state */
     rpc_batch *batch;     /* held, or NULL */
     bool counted;         /* in the session's ninflight */
+    side_op op;           /* a get's or completion's deadline and cancellation */
 } prompt_job;
 
 static void prompt_job_free(prompt_job *pj)
@@ -1679,10 +1895,11 @@ static void prompt_job_free(prompt_job *pj)
     if (pj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&pj->s->lock);
         job_done(pj->s);
-        response_out(pj->s);
+        if (!pj->op.timed_out) /* else the deadline's response was */
+            response_out(pj->s);
         pthread_mutex_unlock(&pj->s->lock);
     }
-    if (pj->batch)
+    if (pj->batch && !pj->op.timed_out)
         batch_release(pj->batch);
     free(pj->method);
     free(pj->key);
@@ -1730,6 +1947,8 @@ static void run_prompt(void *p)
         .client_caps = pj->client_caps,
         .ask = prompt_ask_hook,
         .ask_ctx = pj,
+        .bind = pj->op.s ? op_bind : NULL,
+        .bind_ctx = &pj->op,
     };
     th_mcpprompt_req q = {
         .reg = pj->reg,
@@ -1741,8 +1960,16 @@ static void run_prompt(void *p)
         .list_ttl_ms = m->cfg.list_ttl_ms,
         .hooks = &hooks,
     };
-    th_mcpprompt_answer a;
-    th_mcpprompt_serve(&q, &a);
+    th_mcpprompt_answer a = {0};
+    bool run = !pj->op.s || op_start(&pj->op);
+    if (run)
+        th_mcpprompt_serve(&q, &a);
+    if (!op_finish(&pj->op) || !run) { /* cancelled, or too late */
+        json_object_put(a.result);
+        json_object_put(a.data);
+        prompt_job_free(pj);
+        return;
+    }
     if (pj->modern && pj->missing_caps) { /* -32021, as for a tool */
         json_object_put(a.result);
         json_object_put(a.data);
@@ -1777,6 +2004,29 @@ static void run_prompt(void *p)
     }
     answering = NULL;
     prompt_job_free(pj);
+}
+
+/* How PJ's messages name what it runs: "prompt 'NAME'", "completion of
+ * prompt 'NAME'", "completion of resource template 'URI'". */
+static void describe_prompt_op(prompt_job *pj)
+{
+    json_object *v = NULL, *ref = NULL;
+    const char *name = "";
+    if (strcmp(pj->method, "prompts/get") == 0) {
+        if (pj->params && json_object_object_get_ex(pj->params, "name", &v))
+            name = json_object_get_string(v);
+        snprintf(pj->op.what, sizeof pj->op.what, "prompt '%.200s'", name);
+        return;
+    }
+    if (pj->params)
+        json_object_object_get_ex(pj->params, "ref", &ref);
+    bool prompt = ref && json_object_object_get_ex(ref, "name", &v);
+    if (!prompt && ref)
+        json_object_object_get_ex(ref, "uri", &v);
+    if (v)
+        name = json_object_get_string(v);
+    snprintf(pj->op.what, sizeof pj->op.what, "completion of %s '%.200s'", prompt ? "prompt" : "resource template",
+             name);
 }
 
 static void m_prompts(request *r)
@@ -1848,7 +2098,11 @@ static void m_prompts(request *r)
     s->nopen++;
     pthread_mutex_unlock(&s->lock);
     pj->counted = true;
+    describe_prompt_op(pj);
+    pj->op.own_ms = own_timeout(pj->reg, pj->method, pj->params);
+    op_track(&pj->op, s, pj->id, pj->batch);
     if (th_pool_submit(s->mcp->pool, run_prompt, pj) != TH_OK) {
+        op_finish(&pj->op);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         prompt_job_free(pj);
     }
@@ -1867,8 +2121,10 @@ static void n_cancelled(request *r)
         j->cancelled = true;
         th_call_cancel(j->call);
     }
+    /* A read, get or completion: no response, and its function stops. */
+    bool op = !j && op_cancel_locked(r->s, key);
     /* On stdio a subscription ends this way: nothing more is sent for it. */
-    if (!j && r->s->subs)
+    if (!j && !op && r->s->subs)
         th_subs_cancel(r->s->subs, key);
     pthread_mutex_unlock(&r->s->lock);
     free(key);
@@ -2307,6 +2563,7 @@ void th_mcp_session_cancel_all(th_mcp_session *s)
             j->cancelled = true;
             th_call_cancel(j->call);
         }
+    op_cancel_locked(s, NULL);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -144,17 +144,17 @@ static void get(const th_mcpprompt_req *q, th_mcpprompt_answer *a)
         return;
     }
     const char *name = json_object_get_string(n);
-    const th_prompt_entry *e = (size_t)json_object_get_string_len(n) == strlen(name)
-                                   ? th_prompts_find(th_registry_prompts(q->reg), name)
-                                   : NULL;
+    char why[512];
+    const th_prompt_entry *e =
+        th_prompts_resolve(q->reg, th_registry_prompts(q->reg),
+                           (size_t)json_object_get_string_len(n) == strlen(name) ? name : NULL, why, sizeof why);
     if (!e) {
-        th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: unknown prompt '%.200s'", name);
+        th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: %s", why);
         return;
     }
     json_object_object_get_ex(q->params, "arguments", &args);
     if (args && json_object_is_type(args, json_type_null))
         args = NULL;
-    char why[512];
     if (!th_prompts_check_args(e, args, why, sizeof why)) {
         th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "%s", why);
         return;

@@ -5,6 +5,7 @@
 */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "worker/promptproxy.h"
@@ -38,6 +39,8 @@ void th_promptproxy_describe(const th_registry *reg, size_t pbase, size_t cbase,
         put_str(d, "arguments", json_object_to_json_string_ext(e->arguments, JSON_C_TO_STRING_PLAIN));
         if (e->icons)
             put_str(d, "icons", json_object_to_json_string_ext(e->icons, JSON_C_TO_STRING_PLAIN));
+        if (e->timeout_ms)
+            json_object_object_add(d, "timeout_ms", json_object_new_int64(e->timeout_ms));
         json_object_array_add(into, d);
     }
     for (size_t i = cbase; into && i < th_prompts_completion_count(ps); i++) {
@@ -48,6 +51,8 @@ void th_promptproxy_describe(const th_registry *reg, size_t pbase, size_t cbase,
         put_str(d, "kind", "completion");
         put_str(d, "prompt", e->prompt);
         put_str(d, "uri_template", e->uri_template);
+        if (e->timeout_ms)
+            json_object_object_add(d, "timeout_ms", json_object_new_int64(e->timeout_ms));
         json_object_array_add(into, d);
     }
 }
@@ -67,10 +72,13 @@ th_rc th_promptproxy_register(th_registry *reg, json_object *d, const char *orig
     bool completion_ = false;
     th_promptproxy_is_prompt(d, &completion_);
     th_prompts *ps = th_registry_prompts(reg);
+    json_object *v;
+    int64_t t = json_object_object_get_ex(d, "timeout_ms", &v) ? json_object_get_int64(v) : 0;
+    uint32_t timeout = t > 0 && t <= UINT32_MAX ? (uint32_t)t : 0;
     if (completion_) {
         th_completion c = {TH_COMPLETION_INIT, .prompt = str_of(d, "prompt"),
                            .uri_template = str_of(d, "uri_template"), .complete = complete,
-                           .user_data = user_data};
+                           .user_data = user_data, .timeout_ms = timeout};
         *key = c.prompt ? c.prompt : c.uri_template;
         return th_prompts_add_completion(ps, &c, false, origin, err);
     }
@@ -81,7 +89,8 @@ th_rc th_promptproxy_register(th_registry *reg, json_object *d, const char *orig
                    .arguments = str_of(d, "arguments"),
                    .icons = str_of(d, "icons"),
                    .get = get,
-                   .user_data = user_data};
+                   .user_data = user_data,
+                   .timeout_ms = timeout};
     *key = p.name;
     return th_prompts_add(ps, &p, false, origin, err);
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "plugin/skills.h"
@@ -42,6 +43,8 @@ static json_object *describe(const th_res_entry *e)
         put_str(d, "skill_data", b64 ? b64 : "");
         free(b64);
     }
+    if (e->timeout_ms)
+        json_object_object_add(d, "timeout_ms", json_object_new_int64(e->timeout_ms));
     return d;
 }
 
@@ -131,6 +134,7 @@ th_rc th_resproxy_register(th_registry *reg, json_object *d, const char *origin,
     th_resproxy_is_resource(d, &template_);
     json_object *v;
     int64_t size = json_object_object_get_ex(d, "size", &v) ? json_object_get_int64(v) : 0;
+    int64_t timeout = json_object_object_get_ex(d, "timeout_ms", &v) ? json_object_get_int64(v) : 0;
     th_resource r = {
         TH_RESOURCE_INIT,
         .uri = str_of(d, "uri"),
@@ -144,6 +148,7 @@ th_rc th_resproxy_register(th_registry *reg, json_object *d, const char *origin,
         .read = read,
         .user_data = user_data,
         .destroy = destroy,
+        .timeout_ms = timeout > 0 && timeout <= UINT32_MAX ? (uint32_t)timeout : 0,
     };
     return th_resources_add_proxy(th_registry_resources(reg), &r, template_, origin, watch, err);
 }

@@ -1018,7 +1018,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             } else if (now >= kill_at && !w->kill_reason[0]) {
                 snprintf(w->kill_reason, sizeof w->kill_reason,
                          "its worker was killed: %s '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
-                         type == TH_IPC_READ ? "resource" : "tool", name, s->sup->opts.cancel_grace_ms);
+                         frame_noun(type), name, s->sup->opts.cancel_grace_ms);
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
             }
