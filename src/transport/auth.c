@@ -4,14 +4,13 @@
 ** and/or as JWTs against a JWKS file (transport/jwt.c does the checking),
 ** whose key set th_auth_reload_jwks swaps for the file's current one.
 */
+#include "base/crypto.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "transport/auth.h"
 #include "transport/jwt.h"
 
-#include <openssl/crypto.h>
 #include <pthread.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
