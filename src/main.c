@@ -23,7 +23,6 @@
 #include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
-#include <openssl/crypto.h>
 
 #include "base/compat.h"
 #include "base/log.h"
@@ -609,11 +608,8 @@ int main(int argc, char **argv)
     th_err name_err;
     th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
 
-    /* OpenSSL (tokens, requestState MACs) keeps per-thread state that a
-     * thread's exit frees; its own exit handler frees the same state again
-     * when a transport or pool thread is still running as the process
-     * ends (a double free ASan caught). The process's end frees it all. */
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+    /* OpenSSL is initialized (without its exit handler) where libcrypto is
+     * opened, on first use: base/crypto.c. */
 
     th_compat_set_argv0(argv[0]); /* where there is no /proc/self/exe */
     /* A worker or scanner child: the same executable in another role,

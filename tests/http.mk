@@ -5,14 +5,14 @@ check_PROGRAMS += test_http
 TESTS += test_http
 test_http_SOURCES = test_http.c $(MCP_HARNESS) jwt_keys.c jwt_keys.h
 test_http_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
-test_http_LDADD = $(LDADD) $(JWT_LIBS)
+test_http_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 
 # JWT bearer tokens: th_auth with a JWKS, keys and tokens made per run.
 check_PROGRAMS += test_jwt
 TESTS += test_jwt
 test_jwt_SOURCES = test_jwt.c jwt_keys.c jwt_keys.h
 test_jwt_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
-test_jwt_LDADD = $(LDADD) $(JWT_LIBS)
+test_jwt_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 
 # Socket activation (--http=systemd): a socket passed as systemd does.
 check_PROGRAMS += test_activation

@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,49 @@ START_TEST(thread_stack_contains_a_local_or_is_unknown)
 }
 END_TEST
 
+#if HAVE_PTHREAD_GETATTR_NP
+static void *stack_of_thread(void *arg)
+{
+    int here = 0;
+    const char *low = NULL;
+    size_t size = 0;
+    bool in = th_thread_stack(&low, &size) && (const char *)&here >= low && (const char *)&here < low + size;
+    *(bool *)arg = in;
+    return NULL;
+}
+#endif
+
+/* The main thread's answer (worked out without /proc/self/maps where
+ * getauxval exists) covers glibc's and little more;
+ * another thread's contains its locals too. */
+START_TEST(main_thread_stack_matches_glibc)
+{
+#if HAVE_PTHREAD_GETATTR_NP
+    const char *low = NULL;
+    size_t size = 0;
+    ck_assert(th_thread_stack(&low, &size));
+    pthread_attr_t attr;
+    void *glow;
+    size_t gsize;
+    ck_assert_int_eq(pthread_getattr_np(pthread_self(), &attr), 0);
+    ck_assert_int_eq(pthread_attr_getstack(&attr, &glow, &gsize), 0);
+    pthread_attr_destroy(&attr);
+    /* glibc's ends at the page after __libc_stack_end, below the program's
+     * arguments and environment, which the kernel caps at a quarter of
+     * RLIMIT_STACK; ours ends above them. Both start RLIMIT_STACK below
+     * the stack mapping's end. */
+    ck_assert((const char *)glow >= low);
+    ck_assert((const char *)glow + gsize <= low + size);
+    ck_assert_uint_le((uintptr_t)(low + size) - ((uintptr_t)glow + gsize), size / 4);
+    bool in = false;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, stack_of_thread, &in), 0);
+    pthread_join(t, NULL);
+    ck_assert(in);
+#endif
+}
+END_TEST
+
 /* prctl where configure found it, "not available" (0) otherwise. */
 START_TEST(privilege_and_parent_death_settings)
 {
@@ -295,6 +340,7 @@ static Suite *compat_suite(void)
     tcase_add_test(tc, random_bytes_fill_the_whole_buffer);
     tcase_add_test(tc, self_exe_names_this_program);
     tcase_add_test(tc, thread_stack_contains_a_local_or_is_unknown);
+    tcase_add_test(tc, main_thread_stack_matches_glibc);
     tcase_add_test(tc, privilege_and_parent_death_settings);
     tcase_add_test(tc, pidfd_is_readable_once_the_child_ends);
     tcase_add_test(tc, the_feature_list_matches_the_configuration);

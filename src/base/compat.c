@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,11 @@
 #if HAVE_SYS_RANDOM_H
 #include <sys/random.h>
 #endif
-#if HAVE_DECL_SYS_PIDFD_OPEN
+#if HAVE_DECL_SYS_PIDFD_OPEN || HAVE_GETAUXVAL
 #include <sys/syscall.h>
+#endif
+#if HAVE_GETAUXVAL
+#include <sys/auxv.h>
 #endif
 
 #include "base/compat.h"
@@ -232,8 +236,45 @@ void th_thread_name(const char *name)
 #endif
 }
 
+/* The main thread's stack without /proc/self/maps, which glibc's
+ * pthread_getattr_np() reads (and sscanf()s line by line) for it: the
+ * kernel generating that file and glibc parsing it were a tenth of the
+ * instructions of an in-process start. The kernel puts the executable's
+ * name (AT_EXECFN) at the top of the main stack, so the page after it is
+ * the stack's end; the stack may grow down to RLIMIT_STACK below that.
+ * glibc's answer starts there too (later only where another mapping comes
+ * within the limit, which no stack then reaches) and ends below the
+ * arguments and environment, which this extent includes: a superset, as
+ * the loader's "is it on this stack" check wants. False when not on the
+ * main thread or without the facts, and the caller asks glibc. */
+static bool main_stack(const char **low, size_t *size)
+{
+#if HAVE_GETAUXVAL && defined(SYS_gettid) && defined(AT_EXECFN)
+    if ((pid_t)syscall(SYS_gettid) != getpid())
+        return false;
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    struct rlimit rl;
+    long page = sysconf(_SC_PAGESIZE);
+    if (!fn || page <= 0 || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return false;
+    uintptr_t top = ((uintptr_t)fn + strlen(fn) + 1 + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t lim = (uintptr_t)rl.rlim_cur & ~((uintptr_t)page - 1);
+    if (lim == 0 || lim > top)
+        return false;
+    *low = (const char *)(top - lim);
+    *size = (size_t)lim;
+    return true;
+#else
+    (void)low;
+    (void)size;
+    return false;
+#endif
+}
+
 bool th_thread_stack(const char **low, size_t *size)
 {
+    if (main_stack(low, size))
+        return true;
 #if HAVE_PTHREAD_GETATTR_NP
     pthread_attr_t attr;
     void *l;

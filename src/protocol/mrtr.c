@@ -22,12 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
-
 #include "base/compat.h"
+#include "base/crypto.h"
 #include "protocol/mrtr.h"
 
 #define KEY_MIN 32

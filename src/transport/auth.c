@@ -4,14 +4,13 @@
 ** and/or as JWTs against a JWKS file (transport/jwt.c does the checking),
 ** whose key set th_auth_reload_jwks swaps for the file's current one.
 */
+#include "base/crypto.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "transport/auth.h"
 #include "transport/jwt.h"
 
-#include <openssl/crypto.h>
 #include <pthread.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +85,10 @@ static bool add_scopes(th_auth *a, const char *scopes)
 
 th_auth *th_auth_load(const char *path, char *err, size_t errlen)
 {
+    /* libcrypto is opened on first use (base/crypto.h): here, so that a
+     * missing one is this option's clean error rather than an abort. */
+    if (!th_crypto_open(err, errlen))
+        return NULL;
     th_auth *a = calloc(1, sizeof *a);
     char *line = NULL;
     size_t cap = 0;
@@ -151,6 +154,8 @@ fail:
 bool th_auth_add_jwks(th_auth **ap, const char *path, const char *issuer, const char *audience, char *err,
                       size_t errlen)
 {
+    if (!th_crypto_open(err, errlen)) /* as in th_auth_load */
+        return false;
     th_auth *a = *ap ? *ap : calloc(1, sizeof *a);
     if (!a) {
         snprintf(err, errlen, "%s: out of memory", path);

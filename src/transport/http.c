@@ -21,8 +21,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "base/compat.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -31,6 +29,7 @@
 #include "protocol/mcp.h"
 #include "plugin/qualname.h"
 #include "transport/http.h"
+#include "transport/mhd.h"
 
 #define H_SESSION "Mcp-Session-Id"
 #define H_VERSION "MCP-Protocol-Version"
@@ -1611,6 +1610,9 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
     bool loopback;
     socklen_t sslen = sizeof ss;
+    /* libmicrohttpd is opened here, not at every start (transport/mhd.h). */
+    if (!th_mhd_open(err, errlen))
+        return NULL;
     if (opts->use_listen_fd) {
         /* A passed socket: its own address says the family and whether the
          * Host check of loopback servers applies. */

@@ -3,12 +3,10 @@
 ** public keys, each JWK (n, e or crv, x, y) an OpenSSL 3 EVP_PKEY built once
 ** with EVP_PKEY_fromdata (libjwt 1.10 has no JWK parser).
 */
+#include "base/crypto.h"
 #include "transport/jwt.h"
 
 #include <json-c/json.h>
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/param_build.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,11 +4,10 @@
 ** (iss, aud, exp, nbf, scope). The key decides the algorithm, never the
 ** token alone.
 */
+#include "base/crypto.h"
 #include "transport/jwt.h"
 
 #include <json-c/json.h>
-#include <openssl/ecdsa.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
