@@ -129,6 +129,21 @@ static void await_both(mh_proc *p, int a, int b, json_object **ra, json_object *
     }
 }
 
+/* mh_finish, but the status notifications of tasks that ended after the
+ * last response may still come: EOF must follow only notifications. */
+static void finish(mh_proc *p)
+{
+    mh_close_stdin(p);
+    json_object *o;
+    while ((o = mh_read(p, MH_TIMEOUT_MS))) {
+        MH_ASSERT_ABSENT(o, "id");
+        json_object_put(o);
+    }
+    ck_assert_msg(mh_eof(p), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+
 /* The first notification METHOD in NOTES, or NULL. */
 static json_object *find_note(json_object *notes, const char *method, const char *status)
 {
@@ -151,7 +166,7 @@ START_TEST(capabilities_follow_the_revision)
     ck_assert(json_object_is_type(mh_at(o, "result capabilities tasks cancel"), json_type_object));
     ck_assert(json_object_is_type(mh_at(o, "result capabilities tasks requests tools call"), json_type_object));
     json_object_put(o);
-    mh_finish(p);
+    finish(p);
 
     /* Before 2025-11-25 there are no tasks: none declared, params.task
      * ignored (the call answers as a plain one), the methods unknown. */
@@ -171,7 +186,7 @@ START_TEST(capabilities_follow_the_revision)
     o = request(p, "tasks/list", "");
     MH_ASSERT_ERROR(o, -32601);
     json_object_put(o);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -202,7 +217,7 @@ START_TEST(tool_level_negotiation_is_minus_32601)
     o = request(p, "tools/call", "\"name\":\"slow_compute\",\"arguments\":{},\"task\":7");
     MH_ASSERT_ERROR(o, -32602);
     json_object_put(o);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -244,7 +259,7 @@ START_TEST(tasks_result_waits_and_progress_keeps_its_token)
     MH_ASSERT_STR(o, "result content 0 text", "Computed 'a' after 0.3 s");
     json_object_put(o);
     free(id);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -268,7 +283,7 @@ START_TEST(an_error_result_fails_the_task_and_is_its_result)
     MH_ASSERT_INT(o, "result ttl", 300000);
     json_object_put(o);
     free(id);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -306,7 +321,7 @@ START_TEST(cancel_answers_the_waiting_result_and_refuses_twice)
         json_object_put(o);
     }
     free(id);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -328,6 +343,7 @@ START_TEST(list_pages_through_the_sessions_own_tasks)
 
     o = request(p, "tasks/list", "");
     ck_assert_uint_eq(mh_len(o, "result tasks"), 100);
+    MH_ASSERT_STR(o, "result tasks 0 taskId", ids[0]); /* oldest first */
     const char *cursor = mh_str(o, "result nextCursor");
     ck_assert_ptr_nonnull(cursor);
     char params[128];
@@ -357,7 +373,7 @@ START_TEST(list_pages_through_the_sessions_own_tasks)
     o = request(p, "tasks/list", "\"cursor\":\"bogus\"");
     MH_ASSERT_ERROR(o, -32602);
     json_object_put(o);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -392,14 +408,14 @@ START_TEST(input_required_while_the_elicitation_waits)
 
     /* A client without the elicitation capability: the handler is told, as
      * in a plain call, and the task ends with what it answered. */
-    mh_finish(p);
+    finish(p);
     p = start(_i, "2025-11-25", "{}", NULL);
     id = create(p, "confirm_delete", "{}", "", NULL);
     o = with_task_id(p, "tasks/result", id);
     MH_ASSERT_TRUE(o, "result isError");
     json_object_put(o);
     free(id);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 
@@ -415,7 +431,7 @@ START_TEST(an_expiring_task_answers_its_waiting_result)
     MH_ASSERT_ERROR(o, -32602);
     json_object_put(o);
     free(id);
-    mh_finish(p);
+    finish(p);
 }
 END_TEST
 

@@ -436,8 +436,16 @@ static th_rc ask_peer(task *t, th_call *call, const char *key, const char *metho
                       json_object **result)
 {
     th_tasks *ts = t->ts;
+    (void)key;
     relate(params, t->id);
+    /* The request names, as the call it serves, a tasks/result waiting for
+     * the task when there is one: over HTTP it goes out on that request's
+     * stream, as the spec's input_required flow has it. */
+    char fallback[ID_BYTES * 2 + 8], *origin = NULL;
+    snprintf(fallback, sizeof fallback, "task:%s", t->id);
     pthread_mutex_lock(&ts->lock);
+    if (t->waiters)
+        origin = th_rpc_id_key(t->waiters->id);
     if (t->st == T_WORKING) {
         t->st = T_INPUT_REQUIRED;
         t->updated_wall = wall_ms();
@@ -445,10 +453,8 @@ static th_rc ask_peer(task *t, th_call *call, const char *key, const char *metho
     }
     pthread_mutex_unlock(&ts->lock);
     flush(ts);
-    char origin[ID_BYTES * 2 + 8];
-    snprintf(origin, sizeof origin, "task:%s", t->id);
-    (void)key;
-    th_rc rc = t->peer.ask(t->peer.ctx, call, origin, method, params, result);
+    th_rc rc = t->peer.ask(t->peer.ctx, call, origin ? origin : fallback, method, params, result);
+    free(origin);
     pthread_mutex_lock(&ts->lock);
     if (t->st == T_INPUT_REQUIRED) {
         t->st = T_WORKING;
@@ -886,15 +892,23 @@ json_object *th_tasks_request(th_tasks *ts, const char *method, json_object *par
 
 static void expiry_passed(void *p);
 
+/* The longest the store's expiry timer sleeps while a tasks/result
+ * waits: an armed timer cannot be moved earlier under the store's lock
+ * (stopping it waits for its callback, which takes that lock), so a wait
+ * on a task that expires sooner than the one it was armed for is answered
+ * at most this late. */
+#define EXPIRY_TICK_MS 1000
+
 /* Keep the expiry timer armed while a tasks/result waits, so a task that
  * passes its TTL answers its waits (-32602) even when nothing else calls
- * the store. One timer for the store: it fires at the earliest such expiry
- * known when it was armed, and re-arms itself for the next. Under ts->lock. */
+ * the store. One timer for the store, at AT or within EXPIRY_TICK_MS; it
+ * re-arms itself while waits remain. Under ts->lock. */
 static void arm_expiry(th_tasks *ts, long long at)
 {
     if (ts->expiry_armed || ts->closing)
         return;
-    if (th_pool_timer_start(ts->pool, &ts->expiry, at, expiry_passed, ts) == TH_OK)
+    long long tick = th_now_ms() + EXPIRY_TICK_MS;
+    if (th_pool_timer_start(ts->pool, &ts->expiry, at < tick ? at : tick, expiry_passed, ts) == TH_OK)
         ts->expiry_armed = true;
 }
 
@@ -909,7 +923,7 @@ static void expiry_passed(void *p)
     for (task *t = ts->head; t; t = t->next)
         if (t->waiters && (!next || t->expires < next))
             next = t->expires;
-    if (next)
+    if (next) /* its own timer: re-arming from the callback is allowed */
         arm_expiry(ts, next);
     pthread_mutex_unlock(&ts->lock);
     free_chain(dead);
@@ -924,8 +938,9 @@ static json_object *core_error(json_object *id, int code, const char *fmt, const
     return th_rpc_error(id, code, m, NULL);
 }
 
-/* tasks/list: OWNER's tasks, newest first, LIST_PAGE at a time (cursors of
- * protocol/pagination.c). Under ts->lock. */
+/* tasks/list: OWNER's tasks, oldest first (a task created between two
+ * pages lands on a later one instead of shifting the rest), LIST_PAGE at a
+ * time (cursors of protocol/pagination.c). Under ts->lock. */
 static json_object *list_tasks(th_tasks *ts, json_object *params, const char *owner, json_object *id)
 {
     size_t count = 0, offset = 0;
@@ -933,14 +948,19 @@ static json_object *list_tasks(th_tasks *ts, json_object *params, const char *ow
         count += strcmp(t->owner, owner) == 0;
     if (!th_page_offset(params, LIST_CURSOR, count, &offset))
         return th_rpc_error(id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor for tasks/list", NULL);
+    const task **mine = count ? malloc(count * sizeof *mine) : NULL;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
-    size_t i = 0, end = offset + LIST_PAGE < count ? offset + LIST_PAGE : count;
-    for (task *t = ts->head; t && i < end; t = t->next) {
-        if (strcmp(t->owner, owner) != 0)
-            continue;
-        if (i++ >= offset && arr)
-            json_object_array_add(arr, task_json(t));
+    if (count && !mine) {
+        json_object_put(arr);
+        arr = NULL;
     }
+    size_t n = count, end = offset + LIST_PAGE < count ? offset + LIST_PAGE : count;
+    for (task *t = ts->head; mine && t; t = t->next)
+        if (strcmp(t->owner, owner) == 0)
+            mine[--n] = t; /* the store's list is newest first */
+    for (size_t i = offset; arr && i < end; i++)
+        json_object_array_add(arr, task_json(mine[i]));
+    free(mine);
     put(res, "tasks", arr);
     if (res)
         th_page_next(res, LIST_CURSOR, end, count);
