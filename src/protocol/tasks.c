@@ -267,6 +267,8 @@ static task *unstore(th_tasks *ts, task *t)
     if (t->call)
         th_call_cancel(t->call);
     answer_waiters(t, TH_RPC_INVALID_PARAMS, "Failed to retrieve task: Task has expired");
+    if (!TERMINAL(t->st)) /* a run still under way drops its result, and logs it cancelled */
+        t->st = T_CANCELLED;
     return unref_locked(t);
 }
 
@@ -1048,11 +1050,7 @@ void th_tasks_drop_owner(th_tasks *ts, const char *owner)
             t->waiters = w->next;
             out_queue(ts, w);
         }
-        if (!TERMINAL(t->st) && t->call)
-            th_call_cancel(t->call);
-        if (!TERMINAL(t->st))
-            t->st = T_CANCELLED; /* a run still under way drops its result */
-        task *f = unstore(ts, t);
+        task *f = unstore(ts, t); /* cancels what still runs */
         if (f) {
             f->next = dead;
             dead = f;
