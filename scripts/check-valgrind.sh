@@ -20,7 +20,7 @@ default="test_worker test_hostile test_load test_load_refusals test_mcp_modern t
   test_mcp_stdio:framing test_mcp_stdio:errors test_mcp_stdio:stdout test_mcp_stdio:command_line
   test_mcp_legacy:initialize test_mcp_legacy:logging test_mcp_legacy:tools
   test_mcp_ask test_ask test_resources test_mcp_resources test_mcp_tasks test_prompts test_mcp_prompts
-  test_skills test_mcp_skills test_hostile_primitives"
+  test_skills test_mcp_skills test_hostile_primitives test_mcp_legacy_tasks:core"
 tests=${*:-$default}
 logs=$(pwd)/tests/valgrind-logs
 rm -rf "$logs"

@@ -6,6 +6,7 @@
 if INTEROP_TESTS
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
 TESTS += interop/primitives-v1.mjs interop/primitives-v2.mjs
+TESTS += interop/tasks-v1.mjs
 TESTS += interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
 check_DATA = interop-run
 else
@@ -33,7 +34,7 @@ MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOM
 # tree, then $(TH_NODE_MODULES) (from configure or the environment).
 interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs \
 	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs \
-	interop/primitives.mjs interop/primitives-v1.mjs interop/primitives-v2.mjs
+	interop/primitives.mjs interop/primitives-v1.mjs interop/primitives-v2.mjs interop/tasks-v1.mjs
 interop-run:
 	@rm -rf interop-run && $(MKDIR_P) interop-run
 	@for f in $(interop_mjs); do cp $(srcdir)/$$f interop-run/ || exit 1; done

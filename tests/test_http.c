@@ -1296,6 +1296,48 @@ START_TEST(resource_worker_outlives_its_connection)
 }
 END_TEST
 
+/* 2025-11-25 tasks over a legacy HTTP session: tasks/result of an
+ * unfinished task is deferred, and its response still finds the POST that
+ * asked (it is routed by id, like a call's). */
+START_TEST(legacy_task_result_deferred_over_http)
+{
+    char *tdir = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/task_tools.so", NULL);
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "-d", tdir);
+    char *sid = open_session(port);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"slow_compute\","
+                     "\"arguments\":{\"seconds\":0.3,\"label\":\"h\"},\"task\":{}}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result task status", "working");
+    char *task_id = strdup(mh_str(o, "result task taskId"));
+    json_object_put(o);
+    hres_free(&r);
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"%s\"}}", task_id);
+    r = request(port, "POST", hdrs, body);
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    ck_assert_msg(strstr(r.body, "\"id\":3") && strstr(r.body, "Computed 'h' after 0.3 s") &&
+                      strstr(r.body, task_id),
+                  "tasks/result: %s", r.body);
+    hres_free(&r);
+    r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tasks/list\"}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, task_id) && strstr(r.body, "completed"), "tasks/list: %s",
+                  r.body);
+    hres_free(&r);
+    free(task_id);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(tdir);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -1325,6 +1367,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
     tcase_add_test(tc, jwks_reread_on_sighup);
+    tcase_add_loop_test(tc, legacy_task_result_deferred_over_http, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

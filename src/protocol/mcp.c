@@ -104,6 +104,7 @@ struct th_mcp_session {
     th_asks *asks;        /* legacy requests to the client awaiting answers */
     th_subs *subs;            /* subscriptions/listen streams; under lock */
     struct th_mcp_session *prev, *next; /* in mcp->sessions */
+    char *task_owner;         /* whose 2025-11-25 tasks are ours (legacy_tasks_owner) */
 };
 
 /* The per-request context a method handler gets. */
@@ -302,6 +303,7 @@ static void session_unref(th_mcp_session *s)
     pthread_rwlock_destroy(&s->send_lock);
     th_asks_free(s->asks);
     free(s->principal);
+    free(s->task_owner);
     free(s);
 }
 
@@ -526,6 +528,8 @@ static int version_index(const char *v)
 
 /* ---- methods ---------------------------------------------------------- */
 
+static json_object *legacy_tasks_capability(void);
+
 static void m_initialize(request *r)
 {
     json_object *pv;
@@ -557,7 +561,10 @@ static void m_initialize(request *r)
     }
     json_object *res = json_object_new_object();
     put(res, "protocolVersion", json_object_new_string(versions[v]));
-    put(res, "capabilities", capabilities(false));
+    json_object *server_caps = capabilities(false);
+    if (v >= V_2025_11_25)
+        put(server_caps, "tasks", legacy_tasks_capability());
+    put(res, "capabilities", server_caps);
     put(res, "serverInfo", server_info(r->s->mcp));
     put_instructions(res, r->s->mcp, r->reg);
     reply(r, res);
@@ -1310,9 +1317,16 @@ static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mr
     return true;
 }
 
-/* tasks/get, tasks/update, tasks/cancel (protocol/tasks.c). */
+static void legacy_tasks_request(request *r);
+
+/* tasks/get, tasks/update, tasks/cancel (protocol/tasks.c); at
+ * 2025-11-25 also tasks/result and tasks/list (legacy_tasks_request). */
 static void m_tasks(request *r)
 {
+    if (!r->modern) {
+        legacy_tasks_request(r);
+        return;
+    }
     if (!declares_tasks(r)) {
         send_tasks_required(r, r->msg->method);
         return;
@@ -1325,6 +1339,178 @@ static void m_tasks(request *r)
         reply(r, res);
     else
         send_error(r->s, r->msg->id, code, msg, NULL);
+}
+
+/* ---- tasks of 2025-11-25 (the store: protocol/tasks.c) ----------------- */
+
+/*
+** capabilities.tasks of a 2025-11-25 initialize: declared whatever tools
+** are loaded now, since capabilities cannot change within a session but a
+** reload may bring a tool with task support; each tool's
+** execution.taskSupport says which may run as one. tasks/list is declared
+** because every task is bound to the session that made it (and to its
+** principal): a requester sees only its own.
+*/
+static json_object *legacy_tasks_capability(void)
+{
+    json_object *t = json_object_new_object(), *req = json_object_new_object(), *tools = json_object_new_object();
+    put(t, "list", json_object_new_object());
+    put(t, "cancel", json_object_new_object());
+    put(tools, "call", json_object_new_object());
+    put(req, "tools", tools);
+    put(t, "requests", req);
+    return t;
+}
+
+/* The session as a task's requester (th_tasks_peer). */
+static void peer_send(void *ctx, json_object *msg)
+{
+    send_msg(ctx, msg);
+}
+
+static th_rc peer_ask(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
+                      json_object **result)
+{
+    th_mcp_session *s = ctx;
+    return th_asks_request(s->asks, notify_hook, s, key, method, params, validation_cancelled, call, result);
+}
+
+static void peer_hold(void *ctx)
+{
+    atomic_fetch_add(&((th_mcp_session *)ctx)->refs, 1);
+}
+
+static void peer_release(void *ctx)
+{
+    session_unref(ctx);
+}
+
+/* A deferred tasks/result counts as a call in flight: a drain waits for it. */
+static void peer_wait_begin(void *ctx)
+{
+    th_mcp_session *s = ctx;
+    pthread_mutex_lock(&s->lock);
+    s->nopen++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void peer_wait_end(void *ctx)
+{
+    th_mcp_session *s = ctx;
+    pthread_mutex_lock(&s->lock);
+    response_out(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Whose tasks this session's are: the session itself (over stdio its one
+ * client, over HTTP its Mcp-Session-Id) and the principal it was
+ * authenticated as. Made on first use; NULL when out of memory. */
+static const char *legacy_tasks_owner(th_mcp_session *s)
+{
+    static atomic_ullong serial;
+    pthread_mutex_lock(&s->lock);
+    if (!s->task_owner) {
+        char head[48];
+        snprintf(head, sizeof head, "\x1flegacy session %llu\x1f", (unsigned long long)atomic_fetch_add(&serial, 1));
+        size_t n = strlen(head) + (s->principal ? strlen(s->principal) : 0) + 1;
+        if ((s->task_owner = malloc(n)))
+            snprintf(s->task_owner, n, "%s%s", head, s->principal ? s->principal : "");
+    }
+    const char *owner = s->task_owner;
+    pthread_mutex_unlock(&s->lock);
+    return owner;
+}
+
+static th_tasks_peer legacy_peer(const request *r)
+{
+    return (th_tasks_peer){.ctx = r->s,
+                           .send = peer_send,
+                           .ask = peer_ask,
+                           .hold = peer_hold,
+                           .release = peer_release,
+                           .wait_begin = peer_wait_begin,
+                           .wait_end = peer_wait_end,
+                           .log_to_client = r->log_to_client,
+                           .log_level = r->log_level};
+}
+
+/*
+** tools/call at 2025-11-25, by the tool-level negotiation of its tasks
+** page: params.task runs the call as a task (CreateTaskResult) when the
+** tool allows it; a task for a tool that forbids it, or a plain call of
+** one that requires it, is -32601. Returns false when the call runs as a
+** plain call.
+*/
+static bool legacy_call_as_task(request *r, const th_entry *e, json_object *args, json_object *token)
+{
+    static const char *const support[] = {"forbidden", "optional", "required"};
+    uint32_t ts = e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT;
+    json_object *task = NULL, *ttl = NULL;
+    bool wants = json_object_object_get_ex(r->msg->params, "task", &task) && !json_object_is_type(task, json_type_null);
+    if (!wants && ts != TH_TASK_REQUIRED)
+        return false;
+    if (!wants || ts == TH_TASK_FORBIDDEN) {
+        send_errorf(r->s, r->msg->id, TH_RPC_METHOD_NOT_FOUND,
+                    wants ? "Method not found: tool '%s' cannot run as a task (its execution.taskSupport is \"%s\"); "
+                            "call it without params.task"
+                          : "Method not found: tool '%s' runs only as a task (its execution.taskSupport is \"%s\"); "
+                            "call it with params.task",
+                    e->name, support[ts < 3 ? ts : 0]);
+        return true;
+    }
+    if (!json_object_is_type(task, json_type_object) ||
+        (json_object_object_get_ex(task, "ttl", &ttl) && !json_object_is_type(ttl, json_type_null) &&
+         !json_object_is_type(ttl, json_type_int) && !json_object_is_type(ttl, json_type_double))) {
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                   "Invalid params: \"task\" must be an object whose optional \"ttl\" is a number of milliseconds",
+                   NULL);
+        return true;
+    }
+    long long ttl_ms = ttl && !json_object_is_type(ttl, json_type_null) ? (long long)json_object_get_double(ttl) : 0;
+    json_object *copy = NULL;
+    if (args && json_object_is_type(args, json_type_object) ? json_object_deep_copy(args, &copy, NULL) != 0
+                                                             : !(copy = json_object_new_object()))
+        copy = NULL;
+    const char *owner = legacy_tasks_owner(r->s);
+    pthread_mutex_lock(&r->s->lock);
+    unsigned caps = r->s->legacy_caps;
+    pthread_mutex_unlock(&r->s->lock);
+    int code = TH_RPC_INTERNAL_ERROR;
+    char msg[320] = "Internal error: out of memory";
+    th_tasks_peer peer = legacy_peer(r);
+    json_object *res = NULL;
+    if (copy && owner)
+        res = th_tasks_create_core(r->s->mcp->tasks, r->reg, e, copy, owner, caps, ttl_ms, token, &peer, &code, msg,
+                                   sizeof msg);
+    else
+        json_object_put(copy);
+    if (res)
+        reply(r, res);
+    else
+        send_error(r->s, r->msg->id, code, msg, NULL);
+    return true;
+}
+
+/* tasks/get, tasks/result, tasks/list, tasks/cancel of a legacy session:
+ * only 2025-11-25 has them. */
+static void legacy_tasks_request(request *r)
+{
+    if (r->version < V_2025_11_25) {
+        send_errorf(r->s, r->msg->id, TH_RPC_METHOD_NOT_FOUND,
+                    "Method not found: %s is not part of protocol %s (tasks came with 2025-11-25)", r->msg->method,
+                    versions[r->version]);
+        return;
+    }
+    const char *owner = legacy_tasks_owner(r->s);
+    if (!owner) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    th_tasks_peer peer = legacy_peer(r);
+    json_object *res = th_tasks_core_request(r->s->mcp->tasks, r->msg->method, r->msg->params, owner, r->msg->id,
+                                             &peer);
+    if (res)
+        send_msg(r->s, res); /* else answered when the task ends */
 }
 
 static void m_tools_call(request *r)
@@ -1369,6 +1555,8 @@ static void m_tools_call(request *r)
             th_mrtr_free(mrtr);
             return;
         }
+    } else if (r->version >= V_2025_11_25 && legacy_call_as_task(r, e, args, token)) {
+        return;
     }
     job *j = th_zalloc(sizeof *j);
     if (!j) {
@@ -2235,9 +2423,9 @@ static const method requests[] = {
     {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
     {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
     {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
-    {.name = "tasks/get", .eras = ERA_MODERN, .fn = m_tasks},
+    {.name = "tasks/get", .eras = ERA_BOTH, .fn = m_tasks},
     {.name = "tasks/update", .eras = ERA_MODERN, .fn = m_tasks},
-    {.name = "tasks/cancel", .eras = ERA_MODERN, .fn = m_tasks},
+    {.name = "tasks/cancel", .eras = ERA_BOTH, .fn = m_tasks},
     {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
@@ -2245,6 +2433,8 @@ static const method requests[] = {
     {.name = "skills/list", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "skills/get", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "resources/directory/read", .eras = ERA_MODERN, .fn = m_resources},
+    {.name = "tasks/result", .eras = ERA_LEGACY, .fn = m_tasks},
+    {.name = "tasks/list", .eras = ERA_LEGACY, .fn = m_tasks},
 };
 
 static const method notifications[] = {
@@ -2601,6 +2791,8 @@ void th_mcp_session_free(th_mcp_session *s)
     s->subs = NULL;
     pthread_mutex_unlock(&s->lock);
     th_mcpres_session_gone(s); /* no resource notice reaches it from here */
+    if (s->task_owner) /* its tasks and their deferred waits end with it */
+        th_tasks_drop_owner(m->tasks, s->task_owner);
     pthread_rwlock_wrlock(&s->send_lock);
     s->closed = true;
     pthread_rwlock_unlock(&s->send_lock);

@@ -45,8 +45,12 @@ static th_rc slow_compute(th_call *call, json_object *args, void *user_data)
     (void)user_data;
     json_object *v;
     double seconds = json_object_object_get_ex(args, "seconds", &v) ? json_object_get_double(v) : 1;
+    /* Progress at the start and the end (sent only when the call, or the
+     * task, came with a progressToken). */
+    th_call_progress(call, 0, seconds, "started");
     if (!nap(call, llround(seconds * 1000)))
         return TH_ERR_CANCELLED;
+    th_call_progress(call, seconds, seconds, "done");
     return th_call_textf(call, "Computed '%s' after %g s", str_arg(args, "label", "job"), seconds);
 }
 
@@ -112,7 +116,7 @@ static th_rc with_task(th_call *call, json_object *args, void *user_data)
 static const th_tool tools[] = {
     {TH_TOOL_INIT, .name = "greet", .description = "Says hello to NAME, synchronously",
      .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}", .handler = greet},
-    {TH_TOOL_INIT, .name = "slow_compute", .description = "Sleeps SECONDS, then reports LABEL; may run as a task",
+    {TH_TOOL_INIT, .name = "slow_compute", .description = "Sleeps SECONDS, then reports LABEL (with progress); may run as a task",
      .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\",\"minimum\":0,"
                      "\"maximum\":3600},\"label\":{\"type\":\"string\"}}}",
      .handler = slow_compute, .task_support = TH_TASK_OPTIONAL},
