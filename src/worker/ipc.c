@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,12 @@ long th_ipc_fill(th_ipc_reader *r)
         }
         r->buf = b;
         r->cap = cap;
+    }
+    if (r->wait_in_poll) {
+        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+        while (poll(&pfd, 1, -1) < 0)
+            if (errno != EINTR)
+                return -1;
     }
     for (;;) {
         ssize_t n = read(r->fd, r->buf + r->start + r->len, r->cap - r->start - r->len);

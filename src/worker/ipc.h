@@ -66,6 +66,7 @@ typedef struct th_ipc_reader {
     size_t saved_at;        /* the byte a payload's NUL replaced, put */
     char saved_byte;        /* back before the buffer is used again */
     bool saved;
+    bool wait_in_poll;      /* a blocking fill waits in poll(2), see th_ipc_fill */
 } th_ipc_reader;
 
 void th_ipc_reader_free(th_ipc_reader *r);
@@ -73,6 +74,11 @@ void th_ipc_reader_free(th_ipc_reader *r);
 /*
 ** One read(2) into R's buffer (it blocks if FD is blocking and empty).
 ** Returns the byte count, 0 at end of stream, -1 with errno on error.
+** With R->wait_in_poll the wait for bytes is a poll(2) for POLLIN first:
+** a thread asleep in read(2) on a unix socket is also woken each time the
+** peer reads what this end wrote (unix_write_space wakes every waiter on
+** the socket), which costs two context switches per exchange; a poll(2)
+** waiter is woken by incoming bytes only.
 */
 long th_ipc_fill(th_ipc_reader *r);
 

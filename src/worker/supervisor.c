@@ -77,7 +77,6 @@ typedef struct worker {
     bool exited;     /* the process ended: the monitor drains the socket */
     bool torn;       /* the stream ended inside a frame */
     bool dead;       /* reaped, cause set: waiting calls fail */
-    bool timed_reads; /* the socket's reads time out after POLL_MS */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -254,10 +253,10 @@ static void route_frames(worker *w)
  * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
 static long read_socket(worker *w, int wait_ms)
 {
-    if (wait_ms == POLL_MS && w->timed_reads) { /* one system call, not poll and read */
-        long n = th_ipc_fill(&w->r);
-        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : n;
-    }
+    /* Always poll(2) first, never a read(2) that sleeps: a reader asleep
+     * in read(2) on a unix socket is also woken each time the worker reads
+     * a frame this end wrote (see th_ipc_fill), two needless context
+     * switches per call. */
     struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
     int k = poll(&pfd, 1, wait_ms);
     if (k == 0 || (k < 0 && errno == EINTR))
@@ -571,8 +570,6 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
-    struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
-    w->timed_reads = setsockopt(w->ch.sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)

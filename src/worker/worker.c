@@ -624,7 +624,7 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
         die("no socket at fd 3");
     /* 3. The configuration: role, plugins, limits. */
     config c = {0};
-    th_ipc_reader r = {.fd = sock, .max = 64u << 20};
+    th_ipc_reader r = {.fd = sock, .max = 64u << 20, .wait_in_poll = true};
     if (!read_config(&c, &r))
         die("no valid configuration from the host");
     th_log_set_threshold((th_log_level)c.log_threshold);
