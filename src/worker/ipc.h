@@ -20,9 +20,10 @@
 /* Frame types. The first frame on every channel is HELLO (host to child). */
 typedef enum th_ipc_type {
     TH_IPC_HELLO = 1, /* host->child: role and configuration */
-    TH_IPC_CALL,      /* host->worker: a JSON-RPC notification, params
-                       * {"tool","arguments","caps"} (see th_worker_parse_fn;
-                       * caps: the TH_ASK_* bits the client declared) */
+    TH_IPC_CALL,      /* host->worker: u32 caps (the TH_ASK_* bits the
+                       * client declared), the tool's name, a NUL, then the
+                       * arguments' JSON text, the only part parsed (see
+                       * th_worker_parse_fn) */
     TH_IPC_CANCEL,    /* host->worker: cancel call id */
     TH_IPC_PROGRESS,  /* worker->host: {"progress","total","message"} */
     TH_IPC_LOG,       /* worker->host: {"level","data"} */

@@ -363,11 +363,21 @@ static void run(void *p)
     free(j);
 }
 
-/* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
- * when there is nothing to run (the host has been answered). */
-static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req, th_ipc_type type)
+/* A CALL frame's fields (see TH_IPC_CALL). */
+typedef struct call_req {
+    unsigned caps;
+    const char *tool;  /* inside the frame */
+    json_object *args; /* parsed; taken by new_job */
+} call_req;
+
+/*
+** A job for call ID, registered for CANCEL: a tool call CR, or (CR NULL) a
+** READ, PROMPT or COMPLETE of REQ (its payload, parsed). NULL when there is
+** nothing to run (the host has been answered).
+*/
+static job *new_job(th_registry *reg, const config *c, uint32_t id, call_req *cr, json_object *req, th_ipc_type type)
 {
-    json_object *name, *args, *vars = NULL;
+    json_object *args, *vars = NULL;
     const th_entry *e = NULL;
     const th_res_entry *res = NULL;
     const th_prompt_entry *prompt = NULL;
@@ -379,11 +389,13 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
         prompt = th_promptproxy_lookup_prompt(reg, req);
     else if (type == TH_IPC_COMPLETE && req)
         compl = th_promptproxy_lookup_completion(reg, req);
-    else if (req && json_object_object_get_ex(req, "tool", &name))
-        e = th_registry_get(reg, json_object_get_string(name));
+    else if (cr && cr->tool && cr->args)
+        e = th_registry_get(reg, cr->tool);
     job *j = calloc(1, sizeof *j);
     if (!j || (!e && !res && !prompt && !compl)) {
         free(j);
+        if (cr)
+            json_object_put(cr->args);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
         return NULL;
     }
@@ -394,7 +406,7 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
         .log_to_client = true,
         .log_level = TH_LOG_DEBUG,
         .max_result_bytes = (size_t)c->max_result_bytes,
-        .client_caps = (unsigned)get_num(req, "caps"),
+        .client_caps = cr ? cr->caps : (unsigned)get_num(req, "caps"),
         .ask = worker_ask,
         .ask_ctx = j,
     };
@@ -426,7 +438,7 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
                       ? json_object_get(args)
                       : json_object_new_object();
     } else {
-        j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
+        j->args = cr->args; /* parsed once, handed to the handler as it is */
     }
     if (!j->call || !j->args || ((res || compl) && !j->uri))
         die("out of memory starting a call");
@@ -505,6 +517,22 @@ static void *watchdog_main(void *unused)
     return NULL;
 }
 
+/* CR from the CALL frame F: the name in place, the arguments parsed (an
+ * empty text is no arguments); CR->tool stays NULL for a frame without
+ * the NUL after the name. */
+static void call_fields(const th_ipc_frame *f, call_req *cr)
+{
+    uint32_t caps;
+    const char *nul = f->len > sizeof caps ? memchr(f->payload + sizeof caps, '\0', f->len - sizeof caps) : NULL;
+    if (!nul)
+        return;
+    memcpy(&caps, f->payload, sizeof caps);
+    cr->caps = caps;
+    cr->tool = f->payload + sizeof caps;
+    size_t off = (size_t)(nul + 1 - f->payload);
+    cr->args = off < f->len ? parse_call(nul + 1, f->len - off) : json_object_new_object();
+}
+
 /*
 ** Read frames (one thread at a time does) and run each CALL right here:
 ** its answer waits for no thread hand-off. Returns when the watchdog has
@@ -522,9 +550,15 @@ static void reader_loop(void *unused)
             deliver_answer(f.id, f.payload, f.len);
         } else if (f.type == TH_IPC_CALL || f.type == TH_IPC_READ || f.type == TH_IPC_PROMPT ||
                    f.type == TH_IPC_COMPLETE) {
-            json_object *req =
-                f.type != TH_IPC_CALL ? th_ipc_parse(f.payload, f.len, &err) : parse_call(f.payload, f.len);
-            job *j = new_job(srv.reg, srv.c, f.id, req, (th_ipc_type)f.type);
+            call_req cr = {0}, *crp = NULL;
+            json_object *req = NULL;
+            if (f.type == TH_IPC_CALL) {
+                crp = &cr;
+                call_fields(&f, crp);
+            } else {
+                req = th_ipc_parse(f.payload, f.len, &err);
+            }
+            job *j = new_job(srv.reg, srv.c, f.id, crp, req, (th_ipc_type)f.type);
             json_object_put(req);
             if (!j)
                 continue;
