@@ -83,6 +83,10 @@ void th_ipc_reader_free(th_ipc_reader *r);
 */
 long th_ipc_fill(th_ipc_reader *r);
 
+/* th_ipc_fill without waiting (FD is a socket): -1 with errno EAGAIN when
+ * nothing has arrived. */
+long th_ipc_fill_now(th_ipc_reader *r);
+
 /*
 ** The next complete frame from what has been read: 1 and *F, 0 when more
 ** bytes are needed, -1 (ERR says why) when the length is over R->max.

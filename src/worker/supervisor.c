@@ -253,10 +253,14 @@ static void route_frames(worker *w)
  * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
 static long read_socket(worker *w, int wait_ms)
 {
-    /* Always poll(2) first, never a read(2) that sleeps: a reader asleep
-     * in read(2) on a unix socket is also woken each time the worker reads
-     * a frame this end wrote (see th_ipc_fill), two needless context
-     * switches per call. */
+    /* What has arrived, without waiting: on one CPU the worker has often
+     * run the call already (it preempted its caller's send). */
+    long n = th_ipc_fill_now(&w->r);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        return n;
+    /* Then wait in poll(2), never asleep in read(2): that would also wake
+     * each time the worker reads a frame this end wrote (see th_ipc_fill),
+     * two needless context switches per call. */
     struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
     int k = poll(&pfd, 1, wait_ms);
     if (k == 0 || (k < 0 && errno == EINTR))
