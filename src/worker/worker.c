@@ -25,6 +25,7 @@
 #include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
+#include "worker/resultjson.h"
 #include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -145,15 +146,40 @@ static bool sock_intact(void)
     return fstat(sock, &st) == 0 && st.st_dev == sock_id.st_dev && st.st_ino == sock_id.st_ino;
 }
 
+/* What a failed send means: the host is gone, or a plugin took fd 3. */
+static void sent(th_rc rc)
+{
+    if (rc != TH_OK && sock_intact())
+        _exit(0); /* the host is gone */
+    if (rc != TH_OK)
+        th_child_lose_socket();
+}
+
 static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
 {
     pthread_mutex_lock(&send_lock);
     th_rc rc = th_ipc_send_json(sock, type, id, o);
     pthread_mutex_unlock(&send_lock);
-    if (rc != TH_OK && sock_intact())
-        _exit(0); /* the host is gone */
-    if (rc != TH_OK)
-        th_child_lose_socket();
+    sent(rc);
+}
+
+/* A call's RESULT: a plain one printed here (worker/resultjson.h), in a
+ * buffer each thread keeps, the rest by json-c. */
+static void send_result(th_ipc_type type, uint32_t id, json_object *result)
+{
+    static _Thread_local th_buf text;
+    if (!th_result_json_plain(result, &text)) {
+        send_obj(type, id, result);
+        return;
+    }
+    pthread_mutex_lock(&send_lock);
+    th_rc rc = th_ipc_send(sock, type, id, text.data, text.len);
+    pthread_mutex_unlock(&send_lock);
+    if (text.cap > (1u << 20)) { /* a big one is not kept */
+        free(text.data);
+        text = (th_buf){0};
+    }
+    sent(rc);
 }
 
 /* The loader's own lines show at warning and above while loading: the
@@ -352,7 +378,7 @@ static void run(void *p)
     pthread_mutex_unlock(&jobs_lock);
     /* A result this worker wrote for a failure (not the plugin's answer)
      * says so by its frame type, so the host words it as its own. */
-    send_obj(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
+    send_result(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
     json_object_put(result);
     th_call_free(j->call);
     json_object_put(j->args);
