@@ -25,6 +25,7 @@
 #include "plugin/qualname.h"
 
 #include "base/compat.h"
+#include "base/fastjson.h"
 #include "base/log.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -546,14 +547,30 @@ static void rescan(void *ctx, const char *why)
     }
 }
 
-/* th_worker_parse_fn: a worker reads its calls with the protocol's parser. */
+/* th_worker_parse_fn: a worker reads a call's arguments as the protocol
+ * would: plain ones the way th_rpc_parse's own quick path builds them,
+ * others inside a notification th_rpc_parse reads whole. */
 static json_object *parse_call(const char *text, size_t len)
 {
+    json_object *args = th_fastjson_parse(text, len);
+    if (args)
+        return args;
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"call\",\"params\":{\"a\":";
+    size_t n = sizeof head - 1 + len + 2;
+    char *msg = len < SIZE_MAX - sizeof head - 2 ? malloc(n) : NULL;
+    if (!msg)
+        return NULL;
+    memcpy(msg, head, sizeof head - 1);
+    memcpy(msg + sizeof head - 1, text, len);
+    memcpy(msg + n - 2, "}}", 2);
     th_rpc_msg m;
-    th_rpc_parse(text, len, &m);
-    json_object *params = m.kind == TH_RPC_NOTIFICATION && m.params ? json_object_get(m.params) : NULL;
+    th_rpc_parse(msg, n, &m);
+    free(msg);
+    json_object *a = NULL;
+    if (m.kind == TH_RPC_NOTIFICATION && m.params && json_object_object_get_ex(m.params, "a", &a))
+        json_object_get(a);
     th_rpc_msg_clear(&m);
-    return params;
+    return a;
 }
 
 /* The toolbox names of --plugin-dir, a NULL-ended array. */

@@ -93,6 +93,35 @@ START_TEST(utf8_repair_replaces_each_bad_byte)
 }
 END_TEST
 
+/* The check reads ASCII runs a word at a time: a bad or a good multi-byte
+ * sequence at every offset after and inside such runs is still judged. */
+START_TEST(utf8_valid_judges_every_offset_of_long_ascii_runs)
+{
+    static const char *const bad[] = {"\xe9", "\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xff"};
+    static const char *const good[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    char buf[64];
+    for (size_t at = 0; at < 24; at++) {
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+            memset(buf, 'a', at);
+            size_t n = strlen(bad[k]);
+            memcpy(buf + at, bad[k], n);
+            memset(buf + at + n, 'b', 9);
+            ck_assert_msg(!th_utf8_valid(buf, at + n + 9), "bad sequence %zu at %zu passed", k, at);
+            ck_assert_msg(!th_utf8_valid(buf, at + n), "bad sequence %zu at the end, %zu, passed", k, at);
+        }
+        for (size_t k = 0; k < sizeof good / sizeof *good; k++) {
+            memset(buf, 'a', at);
+            size_t n = strlen(good[k]);
+            memcpy(buf + at, good[k], n);
+            memset(buf + at + n, 'b', 9);
+            ck_assert_msg(th_utf8_valid(buf, at + n + 9), "good sequence %zu at %zu refused", k, at);
+            ck_assert_msg(!th_utf8_valid(buf, at + n - 1), "cut sequence %zu at %zu passed", k, at);
+        }
+    }
+    ck_assert(th_utf8_valid("", 0));
+}
+END_TEST
+
 START_TEST(c_strings_arrive_repaired)
 {
     th_call *c = new_call("files", 0);
@@ -581,6 +610,7 @@ static Suite *callctx_suite(void)
     Suite *s = suite_create("callctx");
     TCase *tc = tcase_create("wire");
     tcase_add_test(tc, utf8_repair_replaces_each_bad_byte);
+    tcase_add_test(tc, utf8_valid_judges_every_offset_of_long_ascii_runs);
     tcase_add_test(tc, c_strings_arrive_repaired);
     tcase_add_test(tc, non_finite_progress_is_refused_and_logged_once);
     tcase_add_loop_test(tc, structured_values_json_cannot_carry_become_tool_errors, 0,

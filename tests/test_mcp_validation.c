@@ -176,12 +176,43 @@ START_TEST(ids_can_be_reused_once_answered)
 }
 END_TEST
 
+/*
+** Arguments outside the plain JSON subset (a 30-digit integer, an exponent,
+** non-ASCII text, \u escapes) reach a worker's handler exactly as they
+** reach an in-process one: the worker parses them with the protocol's own
+** parser, so nothing is clamped or reworded on the way.
+*/
+START_TEST(unusual_literals_reach_a_worker_as_they_reach_the_host)
+{
+    static const char args[] = "{\"count\":4,\"name\":\"abc\",\"mode\":\"fast\","
+                               "\"tags\":[\"caf\\u00e9\",\"\xc3\xa9t\xc3\xa9\",\"\\ud83d\\ude00\"],"
+                               "\"point\":{\"x\":1e3,\"y\":-0.5E-2},"
+                               "\"limit\":123456789012345678901234567890}";
+    char *text[2];
+    const char *modes[2] = {"--isolation=none", "--isolation=process"};
+    for (int m = 0; m < 2; m++) {
+        mh_proc *p = mh_spawn("--plugin-dir", PLUGINS, modes[m], NULL);
+        mh_initialize(p, "2025-11-25");
+        json_object *o = call(p, "demanding", args);
+        MH_ASSERT_ABSENT(o, "result isError");
+        text[m] = strdup(mh_str(o, "result content 0 text"));
+        json_object_put(o);
+        mh_finish(p);
+    }
+    ck_assert_ptr_nonnull(strstr(text[0], "\"limit\":123456789012345678901234567890"));
+    ck_assert_str_eq(text[1], text[0]);
+    free(text[0]);
+    free(text[1]);
+}
+END_TEST
+
 static Suite *validation_suite(void)
 {
     Suite *s = suite_create("mcp_validation");
     TCase *tc = tcase_create("validation");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, valid_arguments_reach_the_handler);
+    tcase_add_test(tc, unusual_literals_reach_a_worker_as_they_reach_the_host);
     tcase_add_test(tc, each_violation_is_named_by_pointer_and_keyword);
     tcase_add_test(tc, missing_required_and_wrong_root_type);
     tcase_add_test(tc, output_schema_is_enforced);

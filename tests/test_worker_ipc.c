@@ -1,17 +1,23 @@
 /*
 ** test_worker_ipc.c: the host-child framing: frames split across reads at
 ** every byte, many frames in one read, an oversized length refused before
-** any allocation, end of stream inside a frame, and strict payload parsing.
+** any allocation, end of stream inside a frame, strict payload parsing, and
+** a waiting reader that sleeps through the peer's reads of its own frames,
+** and results printed without json-c exactly as json-c prints them.
 */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker/ipc.h"
+#include "worker/resultjson.h"
 #include "check_main.h"
 
 static int sp[2];
@@ -177,6 +183,164 @@ START_TEST(payloads_are_parsed_strictly)
 }
 END_TEST
 
+/* The waiting side of a_waiting_reader_sleeps_through_the_peers_reads. */
+typedef struct waiter {
+    th_ipc_reader r;
+    pid_t tid;
+    long got;
+} waiter;
+
+static void *wait_for_frame(void *p)
+{
+    waiter *w = p;
+    __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+    ck_assert_int_eq(th_ipc_send(w->r.fd, TH_IPC_RESULT, 1, "{}", 2), TH_OK);
+    w->got = th_ipc_fill(&w->r);
+    return NULL;
+}
+
+/* Field KEY of /proc/self/task/TID/status (a number), or -1. */
+static long task_status(pid_t tid, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':')
+            v = strtol(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* True once thread TID sleeps (state S). */
+static bool task_sleeps(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
+    FILE *f = fopen(path, "r");
+    bool s = false;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "State:", 6) == 0)
+            s = strchr(line, 'S') != NULL;
+    if (f)
+        fclose(f);
+    return s;
+}
+
+/*
+** A reader waiting for its answer is not woken when the peer reads the
+** request it wrote: asleep in read(2) on a unix socket it would be (the
+** kernel wakes every waiter on the socket when its sent bytes are
+** consumed), a wasted pair of context switches on every call.
+*/
+START_TEST(a_waiting_reader_sleeps_through_the_peers_reads)
+{
+    pair();
+    waiter w = {.r = {.fd = sp[0], .max = 1024, .wait_in_poll = true}};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, wait_for_frame, &w), 0);
+    /* Its request is in the socket and it sleeps waiting for the answer. */
+    char buf[64];
+    struct timespec tick = {0, 1000000L};
+    while (recv(sp[1], buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT) < TH_IPC_HEADER + 2)
+        nanosleep(&tick, NULL);
+    while (!__atomic_load_n(&w.tid, __ATOMIC_SEQ_CST) || !task_sleeps(w.tid))
+        nanosleep(&tick, NULL);
+    long before = task_status(w.tid, "voluntary_ctxt_switches");
+    ck_assert_int_ge(before, 0);
+    /* The peer reads the request: the waiter must sleep on. */
+    ck_assert_int_eq(read(sp[1], buf, TH_IPC_HEADER + 2), TH_IPC_HEADER + 2);
+    for (int i = 0; i < 50; i++) /* room for a wake-up, were there one */
+        nanosleep(&tick, NULL);
+    ck_assert_int_eq(task_status(w.tid, "voluntary_ctxt_switches"), before);
+    /* The answer wakes it, and it has the bytes. */
+    ck_assert_int_eq(th_ipc_send(sp[1], TH_IPC_RESULT, 1, "[]", 2), TH_OK);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(w.got, TH_IPC_HEADER + 2);
+    th_ipc_frame f;
+    th_err err;
+    ck_assert_int_eq(th_ipc_next(&w.r, &f, &err), 1);
+    ck_assert_str_eq(f.payload, "[]");
+    th_ipc_reader_free(&w.r);
+    unpair();
+}
+END_TEST
+
+static json_object *text_block(const char *text, size_t len, bool text_first)
+{
+    json_object *b = json_object_new_object();
+    if (text_first)
+        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+    json_object_object_add(b, "type", json_object_new_string("text"));
+    if (!text_first)
+        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+    return b;
+}
+
+/* RESULT printed by th_result_json_plain is byte for byte json-c's text. */
+static void assert_prints_as_json_c(json_object *result)
+{
+    th_buf b = {0};
+    ck_assert_msg(th_result_json_plain(result, &b), "refused %s", json_object_to_json_string(result));
+    const char *want = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    ck_assert_uint_eq(b.len, strlen(want));
+    ck_assert_str_eq(b.data, want);
+    free(b.data);
+}
+
+START_TEST(plain_results_print_as_json_c_prints_them)
+{
+    char every[160];
+    size_t n = 0;
+    for (int c = 1; c < 0x80; c++) /* every ASCII byte: controls, quote, backslash, slash, DEL */
+        every[n++] = (char)c;
+    memcpy(every + n, "caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
+    n += 10;
+    json_object *r = json_object_new_object(), *content = json_object_new_array();
+    json_object_object_add(r, "content", content);
+    json_object_array_add(content, text_block(every, n, false));
+    json_object_array_add(content, text_block("", 0, false));
+    json_object_array_add(content, text_block("a\0b", 3, true)); /* a NUL inside */
+    assert_prints_as_json_c(r);
+    json_object_object_add(r, "isError", json_object_new_boolean(true));
+    assert_prints_as_json_c(r);
+    json_object_put(r);
+
+    /* isError first, an empty content, isError false. */
+    r = json_object_new_object();
+    json_object_object_add(r, "isError", json_object_new_boolean(false));
+    json_object_object_add(r, "content", json_object_new_array());
+    assert_prints_as_json_c(r);
+    json_object_put(r);
+}
+END_TEST
+
+/* Anything else is left to json-c. */
+START_TEST(other_results_are_left_to_json_c)
+{
+    static const char *const others[] = {
+        "{\"content\":[{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"annotations\":{\"priority\":1}}]}",
+        "{\"content\":[{\"type\":\"text\"}]}",
+        "{\"content\":[{\"type\":\"text\",\"text\":5}]}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"structuredContent\":{\"a\":1}}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":1}",
+        "{\"content\":{}}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        json_object *o = json_tokener_parse(others[i]);
+        th_buf b = {0};
+        ck_assert_msg(!th_result_json_plain(o, &b), "took %s", others[i]);
+        free(b.data);
+        json_object_put(o);
+    }
+}
+END_TEST
+
 static Suite *ipc_suite(void)
 {
     Suite *s = suite_create("worker_ipc");
@@ -186,6 +350,9 @@ static Suite *ipc_suite(void)
     tcase_add_test(tc, an_oversized_length_is_refused);
     tcase_add_test(tc, end_of_stream_inside_a_frame_is_an_error);
     tcase_add_test(tc, payloads_are_parsed_strictly);
+    tcase_add_test(tc, a_waiting_reader_sleeps_through_the_peers_reads);
+    tcase_add_test(tc, plain_results_print_as_json_c_prints_them);
+    tcase_add_test(tc, other_results_are_left_to_json_c);
     suite_add_tcase(s, tc);
     return s;
 }

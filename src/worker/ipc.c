@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ static void restore(th_ipc_reader *r)
     }
 }
 
-long th_ipc_fill(th_ipc_reader *r)
+/* th_ipc_fill, and th_ipc_fill_now with NOW. */
+static long fill(th_ipc_reader *r, bool now)
 {
     restore(r);
     /* Move the unread tail to the front before growing, so the buffer
@@ -54,14 +56,32 @@ long th_ipc_fill(th_ipc_reader *r)
         r->buf = b;
         r->cap = cap;
     }
+    if (r->wait_in_poll && !now) {
+        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+        while (poll(&pfd, 1, -1) < 0)
+            if (errno != EINTR)
+                return -1;
+    }
     for (;;) {
-        ssize_t n = read(r->fd, r->buf + r->start + r->len, r->cap - r->start - r->len);
+        char *at = r->buf + r->start + r->len;
+        size_t room = r->cap - r->start - r->len;
+        ssize_t n = now ? recv(r->fd, at, room, MSG_DONTWAIT) : read(r->fd, at, room);
         if (n < 0 && errno == EINTR)
             continue;
         if (n > 0)
             r->len += (size_t)n;
         return (long)n;
     }
+}
+
+long th_ipc_fill(th_ipc_reader *r)
+{
+    return fill(r, false);
+}
+
+long th_ipc_fill_now(th_ipc_reader *r)
+{
+    return fill(r, true);
 }
 
 /* Make room for NEED bytes from r->start; false when out of memory. */

@@ -20,9 +20,10 @@
 /* Frame types. The first frame on every channel is HELLO (host to child). */
 typedef enum th_ipc_type {
     TH_IPC_HELLO = 1, /* host->child: role and configuration */
-    TH_IPC_CALL,      /* host->worker: a JSON-RPC notification, params
-                       * {"tool","arguments","caps"} (see th_worker_parse_fn;
-                       * caps: the TH_ASK_* bits the client declared) */
+    TH_IPC_CALL,      /* host->worker: u32 caps (the TH_ASK_* bits the
+                       * client declared), the tool's name, a NUL, then the
+                       * arguments' JSON text, the only part parsed (see
+                       * th_worker_parse_fn) */
     TH_IPC_CANCEL,    /* host->worker: cancel call id */
     TH_IPC_PROGRESS,  /* worker->host: {"progress","total","message"} */
     TH_IPC_LOG,       /* worker->host: {"level","data"} */
@@ -66,6 +67,7 @@ typedef struct th_ipc_reader {
     size_t saved_at;        /* the byte a payload's NUL replaced, put */
     char saved_byte;        /* back before the buffer is used again */
     bool saved;
+    bool wait_in_poll;      /* a blocking fill waits in poll(2), see th_ipc_fill */
 } th_ipc_reader;
 
 void th_ipc_reader_free(th_ipc_reader *r);
@@ -73,8 +75,17 @@ void th_ipc_reader_free(th_ipc_reader *r);
 /*
 ** One read(2) into R's buffer (it blocks if FD is blocking and empty).
 ** Returns the byte count, 0 at end of stream, -1 with errno on error.
+** With R->wait_in_poll the wait for bytes is a poll(2) for POLLIN first:
+** a thread asleep in read(2) on a unix socket is also woken each time the
+** peer reads what this end wrote (unix_write_space wakes every waiter on
+** the socket), which costs two context switches per exchange; a poll(2)
+** waiter is woken by incoming bytes only.
 */
 long th_ipc_fill(th_ipc_reader *r);
+
+/* th_ipc_fill without waiting (FD is a socket): -1 with errno EAGAIN when
+ * nothing has arrived. */
+long th_ipc_fill_now(th_ipc_reader *r);
 
 /*
 ** The next complete frame from what has been read: 1 and *F, 0 when more

@@ -77,7 +77,6 @@ typedef struct worker {
     bool exited;     /* the process ended: the monitor drains the socket */
     bool torn;       /* the stream ended inside a frame */
     bool dead;       /* reaped, cause set: waiting calls fail */
-    bool timed_reads; /* the socket's reads time out after POLL_MS */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -104,7 +103,7 @@ struct slot {
 typedef struct proxy_tool {
     slot *slot;
     char *name;
-    char *call_head; /* a CALL payload up to its arguments, made once */
+    char *call_head; /* a CALL payload's name and NUL (see TH_IPC_CALL) */
     size_t call_head_len;
     bool parse_result; /* it has an outputSchema: the host parses its results */
 } proxy_tool;
@@ -254,10 +253,14 @@ static void route_frames(worker *w)
  * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
 static long read_socket(worker *w, int wait_ms)
 {
-    if (wait_ms == POLL_MS && w->timed_reads) { /* one system call, not poll and read */
-        long n = th_ipc_fill(&w->r);
-        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : n;
-    }
+    /* What has arrived, without waiting: on one CPU the worker has often
+     * run the call already (it preempted its caller's send). */
+    long n = th_ipc_fill_now(&w->r);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        return n;
+    /* Then wait in poll(2), never asleep in read(2): that would also wake
+     * each time the worker reads a frame this end wrote (see th_ipc_fill),
+     * two needless context switches per call. */
     struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
     int k = poll(&pfd, 1, wait_ms);
     if (k == 0 || (k < 0 && errno == EINTR))
@@ -571,8 +574,6 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
-    struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
-    w->timed_reads = setsockopt(w->ch.sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
@@ -834,9 +835,9 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         return th_call_fail(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
     }
 
-    /* A JSON-RPC notification, so that the worker parses it with the
-     * protocol's parser and sees every literal as the client sent it; only
-     * the arguments are printed per call. */
+    /* Only the arguments are printed per call, and all the worker parses
+     * (with the protocol's parser: it sees every literal as the client
+     * sent it); the name goes as its bytes, made once. */
     size_t len = 2;
     const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN |
                                                                           JSON_C_TO_STRING_NOSLASHESCAPE, &len)
@@ -850,9 +851,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
         if (th_call_client_can(call, k))
             caps |= k;
-    char tail[32];
-    int tail_len = snprintf(tail, sizeof tail, ",\"caps\":%u}}", caps);
-    struct iovec parts[3] = {{pt->call_head, pt->call_head_len}, {(void *)text, len}, {tail, (size_t)tail_len}};
+    uint32_t caps32 = caps;
+    struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
     exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
     return TH_OK;
 }
@@ -1083,21 +1083,13 @@ static proxy_tool *new_proxy(th_supervisor *sup, slot *s, const char *name)
         sup->captools = cap;
     }
     proxy_tool *pt = calloc(1, sizeof *pt);
-    json_object *quoted = json_object_new_string(name);
-    const char *q = quoted ? json_object_to_json_string_ext(quoted, JSON_C_TO_STRING_PLAIN |
-                                                                        JSON_C_TO_STRING_NOSLASHESCAPE)
-                           : NULL;
-    static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"call\",\"params\":{\"tool\":";
-    size_t cap = q ? sizeof head + strlen(q) + sizeof ",\"arguments\":" : 0;
-    if (!pt || !q || !(pt->name = strdup(name)) || !(pt->call_head = malloc(cap))) {
-        json_object_put(quoted);
+    if (!pt || !(pt->name = strdup(name)) || !(pt->call_head = strdup(name))) {
         if (pt)
             free(pt->name);
         free(pt);
         return NULL;
     }
-    pt->call_head_len = (size_t)snprintf(pt->call_head, cap, "%s%s,\"arguments\":", head, q);
-    json_object_put(quoted);
+    pt->call_head_len = strlen(name) + 1; /* with its NUL */
     pt->slot = s;
     sup->tools[sup->ntools++] = pt;
     return pt;

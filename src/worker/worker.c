@@ -25,6 +25,7 @@
 #include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
+#include "worker/resultjson.h"
 #include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -145,15 +146,40 @@ static bool sock_intact(void)
     return fstat(sock, &st) == 0 && st.st_dev == sock_id.st_dev && st.st_ino == sock_id.st_ino;
 }
 
+/* What a failed send means: the host is gone, or a plugin took fd 3. */
+static void sent(th_rc rc)
+{
+    if (rc != TH_OK && sock_intact())
+        _exit(0); /* the host is gone */
+    if (rc != TH_OK)
+        th_child_lose_socket();
+}
+
 static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
 {
     pthread_mutex_lock(&send_lock);
     th_rc rc = th_ipc_send_json(sock, type, id, o);
     pthread_mutex_unlock(&send_lock);
-    if (rc != TH_OK && sock_intact())
-        _exit(0); /* the host is gone */
-    if (rc != TH_OK)
-        th_child_lose_socket();
+    sent(rc);
+}
+
+/* A call's RESULT: a plain one printed here (worker/resultjson.h), in a
+ * buffer each thread keeps, the rest by json-c. */
+static void send_result(th_ipc_type type, uint32_t id, json_object *result)
+{
+    static _Thread_local th_buf text;
+    if (!th_result_json_plain(result, &text)) {
+        send_obj(type, id, result);
+        return;
+    }
+    pthread_mutex_lock(&send_lock);
+    th_rc rc = th_ipc_send(sock, type, id, text.data, text.len);
+    pthread_mutex_unlock(&send_lock);
+    if (text.cap > (1u << 20)) { /* a big one is not kept */
+        free(text.data);
+        text = (th_buf){0};
+    }
+    sent(rc);
 }
 
 /* The loader's own lines show at warning and above while loading: the
@@ -352,7 +378,7 @@ static void run(void *p)
     pthread_mutex_unlock(&jobs_lock);
     /* A result this worker wrote for a failure (not the plugin's answer)
      * says so by its frame type, so the host words it as its own. */
-    send_obj(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
+    send_result(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
     json_object_put(result);
     th_call_free(j->call);
     json_object_put(j->args);
@@ -363,11 +389,21 @@ static void run(void *p)
     free(j);
 }
 
-/* A job for call ID of REQ (a CALL's params), registered for CANCEL; NULL
- * when there is nothing to run (the host has been answered). */
-static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object *req, th_ipc_type type)
+/* A CALL frame's fields (see TH_IPC_CALL). */
+typedef struct call_req {
+    unsigned caps;
+    const char *tool;  /* inside the frame */
+    json_object *args; /* parsed; taken by new_job */
+} call_req;
+
+/*
+** A job for call ID, registered for CANCEL: a tool call CR, or (CR NULL) a
+** READ, PROMPT or COMPLETE of REQ (its payload, parsed). NULL when there is
+** nothing to run (the host has been answered).
+*/
+static job *new_job(th_registry *reg, const config *c, uint32_t id, call_req *cr, json_object *req, th_ipc_type type)
 {
-    json_object *name, *args, *vars = NULL;
+    json_object *args, *vars = NULL;
     const th_entry *e = NULL;
     const th_res_entry *res = NULL;
     const th_prompt_entry *prompt = NULL;
@@ -379,11 +415,13 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
         prompt = th_promptproxy_lookup_prompt(reg, req);
     else if (type == TH_IPC_COMPLETE && req)
         compl = th_promptproxy_lookup_completion(reg, req);
-    else if (req && json_object_object_get_ex(req, "tool", &name))
-        e = th_registry_get(reg, json_object_get_string(name));
+    else if (cr && cr->tool && cr->args)
+        e = th_registry_get(reg, cr->tool);
     job *j = calloc(1, sizeof *j);
     if (!j || (!e && !res && !prompt && !compl)) {
         free(j);
+        if (cr)
+            json_object_put(cr->args);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
         return NULL;
     }
@@ -394,7 +432,7 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
         .log_to_client = true,
         .log_level = TH_LOG_DEBUG,
         .max_result_bytes = (size_t)c->max_result_bytes,
-        .client_caps = (unsigned)get_num(req, "caps"),
+        .client_caps = cr ? cr->caps : (unsigned)get_num(req, "caps"),
         .ask = worker_ask,
         .ask_ctx = j,
     };
@@ -426,7 +464,7 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, json_object 
                       ? json_object_get(args)
                       : json_object_new_object();
     } else {
-        j->args = json_object_object_get_ex(req, "arguments", &args) ? json_object_get(args) : json_object_new_object();
+        j->args = cr->args; /* parsed once, handed to the handler as it is */
     }
     if (!j->call || !j->args || ((res || compl) && !j->uri))
         die("out of memory starting a call");
@@ -505,6 +543,22 @@ static void *watchdog_main(void *unused)
     return NULL;
 }
 
+/* CR from the CALL frame F: the name in place, the arguments parsed (an
+ * empty text is no arguments); CR->tool stays NULL for a frame without
+ * the NUL after the name. */
+static void call_fields(const th_ipc_frame *f, call_req *cr)
+{
+    uint32_t caps;
+    const char *nul = f->len > sizeof caps ? memchr(f->payload + sizeof caps, '\0', f->len - sizeof caps) : NULL;
+    if (!nul)
+        return;
+    memcpy(&caps, f->payload, sizeof caps);
+    cr->caps = caps;
+    cr->tool = f->payload + sizeof caps;
+    size_t off = (size_t)(nul + 1 - f->payload);
+    cr->args = off < f->len ? parse_call(nul + 1, f->len - off) : json_object_new_object();
+}
+
 /*
 ** Read frames (one thread at a time does) and run each CALL right here:
 ** its answer waits for no thread hand-off. Returns when the watchdog has
@@ -522,9 +576,15 @@ static void reader_loop(void *unused)
             deliver_answer(f.id, f.payload, f.len);
         } else if (f.type == TH_IPC_CALL || f.type == TH_IPC_READ || f.type == TH_IPC_PROMPT ||
                    f.type == TH_IPC_COMPLETE) {
-            json_object *req =
-                f.type != TH_IPC_CALL ? th_ipc_parse(f.payload, f.len, &err) : parse_call(f.payload, f.len);
-            job *j = new_job(srv.reg, srv.c, f.id, req, (th_ipc_type)f.type);
+            call_req cr = {0}, *crp = NULL;
+            json_object *req = NULL;
+            if (f.type == TH_IPC_CALL) {
+                crp = &cr;
+                call_fields(&f, crp);
+            } else {
+                req = th_ipc_parse(f.payload, f.len, &err);
+            }
+            job *j = new_job(srv.reg, srv.c, f.id, crp, req, (th_ipc_type)f.type);
             json_object_put(req);
             if (!j)
                 continue;
@@ -624,7 +684,7 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
         die("no socket at fd 3");
     /* 3. The configuration: role, plugins, limits. */
     config c = {0};
-    th_ipc_reader r = {.fd = sock, .max = 64u << 20};
+    th_ipc_reader r = {.fd = sock, .max = 64u << 20, .wait_in_poll = true};
     if (!read_config(&c, &r))
         die("no valid configuration from the host");
     th_log_set_threshold((th_log_level)c.log_threshold);

@@ -14,11 +14,11 @@
 #include "plugin/registry.h"
 
 /*
-** How the child parses a CALL payload, a JSON-RPC notification whose params
-** are {"tool","arguments"}: with the protocol's own parser, which keeps
-** every literal exactly as the client sent it (json-c alone would clamp a
-** huge integer). Returns the params (a new reference) or NULL. main.c
-** passes it in, as the protocol layer sits above this one.
+** How the child parses a CALL's arguments (TEXT, LEN bytes of JSON): with
+** the protocol's own parser, which keeps every literal exactly as the
+** client sent it (json-c alone would clamp a huge integer). Returns the
+** value (a new reference) or NULL. main.c passes it in, as the protocol
+** layer sits above this one.
 */
 typedef json_object *(*th_worker_parse_fn)(const char *text, size_t len);
 
