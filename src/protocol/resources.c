@@ -135,8 +135,7 @@ static void unsubscribe(void *session, const char *uri)
 
 /* ---- answers ----------------------------------------------------------- */
 
-static void fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...) TH_PRINTF(4, 5);
-static void fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...)
+void th_mcpres_fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -155,7 +154,7 @@ static void not_found(const th_mcpres_req *q, th_mcpres_answer *a, const char *u
     json_object *data = json_object_new_object();
     if (data)
         json_object_object_add(data, "uri", json_object_new_string(uri));
-    fail(a, q->modern ? TH_RPC_INVALID_PARAMS : ERR_NOT_FOUND_LEGACY, data, "Resource not found");
+    th_mcpres_fail(a, q->modern ? TH_RPC_INVALID_PARAMS : ERR_NOT_FOUND_LEGACY, data, "Resource not found");
 }
 
 static void put_str(json_object *o, const char *key, const char *val)
@@ -199,7 +198,7 @@ static void list(const th_mcpres_req *q, th_mcpres_answer *a, bool templates)
     size_t count = templates ? th_resources_template_count(rs) : th_resources_count(rs), offset;
     const char *prefix = templates ? CURSOR_TPL : CURSOR_RES;
     if (!th_page_offset(q->params, prefix, count, &offset)) {
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
     size_t page = q->page_size ? q->page_size : count;
@@ -208,7 +207,7 @@ static void list(const th_mcpres_req *q, th_mcpres_answer *a, bool templates)
     if (!res || !arr) {
         json_object_put(res);
         json_object_put(arr);
-        fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+        th_mcpres_fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
         return;
     }
     for (size_t i = offset; i < end; i++) {
@@ -228,7 +227,7 @@ static const char *uri_param(const th_mcpres_req *q, th_mcpres_answer *a)
     json_object *u;
     if (!q->params || !json_object_object_get_ex(q->params, "uri", &u) || !json_object_is_type(u, json_type_string) ||
         strlen(json_object_get_string(u)) != (size_t)json_object_get_string_len(u)) {
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s needs a string \"uri\"", q->method);
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s needs a string \"uri\"", q->method);
         return NULL;
     }
     return json_object_get_string(u);
@@ -316,9 +315,9 @@ static void read_resource(const th_mcpres_req *q, th_mcpres_answer *a)
     if (rc == TH_ERR_NOT_FOUND) {
         not_found(q, a, uri);
     } else if (rc == TH_ERR_VALUE) {
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s", is_error && msg ? msg : "the URI was refused");
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s", is_error && msg ? msg : "the URI was refused");
     } else if (!result || rc != TH_OK || is_error) {
-        fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: reading resource '%s' failed: %s", e->name,
+        th_mcpres_fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: reading resource '%s' failed: %s", e->name,
              msg ? msg : th_rc_name(rc));
     } else {
         const char *why = NULL;
@@ -326,7 +325,7 @@ static void read_resource(const th_mcpres_req *q, th_mcpres_answer *a)
         json_object *res = contents ? json_object_new_object() : NULL;
         if (!res) {
             json_object_put(contents);
-            fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: resource '%s' returned %s", e->name,
+            th_mcpres_fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: resource '%s' returned %s", e->name,
                  why ? why : "nothing (out of memory)");
         } else {
             json_object_object_add(res, "contents", contents);
@@ -356,7 +355,7 @@ static void subscribe_method(const th_mcpres_req *q, th_mcpres_answer *a, bool o
         return;
     }
     if (!subscribe(q->session, uri)) {
-        fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+        th_mcpres_fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
         return;
     }
     if (e->watch)
@@ -420,5 +419,5 @@ void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a)
         th_mcpskills_serve(q, a);
         return;
     }
-    fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
+    th_mcpres_fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
 }

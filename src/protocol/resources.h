@@ -44,6 +44,11 @@ bool th_mcpres_is_method(const char *method, bool *legacy_only);
 /* Serve Q into *A. */
 void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a);
 
+/* Make *A the error CODE with the formatted message (clipped to fit, as
+ * UTF-8) and DATA (taken; may be NULL), dropping any result it held: one
+ * wording for every method that answers through a th_mcpres_answer. */
+void th_mcpres_fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...) TH_PRINTF(4, 5);
+
 /* Start listening for th_resource_updated() in this process (idempotent). */
 void th_mcpres_init(void);
 

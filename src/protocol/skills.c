@@ -5,8 +5,6 @@
 */
 #include "config.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,23 +17,9 @@
 #define CURSOR_DIR "d1:"
 #define DIRECTORY_MIME "inode/directory" /* the SEP's mark of a folder child */
 
-static void fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...) TH_PRINTF(4, 5);
-static void fail(th_mcpres_answer *a, int code, json_object *data, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->message, sizeof a->message, fmt, ap);
-    va_end(ap);
-    th_utf8_clip(a->message);
-    a->code = code;
-    a->data = data;
-    json_object_put(a->result);
-    a->result = NULL;
-}
-
 static void oom(th_mcpres_answer *a)
 {
-    fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+    th_mcpres_fail(a, TH_RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
 }
 
 /* Invalid params with the URI in data, as resources/read's SEP-2164 error. */
@@ -44,7 +28,7 @@ static void bad_uri(th_mcpres_answer *a, const char *uri, const char *why)
     json_object *data = json_object_new_object();
     if (data)
         json_object_object_add(data, "uri", json_object_new_string(uri));
-    fail(a, TH_RPC_INVALID_PARAMS, data, "Invalid params: %s", why);
+    th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, data, "Invalid params: %s", why);
 }
 
 static const char *uri_param(const th_mcpres_req *q, th_mcpres_answer *a)
@@ -52,7 +36,7 @@ static const char *uri_param(const th_mcpres_req *q, th_mcpres_answer *a)
     json_object *u;
     if (!q->params || !json_object_object_get_ex(q->params, "uri", &u) || !json_object_is_type(u, json_type_string) ||
         strlen(json_object_get_string(u)) != (size_t)json_object_get_string_len(u)) {
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s needs a string \"uri\"", q->method);
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: %s needs a string \"uri\"", q->method);
         return NULL;
     }
     return json_object_get_string(u);
@@ -109,7 +93,7 @@ static void skills_list(const th_mcpres_req *q, th_mcpres_answer *a)
     for (size_t i = 0; i < th_resources_count(rs); i++)
         count += is_manifest(th_resources_at(rs, i));
     if (!th_page_offset(q->params, CURSOR_SKILLS, count, &offset)) {
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
     size_t page = q->page_size ? q->page_size : count;
@@ -242,7 +226,7 @@ static void directory_read(const th_mcpres_req *q, th_mcpres_answer *a)
     }
     if (!th_page_offset(q->params, CURSOR_DIR, count, &offset)) {
         json_object_put(all);
-        fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
+        th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
     size_t page = q->page_size ? q->page_size : count;
@@ -288,7 +272,7 @@ void th_mcpskills_serve(const th_mcpres_req *q, th_mcpres_answer *a)
             methods[i].fn(q, a);
             return;
         }
-    fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
+    th_mcpres_fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
 }
 
 json_object *th_mcpskills_capability(void)
