@@ -530,6 +530,24 @@ START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
 }
 END_TEST
 
+/* The threads writing stdout keep SIGPIPE blocked; a child that plugin code
+ * fork()s from one of them (in-process: the reader running the call) must
+ * start with it unblocked, as it would without the host. */
+START_TEST(a_forked_child_does_not_inherit_the_blocked_sigpipe)
+{
+    char *dir = mh_private_dir(mh_hostile("sigpipe_fork"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, isolation_modes[_i], NULL);
+    json_object *res = mh_rpc(p, MODERN_CALL(1, "sigpipe_fork", "{}"));
+    const char *text = json_object_to_json_string(res);
+    ck_assert_msg(strstr(text, "child: SIGPIPE unblocked"), "%s", text);
+    json_object_put(res);
+    mh_close_stdin(p);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
 {
     char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
@@ -746,6 +764,7 @@ static Suite *transport_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
     tcase_add_loop_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host, 0, 2);
+    tcase_add_loop_test(tc, a_forked_child_does_not_inherit_the_blocked_sigpipe, 0, 2);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
     tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);
