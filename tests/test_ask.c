@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "call/ask.h"
 #include "call/callctx.h"
@@ -234,6 +238,89 @@ START_TEST(state_refused_for_another_principal)
 }
 END_TEST
 
+/* ---- states signed with the server's key -------------------------------- */
+
+/* fuzz_state found it (fuzz/corpus/state/regress-null-tool): a payload
+ * whose "tool", "args" or "sub" was not a string reached strcmp(NULL, ..).
+ * Only the key's holder can MAC one, but a leaked key or a writer's bug
+ * must give a refusal, not a crash. The key is set from a file, and the
+ * payloads are MACed here as th_mrtr_result MACs its own. */
+static const char test_key[] = "test-state-key-0123456789abcdef01234567";
+
+static char *b64url_of(const unsigned char *in, size_t len)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *out = malloc(len / 3 * 4 + 5), *o = out;
+    ck_assert_ptr_nonnull(out);
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
+        *o++ = a[v >> 18 & 63];
+        *o++ = a[v >> 12 & 63];
+        if (i + 1 < len)
+            *o++ = a[v >> 6 & 63];
+        if (i + 2 < len)
+            *o++ = a[v & 63];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* "v1." PAYLOAD "." MAC, as the server with test_key would write it. */
+static char *signed_state(const char *payload)
+{
+    char *body = b64url_of((const unsigned char *)payload, strlen(payload));
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned maclen = 0;
+    ck_assert_ptr_nonnull(HMAC(EVP_sha256(), test_key, (int)strlen(test_key), (const unsigned char *)body,
+                               strlen(body), mac, &maclen));
+    char *sig = b64url_of(mac, maclen);
+    size_t n = strlen(body) + strlen(sig) + 8;
+    char *state = malloc(n);
+    ck_assert_ptr_nonnull(state);
+    snprintf(state, n, "v1.%s.%s", body, sig);
+    free(body);
+    free(sig);
+    return state;
+}
+
+START_TEST(state_members_of_another_type_are_refused)
+{
+    char path[] = "/tmp/th-test-key-XXXXXX", msg[320];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, test_key, strlen(test_key)), (ssize_t)strlen(test_key));
+    close(fd);
+    th_err err;
+    ck_assert_int_eq(th_mrtr_key_file(path, &err), TH_OK);
+    unlink(path);
+    /* The digest of no arguments ("{}"), so that "sub" is reached too. */
+    static const char none[] = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+    char sub_null[256];
+    snprintf(sub_null, sizeof sub_null, "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":\"%s\",\"sub\":null}", none);
+    const char *payloads[] = {
+        "{\"exp\":99999999999999,\"tool\":null}",
+        "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":null}",
+        "{\"exp\":99999999999999,\"tool\":7,\"args\":[]}",
+        sub_null,
+    };
+    for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
+        char *state = signed_state(payloads[i]);
+        msg[0] = '\0';
+        ck_assert_msg(resume("t", NULL, state, msg, sizeof msg) == NULL, "%s was taken", payloads[i]);
+        ck_assert_msg(strstr(msg, i < 3 ? "another tool call" : "another client"), "%s: %s", payloads[i], msg);
+        free(state);
+    }
+    /* The same payload with strings is taken: the MAC here is the server's. */
+    char ok[256];
+    snprintf(ok, sizeof ok, "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":\"%s\",\"sub\":\"\",\"answers\":{}}", none);
+    char *state = signed_state(ok);
+    th_mrtr *m = resume("t", NULL, state, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    th_mrtr_free(m);
+    free(state);
+}
+END_TEST
+
 START_TEST(input_responses_must_be_objects)
 {
     char msg[320];
@@ -262,6 +349,7 @@ static Suite *ask_suite(void)
     tcase_add_test(tc, state_refused_when_altered_foreign_or_expired);
     tcase_add_test(tc, state_refused_for_another_principal);
     tcase_add_test(tc, input_responses_must_be_objects);
+    tcase_add_test(tc, state_members_of_another_type_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }
