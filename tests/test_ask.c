@@ -19,6 +19,7 @@
 #include "call/ask.h"
 #include "call/callctx.h"
 #include "check_main.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mrtr.h"
 
 /* ---- th_call_ask ---------------------------------------------------------- */
@@ -321,6 +322,58 @@ START_TEST(state_members_of_another_type_are_refused)
 }
 END_TEST
 
+/* fuzz_state found it (fuzz/corpus/state/regress-big-integer): an answer
+ * holding an integer past 64 bits came back from requestState clamped,
+ * since the state's payload was read back with json-c's tokener instead of
+ * th_rpc_parse, which keeps numbers and lone surrogates as sent; and an
+ * answer nested deeper than json-c's default 32 levels made the server
+ * refuse its own state. The next round must see the answer as sent. */
+START_TEST(state_keeps_answers_exactly)
+{
+    char deep[400] = "", text[1024], msg[320];
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "[");
+    strcat(deep, "1");
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "]");
+    const char *answer_fmt = "{\"action\":\"accept\",\"content\":{\"n\":123456789012345678901234567890,"
+                             "\"m\":-98765432109876543210,\"x\":1.50e300,\"s\":\"\\ud800\",\"deep\":%s}}";
+    char answer[700];
+    snprintf(answer, sizeof answer, answer_fmt, deep);
+    snprintf(text, sizeof text,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"inputResponses\":{\"q\":%s}}}",
+             answer);
+    th_rpc_msg rm;
+    th_rpc_parse(text, strlen(text), &rm);
+    ck_assert_int_eq(rm.kind, TH_RPC_REQUEST);
+    /* What the client sent, as the host writes it back. */
+    json_object *sent = json_object_object_get(json_object_object_get(rm.params, "inputResponses"), "q");
+    char *want = strdup(json_object_to_json_string_ext(sent, JSON_C_TO_STRING_PLAIN));
+
+    th_mrtr *m = th_mrtr_begin("t", NULL, NULL, rm.params, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    json_object *r = NULL;
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "elicitation/create", json_object_new_object(), &r), TH_OK);
+    json_object_put(r);
+    ck_assert_int_eq(th_mrtr_ask(m, "next", "elicitation/create", json_object_new_object(), &r),
+                     TH_ERR_INPUT_REQUIRED);
+    json_object *res = th_mrtr_result(m);
+    th_mrtr_free(m);
+    th_rpc_msg_clear(&rm);
+    char *state = strdup(json_object_get_string(json_object_object_get(res, "requestState")));
+    json_object_put(res);
+
+    m = resume("t", NULL, state, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "its own state refused: %s", msg);
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "elicitation/create", json_object_new_object(), &r), TH_OK);
+    ck_assert_str_eq(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN), want);
+    json_object_put(r);
+    th_mrtr_free(m);
+    free(state);
+    free(want);
+}
+END_TEST
+
 START_TEST(input_responses_must_be_objects)
 {
     char msg[320];
@@ -350,6 +403,7 @@ static Suite *ask_suite(void)
     tcase_add_test(tc, state_refused_for_another_principal);
     tcase_add_test(tc, input_responses_must_be_objects);
     tcase_add_test(tc, state_members_of_another_type_are_refused);
+    tcase_add_test(tc, state_keeps_answers_exactly);
     suite_add_tcase(s, tc);
     return s;
 }

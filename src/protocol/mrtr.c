@@ -28,6 +28,7 @@
 #include <openssl/sha.h>
 
 #include "base/compat.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mrtr.h"
 
 #define KEY_MIN 32
@@ -253,7 +254,13 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
         goto done;
     }
     payload = unb64url(body, (size_t)(dot - body), &payload_len);
-    o = payload ? json_tokener_parse((const char *)payload) : NULL; /* our own text: MAC checked */
+    if (payload) { /* our own text (MAC checked), read back as the answers were first read: numbers
+                    * past 64 bits and lone surrogates stay as sent, nesting as deep as a request's */
+        th_rpc_msg pm;
+        th_rpc_parse((const char *)payload, payload_len, &pm);
+        o = json_object_get(pm.msg);
+        th_rpc_msg_clear(&pm);
+    }
     if (!o || !json_object_is_type(o, json_type_object)) {
         snprintf(msg, msgsize, "Invalid params: requestState is not one this server issued");
         goto done;
