@@ -11,10 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "call/ask.h"
 #include "call/callctx.h"
 #include "check_main.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mrtr.h"
 
 /* ---- th_call_ask ---------------------------------------------------------- */
@@ -234,6 +239,141 @@ START_TEST(state_refused_for_another_principal)
 }
 END_TEST
 
+/* ---- states signed with the server's key -------------------------------- */
+
+/* fuzz_state found it (fuzz/corpus/state/regress-null-tool): a payload
+ * whose "tool", "args" or "sub" was not a string reached strcmp(NULL, ..).
+ * Only the key's holder can MAC one, but a leaked key or a writer's bug
+ * must give a refusal, not a crash. The key is set from a file, and the
+ * payloads are MACed here as th_mrtr_result MACs its own. */
+static const char test_key[] = "test-state-key-0123456789abcdef01234567";
+
+static char *b64url_of(const unsigned char *in, size_t len)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *out = malloc(len / 3 * 4 + 5), *o = out;
+    ck_assert_ptr_nonnull(out);
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
+        *o++ = a[v >> 18 & 63];
+        *o++ = a[v >> 12 & 63];
+        if (i + 1 < len)
+            *o++ = a[v >> 6 & 63];
+        if (i + 2 < len)
+            *o++ = a[v & 63];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* "v1." PAYLOAD "." MAC, as the server with test_key would write it. */
+static char *signed_state(const char *payload)
+{
+    char *body = b64url_of((const unsigned char *)payload, strlen(payload));
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned maclen = 0;
+    ck_assert_ptr_nonnull(HMAC(EVP_sha256(), test_key, (int)strlen(test_key), (const unsigned char *)body,
+                               strlen(body), mac, &maclen));
+    char *sig = b64url_of(mac, maclen);
+    size_t n = strlen(body) + strlen(sig) + 8;
+    char *state = malloc(n);
+    ck_assert_ptr_nonnull(state);
+    snprintf(state, n, "v1.%s.%s", body, sig);
+    free(body);
+    free(sig);
+    return state;
+}
+
+START_TEST(state_members_of_another_type_are_refused)
+{
+    char path[] = "/tmp/th-test-key-XXXXXX", msg[320];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, test_key, strlen(test_key)), (ssize_t)strlen(test_key));
+    close(fd);
+    th_err err;
+    ck_assert_int_eq(th_mrtr_key_file(path, &err), TH_OK);
+    unlink(path);
+    /* The digest of no arguments ("{}"), so that "sub" is reached too. */
+    static const char none[] = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+    char sub_null[256];
+    snprintf(sub_null, sizeof sub_null, "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":\"%s\",\"sub\":null}", none);
+    const char *payloads[] = {
+        "{\"exp\":99999999999999,\"tool\":null}",
+        "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":null}",
+        "{\"exp\":99999999999999,\"tool\":7,\"args\":[]}",
+        sub_null,
+    };
+    for (size_t i = 0; i < sizeof payloads / sizeof payloads[0]; i++) {
+        char *state = signed_state(payloads[i]);
+        msg[0] = '\0';
+        ck_assert_msg(resume("t", NULL, state, msg, sizeof msg) == NULL, "%s was taken", payloads[i]);
+        ck_assert_msg(strstr(msg, i < 3 ? "another tool call" : "another client"), "%s: %s", payloads[i], msg);
+        free(state);
+    }
+    /* The same payload with strings is taken: the MAC here is the server's. */
+    char ok[256];
+    snprintf(ok, sizeof ok, "{\"exp\":99999999999999,\"tool\":\"t\",\"args\":\"%s\",\"sub\":\"\",\"answers\":{}}", none);
+    char *state = signed_state(ok);
+    th_mrtr *m = resume("t", NULL, state, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    th_mrtr_free(m);
+    free(state);
+}
+END_TEST
+
+/* fuzz_state found it (fuzz/corpus/state/regress-big-integer): an answer
+ * holding an integer past 64 bits came back from requestState clamped,
+ * since the state's payload was read back with json-c's tokener instead of
+ * th_rpc_parse, which keeps numbers and lone surrogates as sent; and an
+ * answer nested deeper than json-c's default 32 levels made the server
+ * refuse its own state. The next round must see the answer as sent. */
+START_TEST(state_keeps_answers_exactly)
+{
+    char deep[400] = "", text[1024], msg[320];
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "[");
+    strcat(deep, "1");
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "]");
+    const char *answer_fmt = "{\"action\":\"accept\",\"content\":{\"n\":123456789012345678901234567890,"
+                             "\"m\":-98765432109876543210,\"x\":1.50e300,\"s\":\"\\ud800\",\"deep\":%s}}";
+    char answer[700];
+    snprintf(answer, sizeof answer, answer_fmt, deep);
+    snprintf(text, sizeof text,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"inputResponses\":{\"q\":%s}}}",
+             answer);
+    th_rpc_msg rm;
+    th_rpc_parse(text, strlen(text), &rm);
+    ck_assert_int_eq(rm.kind, TH_RPC_REQUEST);
+    /* What the client sent, as the host writes it back. */
+    json_object *sent = json_object_object_get(json_object_object_get(rm.params, "inputResponses"), "q");
+    char *want = strdup(json_object_to_json_string_ext(sent, JSON_C_TO_STRING_PLAIN));
+
+    th_mrtr *m = th_mrtr_begin("t", NULL, NULL, rm.params, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    json_object *r = NULL;
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "elicitation/create", json_object_new_object(), &r), TH_OK);
+    json_object_put(r);
+    ck_assert_int_eq(th_mrtr_ask(m, "next", "elicitation/create", json_object_new_object(), &r),
+                     TH_ERR_INPUT_REQUIRED);
+    json_object *res = th_mrtr_result(m);
+    th_mrtr_free(m);
+    th_rpc_msg_clear(&rm);
+    char *state = strdup(json_object_get_string(json_object_object_get(res, "requestState")));
+    json_object_put(res);
+
+    m = resume("t", NULL, state, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "its own state refused: %s", msg);
+    ck_assert_int_eq(th_mrtr_ask(m, "q", "elicitation/create", json_object_new_object(), &r), TH_OK);
+    ck_assert_str_eq(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN), want);
+    json_object_put(r);
+    th_mrtr_free(m);
+    free(state);
+    free(want);
+}
+END_TEST
+
 START_TEST(input_responses_must_be_objects)
 {
     char msg[320];
@@ -262,6 +402,8 @@ static Suite *ask_suite(void)
     tcase_add_test(tc, state_refused_when_altered_foreign_or_expired);
     tcase_add_test(tc, state_refused_for_another_principal);
     tcase_add_test(tc, input_responses_must_be_objects);
+    tcase_add_test(tc, state_members_of_another_type_are_refused);
+    tcase_add_test(tc, state_keeps_answers_exactly);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,6 +24,7 @@
 
 #include "base/compat.h"
 #include "base/crypto.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/mrtr.h"
 
 #define KEY_MIN 32
@@ -218,6 +219,17 @@ static void digests(th_mrtr *m)
     m->digested = true;
 }
 
+/* O's member NAME when it is a string, else NULL. A state's payload is
+ * MACed, so only this server wrote it; still a member of another type
+ * (json-c gives NULL for null) must be a refusal, never a NULL strcmp. */
+static const char *string_member(json_object *o, const char *name)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, name, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
 /* Verify STATE and take its answers into M; false with MSG on refusal. */
 static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
 {
@@ -238,7 +250,13 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
         goto done;
     }
     payload = unb64url(body, (size_t)(dot - body), &payload_len);
-    o = payload ? json_tokener_parse((const char *)payload) : NULL; /* our own text: MAC checked */
+    if (payload) { /* our own text (MAC checked), read back as the answers were first read: numbers
+                    * past 64 bits and lone surrogates stay as sent, nesting as deep as a request's */
+        th_rpc_msg pm;
+        th_rpc_parse((const char *)payload, payload_len, &pm);
+        o = json_object_get(pm.msg);
+        th_rpc_msg_clear(&pm);
+    }
     if (!o || !json_object_is_type(o, json_type_object)) {
         snprintf(msg, msgsize, "Invalid params: requestState is not one this server issued");
         goto done;
@@ -250,13 +268,13 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
         goto done;
     }
     digests(m);
-    if (!json_object_object_get_ex(o, "tool", &v) || strcmp(json_object_get_string(v), m->tool) != 0 ||
-        !json_object_object_get_ex(o, "args", &v) || strcmp(json_object_get_string(v), m->digest) != 0) {
+    const char *tool = string_member(o, "tool"), *args = string_member(o, "args"), *sub = string_member(o, "sub");
+    if (!tool || strcmp(tool, m->tool) != 0 || !args || strcmp(args, m->digest) != 0) {
         snprintf(msg, msgsize, "Invalid params: requestState was issued for another tool call (tool or "
                                "arguments differ)");
         goto done;
     }
-    if (!json_object_object_get_ex(o, "sub", &v) || strcmp(json_object_get_string(v), m->sub) != 0) {
+    if (!sub || strcmp(sub, m->sub) != 0) {
         snprintf(msg, msgsize, "Invalid params: requestState was issued to another client (its credentials "
                                "differ)");
         goto done;

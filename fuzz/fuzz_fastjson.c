@@ -1,0 +1,95 @@
+/*
+** fuzz/fuzz_fastjson.c: a differential libFuzzer harness for base/fastjson.c:
+** whatever text fastjson accepts, json-c's strict tokener must accept too and
+** build the same tree (types, values, member order), and th_rpc_parse must.
+*/
+
+/*
+** fastjson is the parser every plain request and every worker IPC frame
+** goes through, so a tree that differs from json-c's is a request the host
+** misreads. Declining is always allowed (the caller falls back to json-c);
+** accepting text json-c refuses, or building another tree, is a bug. The
+** input is the text itself; its first byte is not special.
+*/
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "base/fastjson.h"
+#include "fuzz_json.h"
+#include "protocol/jsonrpc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define DIE(what) fz_die("fuzz_fastjson", what, (const char *)data, size)
+
+/* The tree json-c's strict tokener builds from all of TEXT (white space
+ * may follow the value), or NULL with *OK false when it refuses TEXT. */
+static json_object *reference(const char *text, size_t len, bool *ok)
+{
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    json_object *o = NULL;
+    *ok = false;
+    if (!tok)
+        abort();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    o = json_tokener_parse_ex(tok, text, (int)len);
+    if (json_tokener_get_error(tok) == json_tokener_success) {
+        size_t end = json_tokener_get_parse_end(tok);
+        while (end < len && strchr(" \t\r\n", text[end]) && text[end])
+            end++;
+        *ok = end == len;
+    }
+    json_tokener_free(tok);
+    if (!*ok) {
+        json_object_put(o);
+        o = NULL;
+    }
+    return o;
+}
+
+/* Stricter than json_object_equal: member order and the int/double split
+ * count too, as the serialisations show them. */
+static bool same_text(json_object *a, json_object *b)
+{
+    const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+    size_t la, lb;
+    const char *ta = json_object_to_json_string_length(a, flags, &la);
+    const char *tb = json_object_to_json_string_length(b, flags, &lb);
+    return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An exact-size copy, so that ASan sees a read past the end. */
+    char *text = malloc(size ? size : 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    json_object *fast = th_fastjson_parse(text, size);
+    if (fast) {
+        bool ok;
+        json_object *ref = reference(text, size, &ok);
+        if (!ok)
+            DIE("fastjson accepted text json-c's strict tokener refuses");
+        if (!json_object_equal(fast, ref))
+            DIE("fastjson built another tree than json-c (json_object_equal)");
+        if (!same_text(fast, ref))
+            DIE("fastjson built another tree than json-c (member order or number type)");
+        json_object_put(ref);
+        /* The message layer must see what fastjson built. */
+        th_rpc_msg m;
+        th_rpc_parse(text, size, &m);
+        if (!m.msg || !same_text(fast, m.msg))
+            DIE("th_rpc_parse kept another tree than fastjson built");
+        th_rpc_msg_clear(&m);
+        json_object_put(fast);
+    }
+    free(text);
+    return 0;
+}
