@@ -62,3 +62,6 @@ test_mcp_ask_SOURCES = test_mcp_ask.c $(MCP_HARNESS)
 check_PROGRAMS += test_ask
 TESTS += test_ask
 test_ask_SOURCES = test_ask.c
+# It signs states with libcrypto itself, as a check apart from the host's
+# (which opens libcrypto on first use: base/crypto.c).
+test_ask_LDADD = $(LDADD) $(CRYPTO_LIBS)
