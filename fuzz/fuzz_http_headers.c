@@ -24,7 +24,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <microhttpd.h>
+/* transport/mhd.h first: it points every libmicrohttpd name at its table
+ * of dlopen()ed functions, and its include guard keeps http.c's own include
+ * from doing so again after the lookup is pointed at the fake below. */
+#include "transport/mhd.h"
 
 /* The fake connection: the headers of one input. */
 typedef struct fz_conn {
@@ -42,6 +45,7 @@ static const char *fz_lookup(struct MHD_Connection *c, enum MHD_ValueKind kind, 
     return NULL;
 }
 
+#undef MHD_lookup_connection_value
 #define MHD_lookup_connection_value fz_lookup
 #include "transport/http.c"
 #undef MHD_lookup_connection_value
