@@ -90,57 +90,6 @@ static void wake_reader(writer *w)
 }
 
 /*
-** SIGPIPE. Writing stdout after the client closed it raises SIGPIPE, whose
-** action in-process plugin code may have set to SIG_DFL (death) at any
-** time. So every thread of ours that writes stdout keeps SIGPIPE blocked
-** for good, set once at thread start: the reader threads (a message they
-** handle is answered by a write of their own, write_now) and the writer
-** thread; pool threads inherit the mask of the reader that starts them.
-** The SIGPIPE a failed write() raises is directed at the writing thread,
-** so it stays pending there (consume_sigpipe takes it) and the write
-** returns EPIPE. Blocking it around each write instead cost two
-** rt_sigprocmask calls per message (issue 11). A thread of a plugin's
-** that sends keeps its own mask: write_now blocks around its write.
-** What this does not cover: plugin code that unblocks SIGPIPE in the
-** thread running it (as it could call exit()); and a child that plugin
-** code starts with posix_spawn/popen/system from one of these threads
-** inherits the blocked mask (fork() children get it unblocked below).
-*/
-static _Thread_local bool pipe_blocked; /* this thread keeps SIGPIPE blocked */
-
-static void sigpipe_set(int how)
-{
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(how, &pipe_only, NULL);
-}
-
-/* In a child a blocked thread fork()s: the mask it would have had. */
-static void unblock_in_child(void)
-{
-    if (pipe_blocked) {
-        sigpipe_set(SIG_UNBLOCK);
-        pipe_blocked = false;
-    }
-}
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void atfork_register(void)
-{
-    pthread_atfork(NULL, NULL, unblock_in_child);
-}
-
-/* At the start of a thread of ours that writes stdout. */
-static void block_sigpipe(void)
-{
-    pthread_once(&atfork_once, atfork_register);
-    sigpipe_set(SIG_BLOCK);
-    pipe_blocked = true;
-}
-
-/*
 ** A SIGPIPE the failed write raised is directed at this thread, where it
 ** is blocked: take it, so no handler a plugin installed (or SIG_DFL) ever
 ** sees it.
@@ -184,7 +133,10 @@ static ssize_t write_some(int fd, const char *p, size_t len)
 static void *writer_main(void *p)
 {
     writer *w = p;
-    block_sigpipe();
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 
     pthread_mutex_lock(&w->lock);
@@ -257,8 +209,8 @@ static size_t room(writer *w)
 ** thread (a thread switch per message). Only when nothing is queued or
 ** being written (order) and the whole of PARTS fits in the room the
 ** descriptor has, so the blocking write cannot block. SIGPIPE is blocked
-** in this thread already (see pipe_blocked) or around the write. Returns
-** the bytes written (0 if it did not try), or -errno.
+** around the write, as in the writer thread. Returns the bytes written (0
+** if it did not try), or -errno.
 */
 static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool queue_too)
 {
@@ -268,15 +220,9 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     if ((!queue_too && w->pending.len) || w->out_left || (!w->nowait && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
-    bool restore = false;
-    if (!pipe_blocked) {
-        sigemptyset(&pipe_only);
-        sigaddset(&pipe_only, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-        /* Inherited blocked (a pool thread a reader started): keep it so. */
-        restore = !sigismember(&old, SIGPIPE);
-        pipe_blocked = !restore;
-    }
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
     ssize_t n;
     do {
 #if HAVE_DECL_RWF_NOWAIT
@@ -292,14 +238,12 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     int e = errno;
     if (n < 0 && e == EOPNOTSUPP && w->nowait) {
         w->nowait = false; /* a kernel whose pipes refuse it: room() from now on */
-        if (restore)
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
     if (n < 0 && e == EPIPE)
         consume_sigpipe();
-    if (restore)
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (n < 0)
         return e == EAGAIN || e == EWOULDBLOCK ? 0 : -e;
     return n;
@@ -720,12 +664,7 @@ static int read_loop(srv *v)
             v->status = werr == EPIPE ? 0 : 1;
             return READ_ENDED;
         }
-        /* Paused, only a hang-up is watched for (POLLHUP is always reported).
-         * Not a plain blocking read (one syscall less per message at W=1):
-         * a read blocked on an idle client would miss a stop request
-         * (stop_fd) and the writer's failure (wake), and nothing short of
-         * a signal interrupts it; reading first without waiting costs a
-         * third syscall at W=1, where the input is empty each time. */
+        /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
         struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN},
                                 {.fd = v->stop_fd, .events = POLLIN}};
@@ -811,7 +750,6 @@ static void *reader_main(void *p)
     srv *v = p;
     /* Threads it starts (the pool's, say) name themselves. */
     th_thread_name("th-read");
-    block_sigpipe(); /* it writes stdout: see pipe_blocked */
     pthread_mutex_lock(&v->lock);
     for (;;) {
         while ((!v->role_free || v->over) && !v->closed) {
