@@ -213,20 +213,20 @@ static void cursor(const uint8_t *data, size_t size, const char *text, size_t le
     static const char prefix[] = "r:";
     if (len < 1)
         return;
-    size_t count = (unsigned char)text[0], offset = 0;
+    size_t count = (unsigned char)text[0], offset = 0, end = 0;
     json_object *params = json_object_new_object();
     json_object_object_add(params, "cursor", json_object_new_string_len(text + 1, (int)(len - 1)));
-    if (th_page_offset(params, prefix, count, &offset)) {
-        if (offset == 0 || offset >= count)
-            die("a cursor outside the list was taken", data, size);
+    if (th_page_window(params, prefix, count, 0, &offset, &end)) {
+        if (offset == 0 || offset >= count || end != count)
+            die("a cursor outside the list was taken, or the window is not the rest", data, size);
         json_object *res = json_object_new_object(), *next, *p2 = json_object_new_object();
-        size_t again = 0;
+        size_t again = 0, again_end = 0;
         th_page_next(res, prefix, offset, count);
         if (!json_object_object_get_ex(res, "nextCursor", &next))
             die("no nextCursor for an offset inside the list", data, size);
         json_object_object_add(p2, "cursor", json_object_get(next));
-        if (!th_page_offset(p2, prefix, count, &again) || again != offset)
-            die("th_page_next wrote a cursor th_page_offset reads otherwise", data, size);
+        if (!th_page_window(p2, prefix, count, 1, &again, &again_end) || again != offset || again_end != offset + 1)
+            die("th_page_next wrote a cursor th_page_window reads otherwise", data, size);
         json_object_put(p2);
         json_object_put(res);
     }

@@ -9,7 +9,7 @@
 
 #include "protocol/pagination.h"
 
-bool th_page_offset(json_object *params, const char *prefix, size_t count, size_t *offset)
+static bool page_offset(json_object *params, const char *prefix, size_t count, size_t *offset)
 {
     json_object *cur;
     *offset = 0;
@@ -39,4 +39,14 @@ void th_page_next(json_object *res, const char *prefix, size_t end, size_t count
     char next[64];
     snprintf(next, sizeof next, "%s%zu", prefix, end);
     json_object_object_add(res, "nextCursor", json_object_new_string(next));
+}
+
+bool th_page_window(json_object *params, const char *prefix, size_t count, size_t page_size, size_t *offset,
+                    size_t *end)
+{
+    if (!page_offset(params, prefix, count, offset))
+        return false;
+    size_t left = count - *offset;
+    *end = *offset + (page_size && page_size < left ? page_size : left);
+    return true;
 }

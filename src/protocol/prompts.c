@@ -74,13 +74,11 @@ static json_object *prompt_json(const th_mcpprompt_req *q, const th_prompt_entry
 static void list(const th_mcpprompt_req *q, th_mcpprompt_answer *a)
 {
     const th_prompts *ps = th_registry_prompts(q->reg);
-    size_t count = th_prompts_count(ps), offset;
-    if (!th_page_offset(q->params, CURSOR_PROMPTS, count, &offset)) {
+    size_t count = th_prompts_count(ps), offset, end;
+    if (!th_page_window(q->params, CURSOR_PROMPTS, count, q->page_size, &offset, &end)) {
         th_mcpprompt_fail(a, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor");
         return;
     }
-    size_t page = q->page_size ? q->page_size : count;
-    size_t end = offset + page < count ? offset + page : count;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
     if (!res || !arr) {
         json_object_put(res);

@@ -197,12 +197,11 @@ static void list(const th_mcpres_req *q, th_mcpres_answer *a, bool templates)
     const th_resources *rs = th_registry_resources(q->reg);
     size_t count = templates ? th_resources_template_count(rs) : th_resources_count(rs), offset;
     const char *prefix = templates ? CURSOR_TPL : CURSOR_RES;
-    if (!th_page_offset(q->params, prefix, count, &offset)) {
+    size_t end;
+    if (!th_page_window(q->params, prefix, count, q->page_size, &offset, &end)) {
         th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
-    size_t page = q->page_size ? q->page_size : count;
-    size_t end = offset + page < count ? offset + page : count;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
     if (!res || !arr) {
         json_object_put(res);

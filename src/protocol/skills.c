@@ -92,12 +92,11 @@ static void skills_list(const th_mcpres_req *q, th_mcpres_answer *a)
     size_t count = 0, offset;
     for (size_t i = 0; i < th_resources_count(rs); i++)
         count += is_manifest(th_resources_at(rs, i));
-    if (!th_page_offset(q->params, CURSOR_SKILLS, count, &offset)) {
+    size_t end;
+    if (!th_page_window(q->params, CURSOR_SKILLS, count, q->page_size, &offset, &end)) {
         th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
-    size_t page = q->page_size ? q->page_size : count;
-    size_t end = offset + page < count ? offset + page : count;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
     if (!res || !arr) {
         json_object_put(res);
@@ -224,13 +223,12 @@ static void directory_read(const th_mcpres_req *q, th_mcpres_answer *a)
         bad_uri(a, uri, "not a skill directory the server serves");
         return;
     }
-    if (!th_page_offset(q->params, CURSOR_DIR, count, &offset)) {
+    size_t end;
+    if (!th_page_window(q->params, CURSOR_DIR, count, q->page_size, &offset, &end)) {
         json_object_put(all);
         th_mcpres_fail(a, TH_RPC_INVALID_PARAMS, NULL, "Invalid params: invalid cursor");
         return;
     }
-    size_t page = q->page_size ? q->page_size : count;
-    size_t end = offset + page < count ? offset + page : count;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
     if (!res || !arr) {
         json_object_put(res);

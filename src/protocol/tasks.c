@@ -945,10 +945,10 @@ static json_object *core_error(json_object *id, int code, const char *fmt, const
  * time (cursors of protocol/pagination.c). Under ts->lock. */
 static json_object *list_tasks(th_tasks *ts, json_object *params, const char *owner, json_object *id)
 {
-    size_t count = 0, offset = 0;
+    size_t count = 0, offset = 0, end = 0;
     for (task *t = ts->head; t; t = t->next)
         count += strcmp(t->owner, owner) == 0;
-    if (!th_page_offset(params, LIST_CURSOR, count, &offset))
+    if (!th_page_window(params, LIST_CURSOR, count, LIST_PAGE, &offset, &end))
         return th_rpc_error(id, TH_RPC_INVALID_PARAMS, "Invalid params: invalid cursor for tasks/list", NULL);
     const task **mine = count ? malloc(count * sizeof *mine) : NULL;
     json_object *res = json_object_new_object(), *arr = json_object_new_array();
@@ -956,7 +956,7 @@ static json_object *list_tasks(th_tasks *ts, json_object *params, const char *ow
         json_object_put(arr);
         arr = NULL;
     }
-    size_t n = count, end = offset + LIST_PAGE < count ? offset + LIST_PAGE : count;
+    size_t n = count;
     for (task *t = ts->head; mine && t; t = t->next)
         if (strcmp(t->owner, owner) == 0)
             mine[--n] = t; /* the store's list is newest first */
