@@ -37,6 +37,7 @@
 #include "transport/http.h"
 #include "base/util.h"
 #include "plugin/reload.h"
+#include "worker/ipc.h"
 #include "worker/rebuild.h"
 #include "worker/resproxy.h"
 #include "worker/scanner.h"
@@ -1018,6 +1019,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
         goto cleanup;
     }
+    /* With no plugin code in this process, nothing replaces the SIGPIPE
+     * handler just installed: frames to a worker that is gone fail with
+     * EPIPE without blocking the signal around each write. */
+    if (isolate)
+        th_ipc_guard_sigpipe(false);
     if (!fd_id_take(&proto_ids[0], proto_in) || !fd_id_take(&proto_ids[1], proto_fd) ||
         !fd_id_take(&proto_ids[2], stop_fd)) {
         fprintf(stderr, "toolhost: cannot set up stdin and stdout: %s\n", strerror(errno));

@@ -157,7 +157,7 @@ START_TEST(exit_125_in_a_handler_is_reported_as_exit)
 }
 END_TEST
 
-/* A grandchild holding the worker's socket and output pipe (fork_stdout's
+/* A grandchild holding the worker's pipes (fork_stdout's
  * runs 6 s) must not hold the host's exit: it once waited 5 s for them. */
 START_TEST(a_grandchild_holding_the_workers_pipes_does_not_delay_exit)
 {
@@ -265,7 +265,7 @@ START_TEST(worker_output_is_logged_tagged_with_the_plugin)
 END_TEST
 
 /* Issue 9: what a plugin writes while it is scanned is tagged with that
- * plugin, line for line, however the scanner's socket and output pipe
+ * plugin, line for line, however the scanner's frame and output pipes
  * are interleaved; an unterminated last line is its own, not glued to
  * the next plugin's output. */
 START_TEST(scanner_output_is_tagged_with_the_plugin_that_wrote_it)
@@ -299,7 +299,7 @@ START_TEST(a_handler_closing_all_descriptors_fails_only_its_call)
     mh_proc *p = start_with(&dir, "close_fds_call", NULL);
     mh_send(p, CALL(2, "close_fds_call", "{}"));
     assert_error_result(p, "2",
-                        "tool 'close_fds_call' crashed: the plugin closed or replaced descriptor 3 (its worker's socket)");
+                        "tool 'close_fds_call' crashed: the plugin closed or replaced descriptor 3 or 4 (its worker's pipes)");
     assert_echo_serves(p, 3);
     mh_finish(p);
     mh_rm_dir(dir);

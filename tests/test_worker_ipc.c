@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/socket.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@ static int sp[2];
 
 static void pair(void)
 {
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+    ck_assert_int_eq(pipe(sp), 0); /* frames go one way on a pipe, as between host and worker */
 }
 
 static void unpair(void)
@@ -183,9 +184,31 @@ START_TEST(payloads_are_parsed_strictly)
 }
 END_TEST
 
-/* The waiting side of a_waiting_reader_sleeps_through_the_peers_reads. */
+/*
+** A frame to a reader that is gone is TH_ERR_IO, never a SIGPIPE: a host
+** whose worker died mid-call must live on, whatever disposition a plugin
+** in its process left for SIGPIPE (here the default, which would end it),
+** and no SIGPIPE stays pending for a later unblock to deliver.
+*/
+START_TEST(a_frame_to_a_reader_that_is_gone_fails_without_sigpipe)
+{
+    signal(SIGPIPE, SIG_DFL);
+    pair();
+    close(sp[0]);
+    sp[0] = -1;
+    ck_assert_int_eq(th_ipc_send(sp[1], TH_IPC_RESULT, 1, "{}", 2), TH_ERR_IO);
+    sigset_t pending;
+    ck_assert_int_eq(sigpending(&pending), 0);
+    ck_assert(!sigismember(&pending, SIGPIPE));
+    unpair();
+}
+END_TEST
+
+/* The waiting side of a_waiting_reader_sleeps_through_the_peers_reads:
+ * it writes a request to TO and waits for the answer on its reader. */
 typedef struct waiter {
     th_ipc_reader r;
+    int to;
     pid_t tid;
     long got;
 } waiter;
@@ -194,7 +217,7 @@ static void *wait_for_frame(void *p)
 {
     waiter *w = p;
     __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
-    ck_assert_int_eq(th_ipc_send(w->r.fd, TH_IPC_RESULT, 1, "{}", 2), TH_OK);
+    ck_assert_int_eq(th_ipc_send(w->to, TH_IPC_RESULT, 1, "{}", 2), TH_OK);
     w->got = th_ipc_fill(&w->r);
     return NULL;
 }
@@ -231,33 +254,38 @@ static bool task_sleeps(pid_t tid)
 }
 
 /*
-** A reader waiting for its answer is not woken when the peer reads the
-** request it wrote: asleep in read(2) on a unix socket it would be (the
-** kernel wakes every waiter on the socket when its sent bytes are
-** consumed), a wasted pair of context switches on every call.
+** A reader asleep in read(2) waiting for its answer is not woken when the
+** peer reads the request it wrote: on the two pipes between host and
+** worker the request and the answer have separate wait queues. (Asleep in
+** read(2) on one unix socket it would be: the kernel wakes every waiter on
+** the socket when its sent bytes are consumed, a wasted pair of context
+** switches on every call.)
 */
 START_TEST(a_waiting_reader_sleeps_through_the_peers_reads)
 {
-    pair();
-    waiter w = {.r = {.fd = sp[0], .max = 1024, .wait_in_poll = true}};
+    int down[2], up[2];
+    ck_assert_int_eq(pipe(down), 0);
+    ck_assert_int_eq(pipe(up), 0);
+    waiter w = {.r = {.fd = up[0], .max = 1024}, .to = down[1]};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, wait_for_frame, &w), 0);
-    /* Its request is in the socket and it sleeps waiting for the answer. */
+    /* Its request is in the pipe and it sleeps waiting for the answer. */
     char buf[64];
     struct timespec tick = {0, 1000000L};
-    while (recv(sp[1], buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT) < TH_IPC_HEADER + 2)
+    int queued = 0;
+    while (ioctl(down[0], FIONREAD, &queued) == 0 && queued < TH_IPC_HEADER + 2)
         nanosleep(&tick, NULL);
     while (!__atomic_load_n(&w.tid, __ATOMIC_SEQ_CST) || !task_sleeps(w.tid))
         nanosleep(&tick, NULL);
     long before = task_status(w.tid, "voluntary_ctxt_switches");
     ck_assert_int_ge(before, 0);
     /* The peer reads the request: the waiter must sleep on. */
-    ck_assert_int_eq(read(sp[1], buf, TH_IPC_HEADER + 2), TH_IPC_HEADER + 2);
+    ck_assert_int_eq(read(down[0], buf, TH_IPC_HEADER + 2), TH_IPC_HEADER + 2);
     for (int i = 0; i < 50; i++) /* room for a wake-up, were there one */
         nanosleep(&tick, NULL);
     ck_assert_int_eq(task_status(w.tid, "voluntary_ctxt_switches"), before);
     /* The answer wakes it, and it has the bytes. */
-    ck_assert_int_eq(th_ipc_send(sp[1], TH_IPC_RESULT, 1, "[]", 2), TH_OK);
+    ck_assert_int_eq(th_ipc_send(up[1], TH_IPC_RESULT, 1, "[]", 2), TH_OK);
     pthread_join(t, NULL);
     ck_assert_int_eq(w.got, TH_IPC_HEADER + 2);
     th_ipc_frame f;
@@ -265,7 +293,10 @@ START_TEST(a_waiting_reader_sleeps_through_the_peers_reads)
     ck_assert_int_eq(th_ipc_next(&w.r, &f, &err), 1);
     ck_assert_str_eq(f.payload, "[]");
     th_ipc_reader_free(&w.r);
-    unpair();
+    close(down[0]);
+    close(down[1]);
+    close(up[0]);
+    close(up[1]);
 }
 END_TEST
 
@@ -351,6 +382,7 @@ static Suite *ipc_suite(void)
     tcase_add_test(tc, end_of_stream_inside_a_frame_is_an_error);
     tcase_add_test(tc, payloads_are_parsed_strictly);
     tcase_add_test(tc, a_waiting_reader_sleeps_through_the_peers_reads);
+    tcase_add_test(tc, a_frame_to_a_reader_that_is_gone_fails_without_sigpipe);
     tcase_add_test(tc, plain_results_print_as_json_c_prints_them);
     tcase_add_test(tc, other_results_are_left_to_json_c);
     suite_add_tcase(s, tc);

@@ -76,6 +76,21 @@ static void on_pipe(int sig)
     (void)sig;
 }
 
+static bool catch_pipe(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sa.sa_handler = on_pipe;
+    return sigaction(SIGPIPE, &sa, NULL) == 0;
+}
+
+bool th_signals_catch_sigpipe(void)
+{
+    return catch_pipe();
+}
+
 static bool install(void)
 {
     struct sigaction sa;
@@ -90,8 +105,7 @@ static bool install(void)
             return false;
         sigaddset(&ours, stop_signals[i].sig);
     }
-    sa.sa_handler = on_pipe;
-    if (sigaction(SIGPIPE, &sa, NULL) != 0)
+    if (!catch_pipe())
         return false;
     /* Inherited by every thread started later, and so by fork+exec'd
      * children: nothing of ours is blocked. */

@@ -27,6 +27,13 @@ void th_signals_loading(const char *path);
 */
 bool th_signals_serve(void);
 
+/*
+** Only the SIGPIPE handler of th_signals_init, for a worker process: a
+** write to a reader that is gone fails with EPIPE and ends nothing.
+** False with errno set on failure.
+*/
+bool th_signals_catch_sigpipe(void);
+
 /* The read end of the SIGHUP pipe: while serving, SIGHUP asks for a
  * rescan of the plugin directories (plugin/reload.h) instead of a stop. */
 int th_signals_hup_fd(void);

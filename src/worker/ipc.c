@@ -1,5 +1,5 @@
 /*
-** worker/ipc.c: frames on the host-child socket: reading them out of a
+** worker/ipc.c: frames on the host-child pipes: reading them out of a
 ** byte stream that may split them anywhere, writing each with one call,
 ** and parsing their payloads as untrusted input.
 */
@@ -7,12 +7,12 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/compat.h"
@@ -36,8 +36,7 @@ static void restore(th_ipc_reader *r)
     }
 }
 
-/* th_ipc_fill, and th_ipc_fill_now with NOW. */
-static long fill(th_ipc_reader *r, bool now)
+long th_ipc_fill(th_ipc_reader *r)
 {
     restore(r);
     /* Move the unread tail to the front before growing, so the buffer
@@ -56,32 +55,16 @@ static long fill(th_ipc_reader *r, bool now)
         r->buf = b;
         r->cap = cap;
     }
-    if (r->wait_in_poll && !now) {
-        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
-        while (poll(&pfd, 1, -1) < 0)
-            if (errno != EINTR)
-                return -1;
-    }
     for (;;) {
         char *at = r->buf + r->start + r->len;
         size_t room = r->cap - r->start - r->len;
-        ssize_t n = now ? recv(r->fd, at, room, MSG_DONTWAIT) : read(r->fd, at, room);
+        ssize_t n = read(r->fd, at, room);
         if (n < 0 && errno == EINTR)
             continue;
         if (n > 0)
             r->len += (size_t)n;
         return (long)n;
     }
-}
-
-long th_ipc_fill(th_ipc_reader *r)
-{
-    return fill(r, false);
-}
-
-long th_ipc_fill_now(th_ipc_reader *r)
-{
-    return fill(r, true);
 }
 
 /* Make room for NEED bytes from r->start; false when out of memory. */
@@ -164,6 +147,14 @@ th_rc th_ipc_send(int fd, th_ipc_type type, uint32_t id, const char *payload, si
 
 #define MAX_PARTS 8
 
+/* See th_ipc_guard_sigpipe. On until told otherwise: the safe default. */
+static bool guard_sigpipe = true;
+
+void th_ipc_guard_sigpipe(bool on)
+{
+    guard_sigpipe = on;
+}
+
 th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
 {
     size_t len = 0;
@@ -181,29 +172,48 @@ th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *pa
     struct iovec iov[MAX_PARTS + 1] = {{h, sizeof h}};
     if (nparts)
         memcpy(iov + 1, parts, nparts * sizeof *parts);
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = nparts + 1};
+    struct iovec *at = iov;
+    int nat = (int)nparts + 1;
     size_t left = sizeof h + len;
+    sigset_t pipe_only, old;
+    bool guard = guard_sigpipe;
+    if (guard) {
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    }
+    th_rc rc = TH_OK;
     while (left > 0) {
-        /* MSG_NOSIGNAL: a dead peer is an error return, never SIGPIPE. */
-        ssize_t n = sendmsg(fd, &msg, TH_MSG_NOSIGNAL);
+        ssize_t n = writev(fd, at, nat);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return TH_ERR_IO;
+        if (n <= 0) {
+            rc = TH_ERR_IO;
+            break;
+        }
         left -= (size_t)n;
-        while (n > 0 && msg.msg_iovlen > 0) {
-            if ((size_t)n >= msg.msg_iov[0].iov_len) {
-                n -= (ssize_t)msg.msg_iov[0].iov_len;
-                msg.msg_iov++;
-                msg.msg_iovlen--;
+        while (n > 0 && nat > 0) {
+            if ((size_t)n >= at[0].iov_len) {
+                n -= (ssize_t)at[0].iov_len;
+                at++;
+                nat--;
             } else {
-                msg.msg_iov[0].iov_base = (char *)msg.msg_iov[0].iov_base + n;
-                msg.msg_iov[0].iov_len -= (size_t)n;
+                at[0].iov_base = (char *)at[0].iov_base + n;
+                at[0].iov_len -= (size_t)n;
                 n = 0;
             }
         }
     }
-    return TH_OK;
+    if (guard) {
+        /* The SIGPIPE a write to a reader that is gone raised waits,
+         * blocked, on this thread: take it before unblocking. */
+        struct timespec zero = {0, 0};
+        if (rc != TH_OK && errno == EPIPE)
+            while (sigtimedwait(&pipe_only, NULL, &zero) == SIGPIPE) {
+            }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    return rc;
 }
 
 th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj)

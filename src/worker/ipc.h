@@ -1,6 +1,6 @@
 /*
 ** worker/ipc.h: the framing between the host and its child processes: on a
-** stream socket, u32 payload length, u8 type, u32 call id (little-endian
+** pair of pipes (worker/spawn.h says why pipes), u32 payload length, u8 type, u32 call id (little-endian
 ** host order: both ends are the same binary), then the payload, JSON text.
 */
 #ifndef TH_IPC_H
@@ -67,7 +67,6 @@ typedef struct th_ipc_reader {
     size_t saved_at;        /* the byte a payload's NUL replaced, put */
     char saved_byte;        /* back before the buffer is used again */
     bool saved;
-    bool wait_in_poll;      /* a blocking fill waits in poll(2), see th_ipc_fill */
 } th_ipc_reader;
 
 void th_ipc_reader_free(th_ipc_reader *r);
@@ -75,17 +74,10 @@ void th_ipc_reader_free(th_ipc_reader *r);
 /*
 ** One read(2) into R's buffer (it blocks if FD is blocking and empty).
 ** Returns the byte count, 0 at end of stream, -1 with errno on error.
-** With R->wait_in_poll the wait for bytes is a poll(2) for POLLIN first:
-** a thread asleep in read(2) on a unix socket is also woken each time the
-** peer reads what this end wrote (unix_write_space wakes every waiter on
-** the socket), which costs two context switches per exchange; a poll(2)
-** waiter is woken by incoming bytes only.
+** A pipe wakes a reader asleep in read(2) for incoming bytes only, so a
+** blocking fill costs one system call and one wake-up.
 */
 long th_ipc_fill(th_ipc_reader *r);
-
-/* th_ipc_fill without waiting (FD is a socket): -1 with errno EAGAIN when
- * nothing has arrived. */
-long th_ipc_fill_now(th_ipc_reader *r);
 
 /*
 ** The next complete frame from what has been read: 1 and *F, 0 when more
@@ -99,6 +91,17 @@ int th_ipc_next(th_ipc_reader *r, th_ipc_frame *f, th_err *err);
 ** inside a frame.
 */
 int th_ipc_recv(th_ipc_reader *r, th_ipc_frame *f, th_err *err);
+
+/*
+** Whether th_ipc_send blocks SIGPIPE around its write (two more system
+** calls) so that a peer that is gone shows as TH_ERR_IO, never as a
+** signal. On by default. A process whose SIGPIPE disposition no plugin code
+** can change turns it off: the host in process isolation (its handler,
+** base/signals.c, stays) and a worker (its own handler, installed before
+** any plugin code; a plugin that replaces it chooses what its worker does
+** once the host is gone). Call before the first send.
+*/
+void th_ipc_guard_sigpipe(bool on);
 
 /*
 ** Write one frame with one writev (looping only on a short write). Callers

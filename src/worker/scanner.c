@@ -62,8 +62,9 @@ static const char *base_name(const char *path)
 /* Why a scanner died while loading, from its wait status. */
 static void death_cause(int status, char *buf, size_t size)
 {
-    if (th_child_lost_socket(status)) {
-        snprintf(buf, size, "closed or replaced descriptor %d (the scanner's socket) while loading", TH_WORKER_FD);
+    if (th_child_lost_pipe(status)) {
+        snprintf(buf, size, "closed or replaced descriptor %d or %d (the scanner's pipes) while loading", TH_WORKER_FD,
+                 TH_WORKER_OUT_FD);
     } else if (WIFEXITED(status)) {
         snprintf(buf, size, "called exit(%d) while loading", WEXITSTATUS(status));
     } else if (WIFSIGNALED(status)) {
@@ -114,10 +115,10 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     th_scan_hello_load_opts(hello, &o->load);
     th_scan_hello_settings(hello, &o->load, NULL);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
-    th_ipc_send_json(ch.sock, TH_IPC_HELLO, 0, hello);
+    th_ipc_send_json(ch.to, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
 
-    th_ipc_reader r = {.fd = ch.sock, .max = 256u << 20};
+    th_ipc_reader r = {.fd = ch.from, .max = 256u << 20};
     th_outbuf ob = {.len = 0};
     long long current = -1; /* the plugin being loaded */
     bool done = false, timed_out = false, eof = false;
@@ -127,14 +128,14 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     long long deadline = o->load_timeout_ms ? th_now_ms() + SCANNER_START_MS + o->load_timeout_ms : 0;
     /* Output is the next plugin's from the HELLO, or from the LOGGED that
      * let the scanner go on, up to that plugin's PLUGIN frame: the two
-     * streams (socket and pipe) are read in no particular order, so the
+     * streams (frames and output) are read in no particular order, so the
      * tag follows that lockstep, not the moment a LOADING frame is read. */
     char tag[300];
     snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
     int outfd = ch.out;
 
     while (!done && !eof) {
-        struct pollfd pfd[2] = {{.fd = ch.sock, .events = POLLIN}, {.fd = outfd, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = ch.from, .events = POLLIN}, {.fd = outfd, .events = POLLIN}};
         long long wait = deadline ? deadline - th_now_ms() : -1;
         if (deadline && wait <= 0) {
             timed_out = true;
@@ -147,7 +148,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
             continue;
         if (outfd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             if (th_outbuf_pump(&ob, outfd, tag) <= 0)
-                outfd = -1; /* closed: keep following the socket */
+                outfd = -1; /* closed: keep following the frames */
         }
         if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
@@ -193,7 +194,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
                     drain(&ob, outfd, tag);
                 *next = (size_t)current + 1;
                 snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
-                th_ipc_send(ch.sock, TH_IPC_LOGGED, (uint32_t)current, NULL, 0);
+                th_ipc_send(ch.to, TH_IPC_LOGGED, (uint32_t)current, NULL, 0);
                 current = -1;
                 th_signals_loading(NULL);
             } else if (f.type == TH_IPC_DONE) {
@@ -225,7 +226,8 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
         }
     }
     th_ipc_reader_free(&r);
-    close(ch.sock);
+    close(ch.to);
+    close(ch.from);
     close(ch.out);
     return true;
 }

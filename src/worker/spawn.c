@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,22 +52,22 @@ const char *th_signal_name(int sig)
 
 /* glibc's SIGRTMIN is a function call; real-time signals are not sent by
  * the kernel for faults, nor handled by the sanitizer runtimes. */
-#define LOST_SOCKET_SIG (SIGRTMIN + 3)
+#define LOST_PIPE_SIG (SIGRTMIN + 3)
 
-void th_child_lose_socket(void)
+void th_child_lose_pipe(void)
 {
     sigset_t one;
     sigemptyset(&one);
-    sigaddset(&one, LOST_SOCKET_SIG);
-    signal(LOST_SOCKET_SIG, SIG_DFL); /* plugin code may have caught it */
+    sigaddset(&one, LOST_PIPE_SIG);
+    signal(LOST_PIPE_SIG, SIG_DFL); /* plugin code may have caught it */
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    raise(LOST_SOCKET_SIG);
+    raise(LOST_PIPE_SIG);
     _exit(125); /* not reached; reported as the exit it is */
 }
 
-bool th_child_lost_socket(int status)
+bool th_child_lost_pipe(int status)
 {
-    return WIFSIGNALED(status) && WTERMSIG(status) == LOST_SOCKET_SIG;
+    return WIFSIGNALED(status) && WTERMSIG(status) == LOST_PIPE_SIG;
 }
 
 int th_child_reap(pid_t pid, long long grace_ms)
@@ -91,7 +90,7 @@ int th_child_reap(pid_t pid, long long grace_ms)
 /*
 ** The child's environment: the host's without TOOLHOST_* variables, which
 ** hold plugin settings (secrets among them). A worker gets its own
-** plugin's settings over its socket instead, so one plugin's process
+** plugin's settings over its pipe instead, so one plugin's process
 ** never holds another's credentials, and /proc/PID/environ of a worker
 ** shows none. NULL when out of memory.
 */
@@ -107,9 +106,24 @@ static char **child_environ(void)
     return env;
 }
 
+/*
+** A bigger pipe for results: a 64 KiB result then crosses in one write and
+** one wake-up, not sixteen. Pages are only taken as bytes wait in it, so
+** the size costs nothing while it is empty. Best effort: the default works.
+*/
+static void widen(int fd)
+{
+#ifdef F_SETPIPE_SZ
+    (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+    (void)fd;
+#endif
+}
+
 static th_rc spawn_here(th_child *child, th_err *err)
 {
-    int sv[2] = {-1, -1}, out[2] = {-1, -1}, theirs = -1;
+    /* down: host to child; up: child to host. */
+    int down[2] = {-1, -1}, up[2] = {-1, -1}, out[2] = {-1, -1}, in_fd = -1, out_fd = -1;
     th_rc rc = TH_ERR_IO;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -118,14 +132,16 @@ static th_rc spawn_here(th_child *child, th_err *err)
 
     if (!self_exe[0])
         return th_err_set(err, TH_ERR_RUNTIME, "the host's executable is unknown (th_spawn_init)");
-    if (th_socketpair_cloexec(sv) != 0 || th_pipe_cloexec(out, false) != 0) {
-        th_err_set(err, TH_ERR_IO, "cannot create the worker's socket or pipe: %s", strerror(errno));
+    if (th_pipe_cloexec(down, false) != 0 || th_pipe_cloexec(up, false) != 0 || th_pipe_cloexec(out, false) != 0) {
+        th_err_set(err, TH_ERR_IO, "cannot create the worker's pipes: %s", strerror(errno));
         goto cleanup;
     }
-    /* dup2 onto the same number would keep close-on-exec: the child's end
-     * must not already be fd 3. */
-    if ((theirs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) < 0) {
-        th_err_set(err, TH_ERR_IO, "cannot move the worker's socket: %s", strerror(errno));
+    widen(down[1]);
+    widen(up[1]);
+    /* dup2 onto the same number would keep close-on-exec: the child's ends
+     * must not already be fds 3 and 4. */
+    if ((in_fd = fcntl(down[0], F_DUPFD_CLOEXEC, 10)) < 0 || (out_fd = fcntl(up[1], F_DUPFD_CLOEXEC, 10)) < 0) {
+        th_err_set(err, TH_ERR_IO, "cannot move the worker's pipes: %s", strerror(errno));
         goto cleanup;
     }
     if (posix_spawn_file_actions_init(&fa) != 0)
@@ -140,7 +156,8 @@ static th_rc spawn_here(th_child *child, th_err *err)
     if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
         posix_spawn_file_actions_adddup2(&fa, out[1], 1) != 0 ||
         posix_spawn_file_actions_adddup2(&fa, out[1], 2) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, theirs, TH_WORKER_FD) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, in_fd, TH_WORKER_FD) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, out_fd, TH_WORKER_OUT_FD) != 0 ||
         posix_spawnattr_setsigmask(&attr, &none) != 0 || posix_spawnattr_setsigdefault(&attr, &all) != 0 ||
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0)
         goto nomem;
@@ -157,9 +174,10 @@ static th_rc spawn_here(th_child *child, th_err *err)
         th_err_set(err, TH_ERR_IO, "cannot start %s: %s", self_exe, strerror(e));
         goto cleanup;
     }
-    child->sock = sv[0];
+    child->to = down[1];
+    child->from = up[0];
     child->out = out[0];
-    sv[0] = out[0] = -1;
+    down[1] = up[0] = out[0] = -1;
     rc = TH_OK;
     goto cleanup;
 
@@ -170,7 +188,7 @@ cleanup:
         posix_spawn_file_actions_destroy(&fa);
     if (attr_ok)
         posix_spawnattr_destroy(&attr);
-    int fds[] = {sv[0], sv[1], out[0], out[1], theirs};
+    int fds[] = {down[0], down[1], up[0], up[1], out[0], out[1], in_fd, out_fd};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);

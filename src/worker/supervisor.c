@@ -1,7 +1,7 @@
 /*
 ** worker/supervisor.c: process isolation, host side. Owns one slot per plugin
 ** file (its worker, restart backoff and circuit breaker), the proxy handler
-** registered for every tool, which reads the worker's socket itself while it
+** registered for every tool, which reads the worker's pipe itself while it
 ** waits (leader/follower: no reader thread between the result and the call),
 ** and per worker a monitor thread logging its output and reaping it.
 */
@@ -14,13 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/compat.h"
+#include "base/jsontree.h"
 #include "base/log.h"
 #include "call/callctx.h"
 #include "call/rawresult.h"
@@ -39,7 +39,7 @@
 #define BREAKER_WINDOW_MS 60000 /* ... within this window ... */
 #define QUARANTINE_MS 60000    /* ... quarantine the plugin this long */
 #define POLL_MS 25             /* a waiting proxy checks for cancellation */
-#define LOST_SOCKET_GRACE_MS 2000 /* socket ended, process alive: then killed */
+#define LOST_PIPE_GRACE_MS 2000 /* its pipe ended, process alive: then killed */
 #define LOG_TAIL_MS 100        /* output still read once the worker is dead (a
                                 * grandchild may hold the pipe open for ever) */
 
@@ -71,10 +71,10 @@ typedef struct worker {
     pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
     pending *pending;
-    th_ipc_reader r; /* the socket's frames: only the leader touches it */
-    bool leading;    /* a thread (a waiting proxy) is reading the socket */
-    bool eof;        /* the socket ended or broke: nobody reads it again */
-    bool exited;     /* the process ended: the monitor drains the socket */
+    th_ipc_reader r; /* the frames from it: only the leader touches it */
+    bool leading;    /* a thread (a waiting proxy) is reading its pipe */
+    bool eof;        /* its pipe ended or broke: nobody reads it again */
+    bool exited;     /* the process ended: the monitor drains its pipe */
     bool torn;       /* the stream ended inside a frame */
     bool dead;       /* reaped, cause set: waiting calls fail */
     char cause[256];
@@ -144,7 +144,8 @@ static void worker_unref(worker *w)
     th_ipc_reader_free(&w->r);
     json_object_put(w->served);
     free(w->tag);
-    close(w->ch.sock);
+    close(w->ch.to);
+    close(w->ch.from);
     close(w->ch.out);
     free(w);
 }
@@ -164,9 +165,9 @@ static void describe_death(worker *w, int status)
         snprintf(w->cause, sizeof w->cause, "%s", w->kill_reason);
     } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
         snprintf(w->cause, sizeof w->cause, "killed (SIGKILL; out of memory or --worker-memory-limit?)");
-    } else if (th_child_lost_socket(status)) {
-        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d (its worker's socket)",
-                 TH_WORKER_FD);
+    } else if (th_child_lost_pipe(status)) {
+        snprintf(w->cause, sizeof w->cause, "the plugin closed or replaced descriptor %d or %d (its worker's pipes)",
+                 TH_WORKER_FD, TH_WORKER_OUT_FD);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         const char *name = th_signal_name(sig);
@@ -249,26 +250,19 @@ static void route_frames(worker *w)
     }
 }
 
-/* One poll and read of W's socket by its leader (without W->lock), up to
- * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. */
-static long read_socket(worker *w, int wait_ms)
+/* One poll and read of W's pipe by its leader (without W->lock), up to
+ * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. The
+ * poll(2) bounds the wait, so that a cancelled call is seen. */
+static long read_pipe(worker *w, int wait_ms)
 {
-    /* What has arrived, without waiting: on one CPU the worker has often
-     * run the call already (it preempted its caller's send). */
-    long n = th_ipc_fill_now(&w->r);
-    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-        return n;
-    /* Then wait in poll(2), never asleep in read(2): that would also wake
-     * each time the worker reads a frame this end wrote (see th_ipc_fill),
-     * two needless context switches per call. */
-    struct pollfd pfd = {.fd = w->ch.sock, .events = POLLIN};
+    struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
     int k = poll(&pfd, 1, wait_ms);
     if (k == 0 || (k < 0 && errno == EINTR))
         return -2;
     return k < 0 ? -1 : th_ipc_fill(&w->r);
 }
 
-/* What read_socket returned, taken in under W->lock. */
+/* What read_pipe returned, taken in under W->lock. */
 static void absorb(worker *w, long n)
 {
     if (n > 0) {
@@ -294,8 +288,8 @@ static bool has_exited(pid_t pid)
 /*
 ** The worker's monitor: logs its stdout and stderr, tagged, and when the
 ** process ends (its pidfd becomes readable) routes what is left in the
-** socket, reaps it, fails the calls still waiting and tells the slot. It
-** does not wait for the socket's or the pipe's end of stream: a grandchild
+** frame pipe, reaps it, fails the calls still waiting and tells the slot. It
+** does not wait for either pipe's end of stream: a grandchild
 ** of the plugin may hold either open for ever.
 */
 static void *monitor_main(void *p)
@@ -305,14 +299,14 @@ static void *monitor_main(void *p)
     int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
     long long eof_at = 0;
-    bool sock_idle = true; /* no call is reading the socket */
+    bool pipe_idle = true; /* no call is reading the frame pipe */
     for (;;) {
-        /* The socket too while no call reads it: a frame that belongs to no
+        /* The frame pipe too while no call reads it: a frame that belongs to no
          * call (TH_IPC_UPDATED from a plugin's own thread) is routed now,
-         * not when the next call comes, and never fills the socket up. */
+         * not when the next call comes, and never fills the pipe up. */
         struct pollfd pfd[3] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
                                 {.fd = pidfd, .events = POLLIN},
-                                {.fd = sock_idle ? w->ch.sock : -1, .events = POLLIN}};
+                                {.fd = pipe_idle ? w->ch.from : -1, .events = POLLIN}};
         int k = poll(pfd, 3, pidfd >= 0 ? 1000 : 100);
         if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             out_open = false;
@@ -322,7 +316,7 @@ static void *monitor_main(void *p)
         if (k > 0 && pfd[2].revents && !w->leading && !w->eof && !w->exited) {
             w->leading = true;
             pthread_mutex_unlock(&w->lock);
-            long n = read_socket(w, 0);
+            long n = read_pipe(w, 0);
             pthread_mutex_lock(&w->lock);
             absorb(w, n);
             w->leading = false;
@@ -332,20 +326,20 @@ static void *monitor_main(void *p)
                     break;
                 }
         }
-        /* While a call reads, the socket stays readable until it does:
+        /* While a call reads, the pipe stays readable until it does:
          * leave it to that call rather than spin. */
-        sock_idle = !w->leading && !w->eof && !w->exited;
+        pipe_idle = !w->leading && !w->eof && !w->exited;
         bool eof = w->eof, torn = w->torn;
         pthread_mutex_unlock(&w->lock);
         if (eof && !eof_at) {
             eof_at = th_now_ms();
-        } else if (eof && th_now_ms() - eof_at >= LOST_SOCKET_GRACE_MS) {
+        } else if (eof && th_now_ms() - eof_at >= LOST_PIPE_GRACE_MS) {
             pthread_mutex_lock(&w->lock);
             if (torn && !w->kill_reason[0])
                 snprintf(w->kill_reason, sizeof w->kill_reason,
                          "its worker broke the IPC protocol (end of stream inside a frame)");
             pthread_mutex_unlock(&w->lock);
-            kill(w->ch.pid, SIGKILL); /* it lost its socket but lives on */
+            kill(w->ch.pid, SIGKILL); /* it lost its pipe but lives on */
             eof_at = th_now_ms();
         }
     }
@@ -365,7 +359,7 @@ static void *monitor_main(void *p)
     w->leading = true;
     while (!w->eof) {
         pthread_mutex_unlock(&w->lock);
-        long n = read_socket(w, 0);
+        long n = read_pipe(w, 0);
         pthread_mutex_lock(&w->lock);
         if (n == -2)
             break;
@@ -449,7 +443,7 @@ static bool start_thread(th_supervisor *sup, void *(*fn)(void *), worker *w)
  * worker registered what the scan reported. */
 static bool await_ready(slot *s, worker *w, char *why, size_t size)
 {
-    th_ipc_reader r = {.fd = w->ch.sock, .max = 64u << 20};
+    th_ipc_reader r = {.fd = w->ch.from, .max = 64u << 20};
     th_outbuf ob = {.len = 0};
     long long deadline = th_now_ms() + s->sup->opts.start_timeout_ms;
     bool ok = false;
@@ -460,7 +454,7 @@ static bool await_ready(slot *s, worker *w, char *why, size_t size)
             snprintf(why, size, "its worker did not finish loading within %g s", (double)s->sup->opts.start_timeout_ms / 1000.0);
             break;
         }
-        struct pollfd pfd[2] = {{.fd = w->ch.sock, .events = POLLIN}, {.fd = w->ch.out, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = w->ch.from, .events = POLLIN}, {.fd = w->ch.out, .events = POLLIN}};
         if (poll(pfd, 2, (int)(wait > 1000 ? 1000 : wait)) <= 0)
             continue;
         if (pfd[1].revents)
@@ -559,7 +553,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
     json_object_object_add(hello, "max_result_bytes", json_object_new_int64((int64_t)sup->opts.max_result_bytes));
     json_object_object_add(hello, "threads", json_object_new_int64((int64_t)sup->opts.threads));
-    th_rc rc = th_ipc_send_json(w->ch.sock, TH_IPC_HELLO, 0, hello);
+    th_rc rc = th_ipc_send_json(w->ch.to, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
 
     if (rc != TH_OK || !await_ready(s, w, why, size)) {
@@ -573,7 +567,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
-    w->r = (th_ipc_reader){.fd = w->ch.sock, .max = max_frame(sup)};
+    w->r = (th_ipc_reader){.fd = w->ch.from, .max = max_frame(sup)};
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
@@ -754,7 +748,7 @@ static void apply_result(th_call *call, const char *tool, bool parse, const qfra
 static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
-    th_ipc_sendv(w->ch.sock, type, id, parts, n); /* a dead worker shows as EOF */
+    th_ipc_sendv(w->ch.to, type, id, parts, n); /* a dead worker shows as EOF */
     pthread_mutex_unlock(&w->send_lock);
 }
 
@@ -779,7 +773,7 @@ static void answer_ask(worker *w, uint32_t id, th_call *call, const qframe *q)
         else
             json_object_put(result);
         pthread_mutex_lock(&w->send_lock);
-        th_ipc_send_json(w->ch.sock, TH_IPC_ANSWER, id, a);
+        th_ipc_send_json(w->ch.to, TH_IPC_ANSWER, id, a);
         pthread_mutex_unlock(&w->send_lock);
         json_object_put(a);
     } else {
@@ -837,14 +831,15 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
 
     /* Only the arguments are printed per call, and all the worker parses
      * (with the protocol's parser: it sees every literal as the client
-     * sent it); the name goes as its bytes, made once. */
+     * sent it); the name goes as its bytes, made once. Printed by
+     * jsontree.c, not into the printbuf json-c would hang on the
+     * arguments. */
+    th_buf argbuf = {0};
+    const char *text = "{}";
     size_t len = 2;
-    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN |
-                                                                          JSON_C_TO_STRING_NOSLASHESCAPE, &len)
-                            : NULL;
-    if (!text) {
-        text = "{}";
-        len = 2;
+    if (args && th_json_append(&argbuf, args)) {
+        text = argbuf.data;
+        len = argbuf.len;
     }
     /* The client's capabilities go along, for th_call_client_can. */
     unsigned caps = 0;
@@ -854,6 +849,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     uint32_t caps32 = caps;
     struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
     exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
+    free(argbuf.data);
     return TH_OK;
 }
 
@@ -990,11 +986,11 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             break;
         }
         if (!w->leading && !w->eof && !w->exited) {
-            /* Nobody reads the socket: this call does, so that its result
-             * wakes it straight from the socket. */
+            /* Nobody reads the pipe: this call does, so that its result
+             * wakes it straight from the pipe. */
             w->leading = true;
             pthread_mutex_unlock(&w->lock);
-            long n = read_socket(w, POLL_MS);
+            long n = read_pipe(w, POLL_MS);
             pthread_mutex_lock(&w->lock);
             absorb(w, n);
             w->leading = false;

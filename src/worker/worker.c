@@ -2,7 +2,7 @@
 ** worker/worker.c: the child process. Its start-up is one ordered sequence
 ** (die with the host, no new privileges, receive the configuration, resource
 ** limits, close inherited descriptors, the sandbox policy hook, then plugin
-** code); then it scans plugins or serves one plugin's calls over fd 3.
+** code); then it scans plugins or serves one plugin's calls over fds 3 and 4.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -19,6 +19,7 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "base/signals.h"
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/loader.h"
@@ -42,7 +43,7 @@ typedef struct config {
     unsigned long long memory_limit, max_files, max_result_bytes, threads;
 } config;
 
-static int sock = TH_WORKER_FD;
+static const int in_fd = TH_WORKER_FD, out_fd = TH_WORKER_OUT_FD;
 static th_worker_parse_fn parse_call;
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -138,27 +139,32 @@ json_object *th_worker_describe(const th_registry *reg, size_t base)
     return tools;
 }
 
-static struct stat sock_id; /* what fd 3 was before plugin code ran */
+static struct stat in_id, out_id; /* what fds 3 and 4 were before plugin code ran */
+
+static bool same_fd(int fd, const struct stat *id)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == id->st_dev && st.st_ino == id->st_ino;
+}
 
 static bool sock_intact(void)
 {
-    struct stat st;
-    return fstat(sock, &st) == 0 && st.st_dev == sock_id.st_dev && st.st_ino == sock_id.st_ino;
+    return same_fd(in_fd, &in_id) && same_fd(out_fd, &out_id);
 }
 
-/* What a failed send means: the host is gone, or a plugin took fd 3. */
+/* What a failed send means: the host is gone, or a plugin took fd 3 or 4. */
 static void sent(th_rc rc)
 {
     if (rc != TH_OK && sock_intact())
         _exit(0); /* the host is gone */
     if (rc != TH_OK)
-        th_child_lose_socket();
+        th_child_lose_pipe();
 }
 
 static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
 {
     pthread_mutex_lock(&send_lock);
-    th_rc rc = th_ipc_send_json(sock, type, id, o);
+    th_rc rc = th_ipc_send_json(out_fd, type, id, o);
     pthread_mutex_unlock(&send_lock);
     sent(rc);
 }
@@ -173,7 +179,7 @@ static void send_result(th_ipc_type type, uint32_t id, json_object *result)
         return;
     }
     pthread_mutex_lock(&send_lock);
-    th_rc rc = th_ipc_send(sock, type, id, text.data, text.len);
+    th_rc rc = th_ipc_send(out_fd, type, id, text.data, text.len);
     pthread_mutex_unlock(&send_lock);
     if (text.cap > (1u << 20)) { /* a big one is not kept */
         free(text.data);
@@ -231,7 +237,7 @@ static int scan(const config *c, th_ipc_reader *r)
         size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
         if (!sock_intact())
-            th_child_lose_socket();
+            th_child_lose_pipe();
         json_object *o = json_object_new_object();
         if (!o)
             die("out of memory");
@@ -523,7 +529,7 @@ static void *watchdog_main(void *unused)
             inline_running = false;
             epoch++;
             if (th_pool_submit(srv.pool, reader_loop, NULL) != TH_OK)
-                die("cannot hand on the socket");
+                die("cannot hand on the reading");
         }
         idle = inline_running || call_seq != seen ? 0 : idle + 1;
         seen = call_seq;
@@ -607,12 +613,12 @@ static void reader_loop(void *unused)
                 return;
         }
     }
-    /* The host closed the socket (or died): nothing left to serve. Or a
+    /* The host closed its pipe (or died): nothing left to serve. Or a
      * plugin closed it, which the host must hear about. */
     fflush(NULL);
     if (sock_intact())
         _exit(0);
-    th_child_lose_socket();
+    th_child_lose_pipe();
 }
 
 /* th_resource_updated() in a worker: the host fans it out. Any thread. */
@@ -665,7 +671,7 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
 {
     parse_call = parse;
     /* 1. Die with the host, and make sure it has not died already. */
-    /* Without PR_SET_PDEATHSIG (0), the end of stream on the socket, read
+    /* Without PR_SET_PDEATHSIG (0), the end of stream on fd 3, read
      * on its own thread, ends the worker when the host ends. */
     if (th_die_with_parent() < 0)
         die("cannot set PR_SET_PDEATHSIG");
@@ -680,11 +686,17 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     if (th_no_new_privs() < 0)
         die("cannot set PR_SET_NO_NEW_PRIVS");
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (fstat(sock, &sock_id) != 0)
-        die("no socket at fd 3");
+    if (fstat(in_fd, &in_id) != 0 || fstat(out_fd, &out_id) != 0)
+        die("no pipes at fds 3 and 4");
+    /* A write to a host that is gone fails with EPIPE, as in the host
+     * (base/signals.c): the frames need no SIGPIPE guard, and plugin code
+     * sees the same disposition in both isolation modes. */
+    if (!th_signals_catch_sigpipe())
+        die("cannot install the SIGPIPE handler");
+    th_ipc_guard_sigpipe(false);
     /* 3. The configuration: role, plugins, limits. */
     config c = {0};
-    th_ipc_reader r = {.fd = sock, .max = 64u << 20, .wait_in_poll = true};
+    th_ipc_reader r = {.fd = in_fd, .max = 64u << 20};
     if (!read_config(&c, &r))
         die("no valid configuration from the host");
     th_log_set_threshold((th_log_level)c.log_threshold);
@@ -694,8 +706,8 @@ int th_worker_main(int argc, char **argv, th_worker_parse_fn parse)
     /* 4. Resource limits. */
     set_limit(RLIMIT_AS, c.memory_limit, "RLIMIT_AS (--worker-memory-limit)");
     set_limit(RLIMIT_NOFILE, c.max_files, "RLIMIT_NOFILE (--worker-max-files)");
-    /* 5. Nothing of the host's but fds 0-3. */
-    th_close_from(TH_WORKER_FD + 1);
+    /* 5. Nothing of the host's but fds 0-4. */
+    th_close_from(TH_WORKER_OUT_FD + 1);
     /* 6. The sandbox policy, before any plugin code. */
     apply_policy(&c);
     /* 7. Plugin code. */
