@@ -155,6 +155,12 @@ static const char usage_text[] =
     "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
     "                               before they are cancelled, and queued\n"
     "                               output to be read (default 5000)\n"
+    "      --busy-poll=USEC         after a message on stdin, poll for the next\n"
+    "                               one this long before sleeping, so a client\n"
+    "                               that answers at once is served without a\n"
+    "                               wake-up (default 50; 0: never; adaptive:\n"
+    "                               a quiet client costs one poll, not one per\n"
+    "                               message)\n"
     "\n"
     "Streamable HTTP:\n"
     "      --http=[ADDR:]PORT       also serve MCP over HTTP on PORT (ADDR: an IPv4\n"
@@ -235,6 +241,7 @@ enum {
     OPT_TTL,
     OPT_INSTR,
     OPT_GRACE,
+    OPT_BUSY_POLL,
     OPT_LOGLEVEL,
     OPT_MAXRESULT,
     OPT_MAXINFLIGHT,
@@ -308,6 +315,7 @@ static const struct option long_opts[] = {
     {"list-ttl-ms", required_argument, NULL, OPT_TTL},
     {"instructions", required_argument, NULL, OPT_INSTR},
     {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
+    {"busy-poll", required_argument, NULL, OPT_BUSY_POLL},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"max-result-bytes", required_argument, NULL, OPT_MAXRESULT},
     {"max-inflight-bytes", required_argument, NULL, OPT_MAXINFLIGHT},
@@ -589,7 +597,7 @@ int main(int argc, char **argv)
     bool strict = false;
     th_load_opts load_opts = {0};
     th_mcp_config cfg;
-    th_stdio_opts sopts = {.max_message_bytes = 4u << 20, .grace_ms = 5000};
+    th_stdio_opts sopts = {.max_message_bytes = 4u << 20, .grace_ms = 5000, .busy_poll_us = 50};
     unsigned long long v;
     int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1, c;
     th_registry *reg = NULL;
@@ -904,6 +912,11 @@ int main(int argc, char **argv)
             if (!parse_size("shutdown-grace-ms", optarg, 86400000, &v))
                 goto usage;
             sopts.grace_ms = (long long)v;
+            break;
+        case OPT_BUSY_POLL:
+            if (!parse_size("busy-poll", optarg, 100000, &v))
+                goto usage;
+            sopts.busy_poll_us = (long long)v;
             break;
         case OPT_LOGLEVEL: {
             int level = th_log_level_parse(optarg);

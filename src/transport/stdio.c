@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -460,6 +461,7 @@ typedef struct input {
     bool discarding;  /* inside a line already refused as too long */
     size_t discarded;
     bool hung_up;     /* the client closed its end: read what is left */
+    bool spin;        /* busy-poll before the next sleep (see wait_input) */
 } input;
 
 /* srv.state: the holder's message count and two flags. */
@@ -474,6 +476,7 @@ typedef struct srv {
     int in_fd, stop_fd;
     bool stopped;        /* a stop signal, not end of input, ended reading */
     size_t max;
+    long long busy_ns;   /* th_stdio_opts.busy_poll_us */
     input in;
 
     atomic_ulong state;     /* (messages << 2) | ST_* */
@@ -614,6 +617,41 @@ static bool take_lines(srv *v)
     return false;
 }
 
+/*
+** Wait for input (poll(2) on the NFDS descriptors of PFD, as the caller set
+** them up), busy-polling first. A client that sends its next request as
+** soon as it has the answer (an agent calling tool after tool) is then
+** served without a wake-up: on another CPU a sleeping reader costs a
+** cross-CPU wake-up per message, the better part of a W=1 round trip
+** (p50 47 us against 21 us busy-polling, on the benchmark machine), the
+** reason Linux has busy_poll for sockets. The spin yields the CPU on each
+** turn, so a client on the same CPU runs at once, and it adapts: after a
+** spin in which nothing came, the reader sleeps at once until a message
+** comes within the window again, so a quiet session costs one spin, not
+** one per message. Under backpressure (PAUSED) it never spins.
+*/
+static int wait_input(srv *v, struct pollfd *pfd, nfds_t nfds, bool paused)
+{
+    input *in = &v->in;
+    if (v->busy_ns > 0 && !paused && in->spin) {
+        long long until = now_ns() + v->busy_ns;
+        for (;;) {
+            int np = poll(pfd, nfds, 0);
+            if (np != 0)
+                return np;
+            if (now_ns() >= until)
+                break;
+            sched_yield();
+        }
+        in->spin = false;
+    }
+    long long asleep = v->busy_ns > 0 ? now_ns() : 0;
+    int np = poll(pfd, nfds, -1);
+    if (np > 0 && v->busy_ns > 0 && !paused)
+        in->spin = now_ns() - asleep <= v->busy_ns;
+    return np;
+}
+
 enum { READ_ENDED, READ_LOST };
 
 /* Read and handle input as the role holder until it ends (status in
@@ -668,7 +706,7 @@ static int read_loop(srv *v)
         struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN},
                                 {.fd = v->stop_fd, .events = POLLIN}};
-        int np = poll(pfd, v->stop_fd >= 0 ? 3 : 2, -1);
+        int np = wait_input(v, pfd, v->stop_fd >= 0 ? 3 : 2, paused);
         if (np < 0) {
             if (errno == EINTR)
                 continue;
@@ -889,6 +927,7 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     v->in_fd = in_fd;
     v->stop_fd = stop_fd;
     v->max = opts->max_message_bytes;
+    v->busy_ns = opts->busy_poll_us * 1000;
     v->in.cap = READ_CHUNK * 2;
     v->in.buf = malloc(v->in.cap);
     v->s = th_mcp_session_new(mcp, write_msg, &v->w);

@@ -13,6 +13,9 @@
 typedef struct th_stdio_opts {
     size_t max_message_bytes; /* longer lines are refused (default 4 MiB) */
     long long grace_ms;       /* at shutdown, how long calls may finish */
+    long long busy_poll_us;   /* after a message, how long the reader polls
+                               * for the next before it sleeps (0: never;
+                               * see wait_input in stdio.c) */
 } th_stdio_opts;
 
 /*
