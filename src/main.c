@@ -1082,6 +1082,7 @@ int main(int argc, char **argv)
         sup_opts.max_result_bytes = cfg.max_result_bytes;
         sup_opts.threads = cfg.max_threads;
         sup_opts.start_timeout_ms = scan_opts.load_timeout_ms ? scan_opts.load_timeout_ms : 86400000;
+        sup_opts.busy_poll_us = sopts.busy_poll_us;
         if (!(sup = th_supervisor_new(paths, npaths, &sup_opts))) {
             th_log(TH_LOG_CRITICAL, "out of memory");
             goto cleanup;

@@ -218,6 +218,13 @@ long long th_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+long long th_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 bool th_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, long long deadline_ms)
 {
     long long left = deadline_ms - th_now_ms();

@@ -73,6 +73,8 @@ void *th_zalloc(size_t size);
 
 /* Monotonic clock in milliseconds. */
 long long th_now_ms(void);
+/* The same clock in nanoseconds. */
+long long th_now_ns(void);
 
 /*
 ** pthread_cond_timedwait until DEADLINE_MS (th_now_ms clock). Returns false

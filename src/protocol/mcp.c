@@ -1137,13 +1137,17 @@ static void job_answer(job *j, json_object *result, const char *busy)
     /* After this a passed deadline no longer answers, and one that did has
      * finished with J. */
     th_pool_timer_stop(s->mcp->pool, &j->deadline);
-    /* The id is released before the response goes out: a client may reuse
-     * it as soon as it reads the response. */
+    /* The id, the call's slot and its bytes are released before the
+     * response goes out (the handler has returned): a client may reuse the
+     * id, and send its next call, as soon as it reads the response, and a
+     * reader that busy-polls reads that call within a microsecond. */
     pthread_mutex_lock(&s->lock);
     bool cancelled = j->cancelled, answered = j->answered;
     j->answered = true;
     if (!answered)
         unlink_job(s, j);
+    job_done(s);
+    s->inflight_bytes -= j->bytes;
     pthread_mutex_unlock(&s->lock);
 
     th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
@@ -1182,10 +1186,8 @@ static void job_answer(job *j, json_object *result, const char *busy)
     j->reg = NULL;
     j->entry = NULL;
     pthread_mutex_lock(&s->lock);
-    job_done(s);
     if (!answered)
         response_out(s); /* else the deadline's answer was, when it was sent */
-    s->inflight_bytes -= j->bytes;
     bool free_here = s->closing;
     if (!free_here) {
         j->next = s->finished;

@@ -493,13 +493,6 @@ typedef struct srv {
     size_t nparked, nalive; /* spare reader threads, all of them */
 } srv;
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void srv_unref(srv *v)
 {
     if (atomic_fetch_sub(&v->refs, 1) != 1)
@@ -532,7 +525,7 @@ static void call_begin(void *ctx)
 {
     srv *v = ctx;
     unsigned long busy = ((atomic_load_explicit(&v->state, memory_order_relaxed) >> 2) + 1) << 2 | ST_BUSY;
-    atomic_store(&v->since_ns, now_ns());
+    atomic_store(&v->since_ns, th_now_ns());
     atomic_store(&v->state, busy);
     marked = busy;
     if (atomic_load(&v->wd_asleep)) {
@@ -634,21 +627,21 @@ static int wait_input(srv *v, struct pollfd *pfd, nfds_t nfds, bool paused)
 {
     input *in = &v->in;
     if (v->busy_ns > 0 && !paused && in->spin) {
-        long long until = now_ns() + v->busy_ns;
+        long long until = th_now_ns() + v->busy_ns;
         for (;;) {
             int np = poll(pfd, nfds, 0);
             if (np != 0)
                 return np;
-            if (now_ns() >= until)
+            if (th_now_ns() >= until)
                 break;
             sched_yield();
         }
         in->spin = false;
     }
-    long long asleep = v->busy_ns > 0 ? now_ns() : 0;
+    long long asleep = v->busy_ns > 0 ? th_now_ns() : 0;
     int np = poll(pfd, nfds, -1);
     if (np > 0 && v->busy_ns > 0 && !paused)
-        in->spin = now_ns() - asleep <= v->busy_ns;
+        in->spin = th_now_ns() - asleep <= v->busy_ns;
     return np;
 }
 
@@ -883,7 +876,7 @@ static void watch(srv *v)
     unsigned long seen = ~0UL;
     while (!v->over) {
         unsigned long st = atomic_load(&v->state);
-        long long now = now_ns(), wake;
+        long long now = th_now_ns(), wake;
         if ((st & ST_BUSY) && !(st & ST_STOLEN)) {
             /* The holder stores since_ns before state: it is this
              * message's start or a later one's, never an earlier one's. */
@@ -971,8 +964,8 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     pthread_cond_broadcast(&v->spare);
     /* Spare readers end now; one still in a call it ran (a handler that
      * never returns) is not waited for past the deadline, and keeps v. */
-    long long until = now_ns() + (deadline - th_now_ms()) * 1000000LL;
-    while (v->nalive > 0 && now_ns() < until) {
+    long long until = th_now_ns() + (deadline - th_now_ms()) * 1000000LL;
+    while (v->nalive > 0 && th_now_ns() < until) {
         struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
         pthread_cond_timedwait(&v->wd, &v->lock, &ts);
     }

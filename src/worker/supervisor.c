@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ typedef struct worker {
     bool exited;     /* the process ended: the monitor drains its pipe */
     bool torn;       /* the stream ended inside a frame */
     bool dead;       /* reaped, cause set: waiting calls fail */
+    bool spin;       /* the leader busy-polls before it sleeps (read_pipe) */
+    long long busy_ns; /* --busy-poll, fixed at its start */
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
@@ -250,13 +253,34 @@ static void route_frames(worker *w)
     }
 }
 
-/* One poll and read of W's pipe by its leader (without W->lock), up to
- * WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. The
- * poll(2) bounds the wait, so that a cancelled call is seen. */
+/*
+** One poll and read of W's pipe by its leader (without W->lock), up to
+** WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. The
+** poll(2) bounds the wait, so that a cancelled call is seen. A quick
+** answer is busy-polled for first (--busy-poll, as the stdio reader does
+** for its input): the leader yields the CPU on each turn, so on one CPU
+** the worker runs at once and the leader takes its answer without a sleep
+** and a wake-up, and on two it saves the cross-CPU wake-up. It adapts as
+** the reader does: after a spin that found nothing, the leader sleeps at
+** once until an answer comes within the window again.
+*/
 static long read_pipe(worker *w, int wait_ms)
 {
     struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
-    int k = poll(&pfd, 1, wait_ms);
+    long long busy_ns = w->busy_ns;
+    int k = 0;
+    if (busy_ns > 0 && wait_ms > 0 && w->spin) {
+        long long until = th_now_ns() + busy_ns;
+        while ((k = poll(&pfd, 1, 0)) == 0 && th_now_ns() < until)
+            sched_yield();
+        w->spin = k != 0;
+    }
+    if (k == 0) {
+        long long asleep = th_now_ns();
+        k = poll(&pfd, 1, wait_ms);
+        if (k > 0 && busy_ns > 0)
+            w->spin = th_now_ns() - asleep <= busy_ns;
+    }
     if (k == 0 || (k < 0 && errno == EINTR))
         return -2;
     return k < 0 ? -1 : th_ipc_fill(&w->r);
@@ -537,6 +561,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     w->slot = s;
+    w->busy_ns = sup->opts.busy_poll_us * 1000;
     w->refs = 1; /* the slot's */
     w->started_ms = th_now_ms();
     pthread_mutex_init(&w->lock, NULL);
