@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ static void sleep_ms(long ms)
 /* ---- a toolhost spawned by hand, for what mh_spawn cannot set up ---------- */
 
 enum { IN_PIPE, IN_CLOSED, IN_DEVNULL };
+/* Or'ed into the mode: stdout is a socket (as Node's child_process makes
+ * it), not a pipe. */
+#define OUT_SOCKET 8
 
 typedef struct raw {
     pid_t pid;
@@ -48,13 +52,18 @@ typedef struct raw {
     size_t len, cap;
 } raw;
 
-static void raw_spawn(raw *r, int in_mode, const char *dir)
+/* EXTRA: one more option for the host, or NULL. */
+static void raw_spawn_with(raw *r, int mode, const char *dir, const char *extra)
 {
     memset(r, 0, sizeof *r);
+    int in_mode = mode & ~OUT_SOCKET;
     int in[2] = {-1, -1}, out[2];
     if (in_mode == IN_PIPE)
         ck_assert(pipe2(in, O_CLOEXEC) == 0);
-    ck_assert(pipe2(out, O_CLOEXEC) == 0);
+    if (mode & OUT_SOCKET)
+        ck_assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) == 0);
+    else
+        ck_assert(pipe2(out, O_CLOEXEC) == 0);
     snprintf(r->errpath, sizeof r->errpath, "/tmp/tr-stderr-XXXXXX");
     int errfd = mkostemp(r->errpath, O_CLOEXEC);
     ck_assert(errfd >= 0);
@@ -78,7 +87,7 @@ static void raw_spawn(raw *r, int in_mode, const char *dir)
         dup2(errfd, 2);
         /* A path as argv[0]: where there is no /proc/self/exe the host finds
          * its executable (for workers) from argv[0]. */
-        execl(TOP_BUILDDIR "/src/toolhost", TOP_BUILDDIR "/src/toolhost", "-d", dir, (char *)NULL);
+        execl(TOP_BUILDDIR "/src/toolhost", TOP_BUILDDIR "/src/toolhost", "-d", dir, extra, (char *)NULL);
         _exit(127);
     }
     close(errfd);
@@ -90,6 +99,11 @@ static void raw_spawn(raw *r, int in_mode, const char *dir)
     }
     r->from = out[0];
     r->out_w = out[1];
+}
+
+static void raw_spawn(raw *r, int mode, const char *dir)
+{
+    raw_spawn_with(r, mode, dir, NULL);
 }
 
 static void raw_send(raw *r, const char *line)
@@ -164,6 +178,8 @@ static void raw_free(raw *r)
     free(r->got);
 }
 
+static char *raw_stderr(const raw *r);
+
 /* ---- item 1: backpressure ----------------------------------------------- */
 
 /*
@@ -171,12 +187,13 @@ static void raw_free(raw *r)
 ** stop reading input once a bounded amount of output waits (the client's
 ** writes block), and when the client then reads, every response arrives
 ** and a later ping is answered. It used to read everything, queue up to
-** 256 MiB, then drop all output for good.
+** 256 MiB, then drop all output for good. With stdout a pipe, then a
+** socket (the writer waits for room differently).
 */
 START_TEST(a_client_that_stops_reading_gets_backpressure_not_silence)
 {
     raw r;
-    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    raw_spawn(&r, IN_PIPE | (_i ? OUT_SOCKET : 0), mh_echo_dir());
     fcntl(r.to, F_SETFL, fcntl(r.to, F_GETFL) | O_NONBLOCK);
     const size_t text_len = 1 << 20;
     const int max_calls = 64; /* 64 MiB: far beyond any sane bound */
@@ -307,6 +324,38 @@ START_TEST(eof_is_seen_while_stdout_is_full)
     ck_assert_msg(status == 0, "exit status %d after EOF with stdout unread", status);
     ck_assert(mh_stderr_wait(p, "bytes of output dropped", 1000));
     mh_free(p);
+}
+END_TEST
+
+/*
+** The same with stdout a socket, and 1 MiB answers: the writer, waiting
+** for room, is told to quit when the grace period ends, and the host
+** exits at once.
+*/
+START_TEST(eof_is_seen_while_a_socket_stdout_is_full)
+{
+    raw r;
+    raw_spawn_with(&r, IN_PIPE | OUT_SOCKET, mh_echo_dir(), "--shutdown-grace-ms=300");
+    const size_t text_len = 1 << 20;
+    char *req = malloc(text_len + 512);
+    ck_assert(req != NULL);
+    int n = snprintf(req, 512,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                     "" MH_MODERN_META ",\"arguments\":{\"text\":\"");
+    memset(req + n, 'x', text_len);
+    memcpy(req + n + text_len, "\"}}}\n", 6);
+    for (int i = 0; i < 4; i++)
+        raw_send(&r, req); /* 4 MiB of answers: more than the socket holds */
+    free(req);
+    close(r.to);
+    r.to = -1;
+    int status = raw_wait(&r, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after EOF with stdout unread", status);
+    char *err = raw_stderr(&r);
+    ck_assert_msg(strstr(err, "bytes of output dropped"), "%s", err);
+    ck_assert_msg(!strstr(err, "stuck"), "%s", err);
+    free(err);
+    raw_free(&r);
 }
 END_TEST
 
@@ -705,8 +754,9 @@ static Suite *transport_suite(void)
     Suite *s = suite_create("transport_stdio");
     TCase *tc = tcase_create("output");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
-    tcase_add_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence);
+    tcase_add_loop_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence, 0, 2);
     tcase_add_test(tc, eof_is_seen_while_stdout_is_full);
+    tcase_add_test(tc, eof_is_seen_while_a_socket_stdout_is_full);
     tcase_add_test(tc, output_queued_at_eof_is_delivered_to_a_reading_client);
     tcase_add_test(tc, stdout_is_left_blocking);
     suite_add_tcase(s, tc);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -67,7 +68,11 @@ typedef struct writer {
     bool done;           /* the writer thread ended */
     int err;             /* errno of the write that failed: output is dropped */
     int pipe_size;       /* fd is a pipe of this capacity; 0: not a pipe */
-    bool nowait;         /* pwritev2(RWF_NOWAIT) works on fd (see write_now) */
+    atomic_bool nowait;  /* pwritev2(RWF_NOWAIT) works on fd (see write_now) */
+    bool regular;        /* fd is a file: a write never waits for a reader */
+    bool sock;           /* fd is a socket: send(MSG_DONTWAIT) never waits */
+    int quit[2];         /* writer_finish tells the writer: give up now */
+    bool quitting;       /* ... and drop what is left */
     const void *corked_by; /* see cork() */
 } writer;
 
@@ -104,84 +109,9 @@ static void consume_sigpipe(void)
     }
 }
 
-/* One write of up to WRITE_CHUNK bytes; the only place the thread can be
- * cancelled (at shutdown, when the client stopped reading). Returns the
- * bytes written or -errno. */
-static ssize_t write_some(int fd, const char *p, size_t len)
-{
-    if (len > WRITE_CHUNK)
-        len = WRITE_CHUNK;
-    for (;;) {
-        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-        ssize_t n = write(fd, p, len);
-        int e = errno;
-        if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
-            /* The caller gave us a non-blocking descriptor: wait for room. */
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            poll(&pf, 1, -1);
-        }
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        if (n >= 0)
-            return n;
-        if (e == EPIPE)
-            consume_sigpipe();
-        if (e != EINTR && e != EAGAIN && e != EWOULDBLOCK)
-            return -e;
-    }
-}
-
-static void *writer_main(void *p)
-{
-    writer *w = p;
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        while (w->pending.len == 0 && !w->stopping)
-            pthread_cond_wait(&w->more, &w->lock);
-        if (w->pending.len == 0)
-            break; /* stopping, and everything was written */
-        th_buf tmp = w->out;
-        w->out = w->pending;
-        w->pending = tmp;
-        w->pending.len = 0;
-        w->out_left = w->out.len;
-        size_t off = 0;
-        while (w->out_left > 0) {
-            pthread_mutex_unlock(&w->lock);
-            ssize_t n = write_some(w->fd, w->out.data + off, w->out_left);
-            pthread_mutex_lock(&w->lock);
-            if (n < 0) {
-                w->err = (int)-n;
-                break;
-            }
-            off += (size_t)n;
-            w->out_left -= (size_t)n;
-            if (w->reader_waiting && queued(w) <= OUT_HIGH_BYTES)
-                wake_reader(w);
-        }
-        w->out.len = 0;
-        if (w->err) {
-            th_log(w->err == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout: %s; %zu bytes of output dropped",
-                   strerror(w->err), w->out_left + w->pending.len);
-            w->out_left = 0;
-            w->pending.len = 0;
-            wake_reader(w);
-            break;
-        }
-    }
-    w->done = true;
-    pthread_cond_broadcast(&w->idle);
-    pthread_mutex_unlock(&w->lock);
-    return NULL;
-}
-
 /*
-** Under w->lock: bytes fd takes now without blocking. For a pipe, all of it
+** Under w->lock or in the writer thread: bytes fd takes now without
+** blocking. For a pipe, all of it
 ** when the client has read everything, else nothing: a pipe holds a fixed
 ** number of page-sized slots and a write does not fill the rest of a
 ** partly used one, so its free bytes (capacity minus unread) overstate
@@ -205,6 +135,129 @@ static size_t room(writer *w)
 }
 
 /*
+** The writer thread's write: up to WRITE_CHUNK bytes, never a write that
+** can wait for the client. When nothing fits it waits in poll() for room
+** or for writer_finish giving up (w->quit), so shutdown never has to
+** cancel a thread blocked in write(). (It did: under AddressSanitizer the
+** cancelled thread then failed at exit, as the forced unwind of
+** cancellation leaves the unwound frames' stack redzones poisoned,
+** google/sanitizers#1399.)
+** What cannot wait: pwritev2(RWF_NOWAIT) on a pipe; a pipe the client
+** has emptied takes its capacity (room); send(MSG_DONTWAIT) on a socket;
+** after poll reported POLLOUT, any other descriptor takes PIPE_BUF bytes
+** (a pipe has a free page then); a regular file never waits for a reader.
+** What remains: a terminal that reports room but takes less than PIPE_BUF
+** can still block it (see writer_finish). Returns the bytes written,
+** -ECANCELED when told to quit, or -errno.
+*/
+static ssize_t write_some(writer *w, const char *p, size_t len)
+{
+    if (len > WRITE_CHUNK)
+        len = WRITE_CHUNK;
+    bool ready = false; /* poll just reported room */
+    for (;;) {
+        ssize_t n;
+#if HAVE_DECL_RWF_NOWAIT
+        if (atomic_load_explicit(&w->nowait, memory_order_relaxed)) {
+            struct iovec part = {.iov_base = (void *)p, .iov_len = len};
+            n = pwritev2(w->fd, &part, 1, -1, RWF_NOWAIT);
+            if (n < 0 && errno == EOPNOTSUPP) {
+                atomic_store_explicit(&w->nowait, false, memory_order_relaxed);
+                continue;
+            }
+        } else
+#endif
+        if (w->regular) {
+            n = write(w->fd, p, len);
+#ifdef MSG_DONTWAIT
+        } else if (w->sock) {
+            n = send(w->fd, p, len, MSG_DONTWAIT);
+#endif
+        } else {
+            size_t fit = w->pipe_size > 0 ? room(w) : 0;
+            if (ready && fit < PIPE_BUF)
+                fit = PIPE_BUF;
+            if (fit > 0) {
+                n = write(w->fd, p, len < fit ? len : fit);
+            } else {
+                n = -1;
+                errno = EAGAIN; /* wait for room */
+            }
+        }
+        int e = errno;
+        ready = false;
+        if (n >= 0)
+            return n;
+        if (e == EAGAIN || e == EWOULDBLOCK) {
+            struct pollfd pf[2] = {{.fd = w->fd, .events = POLLOUT}, {.fd = w->quit[0], .events = POLLIN}};
+            if (poll(pf, 2, -1) < 0 && errno != EINTR)
+                return -errno;
+            if (pf[1].revents)
+                return -ECANCELED;
+            ready = pf[0].revents != 0; /* room, or an error the write reports */
+            continue;
+        }
+        if (e == EPIPE)
+            consume_sigpipe();
+        if (e != EINTR)
+            return -e;
+    }
+}
+
+static void *writer_main(void *p)
+{
+    writer *w = p;
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (w->pending.len == 0 && !w->stopping)
+            pthread_cond_wait(&w->more, &w->lock);
+        if (w->pending.len == 0)
+            break; /* stopping, and everything was written */
+        th_buf tmp = w->out;
+        w->out = w->pending;
+        w->pending = tmp;
+        w->pending.len = 0;
+        w->out_left = w->out.len;
+        size_t off = 0;
+        while (w->out_left > 0) {
+            pthread_mutex_unlock(&w->lock);
+            ssize_t n = write_some(w, w->out.data + off, w->out_left);
+            pthread_mutex_lock(&w->lock);
+            if (w->quitting)
+                break; /* writer_finish reports what is dropped */
+            if (n < 0) {
+                w->err = (int)-n;
+                break;
+            }
+            off += (size_t)n;
+            w->out_left -= (size_t)n;
+            if (w->reader_waiting && queued(w) <= OUT_HIGH_BYTES)
+                wake_reader(w);
+        }
+        w->out.len = 0;
+        if (w->quitting)
+            break;
+        if (w->err) {
+            th_log(w->err == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout: %s; %zu bytes of output dropped",
+                   strerror(w->err), w->out_left + w->pending.len);
+            w->out_left = 0;
+            w->pending.len = 0;
+            wake_reader(w);
+            break;
+        }
+    }
+    w->done = true;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/*
 ** Under w->lock: at low load, write at once instead of waking the writer
 ** thread (a thread switch per message). Only when nothing is queued or
 ** being written (order) and the whole of PARTS fits in the room the
@@ -217,7 +270,8 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     size_t len = 0;
     for (int i = 0; i < nparts; i++)
         len += parts[i].iov_len;
-    if ((!queue_too && w->pending.len) || w->out_left || (!w->nowait && len > room(w)))
+    bool nowait = atomic_load_explicit(&w->nowait, memory_order_relaxed);
+    if ((!queue_too && w->pending.len) || w->out_left || (!nowait && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
     sigemptyset(&pipe_only);
@@ -229,15 +283,16 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
         /* The kernel knows what fits: it writes what does and never waits
          * (a partial write queues the rest), so a busy client's pipe keeps
          * the fast path too. */
-        if (w->nowait)
+        if (nowait)
             n = pwritev2(w->fd, parts, nparts, -1, RWF_NOWAIT);
         else
 #endif
             n = writev(w->fd, parts, nparts);
     } while (n < 0 && errno == EINTR);
     int e = errno;
-    if (n < 0 && e == EOPNOTSUPP && w->nowait) {
-        w->nowait = false; /* a kernel whose pipes refuse it: room() from now on */
+    if (n < 0 && e == EOPNOTSUPP && nowait) {
+        /* a kernel whose pipes refuse it: room() from now on */
+        atomic_store_explicit(&w->nowait, false, memory_order_relaxed);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
@@ -347,16 +402,25 @@ static bool writer_start(writer *w, int fd)
 {
     memset(w, 0, sizeof *w);
     w->fd = fd;
+    atomic_init(&w->nowait, false);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
         int size = fcntl(fd, F_GETPIPE_SZ);
         w->pipe_size = size > 0 ? size : 0;
 #if HAVE_DECL_RWF_NOWAIT
-        w->nowait = true;
+        atomic_store(&w->nowait, true);
 #endif
+    } else if (fstat(fd, &st) == 0) {
+        w->regular = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
+        w->sock = S_ISSOCK(st.st_mode);
     }
     if (th_pipe_cloexec(w->wake, true) != 0)
         return false;
+    if (th_pipe_cloexec(w->quit, true) != 0) {
+        close(w->wake[0]);
+        close(w->wake[1]);
+        return false;
+    }
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->more, NULL);
     pthread_cond_init(&w->idle, NULL);
@@ -364,6 +428,8 @@ static bool writer_start(writer *w, int fd)
     if (rc != 0) {
         close(w->wake[0]);
         close(w->wake[1]);
+        close(w->quit[0]);
+        close(w->quit[1]);
         pthread_mutex_destroy(&w->lock);
         pthread_cond_destroy(&w->more);
         pthread_cond_destroy(&w->idle);
@@ -373,14 +439,19 @@ static bool writer_start(writer *w, int fd)
     return true;
 }
 
+/* How long a writer told to quit may take to notice: it waits in poll(),
+ * so at once, unless a write judged safe blocks (see write_some). */
+#define QUIT_WAIT_MS 1000
+
 /*
 ** Let the writer write what is queued until DEADLINE_MS; output the client
-** has not taken by then is dropped (the writer is cancelled in write()).
-** Returns false if output was dropped that way.
+** has not taken by then is dropped: the writer is told to quit (w->quit)
+** and ends. Returns false if it did not end (stuck in a write that blocks
+** after all): then it is left running, detached, and W must stay
+** allocated for it until the process exits.
 */
 static bool writer_finish(writer *w, long long deadline_ms)
 {
-    bool whole = true;
     pthread_mutex_lock(&w->lock);
     w->stopping = true;
     pthread_cond_signal(&w->more);
@@ -389,8 +460,19 @@ static bool writer_finish(writer *w, long long deadline_ms)
     if (!w->done) {
         th_log(TH_LOG_WARNING, "shutting down: the client did not read stdout; %zu bytes of output dropped",
                queued(w));
-        whole = false;
-        pthread_cancel(w->thread);
+        w->quitting = true;
+        char b = 1;
+        ssize_t r = write(w->quit[1], &b, 1);
+        (void)r;
+        long long until = th_now_ms() + QUIT_WAIT_MS;
+        while (!w->done && th_cond_wait_until(&w->idle, &w->lock, until)) {
+        }
+    }
+    if (!w->done) {
+        th_log(TH_LOG_ERROR, "shutting down: the stdout writer is stuck in write(); leaving it");
+        pthread_mutex_unlock(&w->lock);
+        pthread_detach(w->thread);
+        return false;
     }
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
@@ -399,10 +481,12 @@ static bool writer_finish(writer *w, long long deadline_ms)
     free(w->line.data);
     close(w->wake[0]);
     close(w->wake[1]);
+    close(w->quit[0]);
+    close(w->quit[1]);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->more);
     pthread_cond_destroy(&w->idle);
-    return whole;
+    return true;
 }
 
 /* Lines of nothing but white space carry no message: skip them like empty
@@ -908,8 +992,8 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         pthread_mutex_unlock(&v->lock);
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
         th_mcp_session_free(v->s);
-        writer_finish(&v->w, th_now_ms());
-        srv_unref(v);
+        if (writer_finish(&v->w, th_now_ms())) /* nothing queued: it ends */
+            srv_unref(v);
         return 1;
     }
     watch(v);
@@ -938,7 +1022,8 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         pthread_cond_timedwait(&v->wd, &v->lock, &ts);
     }
     pthread_mutex_unlock(&v->lock);
-    writer_finish(&v->w, deadline);
-    srv_unref(v); /* readers stuck in a call keep it until they return */
+    /* A writer stuck in write() still uses v->w: v then stays, unfreed. */
+    if (writer_finish(&v->w, deadline))
+        srv_unref(v); /* readers stuck in a call keep it until they return */
     return status;
 }
