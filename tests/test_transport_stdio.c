@@ -544,25 +544,49 @@ static char *raw_stderr(const raw *r)
 }
 
 /* SIGPIPE reset to SIG_DFL by a plugin, then the client closes stdout: the
- * host must not die by SIGPIPE; it sees the client gone and shuts down. */
+ * host must not die by SIGPIPE; it sees the client gone and shuts down.
+ * In both isolation modes: in-process the handler resets it in the host
+ * itself, on the reader thread that then writes the answer to the ping
+ * (SIGPIPE stays blocked in the threads writing stdout, not per write). */
+static const char *const isolation_modes[] = {"--isolation=process", "--isolation=none"};
+
 START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("sigpipe_dfl"), NULL);
     raw r;
-    raw_spawn(&r, IN_PIPE, dir);
+    raw_spawn_with(&r, IN_PIPE, dir, isolation_modes[_i]);
     raw_send(&r, MODERN_CALL(1, "sigpipe_dfl", "{}") "\n");
     ck_assert(raw_read_until(&r, "SIGPIPE is SIG_DFL", MH_TIMEOUT_MS));
     close(r.from);
     r.from = -1;
     close(r.out_w);
     r.out_w = -1;
-    raw_send(&r, PING(2) "\n");
+    /* The call resets SIGPIPE again right before its answer is written. */
+    raw_send(&r, MODERN_CALL(3, "sigpipe_dfl", "{}") "\n" PING(2) "\n");
     int status = raw_wait(&r, MH_TIMEOUT_MS); /* stdin stays open */
     ck_assert_msg(status == 0, "exit status %d after the client closed stdout", status);
     char *err = raw_stderr(&r);
     ck_assert_msg(strstr(err, "stdout closed; shutting down"), "%s", err);
     free(err);
     raw_free(&r);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* The threads writing stdout keep SIGPIPE blocked; a child that plugin code
+ * fork()s from one of them (in-process: the reader running the call) must
+ * start with it unblocked, as it would without the host. */
+START_TEST(a_forked_child_does_not_inherit_the_blocked_sigpipe)
+{
+    char *dir = mh_private_dir(mh_hostile("sigpipe_fork"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, isolation_modes[_i], NULL);
+    json_object *res = mh_rpc(p, MODERN_CALL(1, "sigpipe_fork", "{}"));
+    const char *text = json_object_to_json_string(res);
+    ck_assert_msg(strstr(text, "child: SIGPIPE unblocked"), "%s", text);
+    json_object_put(res);
+    mh_close_stdin(p);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
     mh_rm_dir(dir);
 }
 END_TEST
@@ -783,7 +807,8 @@ static Suite *transport_suite(void)
     tc = tcase_create("signals");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
-    tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
+    tcase_add_loop_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host, 0, 2);
+    tcase_add_loop_test(tc, a_forked_child_does_not_inherit_the_blocked_sigpipe, 0, 2);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
     tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);

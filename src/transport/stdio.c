@@ -95,6 +95,74 @@ static void wake_reader(writer *w)
 }
 
 /*
+** SIGPIPE. Writing stdout after the client closed it raises SIGPIPE, whose
+** action in-process plugin code may have set to SIG_DFL (death) at any
+** time, so no thread may write stdout with it unblocked. Blocking it around
+** each write cost two rt_sigprocmask calls per message (issue 11); so the
+** threads of ours that write stdout keep it blocked for good, set once at
+** thread start: the writer thread and the reader threads (a message they
+** handle is answered by a write of their own, write_now). Pool threads
+** inherit the mask of the reader that starts them, and write_now keeps it
+** so. The SIGPIPE a failed write() raises is directed at the writing
+** thread, so it stays pending there (consume_sigpipe takes it) and the
+** write returns EPIPE. A thread of a plugin's that sends keeps its own
+** mask: write_now blocks around its write.
+**
+** Readers and pool threads run plugin code (--isolation=none only: with
+** process isolation, the default, handlers run in worker processes, which
+** never get here). What that code sees differently:
+**  - pthread_sigmask() reports SIGPIPE blocked;
+**  - its own write to a pipe or socket whose reader is gone fails with
+**    EPIPE, and the signal stays pending in that thread instead of running
+**    its handler or ending the process (the host prefers that anyway: a
+**    SIGPIPE that ends the process ends every session);
+**  - a child it fork()s starts with SIGPIPE unblocked again (the atfork
+**    handler below; not for a pool thread that has not written yet), but
+**    one it starts with posix_spawn(), system() or popen() inherits the
+**    blocked mask across exec, since glibc runs no atfork handler there:
+**    such a program gets EPIPE instead of dying when its reader goes (most
+**    report a write error and exit; one that ignores write errors loops).
+**    A plugin that needs a definite mask for a child sets it with
+**    posix_spawnattr_setsigmask, which it must do anyway: a thread's mask
+**    is its caller's business (the host's other threads block nothing).
+** In-process plugins share the host's process by choice; this is the
+** price of two syscalls per message, and process isolation pays none of it.
+*/
+static _Thread_local bool pipe_blocked; /* this thread keeps SIGPIPE blocked */
+
+static void sigpipe_set(int how)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(how, &pipe_only, NULL);
+}
+
+/* In a child a blocked thread fork()s: the mask it would have had. */
+static void unblock_in_child(void)
+{
+    if (pipe_blocked) {
+        sigpipe_set(SIG_UNBLOCK);
+        pipe_blocked = false;
+    }
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, unblock_in_child);
+}
+
+/* At the start of a thread of ours that writes stdout. */
+static void block_sigpipe(void)
+{
+    pthread_once(&atfork_once, atfork_register);
+    sigpipe_set(SIG_BLOCK);
+    pipe_blocked = true;
+}
+
+/*
 ** A SIGPIPE the failed write raised is directed at this thread, where it
 ** is blocked: take it, so no handler a plugin installed (or SIG_DFL) ever
 ** sees it.
@@ -207,10 +275,7 @@ static ssize_t write_some(writer *w, const char *p, size_t len)
 static void *writer_main(void *p)
 {
     writer *w = p;
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+    block_sigpipe();
 
     pthread_mutex_lock(&w->lock);
     for (;;) {
@@ -262,8 +327,8 @@ static void *writer_main(void *p)
 ** thread (a thread switch per message). Only when nothing is queued or
 ** being written (order) and the whole of PARTS fits in the room the
 ** descriptor has, so the blocking write cannot block. SIGPIPE is blocked
-** around the write, as in the writer thread. Returns the bytes written (0
-** if it did not try), or -errno.
+** in this thread already (see pipe_blocked) or around the write. Returns
+** the bytes written (0 if it did not try), or -errno.
 */
 static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool queue_too)
 {
@@ -274,9 +339,15 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     if ((!queue_too && w->pending.len) || w->out_left || (!nowait && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool restore = false;
+    if (!pipe_blocked) {
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+        /* Inherited blocked (a pool thread a reader started): keep it so. */
+        restore = !sigismember(&old, SIGPIPE);
+        pipe_blocked = !restore;
+    }
     ssize_t n;
     do {
 #if HAVE_DECL_RWF_NOWAIT
@@ -293,12 +364,14 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     if (n < 0 && e == EOPNOTSUPP && nowait) {
         /* a kernel whose pipes refuse it: room() from now on */
         atomic_store_explicit(&w->nowait, false, memory_order_relaxed);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (restore)
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
     if (n < 0 && e == EPIPE)
         consume_sigpipe();
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (restore)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (n < 0)
         return e == EAGAIN || e == EWOULDBLOCK ? 0 : -e;
     return n;
@@ -834,6 +907,7 @@ static void *reader_main(void *p)
     srv *v = p;
     /* Threads it starts (the pool's, say) name themselves. */
     th_thread_name("th-read");
+    block_sigpipe(); /* it writes stdout: see pipe_blocked */
     pthread_mutex_lock(&v->lock);
     for (;;) {
         while ((!v->role_free || v->over) && !v->closed) {
