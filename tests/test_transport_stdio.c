@@ -591,6 +591,26 @@ START_TEST(a_forked_child_does_not_inherit_the_blocked_sigpipe)
 }
 END_TEST
 
+/*
+** SIGTERM while the host waits for input: the reader waits in read()
+** alone, so the sentry thread sees the stop and shutdown goes on without
+** that reader. It must not be waited for like a reader in a call (for the
+** grace period, ten minutes here), and the session is still answered
+** until then.
+*/
+START_TEST(sigterm_while_idle_does_not_wait_for_the_reader)
+{
+    mh_proc *p = mh_start("--shutdown-grace-ms", "600000", NULL);
+    mh_ping_is_next(p, 1);
+    mh_ping_is_next(p, 2);
+    mh_kill(p, SIGTERM);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after SIGTERM while idle", status);
+    ck_assert(mh_stderr_wait(p, "stop requested", 1000));
+    mh_free(p);
+}
+END_TEST
+
 START_TEST(a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown)
 {
     char *dir = mh_private_dir(mh_hostile("unblock_term"), NULL);
@@ -809,6 +829,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
     tcase_add_loop_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host, 0, 2);
     tcase_add_loop_test(tc, a_forked_child_does_not_inherit_the_blocked_sigpipe, 0, 2);
+    tcase_add_test(tc, sigterm_while_idle_does_not_wait_for_the_reader);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
     tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);

@@ -72,6 +72,7 @@ typedef struct writer {
     bool regular;        /* fd is a file: a write never waits for a reader */
     bool sock;           /* fd is a socket: send(MSG_DONTWAIT) never waits */
     int quit[2];         /* writer_finish tells the writer: give up now */
+    int notify_fd;       /* told when a write fails (the sentry's), or -1 */
     bool quitting;       /* ... and drop what is left */
     const void *corked_by; /* see cork() */
 } writer;
@@ -313,6 +314,11 @@ static void *writer_main(void *p)
             w->out_left = 0;
             w->pending.len = 0;
             wake_reader(w);
+            if (w->notify_fd >= 0) {
+                char b = 1;
+                ssize_t r = write(w->notify_fd, &b, 1);
+                (void)r;
+            }
             break;
         }
     }
@@ -471,10 +477,12 @@ static void uncork(writer *w)
     pthread_mutex_unlock(&w->lock);
 }
 
-static bool writer_start(writer *w, int fd)
+/* NOTIFY_FD: written when a write fails, or -1. */
+static bool writer_start(writer *w, int fd, int notify_fd)
 {
     memset(w, 0, sizeof *w);
     w->fd = fd;
+    w->notify_fd = notify_fd;
     atomic_init(&w->nowait, false);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
@@ -643,8 +651,15 @@ typedef struct srv {
     bool role_free;         /* handed off: a spare should take it */
     bool over;              /* reading ended */
     bool closed;            /* the session and the writer are gone */
+    bool end_req;           /* reading is to end: status and stopped are set */
+    bool in_read;           /* the holder waits in read() (see read_input) */
+    bool abandoned;         /* ... and was left there when reading ended */
     int status;
     size_t nparked, nalive; /* spare reader threads, all of them */
+
+    int sentry[2];          /* wakes the sentry: stdout failed, or quit */
+    bool sentry_quit;
+    pthread_t sentry_thread;
 } srv;
 
 static long long now_ns(void)
@@ -771,10 +786,63 @@ static bool take_lines(srv *v)
     return false;
 }
 
-enum { READ_ENDED, READ_LOST };
+enum { READ_ENDED, READ_LOST, READ_ABANDONED };
+
+/* Reading ends for the holder's own reason (end of input, an error) with
+ * STATUS, unless the sentry asked first. */
+static void end_reading(srv *v, int status)
+{
+    pthread_mutex_lock(&v->lock);
+    if (!v->end_req) {
+        v->end_req = true;
+        v->status = status;
+    }
+    pthread_mutex_unlock(&v->lock);
+}
+
+/*
+** Wait in poll() for input (PAUSED: only for a hang-up; POLLHUP is always
+** reported) or the writer's wake-up (room again, stdout failed, or the
+** sentry's end request). False when reading is to end.
+*/
+static bool wait_input(srv *v, bool paused)
+{
+    pthread_mutex_lock(&v->lock);
+    bool end = v->end_req; /* a request after this writes the wake-up pipe */
+    pthread_mutex_unlock(&v->lock);
+    if (end)
+        return false;
+    struct pollfd pfd[2] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
+                            {.fd = v->w.wake[0], .events = POLLIN}};
+    if (poll(pfd, 2, -1) < 0) {
+        if (errno == EINTR)
+            return true;
+        th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
+        end_reading(v, 1);
+        return false;
+    }
+    if (pfd[1].revents & POLLNVAL) {
+        th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
+        end_reading(v, 1);
+        return false;
+    }
+    if (pfd[1].revents & POLLIN)
+        drain(v->w.wake[0]);
+    if (pfd[0].revents & POLLNVAL) {
+        /* Someone closed the descriptor (plugin code): poll would report
+         * this for ever, so it is the end of input. */
+        th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
+        end_reading(v, 1);
+        return false;
+    }
+    if (paused && (pfd[0].revents & (POLLHUP | POLLERR | TH_POLLRDHUP)))
+        v->in.hung_up = true;
+    return true;
+}
 
 /* Read and handle input as the role holder until it ends (status in
- * v->status) or the role is lost. */
+ * v->status), the role is lost, or the sentry ended reading while this
+ * thread waited in read(). */
 static int read_loop(srv *v)
 {
     input *in = &v->in;
@@ -803,82 +871,66 @@ static int read_loop(srv *v)
         }
 
         pthread_mutex_lock(&w->lock);
-        int werr = w->err;
         /* A client that hung up can send no more than what is already in
          * the pipe: reading it is bounded, and it lets end of input be seen
          * while the client is not reading stdout. */
         bool paused = !in->hung_up && queued(w) > OUT_HIGH_BYTES;
         w->reader_waiting = paused;
         pthread_mutex_unlock(&w->lock);
-        if (werr) {
-            /* stdout is gone: no answer can reach the client any more. */
-            if (werr == EPIPE)
-                th_log(TH_LOG_INFO, "stdout closed; shutting down");
-            else if (werr == EBADF) /* plugin code closed it */
-                th_log(TH_LOG_ERROR, "stdout: the descriptor was closed under the host; shutting down");
-            else
-                th_log(TH_LOG_ERROR, "stdout failed (%s); shutting down", strerror(werr));
-            v->status = werr == EPIPE ? 0 : 1;
-            return READ_ENDED;
-        }
-        /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
-        struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
-                                {.fd = w->wake[0], .events = POLLIN},
-                                {.fd = v->stop_fd, .events = POLLIN}};
-        int np = poll(pfd, v->stop_fd >= 0 ? 3 : 2, -1);
-        if (np < 0) {
-            if (errno == EINTR)
-                continue;
-            th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (v->stop_fd >= 0 && (pfd[2].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))) {
-            if (pfd[2].revents & POLLNVAL) {
-                th_log(TH_LOG_ERROR, "the stop descriptor was closed under the host; shutting down");
-                v->status = 1;
-            } else {
-                th_log(TH_LOG_INFO, "stop requested");
-                v->stopped = true;
-            }
-            return READ_ENDED;
-        }
-        if (pfd[1].revents & POLLNVAL) {
-            th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (pfd[1].revents & POLLIN)
-            drain(w->wake[0]);
-        if (pfd[0].revents & POLLNVAL) {
-            /* Someone closed the descriptor (plugin code): poll would report
-             * this for ever, so it is the end of input. */
-            th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (paused && (pfd[0].revents & (POLLHUP | POLLERR | TH_POLLRDHUP)))
-            in->hung_up = true;
-        if (paused || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (paused) {
+            if (!wait_input(v, true))
+                return READ_ENDED;
             continue;
+        }
 
         if (in->cap - in->len < READ_CHUNK) {
             size_t ncap = in->cap * 2;
             char *nb = realloc(in->buf, ncap);
             if (!nb) {
                 th_log(TH_LOG_CRITICAL, "out of memory reading input");
-                v->status = 1;
+                end_reading(v, 1);
                 return READ_ENDED;
             }
             in->buf = nb;
             in->cap = ncap;
         }
+        /*
+        ** Not paused: wait in read() alone, one syscall per message where a
+        ** poll() first made two (issue 11). What the poll also watched is
+        ** the sentry's now: a stop request or a failed stdout while we wait
+        ** here leaves this thread in read() (abandoned) and ends reading
+        ** without it. Checked under v->lock with in_read set, so either we
+        ** see the request before reading or the sentry sees us reading.
+        */
+        pthread_mutex_lock(&v->lock);
+        if (v->end_req) {
+            pthread_mutex_unlock(&v->lock);
+            return READ_ENDED;
+        }
+        v->in_read = true;
+        pthread_mutex_unlock(&v->lock);
         ssize_t n = read(v->in_fd, in->buf + in->len, in->cap - in->len);
+        int e = errno;
+        pthread_mutex_lock(&v->lock);
+        v->in_read = false;
+        bool left = v->abandoned;
+        pthread_mutex_unlock(&v->lock);
+        if (left)
+            return READ_ABANDONED; /* the session may be gone: touch nothing */
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (e == EINTR)
                 continue;
-            th_log(TH_LOG_ERROR, "stdin: %s", strerror(errno));
-            v->status = 1;
+            if (e == EAGAIN || e == EWOULDBLOCK) {
+                /* The caller gave us a non-blocking descriptor. */
+                if (!wait_input(v, false))
+                    return READ_ENDED;
+                continue;
+            }
+            if (e == EBADF) /* plugin code closed it */
+                th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
+            else
+                th_log(TH_LOG_ERROR, "stdin: %s", strerror(e));
+            end_reading(v, 1);
             return READ_ENDED;
         }
         if (n == 0) {
@@ -889,6 +941,7 @@ static int read_loop(srv *v)
                 reject_too_long(v, in->discarded + len);
             else if (!blank(in->buf, len) && !handle(v, in->buf, len, in->buf))
                 return READ_LOST;
+            end_reading(v, 0);
             return READ_ENDED;
         }
         in->len += (size_t)n;
@@ -921,6 +974,7 @@ static void *reader_main(void *p)
         pthread_mutex_unlock(&v->lock);
         int r = read_loop(v);
         pthread_mutex_lock(&v->lock);
+        /* READ_ABANDONED: the sentry ended reading (over) meanwhile. */
         if (r == READ_ENDED) {
             v->over = true;
             pthread_cond_signal(&v->wd);
@@ -993,6 +1047,107 @@ static void hand_off(srv *v)
 }
 
 /*
+** Under v->lock: the sentry ends reading with STATUS. A holder waiting in
+** read() is left there (nothing short of input wakes it) and reading ends
+** without it; a holder waiting in poll() is woken; one handling messages
+** sees the request before it reads again.
+*/
+static void request_end(srv *v, int status, bool stopped)
+{
+    if (v->end_req)
+        return;
+    v->end_req = true;
+    v->status = status;
+    v->stopped = stopped;
+    if (v->in_read) {
+        v->abandoned = true;
+        v->over = true;
+        pthread_cond_signal(&v->wd);
+    }
+    char b = 1;
+    ssize_t r = write(v->w.wake[1], &b, 1); /* full: a wake-up is pending anyway */
+    (void)r;
+}
+
+/*
+** The sentry: a thread that waits in poll() for what must end reading
+** while the holder waits in read(): a stop request (stop_fd) and a failed
+** stdout (the writer writes v->sentry). It ends after the first, or when
+** th_stdio_serve tells it to quit.
+*/
+static void *sentry_main(void *p)
+{
+    srv *v = p;
+    th_thread_name("th-sentry");
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = v->sentry[0], .events = POLLIN}, {.fd = v->stop_fd, .events = POLLIN}};
+        if (poll(pfd, v->stop_fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
+            pthread_mutex_lock(&v->lock);
+            request_end(v, 1, false);
+            pthread_mutex_unlock(&v->lock);
+            return NULL;
+        }
+        if (pfd[0].revents & POLLIN)
+            drain(v->sentry[0]);
+        pthread_mutex_lock(&v->w.lock);
+        int werr = v->w.err;
+        pthread_mutex_unlock(&v->w.lock);
+        pthread_mutex_lock(&v->lock);
+        if (v->sentry_quit) {
+            pthread_mutex_unlock(&v->lock);
+            return NULL;
+        }
+        bool first = !v->end_req, stopped = false;
+        int status = 1, level = TH_LOG_ERROR;
+        char why[160];
+        if (pfd[0].revents & (POLLNVAL | POLLHUP | POLLERR)) {
+            snprintf(why, sizeof why, "the stdio transport's wake-up pipe was closed under the host; shutting down");
+        } else if (v->stop_fd >= 0 && (pfd[1].revents & POLLNVAL)) {
+            snprintf(why, sizeof why, "the stop descriptor was closed under the host; shutting down");
+        } else if (v->stop_fd >= 0 && (pfd[1].revents & (POLLIN | POLLERR | POLLHUP))) {
+            snprintf(why, sizeof why, "stop requested");
+            level = TH_LOG_INFO;
+            status = 0;
+            stopped = true;
+        } else if (werr) {
+            /* stdout is gone: no answer can reach the client any more. */
+            if (werr == EPIPE) {
+                snprintf(why, sizeof why, "stdout closed; shutting down");
+                level = TH_LOG_INFO;
+                status = 0;
+            } else if (werr == EBADF) { /* plugin code closed it */
+                snprintf(why, sizeof why, "stdout: the descriptor was closed under the host; shutting down");
+            } else {
+                snprintf(why, sizeof why, "stdout failed (%s); shutting down", strerror(werr));
+            }
+        } else {
+            pthread_mutex_unlock(&v->lock);
+            continue; /* a wake-up with nothing to do */
+        }
+        request_end(v, status, stopped);
+        pthread_mutex_unlock(&v->lock);
+        if (first)
+            th_log(level, "%s", why);
+        return NULL;
+    }
+}
+
+/* Tell the sentry to quit (if it has not ended already) and join it. */
+static void sentry_stop(srv *v)
+{
+    pthread_mutex_lock(&v->lock);
+    v->sentry_quit = true;
+    char b = 1;
+    ssize_t r = write(v->sentry[1], &b, 1);
+    (void)r;
+    pthread_mutex_unlock(&v->lock);
+    pthread_join(v->sentry_thread, NULL);
+}
+
+/*
 ** The watchdog, until reading ends: it ticks every HANDOFF_NS while
 ** messages arrive and sleeps for a signal when input is idle, so a busy
 ** session costs it about a thousand wake-ups a second, not one per
@@ -1037,8 +1192,15 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
         return 1;
     }
-    if (!writer_start(&v->w, out_fd)) {
+    if (th_pipe_cloexec(v->sentry, true) != 0) {
+        th_log(TH_LOG_CRITICAL, "cannot start the stdio transport: pipe: %s", strerror(errno));
+        free(v);
+        return 1;
+    }
+    if (!writer_start(&v->w, out_fd, v->sentry[1])) {
         th_log(TH_LOG_CRITICAL, "cannot start the stdout writer: %s", strerror(errno));
+        close(v->sentry[0]);
+        close(v->sentry[1]);
         free(v);
         return 1;
     }
@@ -1062,21 +1224,28 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         th_mcp_session_run_inline(v->s, call_begin, call_end, v);
     pthread_mutex_lock(&v->lock);
     v->role_free = true;
-    if (!v->s || !v->in.buf || !reader_start(v)) {
+    bool sentry = v->s && v->in.buf && pthread_create(&v->sentry_thread, NULL, sentry_main, v) == 0;
+    if (!sentry || !reader_start(v)) {
         pthread_mutex_unlock(&v->lock);
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
+        if (sentry)
+            sentry_stop(v);
         th_mcp_session_free(v->s);
-        if (writer_finish(&v->w, th_now_ms())) /* nothing queued: it ends */
+        if (writer_finish(&v->w, th_now_ms())) { /* nothing queued: it ends */
+            close(v->sentry[0]);
+            close(v->sentry[1]);
             srv_unref(v);
+        }
         return 1;
     }
     watch(v);
     int status = v->status;
+    bool stopped = v->stopped;
     pthread_mutex_unlock(&v->lock);
 
     long long deadline = th_now_ms() + opts->grace_ms;
     /* The client is still there when the server stops: tell it. */
-    if (v->stopped)
+    if (stopped)
         th_mcp_session_end_subscriptions(v->s);
     shutdown_session(v->s, opts->grace_ms);
     th_mcp_session_free(v->s); /* no send starts after this */
@@ -1089,15 +1258,20 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     v->closed = true;
     pthread_cond_broadcast(&v->spare);
     /* Spare readers end now; one still in a call it ran (a handler that
-     * never returns) is not waited for past the deadline, and keeps v. */
+     * never returns) is not waited for past the deadline, and keeps v. One
+     * left in read() (abandoned) is not waited for at all. */
     long long until = now_ns() + (deadline - th_now_ms()) * 1000000LL;
-    while (v->nalive > 0 && now_ns() < until) {
+    while (v->nalive > (v->in_read ? 1u : 0u) && now_ns() < until) {
         struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
         pthread_cond_timedwait(&v->wd, &v->lock, &ts);
     }
     pthread_mutex_unlock(&v->lock);
+    sentry_stop(v);
     /* A writer stuck in write() still uses v->w: v then stays, unfreed. */
-    if (writer_finish(&v->w, deadline))
-        srv_unref(v); /* readers stuck in a call keep it until they return */
+    if (writer_finish(&v->w, deadline)) {
+        close(v->sentry[0]); /* the writer's notify_fd */
+        close(v->sentry[1]);
+        srv_unref(v); /* readers stuck in a call or in read() keep it until they return */
+    }
     return status;
 }
