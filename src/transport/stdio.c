@@ -2,7 +2,8 @@
 ** transport/stdio.c: newline-delimited JSON-RPC over file descriptors. The
 ** reader splits lines in place (no copy for a message that arrives whole),
 ** runs quick calls itself and hands the reading over to another thread when
-** a message takes long; it stops reading while too much output waits.
+** a message takes long; it stops reading while too much output waits, and
+** otherwise waits in read() alone while a sentry thread watches for stop.
 ** Senders queue whole messages, written by whoever finds the output idle or
 ** by one writer thread, so replies never interleave, batch under load, and
 ** never block the reader.
@@ -240,7 +241,7 @@ static ssize_t write_some(writer *w, const char *p, size_t len)
             n = write(w->fd, p, len);
 #ifdef MSG_DONTWAIT
         } else if (w->sock) {
-            n = send(w->fd, p, len, MSG_DONTWAIT);
+            n = send(w->fd, p, len, MSG_DONTWAIT | TH_MSG_NOSIGNAL);
 #endif
         } else {
             size_t fit = w->pipe_size > 0 ? room(w) : 0;
@@ -342,7 +343,7 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     for (int i = 0; i < nparts; i++)
         len += parts[i].iov_len;
     bool nowait = atomic_load_explicit(&w->nowait, memory_order_relaxed);
-    if ((!queue_too && w->pending.len) || w->out_left || (!nowait && len > room(w)))
+    if ((!queue_too && w->pending.len) || w->out_left || (!nowait && !w->sock && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
     bool restore = false;
@@ -356,6 +357,14 @@ static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool 
     }
     ssize_t n;
     do {
+#ifdef MSG_DONTWAIT
+        /* A socket (what Node's child_process makes of stdio) takes what
+         * fits without waiting, and raises no SIGPIPE: one syscall. */
+        if (w->sock) {
+            struct msghdr m = {.msg_iov = (struct iovec *)parts, .msg_iovlen = (size_t)nparts};
+            n = sendmsg(w->fd, &m, MSG_DONTWAIT | TH_MSG_NOSIGNAL);
+        } else
+#endif
 #if HAVE_DECL_RWF_NOWAIT
         /* The kernel knows what fits: it writes what does and never waits
          * (a partial write queues the rest), so a busy client's pipe keeps
@@ -485,16 +494,18 @@ static bool writer_start(writer *w, int fd, int notify_fd)
     w->notify_fd = notify_fd;
     atomic_init(&w->nowait, false);
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    bool known = fstat(fd, &st) == 0;
+    if (known && S_ISFIFO(st.st_mode)) {
         int size = fcntl(fd, F_GETPIPE_SZ);
         w->pipe_size = size > 0 ? size : 0;
 #if HAVE_DECL_RWF_NOWAIT
         atomic_store(&w->nowait, true);
 #endif
-    } else if (fstat(fd, &st) == 0) {
-        w->regular = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
-        w->sock = S_ISSOCK(st.st_mode);
     }
+    w->regular = known && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+#ifdef MSG_DONTWAIT
+    w->sock = known && S_ISSOCK(st.st_mode);
+#endif
     if (th_pipe_cloexec(w->wake, true) != 0)
         return false;
     if (th_pipe_cloexec(w->quit, true) != 0) {
