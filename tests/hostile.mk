@@ -118,3 +118,7 @@ hostile_greet_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/primitives.la
 hostile_primitives_la_SOURCES = hostile/primitives.c
 hostile_primitives_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# A fork()ed child's SIGPIPE mask (test_transport_stdio).
+check_LTLIBRARIES += hostile/sigpipe_fork.la
+hostile_sigpipe_fork_la_SOURCES = hostile/sigpipe_fork.c
+hostile_sigpipe_fork_la_LDFLAGS = $(TEST_MODULE_FLAGS)

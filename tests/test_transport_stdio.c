@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ static void sleep_ms(long ms)
 /* ---- a toolhost spawned by hand, for what mh_spawn cannot set up ---------- */
 
 enum { IN_PIPE, IN_CLOSED, IN_DEVNULL };
+/* Or'ed into the mode: stdout is a socket (as Node's child_process makes
+ * it), not a pipe. */
+#define OUT_SOCKET 8
 
 typedef struct raw {
     pid_t pid;
@@ -48,13 +52,18 @@ typedef struct raw {
     size_t len, cap;
 } raw;
 
-static void raw_spawn(raw *r, int in_mode, const char *dir)
+/* EXTRA: one more option for the host, or NULL. */
+static void raw_spawn_with(raw *r, int mode, const char *dir, const char *extra)
 {
     memset(r, 0, sizeof *r);
+    int in_mode = mode & ~OUT_SOCKET;
     int in[2] = {-1, -1}, out[2];
     if (in_mode == IN_PIPE)
         ck_assert(pipe2(in, O_CLOEXEC) == 0);
-    ck_assert(pipe2(out, O_CLOEXEC) == 0);
+    if (mode & OUT_SOCKET)
+        ck_assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) == 0);
+    else
+        ck_assert(pipe2(out, O_CLOEXEC) == 0);
     snprintf(r->errpath, sizeof r->errpath, "/tmp/tr-stderr-XXXXXX");
     int errfd = mkostemp(r->errpath, O_CLOEXEC);
     ck_assert(errfd >= 0);
@@ -78,7 +87,7 @@ static void raw_spawn(raw *r, int in_mode, const char *dir)
         dup2(errfd, 2);
         /* A path as argv[0]: where there is no /proc/self/exe the host finds
          * its executable (for workers) from argv[0]. */
-        execl(TOP_BUILDDIR "/src/toolhost", TOP_BUILDDIR "/src/toolhost", "-d", dir, (char *)NULL);
+        execl(TOP_BUILDDIR "/src/toolhost", TOP_BUILDDIR "/src/toolhost", "-d", dir, extra, (char *)NULL);
         _exit(127);
     }
     close(errfd);
@@ -90,6 +99,11 @@ static void raw_spawn(raw *r, int in_mode, const char *dir)
     }
     r->from = out[0];
     r->out_w = out[1];
+}
+
+static void raw_spawn(raw *r, int mode, const char *dir)
+{
+    raw_spawn_with(r, mode, dir, NULL);
 }
 
 static void raw_send(raw *r, const char *line)
@@ -164,6 +178,8 @@ static void raw_free(raw *r)
     free(r->got);
 }
 
+static char *raw_stderr(const raw *r);
+
 /* ---- item 1: backpressure ----------------------------------------------- */
 
 /*
@@ -171,12 +187,13 @@ static void raw_free(raw *r)
 ** stop reading input once a bounded amount of output waits (the client's
 ** writes block), and when the client then reads, every response arrives
 ** and a later ping is answered. It used to read everything, queue up to
-** 256 MiB, then drop all output for good.
+** 256 MiB, then drop all output for good. With stdout a pipe, then a
+** socket (the writer waits for room differently).
 */
 START_TEST(a_client_that_stops_reading_gets_backpressure_not_silence)
 {
     raw r;
-    raw_spawn(&r, IN_PIPE, mh_echo_dir());
+    raw_spawn(&r, IN_PIPE | (_i ? OUT_SOCKET : 0), mh_echo_dir());
     fcntl(r.to, F_SETFL, fcntl(r.to, F_GETFL) | O_NONBLOCK);
     const size_t text_len = 1 << 20;
     const int max_calls = 64; /* 64 MiB: far beyond any sane bound */
@@ -351,6 +368,38 @@ START_TEST(busy_polling_spares_a_quiet_client)
     long used = cpu_ms(mh_pid(p)) - before;
     ck_assert_msg(used < 150, "the host used %ld ms of CPU time answering eight pings 300 ms apart", used);
     mh_finish(p);
+}
+END_TEST
+
+/*
+** The same with stdout a socket, and 1 MiB answers: the writer, waiting
+** for room, is told to quit when the grace period ends, and the host
+** exits at once.
+*/
+START_TEST(eof_is_seen_while_a_socket_stdout_is_full)
+{
+    raw r;
+    raw_spawn_with(&r, IN_PIPE | OUT_SOCKET, mh_echo_dir(), "--shutdown-grace-ms=300");
+    const size_t text_len = 1 << 20;
+    char *req = malloc(text_len + 512);
+    ck_assert(req != NULL);
+    int n = snprintf(req, 512,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                     "" MH_MODERN_META ",\"arguments\":{\"text\":\"");
+    memset(req + n, 'x', text_len);
+    memcpy(req + n + text_len, "\"}}}\n", 6);
+    for (int i = 0; i < 4; i++)
+        raw_send(&r, req); /* 4 MiB of answers: more than the socket holds */
+    free(req);
+    close(r.to);
+    r.to = -1;
+    int status = raw_wait(&r, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after EOF with stdout unread", status);
+    char *err = raw_stderr(&r);
+    ck_assert_msg(strstr(err, "bytes of output dropped"), "%s", err);
+    ck_assert_msg(!strstr(err, "stuck"), "%s", err);
+    free(err);
+    raw_free(&r);
 }
 END_TEST
 
@@ -539,19 +588,25 @@ static char *raw_stderr(const raw *r)
 }
 
 /* SIGPIPE reset to SIG_DFL by a plugin, then the client closes stdout: the
- * host must not die by SIGPIPE; it sees the client gone and shuts down. */
+ * host must not die by SIGPIPE; it sees the client gone and shuts down.
+ * In both isolation modes: in-process the handler resets it in the host
+ * itself, on the reader thread that then writes the answer to the ping
+ * (SIGPIPE stays blocked in the threads writing stdout, not per write). */
+static const char *const isolation_modes[] = {"--isolation=process", "--isolation=none"};
+
 START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
 {
     char *dir = mh_private_dir(mh_hostile("sigpipe_dfl"), NULL);
     raw r;
-    raw_spawn(&r, IN_PIPE, dir);
+    raw_spawn_with(&r, IN_PIPE, dir, isolation_modes[_i]);
     raw_send(&r, MODERN_CALL(1, "sigpipe_dfl", "{}") "\n");
     ck_assert(raw_read_until(&r, "SIGPIPE is SIG_DFL", MH_TIMEOUT_MS));
     close(r.from);
     r.from = -1;
     close(r.out_w);
     r.out_w = -1;
-    raw_send(&r, PING(2) "\n");
+    /* The call resets SIGPIPE again right before its answer is written. */
+    raw_send(&r, MODERN_CALL(3, "sigpipe_dfl", "{}") "\n" PING(2) "\n");
     int status = raw_wait(&r, MH_TIMEOUT_MS); /* stdin stays open */
     ck_assert_msg(status == 0, "exit status %d after the client closed stdout", status);
     char *err = raw_stderr(&r);
@@ -559,6 +614,44 @@ START_TEST(sigpipe_dfl_in_a_plugin_does_not_kill_the_host)
     free(err);
     raw_free(&r);
     mh_rm_dir(dir);
+}
+END_TEST
+
+/* The threads writing stdout keep SIGPIPE blocked; a child that plugin code
+ * fork()s from one of them (in-process: the reader running the call) must
+ * start with it unblocked, as it would without the host. */
+START_TEST(a_forked_child_does_not_inherit_the_blocked_sigpipe)
+{
+    char *dir = mh_private_dir(mh_hostile("sigpipe_fork"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, isolation_modes[_i], NULL);
+    json_object *res = mh_rpc(p, MODERN_CALL(1, "sigpipe_fork", "{}"));
+    const char *text = json_object_to_json_string(res);
+    ck_assert_msg(strstr(text, "child: SIGPIPE unblocked"), "%s", text);
+    json_object_put(res);
+    mh_close_stdin(p);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/*
+** SIGTERM while the host waits for input: the reader waits in read()
+** alone, so the sentry thread sees the stop and shutdown goes on without
+** that reader. It must not be waited for like a reader in a call (for the
+** grace period, ten minutes here), and the session is still answered
+** until then.
+*/
+START_TEST(sigterm_while_idle_does_not_wait_for_the_reader)
+{
+    mh_proc *p = mh_start("--shutdown-grace-ms", "600000", NULL);
+    mh_ping_is_next(p, 1);
+    mh_ping_is_next(p, 2);
+    mh_kill(p, SIGTERM);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    ck_assert_msg(status == 0, "exit status %d after SIGTERM while idle", status);
+    ck_assert(mh_stderr_wait(p, "stop requested", 1000));
+    mh_free(p);
 }
 END_TEST
 
@@ -749,8 +842,9 @@ static Suite *transport_suite(void)
     Suite *s = suite_create("transport_stdio");
     TCase *tc = tcase_create("output");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
-    tcase_add_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence);
+    tcase_add_loop_test(tc, a_client_that_stops_reading_gets_backpressure_not_silence, 0, 2);
     tcase_add_test(tc, eof_is_seen_while_stdout_is_full);
+    tcase_add_test(tc, eof_is_seen_while_a_socket_stdout_is_full);
     tcase_add_test(tc, output_queued_at_eof_is_delivered_to_a_reading_client);
     tcase_add_test(tc, stdout_is_left_blocking);
     suite_add_tcase(s, tc);
@@ -777,7 +871,9 @@ static Suite *transport_suite(void)
     tc = tcase_create("signals");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, a_child_of_a_handler_dies_by_sigterm);
-    tcase_add_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host);
+    tcase_add_loop_test(tc, sigpipe_dfl_in_a_plugin_does_not_kill_the_host, 0, 2);
+    tcase_add_loop_test(tc, a_forked_child_does_not_inherit_the_blocked_sigpipe, 0, 2);
+    tcase_add_test(tc, sigterm_while_idle_does_not_wait_for_the_reader);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
     tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);

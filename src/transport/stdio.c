@@ -2,7 +2,8 @@
 ** transport/stdio.c: newline-delimited JSON-RPC over file descriptors. The
 ** reader splits lines in place (no copy for a message that arrives whole),
 ** runs quick calls itself and hands the reading over to another thread when
-** a message takes long; it stops reading while too much output waits.
+** a message takes long; it stops reading while too much output waits, and
+** otherwise waits in read() alone while a sentry thread watches for stop.
 ** Senders queue whole messages, written by whoever finds the output idle or
 ** by one writer thread, so replies never interleave, batch under load, and
 ** never block the reader.
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -68,7 +70,12 @@ typedef struct writer {
     bool done;           /* the writer thread ended */
     int err;             /* errno of the write that failed: output is dropped */
     int pipe_size;       /* fd is a pipe of this capacity; 0: not a pipe */
-    bool nowait;         /* pwritev2(RWF_NOWAIT) works on fd (see write_now) */
+    atomic_bool nowait;  /* pwritev2(RWF_NOWAIT) works on fd (see write_now) */
+    bool regular;        /* fd is a file: a write never waits for a reader */
+    bool sock;           /* fd is a socket: send(MSG_DONTWAIT) never waits */
+    int quit[2];         /* writer_finish tells the writer: give up now */
+    int notify_fd;       /* told when a write fails (the sentry's), or -1 */
+    bool quitting;       /* ... and drop what is left */
     const void *corked_by; /* see cork() */
 } writer;
 
@@ -91,6 +98,74 @@ static void wake_reader(writer *w)
 }
 
 /*
+** SIGPIPE. Writing stdout after the client closed it raises SIGPIPE, whose
+** action in-process plugin code may have set to SIG_DFL (death) at any
+** time, so no thread may write stdout with it unblocked. Blocking it around
+** each write cost two rt_sigprocmask calls per message (issue 11); so the
+** threads of ours that write stdout keep it blocked for good, set once at
+** thread start: the writer thread and the reader threads (a message they
+** handle is answered by a write of their own, write_now). Pool threads
+** inherit the mask of the reader that starts them, and write_now keeps it
+** so. The SIGPIPE a failed write() raises is directed at the writing
+** thread, so it stays pending there (consume_sigpipe takes it) and the
+** write returns EPIPE. A thread of a plugin's that sends keeps its own
+** mask: write_now blocks around its write.
+**
+** Readers and pool threads run plugin code (--isolation=none only: with
+** process isolation, the default, handlers run in worker processes, which
+** never get here). What that code sees differently:
+**  - pthread_sigmask() reports SIGPIPE blocked;
+**  - its own write to a pipe or socket whose reader is gone fails with
+**    EPIPE, and the signal stays pending in that thread instead of running
+**    its handler or ending the process (the host prefers that anyway: a
+**    SIGPIPE that ends the process ends every session);
+**  - a child it fork()s starts with SIGPIPE unblocked again (the atfork
+**    handler below; not for a pool thread that has not written yet), but
+**    one it starts with posix_spawn(), system() or popen() inherits the
+**    blocked mask across exec, since glibc runs no atfork handler there:
+**    such a program gets EPIPE instead of dying when its reader goes (most
+**    report a write error and exit; one that ignores write errors loops).
+**    A plugin that needs a definite mask for a child sets it with
+**    posix_spawnattr_setsigmask, which it must do anyway: a thread's mask
+**    is its caller's business (the host's other threads block nothing).
+** In-process plugins share the host's process by choice; this is the
+** price of two syscalls per message, and process isolation pays none of it.
+*/
+static _Thread_local bool pipe_blocked; /* this thread keeps SIGPIPE blocked */
+
+static void sigpipe_set(int how)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(how, &pipe_only, NULL);
+}
+
+/* In a child a blocked thread fork()s: the mask it would have had. */
+static void unblock_in_child(void)
+{
+    if (pipe_blocked) {
+        sigpipe_set(SIG_UNBLOCK);
+        pipe_blocked = false;
+    }
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, unblock_in_child);
+}
+
+/* At the start of a thread of ours that writes stdout. */
+static void block_sigpipe(void)
+{
+    pthread_once(&atfork_once, atfork_register);
+    sigpipe_set(SIG_BLOCK);
+    pipe_blocked = true;
+}
+
+/*
 ** A SIGPIPE the failed write raised is directed at this thread, where it
 ** is blocked: take it, so no handler a plugin installed (or SIG_DFL) ever
 ** sees it.
@@ -105,84 +180,9 @@ static void consume_sigpipe(void)
     }
 }
 
-/* One write of up to WRITE_CHUNK bytes; the only place the thread can be
- * cancelled (at shutdown, when the client stopped reading). Returns the
- * bytes written or -errno. */
-static ssize_t write_some(int fd, const char *p, size_t len)
-{
-    if (len > WRITE_CHUNK)
-        len = WRITE_CHUNK;
-    for (;;) {
-        pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-        ssize_t n = write(fd, p, len);
-        int e = errno;
-        if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
-            /* The caller gave us a non-blocking descriptor: wait for room. */
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            poll(&pf, 1, -1);
-        }
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        if (n >= 0)
-            return n;
-        if (e == EPIPE)
-            consume_sigpipe();
-        if (e != EINTR && e != EAGAIN && e != EWOULDBLOCK)
-            return -e;
-    }
-}
-
-static void *writer_main(void *p)
-{
-    writer *w = p;
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        while (w->pending.len == 0 && !w->stopping)
-            pthread_cond_wait(&w->more, &w->lock);
-        if (w->pending.len == 0)
-            break; /* stopping, and everything was written */
-        th_buf tmp = w->out;
-        w->out = w->pending;
-        w->pending = tmp;
-        w->pending.len = 0;
-        w->out_left = w->out.len;
-        size_t off = 0;
-        while (w->out_left > 0) {
-            pthread_mutex_unlock(&w->lock);
-            ssize_t n = write_some(w->fd, w->out.data + off, w->out_left);
-            pthread_mutex_lock(&w->lock);
-            if (n < 0) {
-                w->err = (int)-n;
-                break;
-            }
-            off += (size_t)n;
-            w->out_left -= (size_t)n;
-            if (w->reader_waiting && queued(w) <= OUT_HIGH_BYTES)
-                wake_reader(w);
-        }
-        w->out.len = 0;
-        if (w->err) {
-            th_log(w->err == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout: %s; %zu bytes of output dropped",
-                   strerror(w->err), w->out_left + w->pending.len);
-            w->out_left = 0;
-            w->pending.len = 0;
-            wake_reader(w);
-            break;
-        }
-    }
-    w->done = true;
-    pthread_cond_broadcast(&w->idle);
-    pthread_mutex_unlock(&w->lock);
-    return NULL;
-}
-
 /*
-** Under w->lock: bytes fd takes now without blocking. For a pipe, all of it
+** Under w->lock or in the writer thread: bytes fd takes now without
+** blocking. For a pipe, all of it
 ** when the client has read everything, else nothing: a pipe holds a fixed
 ** number of page-sized slots and a write does not fill the rest of a
 ** partly used one, so its free bytes (capacity minus unread) overstate
@@ -206,45 +206,188 @@ static size_t room(writer *w)
 }
 
 /*
+** The writer thread's write: up to WRITE_CHUNK bytes, never a write that
+** can wait for the client. When nothing fits it waits in poll() for room
+** or for writer_finish giving up (w->quit), so shutdown never has to
+** cancel a thread blocked in write(). (It did: under AddressSanitizer the
+** cancelled thread then failed at exit, as the forced unwind of
+** cancellation leaves the unwound frames' stack redzones poisoned,
+** google/sanitizers#1399.)
+** What cannot wait: pwritev2(RWF_NOWAIT) on a pipe; a pipe the client
+** has emptied takes its capacity (room); send(MSG_DONTWAIT) on a socket;
+** after poll reported POLLOUT, any other descriptor takes PIPE_BUF bytes
+** (a pipe has a free page then); a regular file never waits for a reader.
+** What remains: a terminal that reports room but takes less than PIPE_BUF
+** can still block it (see writer_finish). Returns the bytes written,
+** -ECANCELED when told to quit, or -errno.
+*/
+static ssize_t write_some(writer *w, const char *p, size_t len)
+{
+    if (len > WRITE_CHUNK)
+        len = WRITE_CHUNK;
+    bool ready = false; /* poll just reported room */
+    for (;;) {
+        ssize_t n;
+#if HAVE_DECL_RWF_NOWAIT
+        if (atomic_load_explicit(&w->nowait, memory_order_relaxed)) {
+            struct iovec part = {.iov_base = (void *)p, .iov_len = len};
+            n = pwritev2(w->fd, &part, 1, -1, RWF_NOWAIT);
+            if (n < 0 && errno == EOPNOTSUPP) {
+                atomic_store_explicit(&w->nowait, false, memory_order_relaxed);
+                continue;
+            }
+        } else
+#endif
+        if (w->regular) {
+            n = write(w->fd, p, len);
+#ifdef MSG_DONTWAIT
+        } else if (w->sock) {
+            n = send(w->fd, p, len, MSG_DONTWAIT | TH_MSG_NOSIGNAL);
+#endif
+        } else {
+            size_t fit = w->pipe_size > 0 ? room(w) : 0;
+            if (ready && fit < PIPE_BUF)
+                fit = PIPE_BUF;
+            if (fit > 0) {
+                n = write(w->fd, p, len < fit ? len : fit);
+            } else {
+                n = -1;
+                errno = EAGAIN; /* wait for room */
+            }
+        }
+        int e = errno;
+        ready = false;
+        if (n >= 0)
+            return n;
+        if (e == EAGAIN || e == EWOULDBLOCK) {
+            struct pollfd pf[2] = {{.fd = w->fd, .events = POLLOUT}, {.fd = w->quit[0], .events = POLLIN}};
+            if (poll(pf, 2, -1) < 0 && errno != EINTR)
+                return -errno;
+            if (pf[1].revents)
+                return -ECANCELED;
+            ready = pf[0].revents != 0; /* room, or an error the write reports */
+            continue;
+        }
+        if (e == EPIPE)
+            consume_sigpipe();
+        if (e != EINTR)
+            return -e;
+    }
+}
+
+static void *writer_main(void *p)
+{
+    writer *w = p;
+    block_sigpipe();
+
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (w->pending.len == 0 && !w->stopping)
+            pthread_cond_wait(&w->more, &w->lock);
+        if (w->pending.len == 0)
+            break; /* stopping, and everything was written */
+        th_buf tmp = w->out;
+        w->out = w->pending;
+        w->pending = tmp;
+        w->pending.len = 0;
+        w->out_left = w->out.len;
+        size_t off = 0;
+        while (w->out_left > 0) {
+            pthread_mutex_unlock(&w->lock);
+            ssize_t n = write_some(w, w->out.data + off, w->out_left);
+            pthread_mutex_lock(&w->lock);
+            if (w->quitting)
+                break; /* writer_finish reports what is dropped */
+            if (n < 0) {
+                w->err = (int)-n;
+                break;
+            }
+            off += (size_t)n;
+            w->out_left -= (size_t)n;
+            if (w->reader_waiting && queued(w) <= OUT_HIGH_BYTES)
+                wake_reader(w);
+        }
+        w->out.len = 0;
+        if (w->quitting)
+            break;
+        if (w->err) {
+            th_log(w->err == EPIPE ? TH_LOG_INFO : TH_LOG_ERROR, "stdout: %s; %zu bytes of output dropped",
+                   strerror(w->err), w->out_left + w->pending.len);
+            w->out_left = 0;
+            w->pending.len = 0;
+            wake_reader(w);
+            if (w->notify_fd >= 0) {
+                char b = 1;
+                ssize_t r = write(w->notify_fd, &b, 1);
+                (void)r;
+            }
+            break;
+        }
+    }
+    w->done = true;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/*
 ** Under w->lock: at low load, write at once instead of waking the writer
 ** thread (a thread switch per message). Only when nothing is queued or
 ** being written (order) and the whole of PARTS fits in the room the
 ** descriptor has, so the blocking write cannot block. SIGPIPE is blocked
-** around the write, as in the writer thread. Returns the bytes written (0
-** if it did not try), or -errno.
+** in this thread already (see pipe_blocked) or around the write. Returns
+** the bytes written (0 if it did not try), or -errno.
 */
 static ssize_t write_now(writer *w, const struct iovec *parts, int nparts, bool queue_too)
 {
     size_t len = 0;
     for (int i = 0; i < nparts; i++)
         len += parts[i].iov_len;
-    if ((!queue_too && w->pending.len) || w->out_left || (!w->nowait && len > room(w)))
+    bool nowait = atomic_load_explicit(&w->nowait, memory_order_relaxed);
+    if ((!queue_too && w->pending.len) || w->out_left || (!nowait && !w->sock && len > room(w)))
         return 0;
     sigset_t pipe_only, old;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool restore = false;
+    if (!pipe_blocked) {
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+        /* Inherited blocked (a pool thread a reader started): keep it so. */
+        restore = !sigismember(&old, SIGPIPE);
+        pipe_blocked = !restore;
+    }
     ssize_t n;
     do {
+#ifdef MSG_DONTWAIT
+        /* A socket (what Node's child_process makes of stdio) takes what
+         * fits without waiting, and raises no SIGPIPE: one syscall. */
+        if (w->sock) {
+            struct msghdr m = {.msg_iov = (struct iovec *)parts, .msg_iovlen = (size_t)nparts};
+            n = sendmsg(w->fd, &m, MSG_DONTWAIT | TH_MSG_NOSIGNAL);
+        } else
+#endif
 #if HAVE_DECL_RWF_NOWAIT
         /* The kernel knows what fits: it writes what does and never waits
          * (a partial write queues the rest), so a busy client's pipe keeps
          * the fast path too. */
-        if (w->nowait)
+        if (nowait)
             n = pwritev2(w->fd, parts, nparts, -1, RWF_NOWAIT);
         else
 #endif
             n = writev(w->fd, parts, nparts);
     } while (n < 0 && errno == EINTR);
     int e = errno;
-    if (n < 0 && e == EOPNOTSUPP && w->nowait) {
-        w->nowait = false; /* a kernel whose pipes refuse it: room() from now on */
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (n < 0 && e == EOPNOTSUPP && nowait) {
+        /* a kernel whose pipes refuse it: room() from now on */
+        atomic_store_explicit(&w->nowait, false, memory_order_relaxed);
+        if (restore)
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
     if (n < 0 && e == EPIPE)
         consume_sigpipe();
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (restore)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (n < 0)
         return e == EAGAIN || e == EWOULDBLOCK ? 0 : -e;
     return n;
@@ -344,20 +487,33 @@ static void uncork(writer *w)
     pthread_mutex_unlock(&w->lock);
 }
 
-static bool writer_start(writer *w, int fd)
+/* NOTIFY_FD: written when a write fails, or -1. */
+static bool writer_start(writer *w, int fd, int notify_fd)
 {
     memset(w, 0, sizeof *w);
     w->fd = fd;
+    w->notify_fd = notify_fd;
+    atomic_init(&w->nowait, false);
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    bool known = fstat(fd, &st) == 0;
+    if (known && S_ISFIFO(st.st_mode)) {
         int size = fcntl(fd, F_GETPIPE_SZ);
         w->pipe_size = size > 0 ? size : 0;
 #if HAVE_DECL_RWF_NOWAIT
-        w->nowait = true;
+        atomic_store(&w->nowait, true);
 #endif
     }
+    w->regular = known && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+#ifdef MSG_DONTWAIT
+    w->sock = known && S_ISSOCK(st.st_mode);
+#endif
     if (th_pipe_cloexec(w->wake, true) != 0)
         return false;
+    if (th_pipe_cloexec(w->quit, true) != 0) {
+        close(w->wake[0]);
+        close(w->wake[1]);
+        return false;
+    }
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->more, NULL);
     pthread_cond_init(&w->idle, NULL);
@@ -365,6 +521,8 @@ static bool writer_start(writer *w, int fd)
     if (rc != 0) {
         close(w->wake[0]);
         close(w->wake[1]);
+        close(w->quit[0]);
+        close(w->quit[1]);
         pthread_mutex_destroy(&w->lock);
         pthread_cond_destroy(&w->more);
         pthread_cond_destroy(&w->idle);
@@ -374,14 +532,19 @@ static bool writer_start(writer *w, int fd)
     return true;
 }
 
+/* How long a writer told to quit may take to notice: it waits in poll(),
+ * so at once, unless a write judged safe blocks (see write_some). */
+#define QUIT_WAIT_MS 1000
+
 /*
 ** Let the writer write what is queued until DEADLINE_MS; output the client
-** has not taken by then is dropped (the writer is cancelled in write()).
-** Returns false if output was dropped that way.
+** has not taken by then is dropped: the writer is told to quit (w->quit)
+** and ends. Returns false if it did not end (stuck in a write that blocks
+** after all): then it is left running, detached, and W must stay
+** allocated for it until the process exits.
 */
 static bool writer_finish(writer *w, long long deadline_ms)
 {
-    bool whole = true;
     pthread_mutex_lock(&w->lock);
     w->stopping = true;
     pthread_cond_signal(&w->more);
@@ -390,8 +553,19 @@ static bool writer_finish(writer *w, long long deadline_ms)
     if (!w->done) {
         th_log(TH_LOG_WARNING, "shutting down: the client did not read stdout; %zu bytes of output dropped",
                queued(w));
-        whole = false;
-        pthread_cancel(w->thread);
+        w->quitting = true;
+        char b = 1;
+        ssize_t r = write(w->quit[1], &b, 1);
+        (void)r;
+        long long until = th_now_ms() + QUIT_WAIT_MS;
+        while (!w->done && th_cond_wait_until(&w->idle, &w->lock, until)) {
+        }
+    }
+    if (!w->done) {
+        th_log(TH_LOG_ERROR, "shutting down: the stdout writer is stuck in write(); leaving it");
+        pthread_mutex_unlock(&w->lock);
+        pthread_detach(w->thread);
+        return false;
     }
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
@@ -400,10 +574,12 @@ static bool writer_finish(writer *w, long long deadline_ms)
     free(w->line.data);
     close(w->wake[0]);
     close(w->wake[1]);
+    close(w->quit[0]);
+    close(w->quit[1]);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->more);
     pthread_cond_destroy(&w->idle);
-    return whole;
+    return true;
 }
 
 /* Lines of nothing but white space carry no message: skip them like empty
@@ -461,7 +637,7 @@ typedef struct input {
     bool discarding;  /* inside a line already refused as too long */
     size_t discarded;
     bool hung_up;     /* the client closed its end: read what is left */
-    bool spin;        /* busy-poll before the next sleep (see wait_input) */
+    bool spin;        /* busy-poll before the next read (see busy_poll) */
 } input;
 
 /* srv.state: the holder's message count and two flags. */
@@ -489,8 +665,15 @@ typedef struct srv {
     bool role_free;         /* handed off: a spare should take it */
     bool over;              /* reading ended */
     bool closed;            /* the session and the writer are gone */
+    bool end_req;           /* reading is to end: status and stopped are set */
+    bool in_read;           /* the holder waits in read() (see read_input) */
+    bool abandoned;         /* ... and was left there when reading ended */
     int status;
     size_t nparked, nalive; /* spare reader threads, all of them */
+
+    int sentry[2];          /* wakes the sentry: stdout failed, or quit */
+    bool sentry_quit;
+    pthread_t sentry_thread;
 } srv;
 
 static void srv_unref(srv *v)
@@ -611,44 +794,91 @@ static bool take_lines(srv *v)
 }
 
 /*
-** Wait for input (poll(2) on the NFDS descriptors of PFD, as the caller set
-** them up), busy-polling first. A client that sends its next request as
-** soon as it has the answer (an agent calling tool after tool) is then
-** served without a wake-up: on another CPU a sleeping reader costs a
-** cross-CPU wake-up per message, the better part of a W=1 round trip
-** (p50 47 us against 21 us busy-polling, on the benchmark machine), the
-** reason Linux has busy_poll for sockets. The spin yields the CPU on each
-** turn, so a client on the same CPU runs at once, and it adapts: after a
-** spin in which nothing came, the reader sleeps at once until a message
-** comes within the window again, so a quiet session costs one spin, not
-** one per message. Under backpressure (PAUSED) it never spins.
+** Before the reader blocks in read(): poll the input for up to busy_ns
+** first. A client that sends its next request as soon as it has the
+** answer (an agent calling tool after tool) is then served without a
+** wake-up: on another CPU a sleeping reader costs a cross-CPU wake-up per
+** message, the better part of a W=1 round trip (p50 47 us against 21 us
+** busy-polling, on the benchmark machine), the reason Linux has busy_poll
+** for sockets. The spin yields the CPU on each turn, so a client on the
+** same CPU runs at once, and it adapts: after a spin in which nothing
+** came, the reader sleeps at once until a message comes within the window
+** again (read_loop measures its sleep), so a quiet session costs one spin
+** per pause, not one per message. A stop request waits for the spin's end.
 */
-static int wait_input(srv *v, struct pollfd *pfd, nfds_t nfds, bool paused)
+static void busy_poll(srv *v)
 {
     input *in = &v->in;
-    if (v->busy_ns > 0 && !paused && in->spin) {
-        long long until = th_now_ns() + v->busy_ns;
-        for (;;) {
-            int np = poll(pfd, nfds, 0);
-            if (np != 0)
-                return np;
-            if (th_now_ns() >= until)
-                break;
-            sched_yield();
+    if (v->busy_ns <= 0 || !in->spin)
+        return;
+    struct pollfd pfd = {.fd = v->in_fd, .events = POLLIN};
+    long long until = th_now_ns() + v->busy_ns;
+    while (poll(&pfd, 1, 0) == 0) {
+        if (th_now_ns() >= until) {
+            in->spin = false;
+            return;
         }
-        in->spin = false;
+        sched_yield();
     }
-    long long asleep = v->busy_ns > 0 ? th_now_ns() : 0;
-    int np = poll(pfd, nfds, -1);
-    if (np > 0 && v->busy_ns > 0 && !paused)
-        in->spin = th_now_ns() - asleep <= v->busy_ns;
-    return np;
 }
 
-enum { READ_ENDED, READ_LOST };
+enum { READ_ENDED, READ_LOST, READ_ABANDONED };
+
+/* Reading ends for the holder's own reason (end of input, an error) with
+ * STATUS, unless the sentry asked first. */
+static void end_reading(srv *v, int status)
+{
+    pthread_mutex_lock(&v->lock);
+    if (!v->end_req) {
+        v->end_req = true;
+        v->status = status;
+    }
+    pthread_mutex_unlock(&v->lock);
+}
+
+/*
+** Wait in poll() for input (PAUSED: only for a hang-up; POLLHUP is always
+** reported) or the writer's wake-up (room again, stdout failed, or the
+** sentry's end request). False when reading is to end.
+*/
+static bool wait_input(srv *v, bool paused)
+{
+    pthread_mutex_lock(&v->lock);
+    bool end = v->end_req; /* a request after this writes the wake-up pipe */
+    pthread_mutex_unlock(&v->lock);
+    if (end)
+        return false;
+    struct pollfd pfd[2] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
+                            {.fd = v->w.wake[0], .events = POLLIN}};
+    if (poll(pfd, 2, -1) < 0) {
+        if (errno == EINTR)
+            return true;
+        th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
+        end_reading(v, 1);
+        return false;
+    }
+    if (pfd[1].revents & POLLNVAL) {
+        th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
+        end_reading(v, 1);
+        return false;
+    }
+    if (pfd[1].revents & POLLIN)
+        drain(v->w.wake[0]);
+    if (pfd[0].revents & POLLNVAL) {
+        /* Someone closed the descriptor (plugin code): poll would report
+         * this for ever, so it is the end of input. */
+        th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
+        end_reading(v, 1);
+        return false;
+    }
+    if (paused && (pfd[0].revents & (POLLHUP | POLLERR | TH_POLLRDHUP)))
+        v->in.hung_up = true;
+    return true;
+}
 
 /* Read and handle input as the role holder until it ends (status in
- * v->status) or the role is lost. */
+ * v->status), the role is lost, or the sentry ended reading while this
+ * thread waited in read(). */
 static int read_loop(srv *v)
 {
     input *in = &v->in;
@@ -677,82 +907,70 @@ static int read_loop(srv *v)
         }
 
         pthread_mutex_lock(&w->lock);
-        int werr = w->err;
         /* A client that hung up can send no more than what is already in
          * the pipe: reading it is bounded, and it lets end of input be seen
          * while the client is not reading stdout. */
         bool paused = !in->hung_up && queued(w) > OUT_HIGH_BYTES;
         w->reader_waiting = paused;
         pthread_mutex_unlock(&w->lock);
-        if (werr) {
-            /* stdout is gone: no answer can reach the client any more. */
-            if (werr == EPIPE)
-                th_log(TH_LOG_INFO, "stdout closed; shutting down");
-            else if (werr == EBADF) /* plugin code closed it */
-                th_log(TH_LOG_ERROR, "stdout: the descriptor was closed under the host; shutting down");
-            else
-                th_log(TH_LOG_ERROR, "stdout failed (%s); shutting down", strerror(werr));
-            v->status = werr == EPIPE ? 0 : 1;
-            return READ_ENDED;
-        }
-        /* Paused, only a hang-up is watched for (POLLHUP is always reported). */
-        struct pollfd pfd[3] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
-                                {.fd = w->wake[0], .events = POLLIN},
-                                {.fd = v->stop_fd, .events = POLLIN}};
-        int np = wait_input(v, pfd, v->stop_fd >= 0 ? 3 : 2, paused);
-        if (np < 0) {
-            if (errno == EINTR)
-                continue;
-            th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (v->stop_fd >= 0 && (pfd[2].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL))) {
-            if (pfd[2].revents & POLLNVAL) {
-                th_log(TH_LOG_ERROR, "the stop descriptor was closed under the host; shutting down");
-                v->status = 1;
-            } else {
-                th_log(TH_LOG_INFO, "stop requested");
-                v->stopped = true;
-            }
-            return READ_ENDED;
-        }
-        if (pfd[1].revents & POLLNVAL) {
-            th_log(TH_LOG_ERROR, "the writer's wake-up descriptor was closed under the host; shutting down");
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (pfd[1].revents & POLLIN)
-            drain(w->wake[0]);
-        if (pfd[0].revents & POLLNVAL) {
-            /* Someone closed the descriptor (plugin code): poll would report
-             * this for ever, so it is the end of input. */
-            th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
-            v->status = 1;
-            return READ_ENDED;
-        }
-        if (paused && (pfd[0].revents & (POLLHUP | POLLERR | TH_POLLRDHUP)))
-            in->hung_up = true;
-        if (paused || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (paused) {
+            if (!wait_input(v, true))
+                return READ_ENDED;
             continue;
+        }
 
         if (in->cap - in->len < READ_CHUNK) {
             size_t ncap = in->cap * 2;
             char *nb = realloc(in->buf, ncap);
             if (!nb) {
                 th_log(TH_LOG_CRITICAL, "out of memory reading input");
-                v->status = 1;
+                end_reading(v, 1);
                 return READ_ENDED;
             }
             in->buf = nb;
             in->cap = ncap;
         }
+        /*
+        ** Not paused: wait in read() alone, one syscall per message where a
+        ** poll() first made two (issue 11). What the poll also watched is
+        ** the sentry's now: a stop request or a failed stdout while we wait
+        ** here leaves this thread in read() (abandoned) and ends reading
+        ** without it. Checked under v->lock with in_read set, so either we
+        ** see the request before reading or the sentry sees us reading.
+        */
+        busy_poll(v); /* before in_read: a spinning reader is not abandoned */
+        pthread_mutex_lock(&v->lock);
+        if (v->end_req) {
+            pthread_mutex_unlock(&v->lock);
+            return READ_ENDED;
+        }
+        v->in_read = true;
+        pthread_mutex_unlock(&v->lock);
+        long long asleep = v->busy_ns > 0 ? th_now_ns() : 0;
         ssize_t n = read(v->in_fd, in->buf + in->len, in->cap - in->len);
+        int e = errno;
+        pthread_mutex_lock(&v->lock);
+        v->in_read = false;
+        bool left = v->abandoned;
+        pthread_mutex_unlock(&v->lock);
+        if (left)
+            return READ_ABANDONED; /* the session may be gone: touch nothing */
+        if (n > 0 && asleep)
+            in->spin = th_now_ns() - asleep <= v->busy_ns;
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (e == EINTR)
                 continue;
-            th_log(TH_LOG_ERROR, "stdin: %s", strerror(errno));
-            v->status = 1;
+            if (e == EAGAIN || e == EWOULDBLOCK) {
+                /* The caller gave us a non-blocking descriptor. */
+                if (!wait_input(v, false))
+                    return READ_ENDED;
+                continue;
+            }
+            if (e == EBADF) /* plugin code closed it */
+                th_log(TH_LOG_ERROR, "stdin: the descriptor was closed under the host; shutting down");
+            else
+                th_log(TH_LOG_ERROR, "stdin: %s", strerror(e));
+            end_reading(v, 1);
             return READ_ENDED;
         }
         if (n == 0) {
@@ -763,6 +981,7 @@ static int read_loop(srv *v)
                 reject_too_long(v, in->discarded + len);
             else if (!blank(in->buf, len) && !handle(v, in->buf, len, in->buf))
                 return READ_LOST;
+            end_reading(v, 0);
             return READ_ENDED;
         }
         in->len += (size_t)n;
@@ -781,6 +1000,7 @@ static void *reader_main(void *p)
     srv *v = p;
     /* Threads it starts (the pool's, say) name themselves. */
     th_thread_name("th-read");
+    block_sigpipe(); /* it writes stdout: see pipe_blocked */
     pthread_mutex_lock(&v->lock);
     for (;;) {
         while ((!v->role_free || v->over) && !v->closed) {
@@ -794,6 +1014,7 @@ static void *reader_main(void *p)
         pthread_mutex_unlock(&v->lock);
         int r = read_loop(v);
         pthread_mutex_lock(&v->lock);
+        /* READ_ABANDONED: the sentry ended reading (over) meanwhile. */
         if (r == READ_ENDED) {
             v->over = true;
             pthread_cond_signal(&v->wd);
@@ -866,6 +1087,107 @@ static void hand_off(srv *v)
 }
 
 /*
+** Under v->lock: the sentry ends reading with STATUS. A holder waiting in
+** read() is left there (nothing short of input wakes it) and reading ends
+** without it; a holder waiting in poll() is woken; one handling messages
+** sees the request before it reads again.
+*/
+static void request_end(srv *v, int status, bool stopped)
+{
+    if (v->end_req)
+        return;
+    v->end_req = true;
+    v->status = status;
+    v->stopped = stopped;
+    if (v->in_read) {
+        v->abandoned = true;
+        v->over = true;
+        pthread_cond_signal(&v->wd);
+    }
+    char b = 1;
+    ssize_t r = write(v->w.wake[1], &b, 1); /* full: a wake-up is pending anyway */
+    (void)r;
+}
+
+/*
+** The sentry: a thread that waits in poll() for what must end reading
+** while the holder waits in read(): a stop request (stop_fd) and a failed
+** stdout (the writer writes v->sentry). It ends after the first, or when
+** th_stdio_serve tells it to quit.
+*/
+static void *sentry_main(void *p)
+{
+    srv *v = p;
+    th_thread_name("th-sentry");
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = v->sentry[0], .events = POLLIN}, {.fd = v->stop_fd, .events = POLLIN}};
+        if (poll(pfd, v->stop_fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
+            pthread_mutex_lock(&v->lock);
+            request_end(v, 1, false);
+            pthread_mutex_unlock(&v->lock);
+            return NULL;
+        }
+        if (pfd[0].revents & POLLIN)
+            drain(v->sentry[0]);
+        pthread_mutex_lock(&v->w.lock);
+        int werr = v->w.err;
+        pthread_mutex_unlock(&v->w.lock);
+        pthread_mutex_lock(&v->lock);
+        if (v->sentry_quit) {
+            pthread_mutex_unlock(&v->lock);
+            return NULL;
+        }
+        bool first = !v->end_req, stopped = false;
+        int status = 1, level = TH_LOG_ERROR;
+        char why[160];
+        if (pfd[0].revents & (POLLNVAL | POLLHUP | POLLERR)) {
+            snprintf(why, sizeof why, "the stdio transport's wake-up pipe was closed under the host; shutting down");
+        } else if (v->stop_fd >= 0 && (pfd[1].revents & POLLNVAL)) {
+            snprintf(why, sizeof why, "the stop descriptor was closed under the host; shutting down");
+        } else if (v->stop_fd >= 0 && (pfd[1].revents & (POLLIN | POLLERR | POLLHUP))) {
+            snprintf(why, sizeof why, "stop requested");
+            level = TH_LOG_INFO;
+            status = 0;
+            stopped = true;
+        } else if (werr) {
+            /* stdout is gone: no answer can reach the client any more. */
+            if (werr == EPIPE) {
+                snprintf(why, sizeof why, "stdout closed; shutting down");
+                level = TH_LOG_INFO;
+                status = 0;
+            } else if (werr == EBADF) { /* plugin code closed it */
+                snprintf(why, sizeof why, "stdout: the descriptor was closed under the host; shutting down");
+            } else {
+                snprintf(why, sizeof why, "stdout failed (%s); shutting down", strerror(werr));
+            }
+        } else {
+            pthread_mutex_unlock(&v->lock);
+            continue; /* a wake-up with nothing to do */
+        }
+        request_end(v, status, stopped);
+        pthread_mutex_unlock(&v->lock);
+        if (first)
+            th_log(level, "%s", why);
+        return NULL;
+    }
+}
+
+/* Tell the sentry to quit (if it has not ended already) and join it. */
+static void sentry_stop(srv *v)
+{
+    pthread_mutex_lock(&v->lock);
+    v->sentry_quit = true;
+    char b = 1;
+    ssize_t r = write(v->sentry[1], &b, 1);
+    (void)r;
+    pthread_mutex_unlock(&v->lock);
+    pthread_join(v->sentry_thread, NULL);
+}
+
+/*
 ** The watchdog, until reading ends: it ticks every HANDOFF_NS while
 ** messages arrive and sleeps for a signal when input is idle, so a busy
 ** session costs it about a thousand wake-ups a second, not one per
@@ -910,8 +1232,15 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
         return 1;
     }
-    if (!writer_start(&v->w, out_fd)) {
+    if (th_pipe_cloexec(v->sentry, true) != 0) {
+        th_log(TH_LOG_CRITICAL, "cannot start the stdio transport: pipe: %s", strerror(errno));
+        free(v);
+        return 1;
+    }
+    if (!writer_start(&v->w, out_fd, v->sentry[1])) {
         th_log(TH_LOG_CRITICAL, "cannot start the stdout writer: %s", strerror(errno));
+        close(v->sentry[0]);
+        close(v->sentry[1]);
         free(v);
         return 1;
     }
@@ -936,21 +1265,28 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
         th_mcp_session_run_inline(v->s, call_begin, call_end, v);
     pthread_mutex_lock(&v->lock);
     v->role_free = true;
-    if (!v->s || !v->in.buf || !reader_start(v)) {
+    bool sentry = v->s && v->in.buf && pthread_create(&v->sentry_thread, NULL, sentry_main, v) == 0;
+    if (!sentry || !reader_start(v)) {
         pthread_mutex_unlock(&v->lock);
         th_log(TH_LOG_CRITICAL, "out of memory starting the stdio transport");
+        if (sentry)
+            sentry_stop(v);
         th_mcp_session_free(v->s);
-        writer_finish(&v->w, th_now_ms());
-        srv_unref(v);
+        if (writer_finish(&v->w, th_now_ms())) { /* nothing queued: it ends */
+            close(v->sentry[0]);
+            close(v->sentry[1]);
+            srv_unref(v);
+        }
         return 1;
     }
     watch(v);
     int status = v->status;
+    bool stopped = v->stopped;
     pthread_mutex_unlock(&v->lock);
 
     long long deadline = th_now_ms() + opts->grace_ms;
     /* The client is still there when the server stops: tell it. */
-    if (v->stopped)
+    if (stopped)
         th_mcp_session_end_subscriptions(v->s);
     shutdown_session(v->s, opts->grace_ms);
     th_mcp_session_free(v->s); /* no send starts after this */
@@ -963,14 +1299,20 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     v->closed = true;
     pthread_cond_broadcast(&v->spare);
     /* Spare readers end now; one still in a call it ran (a handler that
-     * never returns) is not waited for past the deadline, and keeps v. */
+     * never returns) is not waited for past the deadline, and keeps v. One
+     * left in read() (abandoned) is not waited for at all. */
     long long until = th_now_ns() + (deadline - th_now_ms()) * 1000000LL;
-    while (v->nalive > 0 && th_now_ns() < until) {
+    while (v->nalive > (v->in_read ? 1u : 0u) && th_now_ns() < until) {
         struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
         pthread_cond_timedwait(&v->wd, &v->lock, &ts);
     }
     pthread_mutex_unlock(&v->lock);
-    writer_finish(&v->w, deadline);
-    srv_unref(v); /* readers stuck in a call keep it until they return */
+    sentry_stop(v);
+    /* A writer stuck in write() still uses v->w: v then stays, unfreed. */
+    if (writer_finish(&v->w, deadline)) {
+        close(v->sentry[0]); /* the writer's notify_fd */
+        close(v->sentry[1]);
+        srv_unref(v); /* readers stuck in a call or in read() keep it until they return */
+    }
     return status;
 }
