@@ -3,14 +3,14 @@
 ** objects, ours, in-process plugins') come from glibc's per-thread cache.
 ** Linked into toolhost only; nothing calls it by another name.
 **
-** Why: glibc before 2.41 serves calloc from the arena and never from the
-** tcache, while free() puts every small chunk into the tcache. A json-c
-** object callocs its hash table and a 16-entry array (about 700 bytes);
+** Why: glibc 2.36 (Debian 12's) serves calloc from the arena and never
+** from the tcache, while free() puts every small chunk into the tcache. A
+** json-c object callocs its hash table and a 16-entry array (656 bytes);
 ** each tool call made and freed several, so the tcache bin filled up with
 ** chunks calloc never took back, and from then on each such calloc went
-** through _int_malloc and each free through _int_free: about 3k of an
-** echo call's 20k instructions. As malloc and memset, a small block is
-** served and taken back by the tcache.
+** through _int_malloc and each free through _int_free: 1.6k of an echo
+** call's 20k instructions. As malloc and memset, a small block is served
+** and taken back by the tcache.
 **
 ** An executable's definition comes first in symbol lookup: libc, json-c,
 ** ld.so and plugins all call this one. It must therefore stay right with
