@@ -1280,6 +1280,10 @@ static void send_tasks_required(const request *r, const char *why)
 static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mrtr *mrtr)
 {
     json_object *answers = th_mrtr_answers(mrtr), *copy = NULL, *given = NULL;
+    if (!answers) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return true;
+    }
     /* A tool that gathers its input first is a task only once answers
      * came: until then its rounds are synchronous. */
     if ((e->task_support & TH_TASK_AFTER_INPUT) && json_object_object_length(answers) == 0)
