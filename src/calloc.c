@@ -20,6 +20,7 @@
 ** that follows this executable in lookup order (RTLD_NEXT), found once
 ** before main; until then, and if there is none, malloc and memset.
 */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include "config.h"
 
 #include <stdlib.h> /* __GLIBC__ */

@@ -3,6 +3,7 @@
 ** test as into toolhost: every block it hands out is zeroed (a reused one
 ** too), overflow is refused, and other libraries (json-c, plugins) reach it.
 */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "config.h"
 
 #include <check.h>
