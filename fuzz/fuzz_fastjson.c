@@ -64,8 +64,32 @@ static bool same_text(json_object *a, json_object *b)
     return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
 }
 
+/* A plain tools/call's params, read as their members (call_lite): PARAMS
+ * must have those members and no other. */
+static bool same_call_params(json_object *params, const th_rpc_msg *m)
+{
+    json_object *v;
+    if (m->params || strcmp(m->method, "tools/call") != 0 || !json_object_is_type(params, json_type_object))
+        return false;
+    size_t n = (size_t)m->call_has_name + m->call_has_args + m->call_has_meta;
+    if ((size_t)json_object_object_length(params) != n)
+        return false;
+    if (m->call_has_name && (!json_object_object_get_ex(params, "name", &v) || !json_object_is_type(v, json_type_string) ||
+                             strlen(m->call_name) != (size_t)json_object_get_string_len(v) ||
+                             strcmp(m->call_name, json_object_get_string(v)) != 0))
+        return false;
+    if (m->call_has_args && (!json_object_object_get_ex(params, "arguments", &v) || (v == NULL) != (m->call_args == NULL) ||
+                             (v && !same_text(v, m->call_args))))
+        return false;
+    if (m->call_has_meta && (!json_object_object_get_ex(params, "_meta", &v) || (v == NULL) != (m->call_meta == NULL) ||
+                             (v && !same_text(v, m->call_meta))))
+        return false;
+    return true;
+}
+
 /* A plain request or notification is read without an envelope object
- * (th_rpc_msg's own_id, own_params): then its parts must be FAST's. */
+ * (th_rpc_msg's own_id, own_params; a plain tools/call's params without
+ * one either): then its parts must be FAST's. */
 static bool same_parts(json_object *fast, const th_rpc_msg *m)
 {
     if (m->kind != TH_RPC_REQUEST && m->kind != TH_RPC_NOTIFICATION)
@@ -78,6 +102,8 @@ static bool same_parts(json_object *fast, const th_rpc_msg *m)
         return false;
     if (!method || !m->method || strcmp(json_object_get_string(method), m->method) != 0)
         return false;
+    if (m->call_lite)
+        return same_call_params(params, m);
     return (params == NULL) == (m->params == NULL) && (!params || same_text(params, m->params));
 }
 

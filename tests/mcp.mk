@@ -18,6 +18,11 @@ test_fastjson_SOURCES = test_fastjson.c
 check_PROGRAMS += test_jsontree
 TESTS += test_jsontree
 test_jsontree_SOURCES = test_jsontree.c
+# The executable's calloc: src/calloc.c is compiled into the test (it
+# includes it), so the test program has it as toolhost has it.
+check_PROGRAMS += test_calloc
+TESTS += test_calloc
+test_calloc_SOURCES = test_calloc.c
 test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
 test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)
 test_mcp_modern_SOURCES = test_mcp_modern.c $(MCP_HARNESS)

@@ -150,7 +150,42 @@ static const char *const envelopes[] = {
     "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"m\"}",
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1}} x",
     "{}",
+    /* tools/call's params read as members (call_lite), or whole when they
+     * hold anything else; other methods' as an object either way. */
+    "{\"params\":{\"arguments\":{\"text\":\"x\"},\"_meta\":{\"progressToken\":7},\"name\":\"echo\"},"
+    "\"method\":\"tools/call\",\"id\":2,\"jsonrpc\":\"2.0\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":null,\"_meta\":null}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"arguments\":{}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":5,\"arguments\":{}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"e\\\"cho\",\"arguments\":{}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"task\":{\"ttl\":5}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"name\":\"add\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"n\":1.5}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"arguments\":[1],\"name\":\"echo\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"prompts/get\",\"params\":{\"arguments\":{\"a\":\"b\"},\"name\":\"p\"}}",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":{\"name\":\""
+    "a tool name of more than the hundred and twenty-seven bytes a message keeps in place, which is "
+    "read as an object instead, as every other method's params are\"}}",
 };
+
+/* The params object M stands for: its own, or one built from a plain
+ * tools/call's members (call_lite). The caller puts it. */
+static json_object *params_of(const th_rpc_msg *m)
+{
+    if (!m->call_lite)
+        return json_object_get(m->params);
+    ck_assert_ptr_null(m->params);
+    json_object *o = json_object_new_object();
+    if (m->call_has_name)
+        json_object_object_add(o, "name", json_object_new_string(m->call_name));
+    if (m->call_has_args)
+        json_object_object_add(o, "arguments", json_object_get(m->call_args));
+    if (m->call_has_meta)
+        json_object_object_add(o, "_meta", json_object_get(m->call_meta));
+    return o;
+}
 
 START_TEST(envelopes_classify_as_trees_do)
 {
@@ -179,13 +214,53 @@ START_TEST(envelopes_classify_as_trees_do)
     ck_assert(got.silent == want.silent);
     ck_assert(json_object_equal(got.id, want.id));
     ck_assert((got.id == NULL) == (want.id == NULL));
-    ck_assert(json_object_equal(got.params, want.params));
-    ck_assert((got.params == NULL) == (want.params == NULL));
+    json_object *params = params_of(&got);
+    ck_assert_msg(json_object_equal(params, want.params), "%s: params %s", text, json_object_to_json_string(params));
+    ck_assert((params == NULL) == (want.params == NULL));
+    /* In the order they came, as json-c keeps an object's members. */
+    if (params && json_object_is_type(params, json_type_object) && !got.call_lite)
+        ck_assert_str_eq(json_object_to_json_string(got.params), json_object_to_json_string(want.params));
+    json_object_put(params);
+    /* Only a plain tools/call is read as members, and every plain one is. */
+    if (got.call_lite)
+        ck_assert_str_eq(got.method, "tools/call");
     ck_assert((got.method == NULL) == (want.method == NULL));
     if (want.method)
         ck_assert_str_eq(got.method, want.method);
     th_rpc_msg_clear(&got);
     th_rpc_msg_clear(&want);
+}
+END_TEST
+
+/* A plain tools/call costs no object for its params; one whose params hold
+ * more than name, arguments and _meta, or another method, gets one. */
+START_TEST(tools_call_params_as_members)
+{
+    static const char call[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}";
+    th_rpc_msg m;
+    th_rpc_parse(call, sizeof call - 1, &m);
+    ck_assert_int_eq(m.kind, TH_RPC_REQUEST);
+    ck_assert(m.call_lite && m.call_has_name && m.call_has_args && !m.call_has_meta);
+    ck_assert_ptr_null(m.params);
+    ck_assert_str_eq(m.call_name, "echo");
+    ck_assert_str_eq(json_object_to_json_string_ext(m.call_args, JSON_C_TO_STRING_PLAIN), "{\"text\":\"hi\"}");
+    /* Taken by the call: clearing frees what is left, once. */
+    json_object *args = m.call_args;
+    m.call_args = NULL;
+    th_rpc_msg_clear(&m);
+    json_object_put(args);
+    static const char task[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                               "\"arguments\":{},\"task\":{}}}";
+    th_rpc_parse(task, sizeof task - 1, &m);
+    ck_assert(!m.call_lite && json_object_is_type(m.params, json_type_object));
+    ck_assert_int_eq(json_object_object_length(m.params), 3);
+    th_rpc_msg_clear(&m);
+    static const char prompt[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\",\"params\":{\"name\":\"p\"}}";
+    th_rpc_parse(prompt, sizeof prompt - 1, &m);
+    ck_assert(!m.call_lite && m.params && m.own_params == m.params && !m.msg);
+    ck_assert_str_eq(json_object_to_json_string_ext(m.params, JSON_C_TO_STRING_PLAIN), "{\"name\":\"p\"}");
+    th_rpc_msg_clear(&m);
 }
 END_TEST
 
@@ -214,6 +289,45 @@ START_TEST(fields_read_members)
 }
 END_TEST
 
+/* An object member read into sub-fields when its members allow, else
+ * whole; a decline of the whole text leaves nothing in either. */
+START_TEST(fields_read_sub_members)
+{
+    th_fastjson_field sub[] = {{.name = "n", .as_text = true}, {.name = "v"}};
+    th_fastjson_field f[] = {{.name = "p", .sub = sub, .nsub = 2}, {.name = "q"}};
+    const char *t = "{\"q\":1,\"p\":{\"v\":{\"deep\":[true]},\"n\":\"name\"}}";
+    ck_assert(th_fastjson_fields(t, strlen(t), f, 2));
+    ck_assert(f[0].present && f[0].in_sub && !f[0].value && f[0].order == 1 && f[1].order == 0);
+    ck_assert(sub[0].present && sub[1].present && sub[0].order == 1 && sub[1].order == 0);
+    ck_assert_uint_eq(sub[0].len, 4);
+    ck_assert_ptr_eq(sub[0].text, strstr(t, "name"));
+    ck_assert_str_eq(json_object_to_json_string_ext(sub[1].value, JSON_C_TO_STRING_PLAIN), "{\"deep\":[true]}");
+    json_object_put(sub[1].value);
+    json_object_put(f[1].value);
+    /* Not the sub-fields' shape: the member's value whole, as usual. */
+    static const char *const whole[] = {"{\"p\":{\"n\":\"a\",\"x\":1}}", "{\"p\":{\"n\":1}}", "{\"p\":{\"n\":\"a\\tb\"}}",
+                                        "{\"p\":{\"v\":1,\"v\":2}}", "{\"p\":[{\"n\":\"a\"}]}", "{\"p\":\"s\"}"};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        ck_assert_msg(th_fastjson_fields(whole[i], strlen(whole[i]), f, 2), "declined %s", whole[i]);
+        ck_assert(f[0].present && !f[0].in_sub && f[0].value);
+        ck_assert(!sub[0].present && !sub[1].present && !sub[1].value);
+        json_object *tree = json_tokener_parse(whole[i]), *p;
+        ck_assert(json_object_object_get_ex(tree, "p", &p));
+        ck_assert(json_object_equal(f[0].value, p));
+        json_object_put(tree);
+        json_object_put(f[0].value);
+    }
+    /* Declined as a whole after the sub-fields were read: nothing kept. */
+    static const char *const no[] = {"{\"p\":{\"n\":\"a\",\"v\":[1]},\"x\":1}", "{\"p\":{\"v\":[1]}} x",
+                                     "{\"p\":{\"v\":[1],\"n\":\"a\"},\"p\":{}}", "{\"p\":{\"v\":[1.5]}}"};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        ck_assert_msg(!th_fastjson_fields(no[i], strlen(no[i]), f, 2), "accepted %s", no[i]);
+        ck_assert(!f[0].present && !f[0].in_sub && !f[0].value && !f[1].present);
+        ck_assert(!sub[0].present && !sub[1].present && !sub[1].value);
+    }
+}
+END_TEST
+
 static Suite *fastjson_suite(void)
 {
     Suite *s = suite_create("fastjson");
@@ -225,6 +339,8 @@ static Suite *fastjson_suite(void)
     tcase_add_test(tc, rpc_parse_uses_it);
     tcase_add_loop_test(tc, envelopes_classify_as_trees_do, 0, (int)(sizeof envelopes / sizeof envelopes[0]));
     tcase_add_test(tc, fields_read_members);
+    tcase_add_test(tc, fields_read_sub_members);
+    tcase_add_test(tc, tools_call_params_as_members);
     suite_add_tcase(s, tc);
     return s;
 }

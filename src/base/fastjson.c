@@ -361,72 +361,113 @@ json_object *th_fastjson_parse(const char *text, size_t len)
     return NULL;
 }
 
-bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields, size_t n)
+/* FIELDS' outputs, empty: nothing read, nothing held. */
+static void fields_init(th_fastjson_field *fields, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        fields[i].present = false;
+        fields[i].present = fields[i].in_sub = false;
         fields[i].value = NULL;
         fields[i].text = NULL;
         fields[i].len = 0;
+        fields[i].order = 0;
     }
-    if (len > INT32_MAX)
+}
+
+/* What FIELDS hold freed, and their outputs empty again. */
+static void fields_reset(th_fastjson_field *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_object_put(fields[i].value);
+        if (fields[i].in_sub)
+            fields_reset(fields[i].sub, fields[i].nsub);
+        fields[i].present = fields[i].in_sub = false;
+        fields[i].value = NULL;
+        fields[i].text = NULL;
+        fields[i].len = 0;
+        fields[i].order = 0;
+    }
+}
+
+/*
+** The object at r->p read member by member into FIELDS (N, their outputs
+** empty), its values at DEPTH. False, with r->p anywhere and what was read
+** still in FIELDS, when it is not such an object.
+*/
+static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int depth)
+{
+    if (depth > FAST_MAX_DEPTH || r->p == r->end || *r->p != '{')
         return false;
-    reader r = {.p = text, .end = text + len};
-    skip_ws(&r);
-    if (r.p == r.end || *r.p != '{')
-        goto decline;
-    r.p++;
-    skip_ws(&r);
-    bool closed = r.p < r.end && *r.p == '}';
-    if (closed)
-        r.p++;
-    while (!closed) {
+    r->p++;
+    skip_ws(r);
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        return true;
+    }
+    for (size_t order = 0;; order++) {
         const char *key;
         size_t klen;
-        if (r.p == r.end || *r.p != '"' || !string(&r, &key, &klen) || key == r.scratch)
-            goto decline; /* a name with escapes is no field's */
+        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen) || key == r->scratch)
+            return false; /* a name with escapes is no field's */
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
             if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
                 f = &fields[i];
         if (!f || f->present)
-            goto decline;
+            return false;
         f->present = true;
-        skip_ws(&r);
-        if (r.p == r.end || *r.p != ':')
-            goto decline;
-        r.p++;
-        skip_ws(&r);
+        f->order = order;
+        skip_ws(r);
+        if (r->p == r->end || *r->p != ':')
+            return false;
+        r->p++;
+        skip_ws(r);
         if (f->as_text) {
-            if (r.p == r.end || *r.p != '"' || !string(&r, &f->text, &f->len) || f->text == r.scratch)
-                goto decline;
+            if (r->p == r->end || *r->p != '"' || !string(r, &f->text, &f->len) || f->text == r->scratch)
+                return false;
         } else {
-            f->value = value(&r, 2);
-            if (r.fail)
-                goto decline;
+            const char *at = r->p;
+            /* An object the sub-fields cannot hold is read whole after all:
+             * only the caller's way of reading it depends on its members. */
+            if (f->sub && r->p < r->end && *r->p == '{') {
+                fields_init(f->sub, f->nsub);
+                f->in_sub = object_fields(r, f->sub, f->nsub, depth + 1);
+                if (!f->in_sub) {
+                    fields_reset(f->sub, f->nsub);
+                    r->p = at;
+                    r->fail = false;
+                }
+            }
+            if (!f->in_sub) {
+                f->value = value(r, depth);
+                if (r->fail)
+                    return false;
+            }
         }
-        skip_ws(&r);
-        if (r.p < r.end && *r.p == ',') {
-            r.p++;
-            skip_ws(&r);
-        } else if (r.p < r.end && *r.p == '}') {
-            r.p++;
-            closed = true;
+        skip_ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_ws(r);
+        } else if (r->p < r->end && *r->p == '}') {
+            r->p++;
+            return true;
         } else {
-            goto decline;
+            return false;
         }
     }
+}
+
+bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields, size_t n)
+{
+    fields_init(fields, n);
+    if (len > INT32_MAX)
+        return false;
+    reader r = {.p = text, .end = text + len};
     skip_ws(&r);
-    if (r.p != r.end)
-        goto decline;
+    bool ok = object_fields(&r, fields, n, 2);
+    skip_ws(&r);
     free(r.scratch);
-    return true;
-decline:
-    free(r.scratch);
-    for (size_t i = 0; i < n; i++) {
-        json_object_put(fields[i].value);
-        fields[i].value = NULL;
-        fields[i].present = false;
-    }
+    if (ok && r.p == r.end)
+        return true;
+    fields_reset(fields, n);
     return false;
 }

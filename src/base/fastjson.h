@@ -25,8 +25,16 @@ json_object *th_fastjson_parse(const char *text, size_t len);
 typedef struct th_fastjson_field {
     const char *name;   /* in: the member's name */
     bool as_text;       /* in: a string wanted as its bytes, not as an object */
+    /* in: an object value wanted member by member, into these NSUB fields,
+     * when its members are all among them (each once, as_text ones plain
+     * strings); any other value, or an object that is not so, is read into
+     * VALUE as usual */
+    struct th_fastjson_field *sub;
+    size_t nsub;
     bool present;       /* out: the object has the member */
-    json_object *value; /* out: its value, the caller's (NULL: JSON null, or as_text) */
+    bool in_sub;        /* out: the value was read into SUB (VALUE is NULL) */
+    size_t order;       /* out, present: how many members came before it */
+    json_object *value; /* out: its value, the caller's (NULL: JSON null, as_text or in_sub) */
     const char *text;   /* out, as_text: the string's bytes, in TEXT (no NUL) */
     size_t len;
 } th_fastjson_field;
@@ -38,7 +46,7 @@ typedef struct th_fastjson_field {
 ** in th_fastjson_parse's subset whose members are all among FIELDS, none
 ** twice, and each as_text one is a string without escapes; otherwise
 ** (valid or not) false, with nothing kept, and the caller parses it the
-** general way.
+** general way. On false, SUB fields hold nothing either.
 */
 bool th_fastjson_fields(const char *text, size_t len, th_fastjson_field *fields, size_t n);
 

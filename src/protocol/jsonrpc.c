@@ -450,31 +450,88 @@ static bool ascii(const char *t, size_t len)
     return (acc & 0x8080808080808080ULL) == 0;
 }
 
+/* The members params was read into (plain_request): name, arguments, _meta. */
+enum { P_NAME, P_ARGS, P_META, P_COUNT };
+
+/*
+** Params read member by member (PF), as the object json-c would have made:
+** the members in the order they came. NULL when out of memory.
+*/
+static json_object *params_object(th_fastjson_field *pf)
+{
+    static const char *const keys[P_COUNT] = {"name", "arguments", "_meta"};
+    json_object *o = json_object_new_object();
+    for (size_t at = 0; o && at < P_COUNT; at++)
+        for (size_t i = 0; i < P_COUNT; i++) {
+            if (!pf[i].present || pf[i].order != at)
+                continue;
+            json_object *v = i == P_NAME ? json_object_new_string_len(pf[i].text, (int)pf[i].len) : pf[i].value;
+            if ((i == P_NAME && !v) ||
+                json_object_object_add_ex(o, keys[i], v, JSON_C_OBJECT_ADD_CONSTANT_KEY | JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) {
+                if (i == P_NAME)
+                    json_object_put(v);
+                json_object_put(o);
+                o = NULL;
+                break;
+            }
+            pf[i].value = NULL; /* the object's now */
+        }
+    return o;
+}
+
 /*
 ** The plain request or notification nearly every message is, read without
 ** an object for its envelope (a json-c object costs three allocations and
-** a hash per member): true when TEXT is one, with OUT filled as classify
-** would fill it. Anything else, valid or not, is left to the general path,
-** which words every error.
+** a hash per member), nor for the params of a plain tools/call: true when
+** TEXT is one, with OUT filled as classify would fill it (or with CALL_LITE
+** instead of PARAMS). Anything else, valid or not, is left to the general
+** path, which words every error.
 */
 static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
 {
-    th_fastjson_field f[] = {
-        {.name = "jsonrpc", .as_text = true}, {.name = "id"}, {.name = "method", .as_text = true}, {.name = "params"}};
+    th_fastjson_field pf[P_COUNT] = {
+        [P_NAME] = {.name = "name", .as_text = true}, [P_ARGS] = {.name = "arguments"}, [P_META] = {.name = "_meta"}};
+    th_fastjson_field f[] = {{.name = "jsonrpc", .as_text = true},
+                             {.name = "id"},
+                             {.name = "method", .as_text = true},
+                             {.name = "params", .sub = pf, .nsub = P_COUNT}};
     if (!th_fastjson_fields(text, len, f, sizeof f / sizeof f[0]))
         return false;
     json_object *id = f[1].value, *params = f[3].value;
     /* The subset has no NUL in a string and no fraction in a number. */
+    bool lite = f[3].in_sub;
     if (!f[0].present || f[0].len != 3 || memcmp(f[0].text, "2.0", 3) != 0 || !f[2].present ||
         f[2].len >= sizeof out->method_here || (f[1].present && !id_ok(id)) ||
-        (f[3].present && !json_object_is_type(params, json_type_object))) {
+        (f[3].present && !lite && !json_object_is_type(params, json_type_object))) {
         json_object_put(id);
         json_object_put(params);
+        for (size_t i = 0; lite && i < P_COUNT; i++)
+            json_object_put(pf[i].value);
         return false;
     }
     memcpy(out->method_here, f[2].text, f[2].len);
     out->method_here[f[2].len] = '\0';
     out->method = out->method_here;
+    if (lite && f[2].len == 10 && memcmp(f[2].text, "tools/call", 10) == 0 &&
+        pf[P_NAME].len < sizeof out->call_name) {
+        out->call_lite = true;
+        out->call_has_name = pf[P_NAME].present;
+        memcpy(out->call_name, pf[P_NAME].text ? pf[P_NAME].text : "", pf[P_NAME].len);
+        out->call_name[pf[P_NAME].len] = '\0';
+        out->call_has_args = pf[P_ARGS].present;
+        out->call_args = pf[P_ARGS].value;
+        out->call_has_meta = pf[P_META].present;
+        out->call_meta = pf[P_META].value;
+    } else if (lite) {
+        /* Any other method reads params as an object. */
+        params = params_object(pf);
+        for (size_t i = 0; i < P_COUNT; i++)
+            json_object_put(pf[i].value);
+        if (!params) {
+            json_object_put(id);
+            return false; /* the general path says it is out of memory */
+        }
+    }
     out->id = out->own_id = id;
     out->params = out->own_params = params;
     out->kind = f[1].present ? TH_RPC_REQUEST : TH_RPC_NOTIFICATION;
@@ -647,6 +704,8 @@ void th_rpc_msg_clear(th_rpc_msg *m)
     json_object_put(m->msg);
     json_object_put(m->own_id);
     json_object_put(m->own_params);
+    json_object_put(m->call_args);
+    json_object_put(m->call_meta);
     memset(m, 0, sizeof *m);
 }
 

@@ -62,6 +62,15 @@ typedef struct th_rpc_msg {
      * NULL then, and these own what ID, PARAMS and METHOD point to. */
     json_object *own_id, *own_params;
     char method_here[40];
+    /* A plain tools/call whose params have no members but "name" (a string
+     * without escapes), "arguments" and "_meta" is read without an object
+     * for params, which would be made only to be taken apart: PARAMS is
+     * NULL then, CALL_LITE true, and these hold its members. CALL_ARGS and
+     * CALL_META are owned here (NULL: absent or JSON null; a taker sets
+     * them NULL). */
+    bool call_lite, call_has_name, call_has_args, call_has_meta;
+    json_object *call_args, *call_meta;
+    char call_name[128]; /* NUL-terminated, no NUL inside */
 } th_rpc_msg;
 
 /*

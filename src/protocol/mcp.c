@@ -1282,6 +1282,10 @@ static void send_tasks_required(const request *r, const char *why)
 static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mrtr *mrtr)
 {
     json_object *answers = th_mrtr_answers(mrtr), *copy = NULL, *given = NULL;
+    if (!answers) {
+        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return true;
+    }
     /* A tool that gathers its input first is a task only once answers
      * came: until then its rounds are synchronous. */
     if ((e->task_support & TH_TASK_AFTER_INPUT) && json_object_object_length(answers) == 0)
@@ -1518,27 +1522,37 @@ static void legacy_tasks_request(request *r)
 static void m_tools_call(request *r)
 {
     th_mcp_session *s = r->s;
-    json_object *params = r->msg->params, *name, *args = NULL, *token = NULL, *meta;
-    if (!params || !th_json_get(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
+    json_object *params = r->msg->params, *name = NULL, *args = NULL, *token = NULL, *meta = NULL;
+    /* A plain call's params come as their members (jsonrpc.h: call_lite). */
+    bool lite = r->msg->call_lite, has_args;
+    if (lite ? !r->msg->call_has_name
+             : !params || !th_json_get(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
         return;
     }
     /* Unknown tools, in qualified names too, are protocol errors (the
      * MCP spec's -32602), with seed 002's texts for why. */
     char why[512];
-    const th_entry *e = th_tool_resolve(r->reg, plain_string(name), why, sizeof why);
+    const th_entry *e = th_tool_resolve(r->reg, lite ? r->msg->call_name : plain_string(name), why, sizeof why);
     if (!e) {
-        if (!plain_string(name))
+        if (!lite && !plain_string(name))
             snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
         return;
     }
-    if (th_json_get(params, "arguments", &args) && !json_object_is_type(args, json_type_null) &&
-        !json_object_is_type(args, json_type_object)) {
+    if (lite) {
+        has_args = r->msg->call_has_args;
+        args = r->msg->call_args;
+        meta = r->msg->call_meta;
+    } else {
+        has_args = th_json_get(params, "arguments", &args);
+        th_json_get(params, "_meta", &meta);
+    }
+    if (has_args && !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object)) {
         send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
         return;
     }
-    if (th_json_get(params, "_meta", &meta) && json_object_is_type(meta, json_type_object))
+    if (json_object_is_type(meta, json_type_object))
         th_json_get(meta, "progressToken", &token);
     if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
         !json_object_is_type(token, json_type_double))
@@ -1593,7 +1607,12 @@ static void m_tools_call(request *r)
         j->id = NULL;
     if (args && json_object_is_type(args, json_type_object)) {
         j->args = json_object_get(args);
-        json_object_object_del(params, "arguments");
+        if (lite) {
+            json_object_put(r->msg->call_args);
+            r->msg->call_args = NULL;
+        } else {
+            json_object_object_del(params, "arguments");
+        }
     } else {
         j->args = json_object_new_object();
     }
@@ -2459,8 +2478,11 @@ static const method *find_method(const method *table, size_t n, const char *name
 static int read_meta(request *r)
 {
     json_object *meta = NULL, *v, *lv;
-    if (r->msg->params && th_json_get(r->msg->params, "_meta", &meta) &&
-        json_object_is_type(meta, json_type_object))
+    if (r->msg->call_lite)
+        meta = r->msg->call_meta; /* a plain tools/call's params (jsonrpc.h) */
+    else if (r->msg->params)
+        th_json_get(r->msg->params, "_meta", &meta);
+    if (json_object_is_type(meta, json_type_object))
         r->meta = meta;
     if (!r->meta || !th_json_get(r->meta, META_VERSION, &v))
         return 1;

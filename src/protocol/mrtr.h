@@ -65,8 +65,8 @@ json_object *th_mrtr_result(th_mrtr *m);
 
 /* Every answer the request brought, this round's and earlier rounds'
  * (key -> result; borrowed, valid until th_mrtr_free): for a call that
- * goes on as a task (protocol/tasks.c). */
-json_object *th_mrtr_answers(const th_mrtr *m);
+ * goes on as a task (protocol/tasks.c). NULL when out of memory. */
+json_object *th_mrtr_answers(th_mrtr *m);
 
 void th_mrtr_free(th_mrtr *m);
 
