@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -266,6 +267,12 @@ static void route_frames(worker *w)
 */
 static long read_pipe(worker *w, int wait_ms)
 {
+    /* The answer is usually there already: on one CPU the worker preempts
+     * the leader as the CALL reaches it. The host's end of the pipe is
+     * non-blocking (spawn_worker), so looking costs one read(2). */
+    long n = th_ipc_fill(&w->r);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        return n;
     struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
     long long busy_ns = w->busy_ns;
     int k = 0;
@@ -283,7 +290,10 @@ static long read_pipe(worker *w, int wait_ms)
     }
     if (k == 0 || (k < 0 && errno == EINTR))
         return -2;
-    return k < 0 ? -1 : th_ipc_fill(&w->r);
+    if (k < 0)
+        return -1;
+    n = th_ipc_fill(&w->r);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : n;
 }
 
 /* What read_pipe returned, taken in under W->lock. */
@@ -593,6 +603,16 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     w->r = (th_ipc_reader){.fd = w->ch.from, .max = max_frame(sup)};
+    /* Calls look for the answer with one read(2) before they wait (read_pipe). */
+    int fl = fcntl(w->ch.from, F_GETFL);
+    if (fl < 0 || fcntl(w->ch.from, F_SETFL, fl | O_NONBLOCK) != 0) {
+        kill(w->ch.pid, SIGKILL);
+        while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(why, size, "its worker's pipe could not be set up: %s", strerror(errno));
+        worker_unref(w);
+        return NULL;
+    }
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
