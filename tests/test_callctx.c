@@ -19,6 +19,7 @@
 #include "call/callctx.h"
 #include "base/handle.h"
 #include "base/log.h"
+#include "call/rawresult.h"
 #include "call/result.h"
 #include "base/util.h"
 #include "check_main.h"
@@ -426,6 +427,92 @@ static void *deep_on_small_stack(void *arg)
     return NULL;
 }
 
+/* A text block with LEN bytes of TEXT, its members in either order. */
+static json_object *text_block(const char *text, size_t len, bool text_first)
+{
+    json_object *b = json_object_new_object();
+    if (text_first)
+        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+    json_object_object_add(b, "type", json_object_new_string("text"));
+    if (!text_first)
+        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
+    return b;
+}
+
+/* Fill C as shape K of finish_text_prints_what_finish_returns: blocks of
+ * every ASCII byte, no text, a NUL inside, members in either order; an
+ * image; no block at all; isError on some. */
+static void fill(th_call *c, int k)
+{
+    char every[160];
+    size_t n = 0;
+    for (int ch = 1; ch < 0x80; ch++) /* controls, quote, backslash, slash, DEL */
+        every[n++] = (char)ch;
+    memcpy(every + n, "caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
+    n += 10;
+    if (k == 0 || k == 1) {
+        ck_assert_int_eq(th_call_content(c, text_block(every, n, false)), TH_OK);
+        ck_assert_int_eq(th_call_content(c, text_block("", 0, false)), TH_OK);
+        ck_assert_int_eq(th_call_content(c, text_block("a\0b", 3, true)), TH_OK);
+    } else if (k == 2) {
+        ck_assert_int_eq(th_call_image(c, "image/png", "AA=="), TH_OK);
+        ck_assert_int_eq(th_call_text(c, "after"), TH_OK);
+    }
+    if (k == 1 || k == 3)
+        th_call_mark_error(c);
+}
+
+/*
+** th_call_finish_text writes, for the results it takes, byte for byte what
+** json-c prints for the object th_call_finish returns for the same call: a
+** worker sends the one, the host would have sent the other.
+*/
+START_TEST(finish_text_prints_what_finish_returns)
+{
+    th_call *a = new_call("t", 0), *b = new_call("t", 0);
+    fill(a, _i);
+    fill(b, _i);
+    th_buf text = {0};
+    ck_assert(th_buf_append(&text, "x", 1)); /* appended to what is there */
+    ck_assert(th_call_finish_text(a, TH_OK, &text));
+    json_object *r = th_call_finish(b, TH_OK);
+    const char *want = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    ck_assert_uint_eq(text.len, 1 + strlen(want));
+    ck_assert_str_eq(text.data + 1, want);
+    json_object_put(r);
+    free(text.data);
+    th_call_free(a);
+    th_call_free(b);
+}
+END_TEST
+
+/* Every other result is left to th_call_finish, the buffer as it was. */
+START_TEST(finish_text_leaves_other_results_to_finish)
+{
+    for (int k = 0; k < 4; k++) {
+        th_call *c = new_call("t", 0);
+        th_rc rc = TH_OK;
+        if (k == 0)
+            ck_assert_int_eq(th_call_structured(c, json_tokener_parse("{\"a\":1}")), TH_OK);
+        else if (k == 1)
+            rc = TH_ERR_IO; /* the host words the failure */
+        else if (k == 2)
+            th_call_content(c, json_tokener_parse("{\"type\":\"text\"}")); /* refused: no text */
+        else
+            th_call_set_raw(c, th_raw_result_new("{\"content\":[]}", 14));
+        th_buf text = {0};
+        ck_assert(th_buf_append(&text, "x", 1));
+        ck_assert_msg(!th_call_finish_text(c, rc, &text), "case %d was taken", k);
+        ck_assert_uint_eq(text.len, 1);
+        json_object *r = th_call_finish(c, rc);
+        ck_assert_ptr_nonnull(r);
+        json_object_put(r);
+        free(text.data);
+        th_call_free(c);
+    }
+}
+END_TEST
+
 START_TEST(deep_values_are_refused_and_freed_without_recursion)
 {
     pthread_attr_t attr;
@@ -628,6 +715,8 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     tcase_add_test(tc, string_estimates_are_exact);
     tcase_add_test(tc, utf8_checked_at_every_position);
+    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 4);
+    tcase_add_test(tc, finish_text_leaves_other_results_to_finish);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "worker/ipc.h"
-#include "worker/resultjson.h"
 #include "check_main.h"
 
 static int sp[2];
@@ -300,78 +299,6 @@ START_TEST(a_waiting_reader_sleeps_through_the_peers_reads)
 }
 END_TEST
 
-static json_object *text_block(const char *text, size_t len, bool text_first)
-{
-    json_object *b = json_object_new_object();
-    if (text_first)
-        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
-    json_object_object_add(b, "type", json_object_new_string("text"));
-    if (!text_first)
-        json_object_object_add(b, "text", json_object_new_string_len(text, (int)len));
-    return b;
-}
-
-/* RESULT printed by th_result_json_plain is byte for byte json-c's text. */
-static void assert_prints_as_json_c(json_object *result)
-{
-    th_buf b = {0};
-    ck_assert_msg(th_result_json_plain(result, &b), "refused %s", json_object_to_json_string(result));
-    const char *want = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    ck_assert_uint_eq(b.len, strlen(want));
-    ck_assert_str_eq(b.data, want);
-    free(b.data);
-}
-
-START_TEST(plain_results_print_as_json_c_prints_them)
-{
-    char every[160];
-    size_t n = 0;
-    for (int c = 1; c < 0x80; c++) /* every ASCII byte: controls, quote, backslash, slash, DEL */
-        every[n++] = (char)c;
-    memcpy(every + n, "caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
-    n += 10;
-    json_object *r = json_object_new_object(), *content = json_object_new_array();
-    json_object_object_add(r, "content", content);
-    json_object_array_add(content, text_block(every, n, false));
-    json_object_array_add(content, text_block("", 0, false));
-    json_object_array_add(content, text_block("a\0b", 3, true)); /* a NUL inside */
-    assert_prints_as_json_c(r);
-    json_object_object_add(r, "isError", json_object_new_boolean(true));
-    assert_prints_as_json_c(r);
-    json_object_put(r);
-
-    /* isError first, an empty content, isError false. */
-    r = json_object_new_object();
-    json_object_object_add(r, "isError", json_object_new_boolean(false));
-    json_object_object_add(r, "content", json_object_new_array());
-    assert_prints_as_json_c(r);
-    json_object_put(r);
-}
-END_TEST
-
-/* Anything else is left to json-c. */
-START_TEST(other_results_are_left_to_json_c)
-{
-    static const char *const others[] = {
-        "{\"content\":[{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}",
-        "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"annotations\":{\"priority\":1}}]}",
-        "{\"content\":[{\"type\":\"text\"}]}",
-        "{\"content\":[{\"type\":\"text\",\"text\":5}]}",
-        "{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"structuredContent\":{\"a\":1}}",
-        "{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"isError\":1}",
-        "{\"content\":{}}",
-        "[]",
-    };
-    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
-        json_object *o = json_tokener_parse(others[i]);
-        th_buf b = {0};
-        ck_assert_msg(!th_result_json_plain(o, &b), "took %s", others[i]);
-        free(b.data);
-        json_object_put(o);
-    }
-}
-END_TEST
-
 static Suite *ipc_suite(void)
 {
     Suite *s = suite_create("worker_ipc");
@@ -383,8 +310,6 @@ static Suite *ipc_suite(void)
     tcase_add_test(tc, payloads_are_parsed_strictly);
     tcase_add_test(tc, a_waiting_reader_sleeps_through_the_peers_reads);
     tcase_add_test(tc, a_frame_to_a_reader_that_is_gone_fails_without_sigpipe);
-    tcase_add_test(tc, plain_results_print_as_json_c_prints_them);
-    tcase_add_test(tc, other_results_are_left_to_json_c);
     suite_add_tcase(s, tc);
     return s;
 }

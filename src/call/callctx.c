@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontree.h"
 #include "call/callctx.h"
 #include "base/handle.h"
 #include "base/log.h"
@@ -763,6 +764,20 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     if (c->is_error)
         json_object_object_add_ex(r, "isError", json_object_new_boolean(1), JSON_C_OBJECT_ADD_CONSTANT_KEY);
     return r;
+}
+
+bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
+{
+    th_call_end(c); /* first: no plugin thread adds a block while we look */
+    if (handler_rc != TH_OK || c->raw || c->invalid || c->too_big || c->structured)
+        return false;
+    size_t mark = out->len;
+    bool ok = th_buf_append(out, "{\"content\":", 11) &&
+              (c->content ? th_json_append(out, c->content) : th_buf_append(out, "[]", 2)) &&
+              (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) && th_buf_append(out, "}", 1);
+    if (!ok)
+        out->len = mark;
+    return ok;
 }
 
 void th_call_abort(th_call *call)

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "base/util.h"
 #include "toolhost/plugin.h"
 
 /*
@@ -75,6 +76,17 @@ void th_call_cancel(th_call *call);
 ** isError result whose text names the problem.
 */
 json_object *th_call_finish(th_call *call, th_rc handler_rc);
+
+/*
+** th_call_finish for a caller that only prints the result (a worker): when
+** it has the common shape (content blocks, perhaps isError; no structured
+** content, no raw result, nothing refused, HANDLER_RC TH_OK), append its
+** compact JSON text to OUT, the bytes th_json_append writes for the object
+** th_call_finish returns, and return true: the call is finished, without
+** that object. Otherwise false with OUT as it was (the handle has ended):
+** the caller calls th_call_finish.
+*/
+bool th_call_finish_text(th_call *call, th_rc handler_rc, th_buf *out);
 
 /* Set the result's isError flag without adding text: for a result that
  * crossed the process boundary with its own message blocks. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/compat.h"
+#include "base/jsontree.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "call/callctx.h"
@@ -26,7 +27,6 @@
 #include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
-#include "worker/resultjson.h"
 #include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -169,23 +169,25 @@ static void send_obj(th_ipc_type type, uint32_t id, json_object *o)
     sent(rc);
 }
 
-/* A call's RESULT: a plain one printed here (worker/resultjson.h), in a
- * buffer each thread keeps, the rest by json-c. */
-static void send_result(th_ipc_type type, uint32_t id, json_object *result)
+/* A call's RESULT frame: TEXT[0..LEN). */
+static void send_text(th_ipc_type type, uint32_t id, const char *text, size_t len)
 {
-    static _Thread_local th_buf text;
-    if (!th_result_json_plain(result, &text)) {
-        send_obj(type, id, result);
-        return;
-    }
     pthread_mutex_lock(&send_lock);
-    th_rc rc = th_ipc_send(out_fd, type, id, text.data, text.len);
+    th_rc rc = th_ipc_send(out_fd, type, id, text, len);
     pthread_mutex_unlock(&send_lock);
-    if (text.cap > (1u << 20)) { /* a big one is not kept */
-        free(text.data);
-        text = (th_buf){0};
-    }
     sent(rc);
+}
+
+/* Where a call's RESULT is printed: a buffer each thread keeps, but a big
+ * one is not kept. */
+static _Thread_local th_buf result_text;
+
+static void result_text_done(void)
+{
+    if (result_text.cap > (1u << 20)) {
+        free(result_text.data);
+        result_text = (th_buf){0};
+    }
 }
 
 /* The loader's own lines show at warning and above while loading: the
@@ -364,7 +366,11 @@ static void run(void *p)
                : j->compl  ? j->compl->complete(h, j->uri, j->value, j->args, j->compl->user_data)
                : e->typed  ? th_typed_invoke(e->typed, h, j->args)
                            : e->handler(h, j->args, e->user_data);
-    json_object *result = th_call_finish(j->call, rc);
+    /* A tool's result of the common shape is printed straight from the
+     * call, without the object th_call_finish would make. */
+    result_text.len = 0;
+    bool printed = !wrapped && th_call_finish_text(j->call, rc, &result_text);
+    json_object *result = printed ? NULL : th_call_finish(j->call, rc);
     if (wrapped && th_call_refused(j->call))
         rc = TH_ERR_TOOL; /* refused by the host's rules, not the plugin's choice */
     if (wrapped) { /* the host needs the code: TH_ERR_NOT_FOUND is an answer */
@@ -384,7 +390,12 @@ static void run(void *p)
     pthread_mutex_unlock(&jobs_lock);
     /* A result this worker wrote for a failure (not the plugin's answer)
      * says so by its frame type, so the host words it as its own. */
-    send_result(!j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT, j->id, result);
+    th_ipc_type type = !j->res && th_call_failed(j->call) ? TH_IPC_FAILED : TH_IPC_RESULT;
+    if (printed || th_json_append(&result_text, result))
+        send_text(type, j->id, result_text.data, result_text.len);
+    else
+        send_obj(type, j->id, result); /* out of memory for the buffer */
+    result_text_done();
     json_object_put(result);
     th_call_free(j->call);
     json_object_put(j->args);
