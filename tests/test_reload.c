@@ -750,6 +750,9 @@ START_TEST(subscriptions_hear_only_what_they_asked_for)
                   ",\"notifications\":{\"toolsListChanged\":true}}}");
     json_object_put(o);
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":4}}");
+    /* Messages are handled in order: once the ping is answered, so is the
+     * cancel, and the reload below cannot overtake it. */
+    mh_ping_is_next(p, 8);
     install(FLIP_V1, dir);
     mh_kill(p, SIGHUP);
     /* Only subscription 6 is told: not 4 (cancelled), not 5 (did not ask),

@@ -17,7 +17,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -798,13 +797,16 @@ static bool take_lines(srv *v)
 ** first. A client that sends its next request as soon as it has the
 ** answer (an agent calling tool after tool) is then served without a
 ** wake-up: on another CPU a sleeping reader costs a cross-CPU wake-up per
-** message, the better part of a W=1 round trip (p50 47 us against 21 us
+** message, the better part of a W=1 round trip (p50 47 us against 17 us
 ** busy-polling, on the benchmark machine), the reason Linux has busy_poll
-** for sockets. The spin yields the CPU on each turn, so a client on the
-** same CPU runs at once, and it adapts: after a spin in which nothing
-** came, the reader sleeps at once until a message comes within the window
-** again (read_loop measures its sleep), so a quiet session costs one spin
-** per pause, not one per message. A stop request waits for the spin's end.
+** for sockets. A client on the same CPU is not kept waiting: our answer
+** woke it, and a woken task preempts the poller. The spin does not yield:
+** on a loaded machine a yield hands the CPU to whatever else runs for a
+** whole time slice (milliseconds), while a sleeper is woken at once. It
+** adapts: after a spin in which nothing came, the reader sleeps at once
+** until a message comes within the window again (read_loop measures its
+** sleep), so a quiet session costs one spin per pause, not one per
+** message. A stop request waits for the spin's end.
 */
 static void busy_poll(srv *v)
 {
@@ -813,13 +815,11 @@ static void busy_poll(srv *v)
         return;
     struct pollfd pfd = {.fd = v->in_fd, .events = POLLIN};
     long long until = th_now_ns() + v->busy_ns;
-    while (poll(&pfd, 1, 0) == 0) {
+    while (poll(&pfd, 1, 0) == 0)
         if (th_now_ns() >= until) {
             in->spin = false;
             return;
         }
-        sched_yield();
-    }
 }
 
 enum { READ_ENDED, READ_LOST, READ_ABANDONED };
