@@ -5,8 +5,11 @@
 ** strictly by the harness, and the host still answering afterwards. Also
 ** the byte bound on requests in flight (--max-inflight-bytes).
 */
+/* sched_setaffinity, CPU_SET */
+#define _GNU_SOURCE
 #include "config.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +306,44 @@ END_TEST
 
 /* ---- item 7: bytes in flight -------------------------------------------------- */
 
+/*
+** A call's place and bytes are given back before its answer goes out: a
+** client that sends its next call as soon as it reads the answer is never
+** refused busy for a call that is over. Host and client share one CPU, so
+** the answer wakes the client while the thread that wrote it (a 2 ms call
+** runs off the reader) has not yet gone on; two calls of 800 bytes pass
+** --max-inflight-bytes together, and each is admitted only alone. The
+** race is narrow: 600 calls lost it in most runs before the fix.
+*/
+START_TEST(an_answered_call_no_longer_counts_as_in_flight)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    ck_assert_int_eq(sched_getaffinity(0, sizeof one, &one), 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &one))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0); /* this test's process and the host it starts */
+    mh_proc *p = mh_start("--max-inflight-bytes", "1000", NULL);
+    mh_initialize(p, "2025-11-25");
+    char pad[700];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    for (int id = 1; id <= 600; id++) {
+        json_object *o = mh_rpc(p,
+                                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+                                "\"name\":\"slow\",\"arguments\":{\"ms\":2,\"tag\":\"%s\"}}}",
+                                id, pad);
+        ck_assert_msg(mh_has(o, "result"), "call %d: %s", id, mh_json(o));
+        json_object_put(o);
+    }
+    mh_finish(p);
+}
+END_TEST
+
+
 START_TEST(requests_in_flight_are_bounded_in_bytes)
 {
     mh_proc *p = mh_start("--max-inflight-bytes", "1000", NULL);
@@ -363,6 +404,7 @@ static Suite *results_suite(void)
     tcase_add_test(tc, a_result_past_max_result_bytes_becomes_a_tool_error);
     tcase_add_test(tc, numbers_do_not_follow_a_plugins_setlocale);
     tcase_add_test(tc, requests_in_flight_are_bounded_in_bytes);
+    tcase_add_test(tc, an_answered_call_no_longer_counts_as_in_flight);
     tcase_add_test(tc, huge_literals_reach_typed_tools_unclamped);
     suite_add_tcase(s, tc);
     return s;
