@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/b64url.h"
 #include "transport/jwt.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -49,25 +50,6 @@ static _Noreturn void die(const char *what, const uint8_t *data, size_t size)
     abort();
 }
 
-static char *b64url(const unsigned char *p, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    char *out = malloc(n / 3 * 4 + 5), *o = out;
-    if (!out)
-        abort();
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        *o++ = a[v >> 18 & 63];
-        *o++ = a[v >> 12 & 63];
-        if (i + 1 < n)
-            *o++ = a[v >> 6 & 63];
-        if (i + 2 < n)
-            *o++ = a[v & 63];
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Write LEN bytes at TEXT as the whole content of the memfd. */
 static void set_file(const void *text, size_t len)
 {
@@ -82,7 +64,7 @@ static char *coord(const char *name)
     if (EVP_PKEY_get_bn_param(priv, name, &bn) != 1 || BN_bn2binpad(bn, buf, 32) != 32)
         abort();
     BN_free(bn);
-    return b64url(buf, sizeof buf);
+    return th_b64url_encode(buf, sizeof buf);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -113,7 +95,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* HEADER.CLAIMS signed ES256 with PRIV: a JWS R || S of 64 bytes. */
 static char *sign(const char *header, size_t hlen, const char *claims, size_t clen)
 {
-    char *h = b64url((const unsigned char *)header, hlen), *c = b64url((const unsigned char *)claims, clen);
+    char *h = th_b64url_encode(header, hlen), *c = th_b64url_encode(claims, clen);
+    if (!h || !c)
+        abort();
     size_t inlen = strlen(h) + 1 + strlen(c);
     char *tok = malloc(inlen + 1 + 90);
     unsigned char der[80], rs[64];
@@ -133,7 +117,9 @@ static char *sign(const char *header, size_t hlen, const char *claims, size_t cl
     if (!es || BN_bn2binpad(ECDSA_SIG_get0_r(es), rs, 32) != 32 || BN_bn2binpad(ECDSA_SIG_get0_s(es), rs + 32, 32) != 32)
         abort();
     ECDSA_SIG_free(es);
-    char *sig = b64url(rs, sizeof rs);
+    char *sig = th_b64url_encode(rs, sizeof rs);
+    if (!sig)
+        abort();
     snprintf(tok + inlen, 90, ".%s", sig);
     free(sig);
     return tok;
@@ -190,11 +176,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = 0;
         unsigned char *raw = th_b64url_decode(text, len, &n);
         if (raw) {
-            size_t unpadded = len;
-            while (unpadded && text[unpadded - 1] == '=')
-                unpadded--;
-            char *back = b64url(raw, n);
-            if (strlen(back) != unpadded || memcmp(back, text, unpadded) != 0)
+            char *back = th_b64url_encode(raw, n);
+            if (!back)
+                abort();
+            if (strlen(back) != len || memcmp(back, text, len) != 0)
                 die("base64url text that does not encode back to itself was accepted", data, size);
             if (raw[n] != '\0')
                 die("th_b64url_decode did not NUL-terminate", data, size);

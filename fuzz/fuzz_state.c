@@ -34,6 +34,7 @@
 
 #include <json-c/json.h>
 
+#include "base/b64url.h"
 #include "fuzz_json.h"
 #include "protocol/mrtr.h"
 #include "protocol/pagination.h"
@@ -68,25 +69,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static char *b64url(const unsigned char *p, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    char *out = malloc(n / 3 * 4 + 5), *o = out;
-    if (!out)
-        abort();
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        *o++ = a[v >> 18 & 63];
-        *o++ = a[v >> 12 & 63];
-        if (i + 1 < n)
-            *o++ = a[v >> 6 & 63];
-        if (i + 2 < n)
-            *o++ = a[v & 63];
-    }
-    *o = '\0';
-    return out;
-}
-
 /* {"requestState": STATE (LEN bytes)}. */
 static json_object *state_params(const char *state, size_t len)
 {
@@ -116,13 +98,17 @@ static void forged(const uint8_t *data, size_t size, const char *text, size_t le
 
 static void signed_payload(const char *text, size_t len, json_object *args)
 {
-    char *body = b64url((const unsigned char *)text, len);
+    char *body = th_b64url_encode(text, len);
+    if (!body)
+        abort();
     unsigned char mac[32];
     unsigned maclen = 0;
     if (!HMAC(EVP_sha256(), state_key, (int)strlen(state_key), (const unsigned char *)body, strlen(body), mac,
               &maclen))
         abort();
-    char *sig = b64url(mac, maclen);
+    char *sig = th_b64url_encode(mac, maclen);
+    if (!sig)
+        abort();
     size_t slen = strlen(STATE_PREFIX) + strlen(body) + 1 + strlen(sig) + 1;
     char *state = malloc(slen);
     if (!state)

@@ -15,23 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *b64url(const unsigned char *p, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    char *out = malloc(n * 4 / 3 + 4), *o = out;
-    ck_assert(out);
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        *o++ = a[v >> 18 & 63];
-        *o++ = a[v >> 12 & 63];
-        if (i + 1 < n)
-            *o++ = a[v >> 6 & 63];
-        if (i + 2 < n)
-            *o++ = a[v & 63];
-    }
-    *o = '\0';
-    return out;
-}
+#include "base/b64url.h"
 
 /* The big-endian bytes of the BIGNUM parameter NAME, padded to PAD bytes. */
 static char *bn_b64(EVP_PKEY *k, const char *name, int pad)
@@ -41,7 +25,8 @@ static char *bn_b64(EVP_PKEY *k, const char *name, int pad)
     int n = pad ? pad : BN_num_bytes(bn);
     unsigned char *buf = malloc((size_t)n);
     ck_assert(buf && BN_bn2binpad(bn, buf, n) == n);
-    char *s = b64url(buf, (size_t)n);
+    char *s = th_b64url_encode(buf, (size_t)n);
+    ck_assert(s);
     free(buf);
     BN_free(bn);
     return s;

@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "base/b64url.h"
 #include "call/ask.h"
 #include "call/callctx.h"
 #include "check_main.h"
@@ -248,33 +249,17 @@ END_TEST
  * payloads are MACed here as th_mrtr_result MACs its own. */
 static const char test_key[] = "test-state-key-0123456789abcdef01234567";
 
-static char *b64url_of(const unsigned char *in, size_t len)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    char *out = malloc(len / 3 * 4 + 5), *o = out;
-    ck_assert_ptr_nonnull(out);
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
-        *o++ = a[v >> 18 & 63];
-        *o++ = a[v >> 12 & 63];
-        if (i + 1 < len)
-            *o++ = a[v >> 6 & 63];
-        if (i + 2 < len)
-            *o++ = a[v & 63];
-    }
-    *o = '\0';
-    return out;
-}
-
 /* "v1." PAYLOAD "." MAC, as the server with test_key would write it. */
 static char *signed_state(const char *payload)
 {
-    char *body = b64url_of((const unsigned char *)payload, strlen(payload));
+    char *body = th_b64url_encode(payload, strlen(payload));
+    ck_assert_ptr_nonnull(body);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned maclen = 0;
     ck_assert_ptr_nonnull(HMAC(EVP_sha256(), test_key, (int)strlen(test_key), (const unsigned char *)body,
                                strlen(body), mac, &maclen));
-    char *sig = b64url_of(mac, maclen);
+    char *sig = th_b64url_encode(mac, maclen);
+    ck_assert_ptr_nonnull(sig);
     size_t n = strlen(body) + strlen(sig) + 8;
     char *state = malloc(n);
     ck_assert_ptr_nonnull(state);

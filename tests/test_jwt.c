@@ -120,6 +120,14 @@ START_TEST(bad_signature_refused)
     char *last = odd + strlen(odd) - 1;
     *last = (char)(*last == 'z' ? 'y' : *last == '9' ? '8' : *last == '_' ? '-' : *last + 1);
     ck_assert_int_eq(check_tok(a, odd, NULL), TH_AUTH_INVALID);
+    /* A JWS's base64url has no padding (RFC 7515 section 2): with "=="
+     * the signature is the same bytes spelled another way, refused too. */
+    size_t toklen = strlen(tok);
+    char *padded = malloc(toklen + 3);
+    ck_assert_ptr_nonnull(padded);
+    memcpy(padded, tok, toklen);
+    memcpy(padded + toklen, "==", 3);
+    ck_assert_int_eq(check_tok(a, padded, NULL), TH_AUTH_INVALID);
     sig[10] = sig[10] == 'A' ? 'B' : 'A';
     ck_assert_int_eq(check_tok(a, tok, NULL), TH_AUTH_INVALID);
     ck_assert_int_eq(check_tok(a, cut, NULL), TH_AUTH_INVALID);
@@ -257,6 +265,12 @@ START_TEST(bad_jwks_named)
     /* 32 bytes each, but (1, 1) is not on P-256. */
     ck_assert_ptr_nonnull(strstr(load_error("{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\","
                                             "\"x\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE\","
+                                            "\"y\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE\"}]}"),
+                                 "is not a point on P-256"));
+    /* A JWKS member may be padded (tools write it so): the same point,
+     * decoded, and refused for what it is rather than as base64url. */
+    ck_assert_ptr_nonnull(strstr(load_error("{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\","
+                                            "\"x\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=\","
                                             "\"y\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE\"}]}"),
                                  "is not a point on P-256"));
 }

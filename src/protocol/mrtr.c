@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64url.h"
 #include "base/compat.h"
 #include "base/crypto.h"
 #include "protocol/jsonrpc.h"
@@ -100,67 +101,6 @@ static bool mac_of(const char *data, size_t len, unsigned char mac[SHA256_DIGEST
      * leak: MACs are rare (one per round), so it is released each time. */
     OPENSSL_thread_stop();
     return ok && maclen == SHA256_DIGEST_LENGTH;
-}
-
-/* ---- base64url without padding ------------------------------------------ */
-
-static char *b64url(const unsigned char *in, size_t len)
-{
-    size_t cap = 4 * ((len + 2) / 3) + 1;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    int n = EVP_EncodeBlock((unsigned char *)out, in, (int)len);
-    while (n > 0 && out[n - 1] == '=')
-        n--;
-    out[n] = '\0';
-    for (int i = 0; i < n; i++)
-        out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
-    return out;
-}
-
-/* Decode LEN characters at IN; NULL for anything but base64url. */
-static unsigned char *unb64url(const char *in, size_t len, size_t *outlen)
-{
-    if (len % 4 == 1 || len > (1u << 26))
-        return NULL;
-    size_t padded = (len + 3) / 4 * 4;
-    char *t = malloc(padded + 1);
-    unsigned char *out = malloc(padded / 4 * 3 + 1);
-    if (!t || !out)
-        goto fail;
-    for (size_t i = 0; i < len; i++) {
-        char ch = in[i];
-        if (ch == '-')
-            ch = '+';
-        else if (ch == '_')
-            ch = '/';
-        else if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-            goto fail;
-        t[i] = ch;
-    }
-    for (size_t i = len; i < padded; i++)
-        t[i] = '=';
-    /* One text per value: a last character with unused bits set would
-     * decode like its canonical twin, so an altered state (or MAC) could
-     * pass as the original. */
-    if (len % 4 >= 2) {
-        static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        unsigned v = (unsigned)(strchr(alphabet, t[len - 1]) - alphabet);
-        if (v & (len % 4 == 2 ? 0xfu : 0x3u))
-            goto fail;
-    }
-    int n = EVP_DecodeBlock(out, (const unsigned char *)t, (int)padded);
-    if (n < 0)
-        goto fail;
-    *outlen = (size_t)n - (padded - len); /* EVP_DecodeBlock counts the padding as zero bytes */
-    out[*outlen] = '\0'; /* the payload is parsed as a C string */
-    free(t);
-    return out;
-fail:
-    free(t);
-    free(out);
-    return NULL;
 }
 
 /* ---- one call ------------------------------------------------------------- */
@@ -265,14 +205,14 @@ static bool take_state(th_mrtr *m, const char *state, char *msg, size_t msgsize)
         snprintf(msg, msgsize, "Invalid params: requestState is not one this server issued");
         goto done;
     }
-    given = unb64url(dot + 1, strlen(dot + 1), &given_len);
+    given = th_b64url_decode(dot + 1, strlen(dot + 1), &given_len);
     if (!given || given_len != sizeof mac || !mac_of(body, (size_t)(dot - body), mac) ||
         CRYPTO_memcmp(mac, given, sizeof mac) != 0) {
         snprintf(msg, msgsize, "Invalid params: requestState failed its integrity check (altered, or signed with "
                                "another key: give every instance the same --state-key-file)");
         goto done;
     }
-    payload = unb64url(body, (size_t)(dot - body), &payload_len);
+    payload = th_b64url_decode(body, (size_t)(dot - body), &payload_len);
     if (payload) { /* our own text (MAC checked), read back as the answers were first read: numbers
                     * past 64 bits and lone surrogates stay as sent, nesting as deep as a request's */
         th_rpc_msg pm;
@@ -423,7 +363,7 @@ json_object *th_mrtr_result(th_mrtr *m)
     /* A nonce makes every round's state differ, even for equal answers. */
     if (th_random_bytes(nonce, sizeof nonce) != 0)
         goto fail;
-    char *n = b64url(nonce, sizeof nonce);
+    char *n = th_b64url_encode(nonce, sizeof nonce);
     if (!n)
         goto fail;
     digests(m);
@@ -436,8 +376,8 @@ json_object *th_mrtr_result(th_mrtr *m)
     json_object_object_add(payload, "answers", json_object_get(m->used));
     size_t len;
     const char *text = json_object_to_json_string_length(payload, JSON_C_TO_STRING_PLAIN, &len);
-    if (!text || !(body = b64url((const unsigned char *)text, len)) || !mac_of(body, strlen(body), mac) ||
-        !(sig = b64url(mac, sizeof mac)))
+    if (!text || !(body = th_b64url_encode((const unsigned char *)text, len)) || !mac_of(body, strlen(body), mac) ||
+        !(sig = th_b64url_encode(mac, sizeof mac)))
         goto fail;
     size_t slen = strlen(STATE_PREFIX) + strlen(body) + 1 + strlen(sig) + 1;
     if (!(state = malloc(slen)))

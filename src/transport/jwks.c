@@ -3,6 +3,7 @@
 ** public keys, each JWK (n, e or crv, x, y) an OpenSSL 3 EVP_PKEY built once
 ** with EVP_PKEY_fromdata (libjwt 1.10 has no JWK parser).
 */
+#include "base/b64url.h"
 #include "base/crypto.h"
 #include "transport/jwt.h"
 
@@ -10,51 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-unsigned char *th_b64url_decode(const char *s, size_t slen, size_t *len)
-{
-    while (slen && s[slen - 1] == '=')
-        slen--;
-    if (slen % 4 == 1)
-        return NULL;
-    unsigned char *out = malloc(slen / 4 * 3 + 3);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    unsigned acc = 0, bits = 0;
-    for (size_t i = 0; i < slen; i++) {
-        int c = (unsigned char)s[i], v;
-        if (c >= 'A' && c <= 'Z')
-            v = c - 'A';
-        else if (c >= 'a' && c <= 'z')
-            v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9')
-            v = c - '0' + 52;
-        else if (c == '-')
-            v = 62;
-        else if (c == '_')
-            v = 63;
-        else {
-            free(out);
-            return NULL;
-        }
-        acc = (acc << 6 | (unsigned)v) & 0xffffff;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    /* Leftover bits must be zero: one token has one spelling (RFC 4648
-     * section 3.5), so a changed character always changes the bytes. */
-    if (acc & ((1u << bits) - 1)) {
-        free(out);
-        return NULL;
-    }
-    out[o] = '\0';
-    *len = o;
-    return out;
-}
 
 /* The curves JWS names (RFC 7518 section 6.2.1.1) and their OpenSSL names. */
 static const struct {
@@ -81,7 +37,13 @@ static unsigned char *member_b64(const ctx *c, json_object *jwk, const char *nam
         snprintf(c->err, c->errlen, "%s: keys[%zu].%s: missing (a base64url string)", c->path, c->index, name);
         return NULL;
     }
-    unsigned char *b = th_b64url_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), len);
+    /* JWKs are written by tools, some of which pad; the value is the same
+     * with or without it, so a JWKS file may have it (a token may not). */
+    const char *text = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    while (n && text[n - 1] == '=')
+        n--;
+    unsigned char *b = th_b64url_decode(text, n, len);
     if (!b || *len == 0) {
         free(b);
         snprintf(c->err, c->errlen, "%s: keys[%zu].%s: not base64url", c->path, c->index, name);

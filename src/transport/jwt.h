@@ -35,11 +35,6 @@ typedef struct th_jwks {
 th_jwks *th_jwks_load(const char *path, char *err, size_t errlen);
 void th_jwks_free(th_jwks *ks);
 
-/* Decodes base64url (RFC 4648 section 5, padding optional, unused bits
-** zero) into a new buffer (NUL-terminated, *LEN bytes before it). NULL on
-** bad input. */
-unsigned char *th_b64url_decode(const char *s, size_t slen, size_t *len);
-
 typedef enum th_jwt_result {
     TH_JWT_OK,
     TH_JWT_INVALID, /* malformed, bad signature, wrong iss/aud, expired */

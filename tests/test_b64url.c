@@ -1,0 +1,110 @@
+/*
+** tests/test_b64url.c: base64url without padding (src/base/b64url.c):
+** RFC 4648's test vectors, the URL alphabet, and the texts the strict
+** decoder must refuse because no byte string, or another spelling, has them.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/b64url.h"
+#include "check_main.h"
+
+/* RFC 4648 section 10, in the URL alphabet without padding. */
+static const struct {
+    const char *bytes, *text;
+    size_t len;
+} vectors[] = {
+    {"", "", 0},
+    {"f", "Zg", 1},
+    {"fo", "Zm8", 2},
+    {"foo", "Zm9v", 3},
+    {"foob", "Zm9vYg", 4},
+    {"fooba", "Zm9vYmE", 5},
+    {"foobar", "Zm9vYmFy", 6},
+    {"\xfb\xff", "-_8", 2},    /* '+' and '/' in the standard alphabet */
+    {"\0\0", "AAA", 2},        /* 'A' is the value zero, not an absent one */
+    {"\xff\xef\xbe", "_---", 3},
+};
+
+START_TEST(vectors_encode_and_decode)
+{
+    for (size_t i = 0; i < sizeof vectors / sizeof *vectors; i++) {
+        char *t = th_b64url_encode(vectors[i].bytes, vectors[i].len);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_str_eq(t, vectors[i].text);
+        free(t);
+        size_t n = 99;
+        unsigned char *b = th_b64url_decode(vectors[i].text, strlen(vectors[i].text), &n);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_uint_eq(n, vectors[i].len);
+        ck_assert(memcmp(b, vectors[i].bytes, n) == 0);
+        ck_assert_int_eq(b[n], '\0');
+        free(b);
+    }
+}
+END_TEST
+
+START_TEST(every_byte_value_round_trips)
+{
+    unsigned char all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (unsigned char)(255 - i);
+    for (size_t len = 0; len <= sizeof all; len += 37) {
+        char *t = th_b64url_encode(all, len);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(strlen(t), (len * 4 + 2) / 3);
+        ck_assert_uint_eq(strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), strlen(t));
+        size_t n = 0;
+        unsigned char *b = th_b64url_decode(t, strlen(t), &n);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_uint_eq(n, len);
+        ck_assert(memcmp(b, all, len) == 0);
+        free(b);
+        free(t);
+    }
+}
+END_TEST
+
+START_TEST(other_texts_refused)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        const char *why;
+    } bad[] = {
+        {"Zg==", 4, "padding"},
+        {"Zm8=", 4, "padding"},
+        {"Z", 1, "one character left over: no byte ends there"},
+        {"Zm9vY", 5, "one character left over"},
+        {"Zh", 2, "unused bits set: \"Zg\" spelled another way"},
+        {"Zm9", 3, "unused bits set: \"Zm8\" spelled another way"},
+        {"Zm+v", 4, "the standard alphabet's '+'"},
+        {"Zm/v", 4, "the standard alphabet's '/'"},
+        {"Zm 9v", 5, "a space"},
+        {"Zm\09v", 5, "a NUL inside"},
+        {"Zm9v\n", 5, "a newline"},
+        {"Zm\xc3\xa9v", 5, "a non-ASCII byte"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t n = 0;
+        unsigned char *b = th_b64url_decode(bad[i].text, bad[i].len, &n);
+        ck_assert_msg(b == NULL, "accepted %s", bad[i].why);
+    }
+}
+END_TEST
+
+static Suite *b64url_suite(void)
+{
+    Suite *s = suite_create("b64url");
+    TCase *tc = tcase_create("b64url");
+    tcase_add_test(tc, vectors_encode_and_decode);
+    tcase_add_test(tc, every_byte_value_round_trips);
+    tcase_add_test(tc, other_texts_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN(b64url_suite)
