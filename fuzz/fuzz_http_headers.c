@@ -149,13 +149,14 @@ static void headers(fz_conn *k, const uint8_t *data, size_t size)
     const char *accept = fz_lookup(c, MHD_HEADER_KIND, "Accept");
     (void)accepts(accept, "application/json");
     (void)accepts(accept, "text/event-stream");
-    /* Base64 into a buffer of exactly the size it may need. */
+    /* Base64: at most 3 bytes per 4 characters, NUL-terminated (ASan
+     * watches the buffer the decoder fills). */
     const char *pv = fz_lookup(c, MHD_HEADER_KIND, "Mcp-Param-Region");
     if (pv) {
         size_t n = strlen(pv), outlen = 0;
-        char *out = malloc(n / 4 * 3 + 1);
-        if (out && base64_decode(pv, n, out, &outlen) && outlen > n / 4 * 3)
-            die("base64_decode wrote more than 3 bytes per 4", data, size);
+        unsigned char *out = th_base64_decode(pv, n, &outlen);
+        if (out && (outlen > n / 4 * 3 || out[outlen] != '\0'))
+            die("th_base64_decode gave more than 3 bytes per 4, or no NUL", data, size);
         free(out);
     }
 }

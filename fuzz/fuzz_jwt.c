@@ -28,7 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "transport/jwt.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

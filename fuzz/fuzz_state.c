@@ -34,7 +34,7 @@
 
 #include <json-c/json.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "fuzz_json.h"
 #include "protocol/mrtr.h"
 #include "protocol/pagination.h"

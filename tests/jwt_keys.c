@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 
 /* The big-endian bytes of the BIGNUM parameter NAME, padded to PAD bytes. */
 static char *bn_b64(EVP_PKEY *k, const char *name, int pad)

@@ -16,7 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "call/ask.h"
 #include "call/callctx.h"
 #include "check_main.h"

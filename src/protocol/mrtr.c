@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "base/compat.h"
 #include "base/crypto.h"
 #include "protocol/jsonrpc.h"

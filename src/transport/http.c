@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/compat.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -1254,37 +1255,6 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
     return ret;
 }
 
-/* Standard base64 with padding, strictly: false for anything else. */
-static bool base64_decode(const char *in, size_t n, char *out, size_t *outlen)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    if (n % 4)
-        return false;
-    for (size_t i = 0; i < n; i += 4) {
-        unsigned v = 0;
-        int pad = 0;
-        for (size_t j = 0; j < 4; j++) {
-            const char *p = in[i + j] ? strchr(alphabet, in[i + j]) : NULL;
-            if (in[i + j] == '=' && i + 4 == n && j >= 2) {
-                pad++;
-                v <<= 6;
-                continue;
-            }
-            if (!p || pad)
-                return false;
-            v = (v << 6) | (unsigned)(p - alphabet);
-        }
-        out[o++] = (char)(v >> 16);
-        if (pad < 2)
-            out[o++] = (char)(v >> 8 & 0xff);
-        if (pad < 1)
-            out[o++] = (char)(v & 0xff);
-    }
-    *outlen = o;
-    return true;
-}
-
 /* An argument as a header carries it: strings as they are, anything else
  * as its JSON text. */
 static const char *arg_text(json_object *v)
@@ -1326,21 +1296,22 @@ static const char *check_params_in(const th_registry *reg, struct MHD_Connection
         if (!json_object_is_type(pschema, json_type_object) || !json_object_object_get_ex(pschema, "x-mcp-header", &hn) ||
             !args || !json_object_object_get_ex(args, pname, &arg))
             continue;
-        char hname[160], val[4096], dec[4096];
+        char hname[160], val[4096];
         snprintf(hname, sizeof hname, H_PARAM_PREFIX "%s", json_object_get_string(hn));
         const char *hv = header(c, hname, val, sizeof val);
         if (!hv)
             return "an Mcp-Param header is missing for an argument the tool mirrors in headers";
-        size_t hl = strlen(hv), dl;
+        size_t hl = strlen(hv);
+        unsigned char *dec = NULL;
         if (hl >= 11 && strncmp(hv, "=?base64?", 9) == 0 && strcmp(hv + hl - 2, "?=") == 0) {
-            if (!base64_decode(hv + 9, hl - 11, dec, &dl))
+            if (!(dec = th_base64_decode(hv + 9, hl - 11, &hl)))
                 return "an Mcp-Param header holds invalid Base64";
-            dec[dl] = '\0';
-            hv = dec;
-            hl = dl;
+            hv = (const char *)dec;
         }
         const char *want = arg_text(arg);
-        if (strlen(want) != hl || memcmp(want, hv, hl) != 0)
+        bool same = strlen(want) == hl && memcmp(want, hv, hl) == 0;
+        free(dec);
+        if (!same)
             return "an Mcp-Param header does not match its argument in the body";
     }
     return NULL;

@@ -3,7 +3,7 @@
 ** public keys, each JWK (n, e or crv, x, y) an OpenSSL 3 EVP_PKEY built once
 ** with EVP_PKEY_fromdata (libjwt 1.10 has no JWK parser).
 */
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "base/crypto.h"
 #include "transport/jwt.h"
 

@@ -4,7 +4,7 @@
 ** (iss, aud, exp, nbf, scope). The key decides the algorithm, never the
 ** token alone.
 */
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "base/crypto.h"
 #include "transport/jwt.h"
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "plugin/skills.h"
 #include "worker/resproxy.h"
 
@@ -57,7 +58,6 @@ void th_resproxy_describe(const th_registry *reg, size_t rbase, size_t tbase, js
         json_object_array_add(into, describe(th_resources_template_at(rs, i)));
 }
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static const char *str_of(json_object *o, const char *key)
 {
@@ -76,44 +76,12 @@ bool th_resproxy_is_resource(json_object *d, bool *template_)
     return true;
 }
 
-/* Standard base64 (RFC 4648, padded) into a new buffer, *LEN its size; NULL when malformed. */
-static unsigned char *base64_decode(const char *s, size_t *len)
-{
-    size_t n = strlen(s);
-    unsigned char *out = n % 4 == 0 ? malloc(n / 4 * 3 + 1) : NULL;
-    size_t o = 0;
-    for (size_t i = 0; out && i < n; i += 4) {
-        unsigned v = 0;
-        int pad = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = s[i + k];
-            const char *at = c ? strchr(B64, c) : NULL;
-            if (c == '=' && i + 4 == n && k >= 2) {
-                pad++;
-                v <<= 6;
-            } else if (at && !pad) {
-                v = v << 6 | (unsigned)(at - B64);
-            } else {
-                free(out);
-                return NULL;
-            }
-        }
-        out[o++] = (unsigned char)(v >> 16);
-        if (pad < 2)
-            out[o++] = (unsigned char)(v >> 8);
-        if (pad < 1)
-            out[o++] = (unsigned char)v;
-    }
-    *len = o;
-    return out;
-}
-
 /* A skill file: registered with the host's own read of its bytes (no proxy). */
 static th_rc register_skill_file(th_registry *reg, json_object *d, const char *origin, th_err *err)
 {
     const char *skill = str_of(d, "skill"), *path = str_of(d, "skill_path"), *data = str_of(d, "skill_data");
     size_t len = 0;
-    unsigned char *bytes = skill && path && data ? base64_decode(data, &len) : NULL;
+    unsigned char *bytes = skill && path && data ? th_base64_decode(data, strlen(data), &len) : NULL;
     if (!bytes)
         return th_err_set(err, TH_ERR_VALUE, "skill file descriptor '%.200s' is malformed", str_of(d, "uri"));
     th_rc rc = th_skills_add_file(th_registry_resources(reg), skill, path, bytes, len, str_of(d, "mime_type"), origin,

@@ -1,9 +1,12 @@
 /*
-** base/b64url.h: base64url (RFC 4648 section 5) without padding, the
-** spelling of JWTs and JWKs (RFC 7515 section 2) and of requestStates.
+** base/base64.h: the host's base64 decoding, and base64url encoding: the
+** URL alphabet without padding (RFC 4648 section 5) for JWTs and JWKs (RFC
+** 7515 section 2) and requestStates; the standard padded one for Mcp-Param
+** headers and skill files from workers. (Plugins encode standard base64
+** with th_base64_encode, call/base64.c.)
 */
-#ifndef TH_B64URL_H
-#define TH_B64URL_H
+#ifndef TH_BASE64_H
+#define TH_BASE64_H
 
 #include <stddef.h>
 
@@ -20,5 +23,12 @@ char *th_b64url_encode(const void *in, size_t len);
 ** always changes the bytes (RFC 4648 section 3.5), which a MAC or a
 ** signature over the text relies on. NULL too when out of memory. */
 unsigned char *th_b64url_decode(const char *s, size_t len, size_t *outlen);
+
+/* Decodes the LEN characters at S, standard base64 (RFC 4648 section 4)
+** padded to a multiple of four, as th_b64url_decode does (a new buffer,
+** *OUTLEN bytes and a NUL; NULL when malformed or out of memory). Unused
+** bits in the last character are ignored, as most decoders do: nothing
+** here is signed. */
+unsigned char *th_base64_decode(const char *s, size_t len, size_t *outlen);
 
 #endif

@@ -1,7 +1,7 @@
 /*
-** tests/test_b64url.c: base64url without padding (src/base/b64url.c):
-** RFC 4648's test vectors, the URL alphabet, and the texts the strict
-** decoder must refuse because no byte string, or another spelling, has them.
+** tests/test_base64.c: src/base/base64.c. RFC 4648's test vectors in both
+** alphabets, and the texts the decoders must refuse: for base64url also
+** those that spell a byte string another way.
 */
 #include "config.h"
 
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/b64url.h"
+#include "base/base64.h"
 #include "check_main.h"
 
 /* RFC 4648 section 10, in the URL alphabet without padding. */
@@ -96,15 +96,49 @@ START_TEST(other_texts_refused)
 }
 END_TEST
 
-static Suite *b64url_suite(void)
+/* RFC 4648 section 10 as written, and the standard alphabet's two. */
+START_TEST(standard_base64_decodes)
 {
-    Suite *s = suite_create("b64url");
-    TCase *tc = tcase_create("b64url");
+    static const struct {
+        const char *text, *bytes;
+        size_t len;
+    } good[] = {
+        {"", "", 0},          {"Zg==", "f", 1},       {"Zm8=", "fo", 2},        {"Zm9v", "foo", 3},
+        {"Zm9vYg==", "foob", 4}, {"Zm9vYmE=", "fooba", 5}, {"Zm9vYmFy", "foobar", 6}, {"+/8=", "\xfb\xff", 2},
+        {"Zh==", "f", 1}, /* unused bits are ignored: nothing standard is signed */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        size_t n = 99;
+        unsigned char *b = th_base64_decode(good[i].text, strlen(good[i].text), &n);
+        ck_assert_msg(b != NULL, "refused %s", good[i].text);
+        ck_assert_uint_eq(n, good[i].len);
+        ck_assert(memcmp(b, good[i].bytes, n) == 0);
+        ck_assert_int_eq(b[n], '\0');
+        free(b);
+    }
+    static const char *const bad[] = {
+        "Zg",   /* not padded */
+        "Zg=",  /* not a multiple of four */
+        "Z===", /* three '=' */
+        "====", "Zg=A", "=Zg=", "Zm-v", "Zm_v", "Zm 9", "Zm9v\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t n = 0;
+        ck_assert_msg(th_base64_decode(bad[i], strlen(bad[i]), &n) == NULL, "accepted \"%s\"", bad[i]);
+    }
+}
+END_TEST
+
+static Suite *base64_suite(void)
+{
+    Suite *s = suite_create("base64");
+    TCase *tc = tcase_create("base64");
     tcase_add_test(tc, vectors_encode_and_decode);
     tcase_add_test(tc, every_byte_value_round_trips);
     tcase_add_test(tc, other_texts_refused);
+    tcase_add_test(tc, standard_base64_decodes);
     suite_add_tcase(s, tc);
     return s;
 }
 
-TH_CHECK_MAIN(b64url_suite)
+TH_CHECK_MAIN(base64_suite)

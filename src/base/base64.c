@@ -1,0 +1,96 @@
+/*
+** base/base64.c: base64url encoding, and strict decoding of base64url and
+** of standard base64, one table-driven loop for both alphabets.
+*/
+#include "base/base64.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static const char url_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* Each byte's value plus one in an alphabet; 0 for a byte outside it. The
+ * two alphabets differ in their last two characters only. */
+#define LETTERS(...)                                                                                                   \
+    ['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7, ['H'] = 8, ['I'] = 9, ['J'] = 10,     \
+    ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19,       \
+    ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28,       \
+    ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37,       \
+    ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46,       \
+    ['u'] = 47, ['v'] = 48, ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55,       \
+    ['3'] = 56, ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, __VA_ARGS__
+static const unsigned char url_values[256] = {LETTERS(['-'] = 63, ['_'] = 64)};
+static const unsigned char std_values[256] = {LETTERS(['+'] = 63, ['/'] = 64)};
+
+char *th_b64url_encode(const void *in, size_t len)
+{
+    const unsigned char *p = in;
+    if (len > (SIZE_MAX - 4) / 4 * 3)
+        return NULL;
+    char *out = malloc(len / 3 * 4 + 4), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
+        *o++ = url_alphabet[v >> 18 & 63];
+        *o++ = url_alphabet[v >> 12 & 63];
+        if (i + 1 < len)
+            *o++ = url_alphabet[v >> 6 & 63];
+        if (i + 2 < len)
+            *o++ = url_alphabet[v & 63];
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The LEN characters at S in the alphabet of VALUES, unpadded, into a new
+ * buffer (see th_b64url_decode); CANONICAL refuses unused bits set. */
+static unsigned char *decode(const char *s, size_t len, const unsigned char *values, int canonical, size_t *outlen)
+{
+    /* One character left over carries 6 bits: no byte ends there. */
+    if (len % 4 == 1)
+        return NULL;
+    unsigned char *out = malloc(len / 4 * 3 + 3);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    unsigned acc = 0, bits = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned v = values[(unsigned char)s[i]];
+        if (!v)
+            goto fail;
+        acc = (acc << 6 | (v - 1)) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    if (canonical && acc & ((1u << bits) - 1))
+        goto fail;
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+fail:
+    free(out);
+    return NULL;
+}
+
+unsigned char *th_b64url_decode(const char *s, size_t len, size_t *outlen)
+{
+    return decode(s, len, url_values, 1, outlen);
+}
+
+unsigned char *th_base64_decode(const char *s, size_t len, size_t *outlen)
+{
+    if (len % 4)
+        return NULL;
+    /* Up to two '=' end the text; decode() refuses one anywhere else, and
+     * the length it is left with tells a third. */
+    size_t n = len;
+    if (n && s[n - 1] == '=')
+        n--;
+    if (n && s[n - 1] == '=')
+        n--;
+    return decode(s, n, std_values, 0, outlen);
+}
