@@ -441,7 +441,7 @@ static json_object *text_block(const char *text, size_t len, bool text_first)
 
 /* Fill C as shape K of finish_text_prints_what_finish_returns: blocks of
  * every ASCII byte, no text, a NUL inside, members in either order; an
- * image; no block at all; isError on some. */
+ * image; no block at all; eleven blocks; isError on some. */
 static void fill(th_call *c, int k)
 {
     char every[160];
@@ -457,6 +457,13 @@ static void fill(th_call *c, int k)
     } else if (k == 2) {
         ck_assert_int_eq(th_call_image(c, "image/png", "AA=="), TH_OK);
         ck_assert_int_eq(th_call_text(c, "after"), TH_OK);
+    } else if (k == 4) {
+        /* More blocks than a call keeps inside itself: in order still. */
+        for (int i = 0; i < 11; i++) {
+            char t[16];
+            snprintf(t, sizeof t, "block %d", i);
+            ck_assert_int_eq(th_call_text(c, t), TH_OK);
+        }
     }
     if (k == 1 || k == 3)
         th_call_mark_error(c);
@@ -715,7 +722,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     tcase_add_test(tc, string_estimates_are_exact);
     tcase_add_test(tc, utf8_checked_at_every_position);
-    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 4);
+    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 5);
     tcase_add_test(tc, finish_text_leaves_other_results_to_finish);
     suite_add_tcase(s, tc);
     return s;

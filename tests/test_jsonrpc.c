@@ -641,6 +641,28 @@ START_TEST(spliced_results_match_built_ones)
                 b.len = 0;
                 ck_assert(th_rpc_write(want, &b));
                 ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                /* A result given as text: the same bytes, and its members
+                 * still there for a transport that looks for them. */
+                json_object *text = th_rpc_result_text(id, results[r], strlen(results[r]), with_tail ? tail : NULL);
+                ck_assert_ptr_nonnull(text);
+                b.len = 0;
+                ck_assert(th_rpc_write(text, &b));
+                ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                const char *t = th_rpc_serialize(text, &gl);
+                ck_assert_msg(gl == wl && strcmp(t, w) == 0, "want %s\n got %s", w, t);
+                json_object *member = NULL, *plain = json_tokener_parse(results[r]);
+                ck_assert(th_rpc_member(text, "id", &member));
+                ck_assert_ptr_eq(member, id);
+                ck_assert(th_rpc_member(text, "result", NULL));
+                ck_assert(th_rpc_member(text, "result", &member));
+                ck_assert(json_object_equal(member, plain)); /* the tail is the transport's to add */
+                json_object_put(plain);
+                ck_assert(!th_rpc_member(text, "error", NULL));
+                /* Looked into, it still writes the same text. */
+                b.len = 0;
+                ck_assert(th_rpc_write(text, &b));
+                ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                json_object_put(text);
                 free(b.data);
                 json_object_put(again);
                 json_object_put(want);

@@ -28,7 +28,12 @@ struct th_call {
     char *tool_name;         /* name_here, or malloc'd when longer */
     char name_here[48];
     th_call_hooks hooks;
-    json_object *content;    /* array; NULL until the first block */
+    /* The content blocks in order: blocks_here, or a malloc'd array once
+     * there are more. Not a json-c array: that cost three allocations per
+     * call, and a result printed as text (th_call_finish_text) needs none. */
+    json_object **blocks;
+    size_t nblocks, cap_blocks;
+    json_object *blocks_here[4];
     json_object *structured; /* NULL until set */
     bool is_error;
     bool failed;             /* the host failed it (th_call_fail) */
@@ -101,6 +106,8 @@ th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
     tool_name = tool_name ? tool_name : "";
     size_t n = strlen(tool_name);
     c->tool_name = n < sizeof c->name_here ? memcpy(c->name_here, tool_name, n + 1) : strdup(tool_name);
+    c->blocks = c->blocks_here;
+    c->cap_blocks = sizeof c->blocks_here / sizeof c->blocks_here[0];
     if (!c->tool_name) {
         th_call_free(c);
         return NULL;
@@ -113,6 +120,18 @@ th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
     return c;
 }
 
+/* Put C's blocks, and go back to the array inside C. */
+static void drop_blocks(th_call *c)
+{
+    for (size_t i = 0; i < c->nblocks; i++)
+        json_object_put(c->blocks[i]);
+    if (c->blocks != c->blocks_here)
+        free(c->blocks);
+    c->blocks = c->blocks_here;
+    c->cap_blocks = sizeof c->blocks_here / sizeof c->blocks_here[0];
+    c->nblocks = 0;
+}
+
 void th_call_free(th_call *c)
 {
     if (!c)
@@ -122,7 +141,7 @@ void th_call_free(th_call *c)
     th_call_end(c);
     if (c->tool_name != c->name_here)
         free(c->tool_name);
-    json_object_put(c->content);
+    drop_blocks(c);
     json_object_put(c->structured);
     json_object_put(c->raw);
     free(c->invalid);
@@ -266,7 +285,7 @@ static size_t add_sat(size_t a, size_t b)
 /* How many blocks C holds. */
 static size_t nblocks(const th_call *c)
 {
-    return c->content ? json_object_array_length(c->content) : 0;
+    return c->nblocks;
 }
 
 /* The estimated size of the result; structured content counts twice
@@ -311,10 +330,20 @@ static th_rc content_in(th_call *c, json_object *block)
         th_result_free(block);
         return TH_ERR_VALUE;
     }
-    if ((!c->content && !(c->content = json_object_new_array())) || json_object_array_add(c->content, block) != 0) {
-        json_object_put(block);
-        return TH_ERR_NOMEM;
+    if (c->nblocks == c->cap_blocks) {
+        size_t cap = c->cap_blocks * 2;
+        json_object **grown = cap < SIZE_MAX / sizeof *grown ? malloc(cap * sizeof *grown) : NULL;
+        if (!grown) {
+            json_object_put(block);
+            return TH_ERR_NOMEM;
+        }
+        memcpy(grown, c->blocks, c->nblocks * sizeof *grown);
+        if (c->blocks != c->blocks_here)
+            free(c->blocks);
+        c->blocks = grown;
+        c->cap_blocks = cap;
     }
+    c->blocks[c->nblocks++] = block;
     return TH_OK;
 }
 
@@ -750,8 +779,11 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
         th_call_text(c, json_object_to_json_string_ext(c->structured, JSON_C_TO_STRING_PLAIN |
                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
     /* Constant keys: no copies of the names (see put_str). */
-    json_object *content = c->content ? c->content : json_object_new_array();
-    c->content = NULL;
+    json_object *content = json_object_new_array_ext(c->nblocks ? (int)c->nblocks : 1);
+    for (size_t i = 0; content && i < c->nblocks; i++)
+        if (json_object_array_add(content, c->blocks[i]) == 0)
+            c->blocks[i] = NULL; /* the array's now */
+    drop_blocks(c);
     if (!content) {
         json_object_put(r);
         return NULL;
@@ -772,12 +804,17 @@ bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
     if (handler_rc != TH_OK || c->raw || c->invalid || c->too_big || c->structured)
         return false;
     size_t mark = out->len;
-    bool ok = th_buf_append(out, "{\"content\":", 11) &&
-              (c->content ? th_json_append(out, c->content) : th_buf_append(out, "[]", 2)) &&
-              (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) && th_buf_append(out, "}", 1);
-    if (!ok)
+    bool ok = th_buf_append(out, "{\"content\":[", 12);
+    for (size_t i = 0; ok && i < c->nblocks; i++)
+        ok = (i == 0 || th_buf_append(out, ",", 1)) && th_json_append(out, c->blocks[i]);
+    ok = ok && th_buf_append(out, "]", 1) && (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) &&
+         th_buf_append(out, "}", 1);
+    if (!ok) {
         out->len = mark;
-    return ok;
+        return false;
+    }
+    drop_blocks(c); /* printed: the call keeps nothing, as th_call_finish */
+    return true;
 }
 
 void th_call_abort(th_call *call)

@@ -391,6 +391,8 @@ static json_object *keep_exact(const layout *ly, size_t p, json_object *node, bo
 
 static void classify(th_rpc_msg *out);
 
+#define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 /*
 ** One tokener per thread, reset for each message: a new one allocates and
 ** zeroes its 128-level stack, which was a tenth of the cost of a call. The
@@ -762,13 +764,25 @@ json_object *th_rpc_notification(const char *method, json_object *params)
     return o;
 }
 
-/* A result whose members are spliced in as it is serialised. */
+/* A result whose members are spliced in as it is serialised: RESULT's
+ * tree, or when that is NULL, the result's text (TEXT, LEN bytes). */
 typedef struct spliced {
     json_object *id, *result;
     const char *tail;
+    size_t len;
+    char text[];
 } spliced;
 
-#define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+/* SP's result as text: its own, or its tree's (valid until the tree is
+ * serialised again or freed). NULL when out of memory. */
+static const char *result_text(spliced *sp, size_t *len)
+{
+    if (!sp->result) {
+        *len = sp->len;
+        return sp->text;
+    }
+    return json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, len);
+}
 
 static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int flags)
 {
@@ -777,7 +791,7 @@ static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int f
     spliced *sp = json_object_get_userdata(o);
     size_t idlen, rlen;
     const char *id = sp->id ? json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen) : "null";
-    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
+    const char *res = result_text(sp, &rlen);
     if (!sp->id)
         idlen = 4;
     if (!id || !res)
@@ -808,7 +822,7 @@ static void spliced_free(json_object *o, void *p)
 
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail)
 {
-    spliced *sp = malloc(sizeof *sp);
+    spliced *sp = malloc(sizeof *sp + 1);
     json_object *o = sp ? json_object_new_boolean(0) : NULL;
     if (!o || !json_object_is_type(result, json_type_object)) {
         free(sp);
@@ -822,14 +836,40 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
     return o;
 }
 
+json_object *th_rpc_result_text(json_object *id, const char *text, size_t len, const char *tail)
+{
+    if (len < 2 || len > INT32_MAX || text[0] != '{')
+        return NULL;
+    spliced *sp = malloc(sizeof *sp + len + 1);
+    json_object *o = sp ? json_object_new_boolean(0) : NULL;
+    if (!o) {
+        free(sp);
+        return NULL;
+    }
+    sp->id = id ? json_object_get(id) : NULL;
+    sp->result = NULL;
+    sp->tail = tail;
+    sp->len = len;
+    memcpy(sp->text, text, len);
+    sp->text[len] = '\0';
+    json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
+    return o;
+}
+
 bool th_rpc_member(json_object *msg, const char *key, json_object **out)
 {
     if (json_object_get_type(msg) != json_type_boolean || json_object_get_userdata(msg) == NULL)
         return json_object_object_get_ex(msg, key, out);
     /* Only th_rpc_result_spliced gives a boolean user data. */
     spliced *sp = json_object_get_userdata(msg);
+    /* A result kept as text is parsed the first time a caller looks in. */
+    if (!sp->result && out && strcmp(key, "result") == 0) {
+        json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+        sp->result = tok ? json_tokener_parse_ex(tok, sp->text, (int)sp->len) : NULL;
+        json_tokener_free(tok);
+    }
     json_object *v = strcmp(key, "id") == 0 ? sp->id : strcmp(key, "result") == 0 ? sp->result : NULL;
-    bool found = v != NULL || strcmp(key, "id") == 0;
+    bool found = v != NULL || strcmp(key, "id") == 0 || (strcmp(key, "result") == 0 && !sp->result);
     if (out)
         *out = v;
     return found;
@@ -851,7 +891,7 @@ bool th_rpc_write(json_object *msg, th_buf *out)
         !th_buf_append(out, mid, sizeof mid - 1))
         return false;
     size_t at = out->len;
-    if (!th_json_append(out, sp->result))
+    if (sp->result ? !th_json_append(out, sp->result) : !th_buf_append(out, sp->text, sp->len))
         return false;
     size_t rlen = out->len - at;
     if (sp->tail && rlen >= 2) {

@@ -102,6 +102,16 @@ void th_rpc_msg_clear(th_rpc_msg *msg);
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail);
 
 /*
+** th_rpc_result_spliced for a result that is already JSON text: TEXT
+** (LEN bytes, copied) must be one compact JSON object the caller has made
+** fit for the wire (call/callctx.c's th_call_finish_text), since it goes
+** out as it is. No tree is built for it; th_rpc_member parses it only when
+** a caller asks for "result". ID is borrowed. NULL on allocation failure,
+** or when TEXT is plainly not an object.
+*/
+json_object *th_rpc_result_text(json_object *id, const char *text, size_t len, const char *tail);
+
+/*
 ** json_object_object_get_ex for an outgoing message, seeing through the
 ** spliced form above (whose members are not a json-c object's): a transport
 ** that routes by "id" or tells responses from requests must use this.

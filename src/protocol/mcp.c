@@ -39,6 +39,7 @@
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
 #include "base/jsontree.h"
+#include "base/scratch.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -1077,6 +1078,35 @@ static bool cancelled_in_queue(job *j)
     return cancelled;
 }
 
+static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is_error, const char *busy);
+
+/*
+** The common call answered without a result tree: its blocks printed
+** straight into the response (a tree cost six allocations, a walk to print
+** it and one to free it). Only where nothing after the handler changes the
+** result: no output schema to check it against, no older revision to fit
+** it to, no host failure to word, no input round pending, no batch. False
+** when it does not apply: nothing was sent, and the call is finished the
+** general way.
+*/
+static bool answer_as_text(job *j, th_rc rc)
+{
+    const char *tail = j->modern ? j->s->mcp->result_tail : NULL;
+    if (j->entry->output_validator || j->batch || j->failed || th_call_failed(j->call) ||
+        (j->modern ? !tail || j->missing_caps || th_mrtr_pending(j->mrtr) : j->version < V_2025_06_18))
+        return false;
+    th_buf *b = th_scratch();
+    if (!b || !th_call_finish_text(j->call, rc, b))
+        return false;
+    json_object *msg = th_rpc_result_text(j->id, b->data, b->len, tail);
+    th_scratch_done(b);
+    if (!msg) /* the call is finished: what is left to say is -32603 */
+        job_answer(j, NULL, NULL);
+    else
+        job_reply(j, NULL, msg, th_call_is_error(j->call), NULL);
+    return true;
+}
+
 /* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
  * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
@@ -1103,6 +1133,8 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
+        if (answer_as_text(j, rc))
+            return;
         result = th_call_finish(j->call, rc);
         if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
             /* The handler stopped for input (see th_call_ask): what it
@@ -1133,6 +1165,13 @@ static bool result_is_error(json_object *result)
 
 static void job_answer(job *j, json_object *result, const char *busy)
 {
+    job_reply(j, result, NULL, false, busy);
+}
+
+/* job_answer, or with MSG (taken; RESULT then NULL) the whole response
+ * made already, which MSG_IS_ERROR says is an isError result. */
+static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is_error, const char *busy)
+{
     th_mcp_session *s = j->s;
     /* After this a passed deadline no longer answers, and one that did has
      * finished with J. */
@@ -1153,6 +1192,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
     th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
                               : cancelled ? TH_OUTCOME_CANCELLED
                               : busy      ? TH_OUTCOME_BUSY
+                              : msg       ? (msg_is_error ? TH_OUTCOME_ERROR : TH_OUTCOME_OK)
                               : !result   ? TH_OUTCOME_ERROR
                               : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
                               : result_is_error(result)  ? TH_OUTCOME_ERROR
@@ -1161,8 +1201,12 @@ static void job_answer(job *j, json_object *result, const char *busy)
     answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
+        json_object_put(msg);
     } else if (cancelled) {
         json_object_put(result);
+        json_object_put(msg);
+    } else if (msg) {
+        send_msg(s, msg);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
     } else if (j->modern && j->missing_caps) {
