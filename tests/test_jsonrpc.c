@@ -400,6 +400,18 @@ static char *parsed_key(const char *id_json, char *echo, size_t size)
     json_object_put(reply);
     char *key = th_rpc_id_key(m.id);
     ck_assert_ptr_nonnull(key);
+    /* The same key written into a caller's buffer, or malloc'd when it
+     * does not fit there. */
+    char small[6], here[32];
+    char *in_small = th_rpc_id_key_in(m.id, small, sizeof small), *in_here = th_rpc_id_key_in(m.id, here, sizeof here);
+    ck_assert_str_eq(in_small, key);
+    ck_assert_str_eq(in_here, key);
+    ck_assert(strlen(key) < sizeof small || in_small != small);
+    ck_assert(strlen(key) < sizeof here || in_here != here);
+    if (in_small != small)
+        free(in_small);
+    if (in_here != here)
+        free(in_here);
     th_rpc_msg_clear(&m);
     return key;
 }

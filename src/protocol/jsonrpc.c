@@ -1051,57 +1051,70 @@ static bool number_key(th_buf *b, bool *ok, const char *text)
 /*
 ** The key of the common ids without serialising them (which costs json-c a
 ** buffer per id): an int64 as number_key writes it, a string of plain
-** printable ASCII as its JSON text. NULL when ID is neither (or out of
-** memory): th_rpc_id_key then takes the general way.
+** printable ASCII as its JSON text, written to OUT (SIZE bytes) with its
+** NUL. Its length, or 0 when ID is neither or the key does not fit:
+** th_rpc_id_key then takes the general way.
 */
-static char *quick_id_key(json_object *id)
+static size_t quick_id_key(json_object *id, char *out, size_t size)
 {
-    char key[48];
     if (json_object_is_type(id, json_type_int)) {
+        char key[48];
         int64_t v = json_object_get_int64(id);
         if (v == INT64_MAX || v == INT64_MIN)
-            return NULL; /* may be clamped, or a uint64 */
-        if (v == 0)
-            return strdup("n:0");
+            return 0; /* may be clamped, or a uint64 */
         size_t n = 2;
         memcpy(key, "n:", 2);
-        if (v < 0) {
-            key[n++] = '-';
-            v = -v;
+        if (v == 0) {
+            key[n++] = '0';
+        } else {
+            if (v < 0) {
+                key[n++] = '-';
+                v = -v;
+            }
+            unsigned exp = 0;
+            while (v % 10 == 0) {
+                v /= 10;
+                exp++;
+            }
+            n += th_fmt_u64(key + n, (unsigned long long)v);
+            key[n++] = 'e';
+            n += th_fmt_u64(key + n, exp);
         }
-        unsigned exp = 0;
-        while (v % 10 == 0) {
-            v /= 10;
-            exp++;
-        }
-        n += th_fmt_u64(key + n, (unsigned long long)v);
-        key[n++] = 'e';
-        th_fmt_u64(key + n, exp);
-        return strdup(key);
+        if (n >= size)
+            return 0;
+        memcpy(out, key, n);
+        out[n] = '\0';
+        return n;
     }
     if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
-        return NULL;
+        return 0;
     const char *s = json_object_get_string(id);
     size_t len = (size_t)json_object_get_string_len(id);
+    if (len + 5 > size)
+        return 0;
     for (size_t i = 0; i < len; i++)
         if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\' || s[i] == '/')
-            return NULL; /* escaped in JSON text */
-    char *k = malloc(len + 5);
-    if (!k)
-        return NULL;
-    memcpy(k, "s:\"", 3);
-    memcpy(k + 3, s, len);
-    memcpy(k + 3 + len, "\"", 2);
-    return k;
+            return 0; /* escaped in JSON text */
+    memcpy(out, "s:\"", 3);
+    memcpy(out + 3, s, len);
+    memcpy(out + 3 + len, "\"", 2);
+    return len + 4;
+}
+
+char *th_rpc_id_key_in(json_object *id, char *here, size_t size)
+{
+    if (id_ok(id) && quick_id_key(id, here, size))
+        return here;
+    return th_rpc_id_key(id);
 }
 
 char *th_rpc_id_key(json_object *id)
 {
     if (!id_ok(id))
         return NULL;
-    char *quick = quick_id_key(id);
-    if (quick)
-        return quick;
+    char quick[80];
+    if (quick_id_key(id, quick, sizeof quick))
+        return strdup(quick);
     th_buf b = {0};
     bool ok = true;
     size_t len;

@@ -157,4 +157,9 @@ bool th_rpc_write(json_object *msg, th_buf *out);
 */
 char *th_rpc_id_key(json_object *id);
 
+/* th_rpc_id_key written into HERE (SIZE bytes) when it is a common id's
+ * short key, which it then returns; else th_rpc_id_key's malloc'd key
+ * (or NULL). The caller frees the result unless it is HERE. */
+char *th_rpc_id_key_in(json_object *id, char *here, size_t size);
+
 #endif

@@ -132,7 +132,8 @@ struct job {
     int version;            /* index into versions[] */
     th_call *call;
     bool cancelled;         /* under s->lock */
-    char *key;              /* th_rpc_id_key of id, owned */
+    char *key;              /* th_rpc_id_key of id: key_here, or malloc'd */
+    char key_here[32];
     struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
     job *next;              /* bucket chain */
     th_pool_timer deadline; /* armed while the handler runs */
@@ -790,7 +791,8 @@ static void response_out(th_mcp_session *s)
 
 static void job_free(job *j)
 {
-    free(j->key);
+    if (j->key != j->key_here)
+        free(j->key);
     th_call_free(j->call);
     th_mrtr_free(j->mrtr);
     json_object_put(j->args);
@@ -1635,7 +1637,7 @@ static void m_tools_call(request *r)
         pthread_mutex_unlock(&s->lock);
     }
     j->started_ms = th_now_ms();
-    j->key = th_rpc_id_key(r->msg->id);
+    j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
     if (!j->key) {
         th_mrtr_free(j->mrtr);
         free(j);
@@ -1647,8 +1649,15 @@ static void m_tools_call(request *r)
      * count is shared with the reader thread. */
     if (token && json_object_deep_copy(token, &j->token, NULL) != 0)
         j->token = NULL;
-    if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0)
+    if (r->msg->own_id && r->msg->own_id == r->msg->id) {
+        /* The reader's message owns the id alone (a plain request): taken,
+         * not copied. MSG->id still points to it: every path below that
+         * answers with it does so before it frees the job. */
+        j->id = r->msg->own_id;
+        r->msg->own_id = NULL;
+    } else if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0) {
         j->id = NULL;
+    }
     if (args && json_object_is_type(args, json_type_object)) {
         j->args = json_object_get(args);
         if (lite) {
@@ -1677,9 +1686,13 @@ static void m_tools_call(request *r)
         th_call_free(j->call);
         th_mrtr_free(j->mrtr);
         json_object_put(j->args);
-        json_object_put(j->id);
+        if (j->id && j->id == r->msg->id)
+            r->msg->own_id = j->id; /* given back: the error below names it */
+        else
+            json_object_put(j->id);
         json_object_put(j->token);
-        free(j->key);
+        if (j->key != j->key_here)
+            free(j->key);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
