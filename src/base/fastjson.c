@@ -108,18 +108,33 @@ static bool string(reader *r, const char **s, size_t *n)
         /* In locals: through R the compiler reloads and stores the
          * pointer at every byte (a char may alias it). */
         const char *p = r->p, *end = r->end;
-        /* Eight ordinary bytes at a time (none past 0x7F, below 0x20, '"'
-         * or '\\': the usual bit tricks), then byte by byte. */
-        for (uint64_t w, q, bs; end - p >= 8; p += 8) {
-            memcpy(&w, p, 8);
-            q = w ^ 0x2222222222222222ULL;
-            bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
-            if ((w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
-                 ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL)
+        /* Eight bytes at a time: the usual bit tricks mark bytes past 0x7F,
+         * below 0x20, '"' and '\\'. A mark can be false only above a true
+         * one (a borrow runs upward), so the lowest mark is the first such
+         * byte, and the scan jumps straight to it. The last few bytes go
+         * one at a time. */
+        for (;;) {
+            if (end - p >= 8) {
+                uint64_t w, q, bs, m;
+                memcpy(&w, p, 8);
+                q = w ^ 0x2222222222222222ULL;
+                bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
+                m = (w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
+                     ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL;
+                if (!m) {
+                    p += 8;
+                    continue;
+                }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                p += (unsigned)__builtin_ctzll(m) >> 3; /* p[0] is the lowest byte */
                 break;
+#endif
+                /* Big-endian: the borrow runs toward p[0]; bytes decide. */
+            }
+            while (p < end && string_class[(unsigned char)*p] == 0)
+                p++;
+            break;
         }
-        while (p < end && string_class[(unsigned char)*p] == 0)
-            p++;
         r->p = p;
         if (r->p == r->end)
             return false;
@@ -388,6 +403,17 @@ static void fields_reset(th_fastjson_field *fields, size_t n)
     }
 }
 
+/* Whether NAME (NUL-terminated) is the KLEN bytes at KEY, which hold no
+ * NUL (the subset has no control character in a string): a loop, since
+ * names are a few bytes and a call to strncmp costs more. */
+static inline bool name_is(const char *name, const char *key, size_t klen)
+{
+    for (size_t i = 0; i < klen; i++)
+        if (name[i] != key[i])
+            return false; /* a shorter NAME stops at its NUL */
+    return name[klen] == '\0';
+}
+
 /*
 ** The object at r->p read member by member into FIELDS (N, their outputs
 ** empty), its values at DEPTH. False, with r->p anywhere and what was read
@@ -410,7 +436,7 @@ static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int de
             return false; /* a name with escapes is no field's */
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
-            if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
+            if (name_is(fields[i].name, key, klen))
                 f = &fields[i];
         if (!f || f->present)
             return false;
