@@ -441,7 +441,8 @@ static json_object *text_block(const char *text, size_t len, bool text_first)
 
 /* Fill C as shape K of finish_text_prints_what_finish_returns: blocks of
  * every ASCII byte, no text, a NUL inside, members in either order; an
- * image; no block at all; eleven blocks; isError on some. */
+ * image; no block at all; eleven blocks; blocks not quite plain text;
+ * isError on some. */
 static void fill(th_call *c, int k)
 {
     char every[160];
@@ -457,6 +458,18 @@ static void fill(th_call *c, int k)
     } else if (k == 2) {
         ck_assert_int_eq(th_call_image(c, "image/png", "AA=="), TH_OK);
         ck_assert_int_eq(th_call_text(c, "after"), TH_OK);
+    } else if (k == 5) {
+        /* Text blocks with one member more, and with a text that has a
+         * serializer of its own: written as json-c writes them. */
+        json_object *b = text_block("x", 1, false);
+        json_object_object_add(b, "annotations", json_tokener_parse("{\"priority\":1}"));
+        ck_assert_int_eq(th_call_content(c, b), TH_OK);
+        json_object *raw = json_object_new_string("x");
+        json_object_set_serializer(raw, json_object_userdata_to_json_string, (void *)"\"kept\\u0078\"", NULL);
+        b = json_object_new_object();
+        json_object_object_add(b, "type", json_object_new_string("text"));
+        json_object_object_add(b, "text", raw);
+        ck_assert_int_eq(th_call_content(c, b), TH_OK);
     } else if (k == 4) {
         /* More blocks than a call keeps inside itself: in order still. */
         for (int i = 0; i < 11; i++) {
@@ -722,7 +735,7 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     tcase_add_test(tc, string_estimates_are_exact);
     tcase_add_test(tc, utf8_checked_at_every_position);
-    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 5);
+    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 6);
     tcase_add_test(tc, finish_text_leaves_other_results_to_finish);
     suite_add_tcase(s, tc);
     return s;

@@ -239,6 +239,14 @@ static bool value(th_buf *b, json_object *o)
     return writers[t](b, o);
 }
 
+bool th_json_append_string(th_buf *b, const char *s, size_t n)
+{
+    if (!string(b, s, n) || !reserve(b, 0))
+        return false;
+    b->data[b->len] = '\0';
+    return true;
+}
+
 bool th_json_append(th_buf *b, json_object *o)
 {
     if (!value(b, o) || !reserve(b, 0))

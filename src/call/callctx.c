@@ -798,6 +798,33 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     return r;
 }
 
+/*
+** Append B when it is exactly {"type":"text","text":S}, members in that
+** order and both plain strings (no serializer of their own): the block
+** nearly every result is, written without walking it, byte for byte as
+** th_json_append writes it. False, with OUT as it was, for any other.
+*/
+static bool append_text_block(th_buf *out, json_object *b)
+{
+    static const char head[] = "{\"type\":\"text\",\"text\":";
+    lh_table *t = json_object_get_object(b);
+    struct lh_entry *e1 = t && t->count == 2 ? lh_table_head(t) : NULL, *e2 = e1 ? lh_entry_next(e1) : NULL;
+    if (!e2 || strcmp(lh_entry_k(e1), "type") != 0 || strcmp(lh_entry_k(e2), "text") != 0)
+        return false;
+    json_object *type = (json_object *)lh_entry_v(e1), *text = (json_object *)lh_entry_v(e2);
+    if (!json_object_is_type(type, json_type_string) || !json_object_is_type(text, json_type_string) ||
+        json_object_get_userdata(type) || json_object_get_userdata(text) || json_object_get_string_len(type) != 4 ||
+        memcmp(json_object_get_string(type), "text", 4) != 0)
+        return false;
+    size_t mark = out->len;
+    if (th_buf_append(out, head, sizeof head - 1) &&
+        th_json_append_string(out, json_object_get_string(text), (size_t)json_object_get_string_len(text)) &&
+        th_buf_append(out, "}", 1))
+        return true;
+    out->len = mark;
+    return false;
+}
+
 bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
 {
     th_call_end(c); /* first: no plugin thread adds a block while we look */
@@ -806,7 +833,8 @@ bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
     size_t mark = out->len;
     bool ok = th_buf_append(out, "{\"content\":[", 12);
     for (size_t i = 0; ok && i < c->nblocks; i++)
-        ok = (i == 0 || th_buf_append(out, ",", 1)) && th_json_append(out, c->blocks[i]);
+        ok = (i == 0 || th_buf_append(out, ",", 1)) &&
+             (append_text_block(out, c->blocks[i]) || th_json_append(out, c->blocks[i]));
     ok = ok && th_buf_append(out, "]", 1) && (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) &&
          th_buf_append(out, "}", 1);
     if (!ok) {
