@@ -49,7 +49,10 @@ struct th_call {
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
     bool crashed;            /* its worker died running it (the call's log line) */
     atomic_bool aborted;        /* th_call_abort: the host got no result */
+    bool in_callers_memory;     /* th_call_new_in: free() is not ours */
 };
+
+const size_t th_call_size = sizeof(struct th_call);
 
 /*
 ** The call CALL names as a plugin passed it: a handle, resolved and entered
@@ -96,11 +99,25 @@ void th_call_end(th_call *c)
     }
 }
 
+static th_call *init(th_call *c, const char *tool_name, const th_call_hooks *hooks);
+
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
 {
     th_call *c = th_zalloc(sizeof *c);
-    if (!c)
-        return NULL;
+    return c ? init(c, tool_name, hooks) : NULL;
+}
+
+th_call *th_call_new_in(void *mem, const char *tool_name, const th_call_hooks *hooks)
+{
+    th_call *c = memset(mem, 0, sizeof *c);
+    c->in_callers_memory = true;
+    return init(c, tool_name, hooks);
+}
+
+/* C, zeroed: its name and hooks set. NULL when out of memory (C is then
+ * freed, unless it is in its caller's memory). */
+static th_call *init(th_call *c, const char *tool_name, const th_call_hooks *hooks)
+{
     /* No allocation for the name, or for the content before a block
      * comes: a call costs few, every one of them on the hot path. */
     tool_name = tool_name ? tool_name : "";
@@ -145,7 +162,8 @@ void th_call_free(th_call *c)
     json_object_put(c->structured);
     json_object_put(c->raw);
     free(c->invalid);
-    free(c);
+    if (!c->in_callers_memory)
+        free(c);
 }
 
 void th_call_set_raw(th_call *call, json_object *result)

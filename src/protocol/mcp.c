@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,8 @@ struct job {
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
     long long started_ms;   /* when it was read, for its log line */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
+    /* CALL's memory (th_call_new_in): one allocation for the two. */
+    max_align_t call_room[];
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -1620,7 +1623,9 @@ static void m_tools_call(request *r)
     } else if (r->version >= V_2025_11_25 && legacy_call_as_task(r, e, args, token)) {
         return;
     }
-    job *j = th_zalloc(sizeof *j);
+    job *j = malloc(sizeof *j + th_call_size);
+    if (j)
+        memset(j, 0, sizeof *j); /* th_call_new_in clears its own part */
     if (!j) {
         th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -1681,7 +1686,7 @@ static void m_tools_call(request *r)
         .ask_ctx = j,
     };
     /* The handler sees the name it registered, as a worker does. */
-    j->call = th_call_new(e->original_name, &hooks);
+    j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
         th_mrtr_free(j->mrtr);
