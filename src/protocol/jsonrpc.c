@@ -764,34 +764,28 @@ json_object *th_rpc_notification(const char *method, json_object *params)
     return o;
 }
 
-/* A result whose members are spliced in as it is serialised: RESULT's
- * tree, or when that is NULL, the result's text (TEXT, LEN bytes). */
+/* A result whose members are spliced in as it is serialised (RESULT's
+ * tree and TAIL), or a whole response made as text already (TEXT, LEN
+ * bytes, the result from RESULT_AT to the last byte but one; RESULT is
+ * NULL until th_rpc_member parses it, and the text is written anyway). */
 typedef struct spliced {
     json_object *id, *result;
     const char *tail;
-    size_t len;
+    bool whole; /* TEXT is the message */
+    size_t len, result_at;
     char text[];
 } spliced;
-
-/* SP's result as text: its own, or its tree's (valid until the tree is
- * serialised again or freed). NULL when out of memory. */
-static const char *result_text(spliced *sp, size_t *len)
-{
-    if (!sp->result) {
-        *len = sp->len;
-        return sp->text;
-    }
-    return json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, len);
-}
 
 static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int flags)
 {
     (void)level;
     (void)flags;
     spliced *sp = json_object_get_userdata(o);
+    if (sp->whole)
+        return printbuf_memappend(pb, sp->text, (int)sp->len);
     size_t idlen, rlen;
     const char *id = sp->id ? json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen) : "null";
-    const char *res = result_text(sp, &rlen);
+    const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
     if (!sp->id)
         idlen = 4;
     if (!id || !res)
@@ -822,7 +816,7 @@ static void spliced_free(json_object *o, void *p)
 
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail)
 {
-    spliced *sp = malloc(sizeof *sp + 1);
+    spliced *sp = malloc(sizeof *sp);
     json_object *o = sp ? json_object_new_boolean(0) : NULL;
     if (!o || !json_object_is_type(result, json_type_object)) {
         free(sp);
@@ -832,13 +826,40 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
     sp->id = id ? json_object_get(id) : NULL;
     sp->result = result;
     sp->tail = tail;
+    sp->whole = false;
     json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
     return o;
 }
 
-json_object *th_rpc_result_text(json_object *id, const char *text, size_t len, const char *tail)
+static const char response_head[] = "{\"jsonrpc\":\"2.0\",\"id\":", response_mid[] = ",\"result\":";
+
+bool th_rpc_response_text_begin(th_buf *out, json_object *id, size_t *result_at)
 {
-    if (len < 2 || len > INT32_MAX || text[0] != '{')
+    size_t mark = out->len;
+    if (th_buf_append(out, response_head, sizeof response_head - 1) && th_json_append(out, id) &&
+        th_buf_append(out, response_mid, sizeof response_mid - 1)) {
+        *result_at = out->len;
+        return true;
+    }
+    out->len = mark;
+    return false;
+}
+
+bool th_rpc_response_text_end(th_buf *out, size_t result_at, const char *tail)
+{
+    size_t rlen = out->len - result_at;
+    if (tail && rlen >= 2) {
+        /* The result's members, then the tail's: "{...}" + ",..." or "{" + "...". */
+        out->len--;
+        if ((rlen > 2 && !th_buf_append(out, ",", 1)) || !th_buf_append(out, tail + 1, strlen(tail + 1)))
+            return false;
+    }
+    return th_buf_append(out, "}", 1);
+}
+
+json_object *th_rpc_response_text(json_object *id, const char *text, size_t len, size_t result_at)
+{
+    if (len > INT32_MAX || result_at + 3 > len || text[result_at] != '{' || text[len - 1] != '}')
         return NULL;
     spliced *sp = malloc(sizeof *sp + len + 1);
     json_object *o = sp ? json_object_new_boolean(0) : NULL;
@@ -848,8 +869,10 @@ json_object *th_rpc_result_text(json_object *id, const char *text, size_t len, c
     }
     sp->id = id ? json_object_get(id) : NULL;
     sp->result = NULL;
-    sp->tail = tail;
+    sp->tail = NULL;
+    sp->whole = true;
     sp->len = len;
+    sp->result_at = result_at;
     memcpy(sp->text, text, len);
     sp->text[len] = '\0';
     json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
@@ -865,7 +888,8 @@ bool th_rpc_member(json_object *msg, const char *key, json_object **out)
     /* A result kept as text is parsed the first time a caller looks in. */
     if (!sp->result && out && strcmp(key, "result") == 0) {
         json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
-        sp->result = tok ? json_tokener_parse_ex(tok, sp->text, (int)sp->len) : NULL;
+        sp->result = tok ? json_tokener_parse_ex(tok, sp->text + sp->result_at, (int)(sp->len - 1 - sp->result_at))
+                         : NULL;
         json_tokener_free(tok);
     }
     json_object *v = strcmp(key, "id") == 0 ? sp->id : strcmp(key, "result") == 0 ? sp->result : NULL;
@@ -885,13 +909,14 @@ bool th_rpc_write(json_object *msg, th_buf *out)
     spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
     if (!sp)
         return th_json_append(out, msg);
+    if (sp->whole)
+        return th_buf_append(out, sp->text, sp->len);
     /* As spliced_to_json writes it. */
-    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
-    if (!th_buf_append(out, head, sizeof head - 1) || !th_json_append(out, sp->id) ||
-        !th_buf_append(out, mid, sizeof mid - 1))
+    if (!th_buf_append(out, response_head, sizeof response_head - 1) || !th_json_append(out, sp->id) ||
+        !th_buf_append(out, response_mid, sizeof response_mid - 1))
         return false;
     size_t at = out->len;
-    if (sp->result ? !th_json_append(out, sp->result) : !th_buf_append(out, sp->text, sp->len))
+    if (!th_json_append(out, sp->result))
         return false;
     size_t rlen = out->len - at;
     if (sp->tail && rlen >= 2) {

@@ -102,14 +102,26 @@ void th_rpc_msg_clear(th_rpc_msg *msg);
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail);
 
 /*
-** th_rpc_result_spliced for a result that is already JSON text: TEXT
-** (LEN bytes, copied) must be one compact JSON object the caller has made
-** fit for the wire (call/callctx.c's th_call_finish_text), since it goes
-** out as it is. No tree is built for it; th_rpc_member parses it only when
-** a caller asks for "result". ID is borrowed. NULL on allocation failure,
-** or when TEXT is plainly not an object.
+** A result response made as text, with no tree for it (a tool call's,
+** printed by call/callctx.c's th_call_finish_text):
+** th_rpc_response_text_begin appends {"jsonrpc":"2.0","id":ID,"result":
+** to OUT and sets *RESULT_AT to where the result goes; the caller appends
+** the result, one compact JSON object fit for the wire, since it goes out
+** as it is; th_rpc_response_text_end splices TAIL's members into it (as
+** th_rpc_result_spliced does; NULL: none) and closes the message. False
+** when memory ran out (OUT is then as it was, for _begin).
 */
-json_object *th_rpc_result_text(json_object *id, const char *text, size_t len, const char *tail);
+bool th_rpc_response_text_begin(th_buf *out, json_object *id, size_t *result_at);
+bool th_rpc_response_text_end(th_buf *out, size_t result_at, const char *tail);
+
+/*
+** That text as a message to send: TEXT (LEN bytes, copied) with its
+** result at RESULT_AT. th_rpc_write and th_rpc_serialize write the text;
+** th_rpc_member finds ID (borrowed: a reference is taken) and parses the
+** result, members as sent, only when a caller asks for it. NULL on
+** allocation failure, or when TEXT plainly is not such a response.
+*/
+json_object *th_rpc_response_text(json_object *id, const char *text, size_t len, size_t result_at);
 
 /*
 ** json_object_object_get_ex for an outgoing message, seeing through the

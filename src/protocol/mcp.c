@@ -119,6 +119,7 @@ typedef struct request {
     json_object *meta;     /* params._meta or NULL */
     th_log_level log_level;
     bool log_to_client;
+    unsigned legacy_caps;  /* legacy: TH_ASK_* the session's initialize declared */
 } request;
 
 struct job {
@@ -135,6 +136,7 @@ struct job {
     bool cancelled;         /* under s->lock */
     char *key;              /* th_rpc_id_key of id: key_here, or malloc'd */
     char key_here[32];
+    size_t hash;            /* key_hash(key), once it is in flight */
     struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
     job *next;              /* bucket chain */
     th_pool_timer deadline; /* armed while the handler runs */
@@ -750,27 +752,39 @@ static void m_tools_list(request *r)
 
 /* ---- tools/call -------------------------------------------------------- */
 
-static job **bucket_of(th_mcp_session *s, const char *key)
+static size_t key_hash(const char *key)
 {
     size_t h = 5381;
     for (const char *p = key; *p; p++)
         h = h * 33 + (unsigned char)*p;
-    return &s->inflight[h % INFLIGHT_BUCKETS];
+    return h;
+}
+
+/* A call's bucket by its key's hash (kept in the job: a call looks for
+ * its bucket three times). */
+static job **bucket_at(th_mcp_session *s, size_t hash)
+{
+    return &s->inflight[hash % INFLIGHT_BUCKETS];
+}
+
+static job *find_job_h(th_mcp_session *s, const char *key, size_t hash)
+{
+    for (job *j = *bucket_at(s, hash); j; j = j->next)
+        if (strcmp(j->key, key) == 0)
+            return j;
+    return NULL;
 }
 
 static job *find_job(th_mcp_session *s, const char *key)
 {
-    for (job *j = *bucket_of(s, key); j; j = j->next)
-        if (strcmp(j->key, key) == 0)
-            return j;
-    return NULL;
+    return find_job_h(s, key, key_hash(key));
 }
 
 /* Forget J's id: from now on the client may reuse it. Under s->lock. */
 static void unlink_job(th_mcp_session *s, job *j)
 {
     s->nunanswered--;
-    for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
+    for (job **pp = bucket_at(s, j->hash); *pp; pp = &(*pp)->next) {
         if (*pp == j) {
             *pp = j->next;
             break;
@@ -1101,9 +1115,10 @@ static bool answer_as_text(job *j, th_rc rc)
         (j->modern ? !tail || j->missing_caps || th_mrtr_pending(j->mrtr) : j->version < V_2025_06_18))
         return false;
     th_buf *b = th_scratch();
-    if (!b || !th_call_finish_text(j->call, rc, b))
+    size_t at;
+    if (!b || !th_rpc_response_text_begin(b, j->id, &at) || !th_call_finish_text(j->call, rc, b))
         return false;
-    json_object *msg = th_rpc_result_text(j->id, b->data, b->len, tail);
+    json_object *msg = th_rpc_response_text_end(b, at, tail) ? th_rpc_response_text(j->id, b->data, b->len, at) : NULL;
     th_scratch_done(b);
     if (!msg) /* the call is finished: what is left to say is -32603 */
         job_answer(j, NULL, NULL);
@@ -1637,9 +1652,7 @@ static void m_tools_call(request *r)
         th_json_get(r->meta, META_CAPS, &caps);
         j->client_caps = th_ask_caps_of(caps);
     } else {
-        pthread_mutex_lock(&s->lock);
-        j->client_caps = s->legacy_caps;
-        pthread_mutex_unlock(&s->lock);
+        j->client_caps = r->legacy_caps; /* read with the rest of the session's state */
     }
     j->started_ms = th_now_ms();
     j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
@@ -1739,7 +1752,8 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    if (find_job(s, j->key)) {
+    j->hash = key_hash(j->key);
+    if (find_job_h(s, j->key, j->hash)) {
         pthread_mutex_unlock(&s->lock);
         th_call_free(j->call);
         j->call = NULL;
@@ -1749,7 +1763,7 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    job **b = bucket_of(s, j->key);
+    job **b = bucket_at(s, j->hash);
     j->next = *b;
     *b = j;
     s->ninflight++;
@@ -2527,8 +2541,10 @@ static const method notifications[] = {
 
 static const method *find_method(const method *table, size_t n, const char *name)
 {
+    /* The first byte first: a call to strcmp for each name cost more than
+     * the lookup needs (the names differ early). */
     for (size_t i = 0; i < n; i++)
-        if (strcmp(table[i].name, name) == 0)
+        if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0)
             return &table[i];
     return NULL;
 }
@@ -2634,6 +2650,7 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         bool init = s->initialized;
         r.version = s->legacy_version;
         r.log_level = s->legacy_log_level;
+        r.legacy_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
         if (!init && !m->before_init) {
             send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
