@@ -75,6 +75,7 @@ typedef struct job job;
 struct th_mcp_session {
     th_mcp *mcp;
     th_mcp_send_fn send;
+    th_mcp_send_text_fn send_text; /* or NULL */
     void *send_ctx;
     atomic_int refs;          /* the transport's, plus one per job */
 
@@ -415,6 +416,18 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         s->send(s->send_ctx, msg);
     else
         json_object_put(msg);
+    pthread_rwlock_unlock(&s->send_lock);
+}
+
+/* send_msg for a message made as text (TEXT, LEN bytes, borrowed), through
+ * the transport's send_text when it has one; never part of a batch. */
+static void send_text_msg(th_mcp_session *s, const char *text, size_t len)
+{
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("out", text, len);
+    pthread_rwlock_rdlock(&s->send_lock);
+    if (!s->closed)
+        s->send_text(s->send_ctx, text, len);
     pthread_rwlock_unlock(&s->send_lock);
 }
 
@@ -1097,7 +1110,8 @@ static bool cancelled_in_queue(job *j)
     return cancelled;
 }
 
-static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is_error, const char *busy);
+static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
+                      const char *busy);
 
 /*
 ** The common call answered without a result tree: its blocks printed
@@ -1118,12 +1132,14 @@ static bool answer_as_text(job *j, th_rc rc)
     size_t at;
     if (!b || !th_rpc_response_text_begin(b, j->id, &at) || !th_call_finish_text(j->call, rc, b))
         return false;
-    json_object *msg = th_rpc_response_text_end(b, at, tail) ? th_rpc_response_text(j->id, b->data, b->len, at) : NULL;
-    th_scratch_done(b);
-    if (!msg) /* the call is finished: what is left to say is -32603 */
-        job_answer(j, NULL, NULL);
+    bool made = th_rpc_response_text_end(b, at, tail);
+    /* The transport takes the text as it is, or a message that holds it. */
+    json_object *msg = made && !j->s->send_text ? th_rpc_response_text(j->id, b->data, b->len, at) : NULL;
+    if (!made || (!msg && !j->s->send_text))
+        job_answer(j, NULL, NULL); /* the call is finished: what is left to say is -32603 */
     else
-        job_reply(j, NULL, msg, th_call_is_error(j->call), NULL);
+        job_reply(j, NULL, msg, msg ? NULL : b, th_call_is_error(j->call), NULL);
+    th_scratch_done(b);
     return true;
 }
 
@@ -1185,12 +1201,14 @@ static bool result_is_error(json_object *result)
 
 static void job_answer(job *j, json_object *result, const char *busy)
 {
-    job_reply(j, result, NULL, false, busy);
+    job_reply(j, result, NULL, NULL, false, busy);
 }
 
-/* job_answer, or with MSG (taken; RESULT then NULL) the whole response
- * made already, which MSG_IS_ERROR says is an isError result. */
-static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is_error, const char *busy)
+/* job_answer, or with MSG (taken) or TEXT (borrowed; RESULT then NULL) the
+ * whole response made already, which MSG_IS_ERROR says is an isError
+ * result. */
+static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
+                      const char *busy)
 {
     th_mcp_session *s = j->s;
     /* After this a passed deadline no longer answers, and one that did has
@@ -1212,7 +1230,7 @@ static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is
     th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
                               : cancelled ? TH_OUTCOME_CANCELLED
                               : busy      ? TH_OUTCOME_BUSY
-                              : msg       ? (msg_is_error ? TH_OUTCOME_ERROR : TH_OUTCOME_OK)
+                              : msg || text ? (msg_is_error ? TH_OUTCOME_ERROR : TH_OUTCOME_OK)
                               : !result   ? TH_OUTCOME_ERROR
                               : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
                               : result_is_error(result)  ? TH_OUTCOME_ERROR
@@ -1227,6 +1245,8 @@ static void job_reply(job *j, json_object *result, json_object *msg, bool msg_is
         json_object_put(msg);
     } else if (msg) {
         send_msg(s, msg);
+    } else if (text) {
+        send_text_msg(s, text->data, text->len);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
     } else if (j->modern && j->missing_caps) {
@@ -2821,6 +2841,11 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     mcp->sessions = s;
     pthread_mutex_unlock(&mcp->sessions_lock);
     return s;
+}
+
+void th_mcp_session_send_text(th_mcp_session *s, th_mcp_send_text_fn send_text)
+{
+    s->send_text = send_text;
 }
 
 void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx)
