@@ -72,7 +72,10 @@ static const char *known_key(const char *k, size_t n)
 
 static void skip_ws(reader *r)
 {
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+    /* Compact JSON has none: one comparison says so for any byte past
+     * the space. */
+    while (r->p < r->end && (unsigned char)*r->p <= ' ' &&
+           (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
         r->p++;
 }
 
@@ -380,6 +383,8 @@ json_object *th_fastjson_parse(const char *text, size_t len)
 static void fields_init(th_fastjson_field *fields, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        if (!fields[i].name_len)
+            fields[i].name_len = strlen(fields[i].name);
         fields[i].present = fields[i].in_sub = false;
         fields[i].value = NULL;
         fields[i].text = NULL;
@@ -403,15 +408,16 @@ static void fields_reset(th_fastjson_field *fields, size_t n)
     }
 }
 
-/* Whether NAME (NUL-terminated) is the KLEN bytes at KEY, which hold no
- * NUL (the subset has no control character in a string): a loop, since
- * names are a few bytes and a call to strncmp costs more. */
-static inline bool name_is(const char *name, const char *key, size_t klen)
+/* Whether field F's name is the KLEN bytes at KEY: lengths first, then a
+ * loop, since names are a few bytes and a call to memcmp costs more. */
+static inline bool name_is(const th_fastjson_field *f, const char *key, size_t klen)
 {
+    if (f->name_len != klen)
+        return false;
     for (size_t i = 0; i < klen; i++)
-        if (name[i] != key[i])
-            return false; /* a shorter NAME stops at its NUL */
-    return name[klen] == '\0';
+        if (f->name[i] != key[i])
+            return false;
+    return true;
 }
 
 /*
@@ -436,7 +442,7 @@ static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int de
             return false; /* a name with escapes is no field's */
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
-            if (name_is(fields[i].name, key, klen))
+            if (name_is(&fields[i], key, klen))
                 f = &fields[i];
         if (!f || f->present)
             return false;

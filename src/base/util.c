@@ -174,7 +174,7 @@ static bool buf_reserve(th_buf *b, size_t extra)
     return true;
 }
 
-bool th_buf_append(th_buf *b, const char *s, size_t len)
+bool th_buf_append_grow(th_buf *b, const char *s, size_t len)
 {
     if (!buf_reserve(b, len))
         return false;

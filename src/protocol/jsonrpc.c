@@ -491,12 +491,15 @@ static json_object *params_object(th_fastjson_field *pf)
 */
 static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
 {
-    th_fastjson_field pf[P_COUNT] = {
-        [P_NAME] = {.name = "name", .as_text = true}, [P_ARGS] = {.name = "arguments"}, [P_META] = {.name = "_meta"}};
-    th_fastjson_field f[] = {{.name = "jsonrpc", .as_text = true},
-                             {.name = "id"},
-                             {.name = "method", .as_text = true},
-                             {.name = "params", .sub = pf, .nsub = P_COUNT}};
+#define NAMED(s) .name = s, .name_len = sizeof s - 1
+    th_fastjson_field pf[P_COUNT] = {[P_NAME] = {NAMED("name"), .as_text = true},
+                                     [P_ARGS] = {NAMED("arguments")},
+                                     [P_META] = {NAMED("_meta")}};
+    th_fastjson_field f[] = {{NAMED("jsonrpc"), .as_text = true},
+                             {NAMED("id")},
+                             {NAMED("method"), .as_text = true},
+                             {NAMED("params"), .sub = pf, .nsub = P_COUNT}};
+#undef NAMED
     if (!th_fastjson_fields(text, len, f, sizeof f / sizeof f[0]))
         return false;
     json_object *id = f[1].value, *params = f[3].value;
@@ -703,11 +706,12 @@ static void classify(th_rpc_msg *out)
 
 void th_rpc_msg_clear(th_rpc_msg *m)
 {
-    json_object_put(m->msg);
-    json_object_put(m->own_id);
-    json_object_put(m->own_params);
-    json_object_put(m->call_args);
-    json_object_put(m->call_meta);
+    /* Most are NULL by now (a call takes its id and arguments): no call
+     * into json-c for those. */
+    json_object *held[] = {m->msg, m->own_id, m->own_params, m->call_args, m->call_meta};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i])
+            json_object_put(held[i]);
     memset(m, 0, sizeof *m);
 }
 

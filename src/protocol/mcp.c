@@ -149,6 +149,7 @@ struct job {
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
     long long started_ms;   /* when it was read, for its log line */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
+    bool run_by_reader;     /* in th_pool_run_here, called by the reader */
     /* CALL's memory (th_call_new_in): one allocation for the two. */
     max_align_t call_room[];
 };
@@ -1020,7 +1021,9 @@ static void arm_deadline(job *j)
     j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
     if (j->timeout_ms <= 0)
         return;
-    j->armed_ms = th_now_ms();
+    /* A call run by the reader that read it starts now: the time it was
+     * read is as good, and a clock read less. */
+    j->armed_ms = j->run_by_reader ? j->started_ms : th_now_ms();
     th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, j->armed_ms + j->timeout_ms, deadline_passed, j);
     if (rc != TH_OK)
         th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
@@ -1806,7 +1809,10 @@ static void m_tools_call(request *r)
          * hands its reading over, and may close meanwhile). */
         atomic_fetch_add(&s->refs, 1);
         s->inline_begin(s->inline_ctx);
+        j->run_by_reader = true;
         bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
+        if (!ran)
+            j->run_by_reader = false; /* it waits for a thread after all */
         s->inline_end(s->inline_ctx);
         session_unref(s);
         if (ran)
