@@ -70,13 +70,18 @@ static const char *known_key(const char *k, size_t n)
     return NULL;
 }
 
-static void skip_ws(reader *r)
+static void skip_ws_slow(reader *r)
 {
-    /* Compact JSON has none: one comparison says so for any byte past
-     * the space. */
-    while (r->p < r->end && (unsigned char)*r->p <= ' ' &&
-           (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
         r->p++;
+}
+
+/* Compact JSON has no white space: one comparison, inline, says so for
+ * any byte past the space. */
+static inline void skip_ws(reader *r)
+{
+    if (r->p < r->end && (unsigned char)*r->p <= ' ')
+        skip_ws_slow(r);
 }
 
 static bool reserve(reader *r, size_t n)
