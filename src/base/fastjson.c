@@ -441,16 +441,22 @@ static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int de
         return true;
     }
     for (size_t order = 0;; order++) {
-        const char *key;
-        size_t klen;
-        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen) || key == r->scratch)
-            return false; /* a name with escapes is no field's */
+        if (r->p == r->end || *r->p != '"')
+            return false;
+        /* The member's name is a field's exactly when the field's name
+         * follows the quote, then a quote: a name with an escape is no
+         * field's (names have no byte that needs one), and none other can
+         * match. So no scan of the name as a string. */
+        const char *key = r->p + 1;
+        size_t avail = (size_t)(r->end - key);
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
-            if (name_is(&fields[i], key, klen))
+            if (fields[i].name_len < avail && key[fields[i].name_len] == '"' &&
+                name_is(&fields[i], key, fields[i].name_len))
                 f = &fields[i];
         if (!f || f->present)
             return false;
+        r->p = key + f->name_len + 1;
         f->present = true;
         f->order = order;
         skip_ws(r);
