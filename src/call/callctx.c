@@ -333,11 +333,16 @@ static th_rc content_in(th_call *c, json_object *block)
     char where[40];
     size_t bytes = 1; /* the comma before it */
     th_buf why = {0};
-    /* Not snprintf: this runs for every block of every call. */
-    memcpy(where, "content[", 8);
-    size_t n = 8 + th_fmt_u64(where + 8, nblocks(c));
-    memcpy(where + n, "]", 2);
-    if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
+    /* The plain text block needs no name for where it is (only a problem
+     * does); any other is checked the long way. Not snprintf: this runs
+     * for every block of every call. */
+    bool plain = !c->invalid && !c->too_big && th_result_quick_text_block(block, &bytes);
+    if (!plain) {
+        memcpy(where, "content[", 8);
+        size_t n = 8 + th_fmt_u64(where + 8, nblocks(c));
+        memcpy(where + n, "]", 2);
+    }
+    if (!plain && (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why))) {
         if (why.len)
             set_invalid(c, &why);
         th_result_free(block);

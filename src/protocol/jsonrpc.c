@@ -839,6 +839,25 @@ static const char response_head[] = "{\"jsonrpc\":\"2.0\",\"id\":", response_mid
 
 bool th_rpc_response_text_begin(th_buf *out, json_object *id, size_t *result_at)
 {
+    /* The common id, an integer as json-c reads it, in one piece with the
+     * constant text around it (INT64_MAX may stand for a uint64: json-c
+     * writes that one). */
+    int64_t v;
+    if (json_object_is_type(id, json_type_int) && !json_object_get_userdata(id) &&
+        (v = json_object_get_int64(id)) != INT64_MAX) {
+        char t[sizeof response_head + 24 + sizeof response_mid];
+        size_t n = sizeof response_head - 1;
+        memcpy(t, response_head, n);
+        if (v < 0)
+            t[n++] = '-';
+        n += th_fmt_u64(t + n, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
+        memcpy(t + n, response_mid, sizeof response_mid - 1);
+        n += sizeof response_mid - 1;
+        if (!th_buf_append(out, t, n))
+            return false;
+        *result_at = out->len;
+        return true;
+    }
     size_t mark = out->len;
     if (th_buf_append(out, response_head, sizeof response_head - 1) && th_json_append(out, id) &&
         th_buf_append(out, response_mid, sizeof response_mid - 1)) {
@@ -1100,12 +1119,11 @@ static size_t quick_id_key(json_object *id, char *out, size_t size)
                 key[n++] = '-';
                 v = -v;
             }
-            unsigned exp = 0;
-            while (v % 10 == 0) {
-                v /= 10;
-                exp++;
-            }
-            n += th_fmt_u64(key + n, (unsigned long long)v);
+            /* The digits, their trailing zeros moved to the exponent. */
+            size_t digits = th_fmt_u64(key + n, (unsigned long long)v), exp = 0;
+            while (key[n + digits - 1 - exp] == '0')
+                exp++; /* v > 0: the first digit stops it */
+            n += digits - exp;
             key[n++] = 'e';
             n += th_fmt_u64(key + n, exp);
         }
