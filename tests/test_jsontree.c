@@ -143,7 +143,10 @@ END_TEST
  * object past the walked size. */
 START_TEST(get_matches_get_ex)
 {
-    json_object *small = json_tokener_parse("{\"a\":1,\"b\":null,\"c\":\"x\"}");
+    /* Keys of every length around the eight bytes compared inline, and
+     * long ones that share a prefix (MCP's _meta names). */
+    json_object *small = json_tokener_parse("{\"a\":1,\"b\":null,\"c\":\"x\",\"abcdefg\":2,\"abcdefgh\":3,"
+                                            "\"abcdefghi\":4,\"io.modelcontextprotocol/protocolVersion\":5}");
     json_object *big = json_object_new_object();
     for (int i = 0; i < 40; i++) {
         char k[16];
@@ -152,7 +155,10 @@ START_TEST(get_matches_get_ex)
     }
     json_object *arr = json_object_new_array();
     json_object *objs[] = {small, big, arr, NULL};
-    const char *keys[] = {"a", "b", "c", "d", "k0", "k39", "k40", ""};
+    const char *keys[] = {"a", "b", "c", "d", "k0", "k39", "k40", "", "abcdefg", "abcdefgh", "abcdefghi",
+                          "abcdefgH", "abcdefghI", "abcdefgh\xff", "io.modelcontextprotocol/protocolVersion",
+                          "io.modelcontextprotocol/protocolVersio", "io.modelcontextprotocol/protocolVersionX",
+                          "io.modelcontextprotocol/clientCapabilities"};
     for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             json_object *want = (json_object *)&want, *got = (json_object *)&got;

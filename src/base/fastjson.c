@@ -59,6 +59,9 @@ static const struct {
     KEY("jsonrpc"), KEY("id"), KEY("method"), KEY("params"), KEY("name"), KEY("arguments"), KEY("_meta"),
     KEY("progressToken"), KEY("text"), KEY("cursor"), KEY("protocolVersion"), KEY("capabilities"),
     KEY("clientInfo"), KEY("version"), KEY("requestId"), KEY("reason"), KEY("level"), KEY("uri"), KEY("type"),
+    /* A modern request's _meta (2026-07-28). */
+    KEY("io.modelcontextprotocol/protocolVersion"), KEY("io.modelcontextprotocol/clientCapabilities"),
+    KEY("io.modelcontextprotocol/clientInfo"), KEY("io.modelcontextprotocol/logLevel"),
 };
 #undef KEY
 
@@ -413,14 +416,34 @@ static void fields_reset(th_fastjson_field *fields, size_t n)
     }
 }
 
-/* Whether field F's name is the KLEN bytes at KEY: lengths first, then a
- * loop, since names are a few bytes and a call to memcmp costs more. */
+/* Whether field F's name is the KLEN bytes at KEY: lengths first, then the
+ * bytes inline, since names are a few bytes and a call to memcmp costs
+ * more. */
 static inline bool name_is(const th_fastjson_field *f, const char *key, size_t klen)
 {
     if (f->name_len != klen)
         return false;
-    for (size_t i = 0; i < klen; i++)
-        if (f->name[i] != key[i])
+    const char *a = f->name, *b = key;
+    size_t n = klen;
+    /* Words while they last (both hold KLEN bytes), then bytes. */
+    for (uint64_t x, y; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        if (x != y)
+            return false;
+        a += 4;
+        b += 4;
+        n -= 4;
+    }
+    while (n--)
+        if (*a++ != *b++)
             return false;
     return true;
 }

@@ -16,12 +16,17 @@
 
 #define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* Whether A and B are equal: keys are short, a call to strcmp costs more. */
+/* Whether A and B are equal: most keys are short, and a call to strcmp
+ * costs more than comparing them here; past eight bytes (MCP's
+ * "io.modelcontextprotocol/..." names share 24) strcmp takes over. */
 static inline bool same_key(const char *a, const char *b)
 {
+    const char *stop = a + 8;
     while (*a && *a == *b) {
         a++;
         b++;
+        if (a == stop)
+            return strcmp(a, b) == 0;
     }
     return *a == *b;
 }

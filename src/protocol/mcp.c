@@ -1151,7 +1151,8 @@ static bool answer_as_text(job *j, th_rc rc)
 static void run_job(void *p)
 {
     job *j = p;
-    if (cancelled_in_queue(j)) {
+    /* One the reader runs as it reads it never waited in a queue. */
+    if (!j->run_by_reader && cancelled_in_queue(j)) {
         job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
         return;
     }
