@@ -474,7 +474,7 @@ static void fill(th_call *c, int k)
     } else if (k == 4) {
         /* More blocks than a call keeps inside itself: in order still. */
         for (int i = 0; i < 11; i++) {
-            char t[16];
+            char t[24];
             snprintf(t, sizeof t, "block %d", i);
             ck_assert_int_eq(th_call_text(c, t), TH_OK);
         }
