@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,7 +442,8 @@ static json_object *text_block(const char *text, size_t len, bool text_first)
 
 /* Fill C as shape K of finish_text_prints_what_finish_returns: blocks of
  * every ASCII byte, no text, a NUL inside, members in either order; an
- * image; no block at all; isError on some. */
+ * image; no block at all; eleven blocks; blocks not quite plain text;
+ * isError on some. */
 static void fill(th_call *c, int k)
 {
     char every[160];
@@ -457,6 +459,25 @@ static void fill(th_call *c, int k)
     } else if (k == 2) {
         ck_assert_int_eq(th_call_image(c, "image/png", "AA=="), TH_OK);
         ck_assert_int_eq(th_call_text(c, "after"), TH_OK);
+    } else if (k == 5) {
+        /* Text blocks with one member more, and with a text that has a
+         * serializer of its own: written as json-c writes them. */
+        json_object *b = text_block("x", 1, false);
+        json_object_object_add(b, "annotations", json_tokener_parse("{\"priority\":1}"));
+        ck_assert_int_eq(th_call_content(c, b), TH_OK);
+        json_object *raw = json_object_new_string("x");
+        json_object_set_serializer(raw, json_object_userdata_to_json_string, (void *)"\"kept\\u0078\"", NULL);
+        b = json_object_new_object();
+        json_object_object_add(b, "type", json_object_new_string("text"));
+        json_object_object_add(b, "text", raw);
+        ck_assert_int_eq(th_call_content(c, b), TH_OK);
+    } else if (k == 4) {
+        /* More blocks than a call keeps inside itself: in order still. */
+        for (int i = 0; i < 11; i++) {
+            char t[24];
+            snprintf(t, sizeof t, "block %d", i);
+            ck_assert_int_eq(th_call_text(c, t), TH_OK);
+        }
     }
     if (k == 1 || k == 3)
         th_call_mark_error(c);
@@ -487,6 +508,34 @@ START_TEST(finish_text_prints_what_finish_returns)
 END_TEST
 
 /* Every other result is left to th_call_finish, the buffer as it was. */
+/* A call in its caller's memory works as one of its own, names longer
+ * than its own room included, and its end leaves that memory alone (the
+ * sanitizers and valgrind see a free() of it as an error). */
+START_TEST(call_in_callers_memory)
+{
+    static const char *const names[] = {"t", "a_tool_name_of_more_than_forty_eight_bytes_for_the_heap"};
+    for (size_t i = 0; i < 2; i++) {
+        max_align_t *mem = malloc(th_call_size);
+        ck_assert_ptr_nonnull(mem);
+        memset(mem, 0xa5, th_call_size); /* not zeroed: the call clears it */
+        th_call_hooks hooks = {0};
+        th_call *c = th_call_new_in(mem, names[i], &hooks);
+        ck_assert_ptr_eq(c, (th_call *)mem);
+        ck_assert_str_eq(th_call_tool_name(c), names[i]);
+        for (int k = 0; k < 6; k++)
+            ck_assert_int_eq(th_call_text(c, "x"), TH_OK);
+        th_buf text = {0};
+        ck_assert(th_call_finish_text(c, TH_OK, &text));
+        ck_assert_str_eq(text.data, "{\"content\":[{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"text\",\"text\":\"x\"},"
+                                    "{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"text\",\"text\":\"x\"},"
+                                    "{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"text\",\"text\":\"x\"}]}");
+        th_call_free(c);
+        free(text.data);
+        free(mem);
+    }
+}
+END_TEST
+
 START_TEST(finish_text_leaves_other_results_to_finish)
 {
     for (int k = 0; k < 4; k++) {
@@ -715,8 +764,9 @@ static Suite *callctx_suite(void)
     tcase_add_test(tc, text_blocks_are_sized_as_the_walk_sizes_them);
     tcase_add_test(tc, string_estimates_are_exact);
     tcase_add_test(tc, utf8_checked_at_every_position);
-    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 4);
+    tcase_add_loop_test(tc, finish_text_prints_what_finish_returns, 0, 6);
     tcase_add_test(tc, finish_text_leaves_other_results_to_finish);
+    tcase_add_test(tc, call_in_callers_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -400,6 +400,18 @@ static char *parsed_key(const char *id_json, char *echo, size_t size)
     json_object_put(reply);
     char *key = th_rpc_id_key(m.id);
     ck_assert_ptr_nonnull(key);
+    /* The same key written into a caller's buffer, or malloc'd when it
+     * does not fit there. */
+    char small[6], here[32];
+    char *in_small = th_rpc_id_key_in(m.id, small, sizeof small), *in_here = th_rpc_id_key_in(m.id, here, sizeof here);
+    ck_assert_str_eq(in_small, key);
+    ck_assert_str_eq(in_here, key);
+    ck_assert(strlen(key) < sizeof small || in_small != small);
+    ck_assert(strlen(key) < sizeof here || in_here != here);
+    if (in_small != small)
+        free(in_small);
+    if (in_here != here)
+        free(in_here);
     th_rpc_msg_clear(&m);
     return key;
 }
@@ -641,6 +653,35 @@ START_TEST(spliced_results_match_built_ones)
                 b.len = 0;
                 ck_assert(th_rpc_write(want, &b));
                 ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                /* The response made as text: the same bytes, and its
+                 * members, as sent, for a transport that looks for them. */
+                size_t at;
+                b.len = 0;
+                ck_assert(th_buf_append(&b, "x", 1));
+                ck_assert(th_rpc_response_text_begin(&b, id, &at));
+                ck_assert(th_buf_append(&b, results[r], strlen(results[r])));
+                ck_assert(th_rpc_response_text_end(&b, at, with_tail ? tail : NULL));
+                ck_assert_msg(b.len == wl + 1 && strcmp(b.data + 1, w) == 0, "want %s\n got %s", w, b.data + 1);
+                json_object *text = th_rpc_response_text(id, b.data + 1, b.len - 1, at - 1);
+                ck_assert_ptr_nonnull(text);
+                b.len = 0;
+                ck_assert(th_rpc_write(text, &b));
+                ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                const char *t = th_rpc_serialize(text, &gl);
+                ck_assert_msg(gl == wl && strcmp(t, w) == 0, "want %s\n got %s", w, t);
+                json_object *member = NULL, *want_member = NULL;
+                ck_assert(th_rpc_member(text, "id", &member));
+                ck_assert_ptr_eq(member, id);
+                ck_assert(th_rpc_member(text, "result", NULL));
+                ck_assert(th_rpc_member(text, "result", &member));
+                ck_assert(json_object_object_get_ex(want, "result", &want_member));
+                ck_assert(json_object_equal(member, want_member));
+                ck_assert(!th_rpc_member(text, "error", NULL));
+                /* Looked into, it still writes the same text. */
+                b.len = 0;
+                ck_assert(th_rpc_write(text, &b));
+                ck_assert_msg(b.len == wl && strcmp(b.data, w) == 0, "want %s\n got %s", w, b.data);
+                json_object_put(text);
                 free(b.data);
                 json_object_put(again);
                 json_object_put(want);

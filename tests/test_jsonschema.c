@@ -570,6 +570,78 @@ START_TEST(cancel_stops_validation)
 }
 END_TEST
 
+static bool count_poll(void *ctx)
+{
+    ++*(int *)ctx;
+    return false;
+}
+
+/*
+** The quick check of "an object with a few typed properties" accepts
+** exactly what the walk accepts, and leaves everything else to the walk,
+** whose messages are the same either way. A walk polls for cancellation
+** at its first step; the quick check never does, which shows which ran.
+*/
+START_TEST(quick_check_agrees_with_the_walk)
+{
+    static const struct {
+        const char *text;
+        bool quick; /* plain enough for the quick check */
+    } schemas[] = {
+        {"{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"description\":\"d\"}},"
+         "\"required\":[\"text\"],\"additionalProperties\":false}", true},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"integer\"},"
+         "\"c\":{\"type\":[\"boolean\",\"null\"]},\"d\":true,\"e\":{\"type\":\"array\"},\"f\":{}},"
+         "\"required\":[\"a\",\"b\"]}", true},
+        {"{\"type\":\"object\",\"properties\":{\"o\":{\"type\":\"object\"}},\"additionalProperties\":true,"
+         "\"title\":\"t\",\"$defs\":{\"x\":{\"type\":\"string\"}}}", true},
+        /* One keyword more, and the walk decides. */
+        {"{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"minLength\":2}}}", false},
+        {"{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"enum\":[\"x\"]}}}", false},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"b\"]}", false},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},"
+         "\"additionalProperties\":{\"type\":\"string\"}}", false},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"maxProperties\":1}", false},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\"}},"
+         "\"$defs\":{\"s\":{\"type\":\"string\"}}}", false},
+        {"{\"type\":\"object\",\"properties\":{\"a\":false}}", false},
+        {"{\"type\":[\"object\",\"null\"],\"properties\":{\"a\":{\"type\":\"string\"}}}", false},
+    };
+    static const char *const instances[] = {
+        "{\"text\":\"hi\"}", "{\"text\":1}", "{}", "{\"text\":\"hi\",\"more\":1}", "[]", "\"s\"", "null",
+        "{\"a\":1.5,\"b\":2}", "{\"a\":1,\"b\":2.0}", "{\"a\":1,\"b\":2.5}", "{\"a\":\"1\",\"b\":2}",
+        "{\"a\":1,\"b\":2,\"c\":null,\"d\":[1],\"e\":[],\"f\":{}}", "{\"a\":1,\"b\":2,\"c\":true,\"e\":{}}",
+        "{\"o\":{}}", "{\"o\":[]}", "{\"a\":\"x\"}", "{\"a\":\"x\",\"b\":\"y\"}", "{\"a\":1}",
+        "{\"text\":\"x\"}", "{\"a\":-9223372036854775809,\"b\":18446744073709551616}",
+    };
+    for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
+        th_schema *s = compile_ok(schemas[i].text);
+        for (size_t k = 0; k < sizeof instances / sizeof instances[0]; k++) {
+            json_object *inst = parse(instances[k]);
+            int polls = 0;
+            th_validate_opts quick = {count_poll, &polls, 0}, walk = {NULL, NULL, 100000000};
+            char *mq = NULL, *mw = NULL;
+            size_t nq = th_schema_validate_ex(s, inst, &quick, &mq);
+            size_t nw = th_schema_validate_ex(s, inst, &walk, &mw);
+            ck_assert_msg(nq == nw, "schema %zu, %s: %zu vs %zu", i, instances[k], nq, nw);
+            ck_assert_msg((!mq && !mw) || (mq && mw && strcmp(mq, mw) == 0), "schema %zu, %s: %s vs %s", i,
+                          instances[k], mq ? mq : "(none)", mw ? mw : "(none)");
+            /* Valid instances of a quick schema skip the walk, barring a
+             * double where an integer is wanted (the walk judges those). */
+            bool skipped = polls == 0;
+            if (!schemas[i].quick || nq > 0)
+                ck_assert_msg(!skipped, "schema %zu, %s: no walk", i, instances[k]);
+            else if (!strstr(instances[k], ".0") && !strstr(instances[k], "18446744073709551616"))
+                ck_assert_msg(skipped, "schema %zu, %s: walked", i, instances[k]);
+            free(mq);
+            free(mw);
+            json_object_put(inst);
+        }
+        th_schema_free(s);
+    }
+}
+END_TEST
+
 /* A failed cheap check (type, sizes, required) ends the work on that
 ** instance: uniqueItems, patterns and descent are not run, and the
 ** messages name the cheap failure only. */
@@ -691,6 +763,7 @@ static Suite *jsonschema_suite(void)
     tcase_add_test(adv, unique_items_crafted_pairs);
     tcase_add_test(adv, step_budget);
     tcase_add_test(adv, cancel_stops_validation);
+    tcase_add_test(adv, quick_check_agrees_with_the_walk);
     suite_add_tcase(s, adv);
     return s;
 }

@@ -40,6 +40,46 @@ static const char *const texts[] = {
     "[[[[[[[[[[{\"deep\":[[[[\"x\"]]]]}]]]]]]]]]]",
 };
 
+/* A string's bytes appended alone, as a string object of them is. */
+START_TEST(append_string_matches_the_object)
+{
+    char s[300];
+    for (int i = 0; i < 300; i++)
+        s[i] = (char)(i * 7 + 3);
+    for (size_t n = 0; n <= sizeof s; n += 13) {
+        json_object *o = json_object_new_string_len(s, (int)n);
+        th_buf a = {0}, b = {0};
+        ck_assert(th_buf_append(&a, "x", 1) && th_buf_append(&b, "x", 1));
+        ck_assert(th_json_append_string(&a, s, n));
+        ck_assert(th_json_append(&b, o));
+        ck_assert_uint_eq(a.len, b.len);
+        ck_assert(memcmp(a.data, b.data, a.len + 1) == 0);
+        free(a.data);
+        free(b.data);
+        json_object_put(o);
+    }
+}
+END_TEST
+
+/* th_fmt_u64 writes what printf writes, at every digit count. */
+START_TEST(fmt_u64_matches_printf)
+{
+    unsigned long long v[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, 65535, 99999, 100000, 1234567,
+                              4294967295ULL, 10000000000ULL, 999999999999999999ULL, 1000000000000000000ULL,
+                              9223372036854775807ULL, 18446744073709551615ULL};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (int d = -1; d <= 1; d++) {
+            unsigned long long x = v[i] + (unsigned long long)d;
+            char got[32], want[32];
+            memset(got, 'z', sizeof got);
+            size_t n = th_fmt_u64(got, x);
+            snprintf(want, sizeof want, "%llu", x);
+            ck_assert_str_eq(got, want);
+            ck_assert_uint_eq(n, strlen(want));
+        }
+}
+END_TEST
+
 START_TEST(append_matches_json_c)
 {
     json_object *o = json_tokener_parse(texts[_i]);
@@ -103,7 +143,10 @@ END_TEST
  * object past the walked size. */
 START_TEST(get_matches_get_ex)
 {
-    json_object *small = json_tokener_parse("{\"a\":1,\"b\":null,\"c\":\"x\"}");
+    /* Keys of every length around the eight bytes compared inline, and
+     * long ones that share a prefix (MCP's _meta names). */
+    json_object *small = json_tokener_parse("{\"a\":1,\"b\":null,\"c\":\"x\",\"abcdefg\":2,\"abcdefgh\":3,"
+                                            "\"abcdefghi\":4,\"io.modelcontextprotocol/protocolVersion\":5}");
     json_object *big = json_object_new_object();
     for (int i = 0; i < 40; i++) {
         char k[16];
@@ -112,7 +155,10 @@ START_TEST(get_matches_get_ex)
     }
     json_object *arr = json_object_new_array();
     json_object *objs[] = {small, big, arr, NULL};
-    const char *keys[] = {"a", "b", "c", "d", "k0", "k39", "k40", ""};
+    const char *keys[] = {"a", "b", "c", "d", "k0", "k39", "k40", "", "abcdefg", "abcdefgh", "abcdefghi",
+                          "abcdefgH", "abcdefghI", "abcdefgh\xff", "io.modelcontextprotocol/protocolVersion",
+                          "io.modelcontextprotocol/protocolVersio", "io.modelcontextprotocol/protocolVersionX",
+                          "io.modelcontextprotocol/clientCapabilities"};
     for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             json_object *want = (json_object *)&want, *got = (json_object *)&got;
@@ -134,6 +180,8 @@ static Suite *jsontree_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, append_matches_json_c, 0, (int)(sizeof texts / sizeof texts[0]));
     tcase_add_test(tc, append_escapes_every_byte);
+    tcase_add_test(tc, append_string_matches_the_object);
+    tcase_add_test(tc, fmt_u64_matches_printf);
     tcase_add_test(tc, append_keeps_custom_serializers);
     tcase_add_test(tc, get_matches_get_ex);
     suite_add_tcase(s, tc);

@@ -59,6 +59,9 @@ static const struct {
     KEY("jsonrpc"), KEY("id"), KEY("method"), KEY("params"), KEY("name"), KEY("arguments"), KEY("_meta"),
     KEY("progressToken"), KEY("text"), KEY("cursor"), KEY("protocolVersion"), KEY("capabilities"),
     KEY("clientInfo"), KEY("version"), KEY("requestId"), KEY("reason"), KEY("level"), KEY("uri"), KEY("type"),
+    /* A modern request's _meta (2026-07-28). */
+    KEY("io.modelcontextprotocol/protocolVersion"), KEY("io.modelcontextprotocol/clientCapabilities"),
+    KEY("io.modelcontextprotocol/clientInfo"), KEY("io.modelcontextprotocol/logLevel"),
 };
 #undef KEY
 
@@ -70,10 +73,18 @@ static const char *known_key(const char *k, size_t n)
     return NULL;
 }
 
-static void skip_ws(reader *r)
+static void skip_ws_slow(reader *r)
 {
     while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
         r->p++;
+}
+
+/* Compact JSON has no white space: one comparison, inline, says so for
+ * any byte past the space. */
+static inline void skip_ws(reader *r)
+{
+    if (r->p < r->end && (unsigned char)*r->p <= ' ')
+        skip_ws_slow(r);
 }
 
 static bool reserve(reader *r, size_t n)
@@ -108,18 +119,33 @@ static bool string(reader *r, const char **s, size_t *n)
         /* In locals: through R the compiler reloads and stores the
          * pointer at every byte (a char may alias it). */
         const char *p = r->p, *end = r->end;
-        /* Eight ordinary bytes at a time (none past 0x7F, below 0x20, '"'
-         * or '\\': the usual bit tricks), then byte by byte. */
-        for (uint64_t w, q, bs; end - p >= 8; p += 8) {
-            memcpy(&w, p, 8);
-            q = w ^ 0x2222222222222222ULL;
-            bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
-            if ((w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
-                 ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL)
+        /* Eight bytes at a time: the usual bit tricks mark bytes past 0x7F,
+         * below 0x20, '"' and '\\'. A mark can be false only above a true
+         * one (a borrow runs upward), so the lowest mark is the first such
+         * byte, and the scan jumps straight to it. The last few bytes go
+         * one at a time. */
+        for (;;) {
+            if (end - p >= 8) {
+                uint64_t w, q, bs, m;
+                memcpy(&w, p, 8);
+                q = w ^ 0x2222222222222222ULL;
+                bs = w ^ 0x5c5c5c5c5c5c5c5cULL;
+                m = (w | ((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
+                     ((bs - 0x0101010101010101ULL) & ~bs)) & 0x8080808080808080ULL;
+                if (!m) {
+                    p += 8;
+                    continue;
+                }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                p += (unsigned)__builtin_ctzll(m) >> 3; /* p[0] is the lowest byte */
                 break;
+#endif
+                /* Big-endian: the borrow runs toward p[0]; bytes decide. */
+            }
+            while (p < end && string_class[(unsigned char)*p] == 0)
+                p++;
+            break;
         }
-        while (p < end && string_class[(unsigned char)*p] == 0)
-            p++;
         r->p = p;
         if (r->p == r->end)
             return false;
@@ -365,6 +391,8 @@ json_object *th_fastjson_parse(const char *text, size_t len)
 static void fields_init(th_fastjson_field *fields, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        if (!fields[i].name_len)
+            fields[i].name_len = strlen(fields[i].name);
         fields[i].present = fields[i].in_sub = false;
         fields[i].value = NULL;
         fields[i].text = NULL;
@@ -388,6 +416,38 @@ static void fields_reset(th_fastjson_field *fields, size_t n)
     }
 }
 
+/* Whether field F's name is the KLEN bytes at KEY: lengths first, then the
+ * bytes inline, since names are a few bytes and a call to memcmp costs
+ * more. */
+static inline bool name_is(const th_fastjson_field *f, const char *key, size_t klen)
+{
+    if (f->name_len != klen)
+        return false;
+    const char *a = f->name, *b = key;
+    size_t n = klen;
+    /* Words while they last (both hold KLEN bytes), then bytes. */
+    for (uint64_t x, y; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        if (x != y)
+            return false;
+        a += 4;
+        b += 4;
+        n -= 4;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
 /*
 ** The object at r->p read member by member into FIELDS (N, their outputs
 ** empty), its values at DEPTH. False, with r->p anywhere and what was read
@@ -404,16 +464,22 @@ static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int de
         return true;
     }
     for (size_t order = 0;; order++) {
-        const char *key;
-        size_t klen;
-        if (r->p == r->end || *r->p != '"' || !string(r, &key, &klen) || key == r->scratch)
-            return false; /* a name with escapes is no field's */
+        if (r->p == r->end || *r->p != '"')
+            return false;
+        /* The member's name is a field's exactly when the field's name
+         * follows the quote, then a quote: a name with an escape is no
+         * field's (names have no byte that needs one), and none other can
+         * match. So no scan of the name as a string. */
+        const char *key = r->p + 1;
+        size_t avail = (size_t)(r->end - key);
         th_fastjson_field *f = NULL;
         for (size_t i = 0; i < n && !f; i++)
-            if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, klen) == 0 && fields[i].name[klen] == '\0')
+            if (fields[i].name_len < avail && key[fields[i].name_len] == '"' &&
+                name_is(&fields[i], key, fields[i].name_len))
                 f = &fields[i];
         if (!f || f->present)
             return false;
+        r->p = key + f->name_len + 1;
         f->present = true;
         f->order = order;
         skip_ws(r);

@@ -23,7 +23,8 @@ json_object *th_fastjson_parse(const char *text, size_t len);
 
 /* One member th_fastjson_fields reads. */
 typedef struct th_fastjson_field {
-    const char *name;   /* in: the member's name */
+    const char *name;   /* in: the member's name (no byte JSON would escape) */
+    size_t name_len;    /* in: strlen(name), or 0 to have it counted */
     bool as_text;       /* in: a string wanted as its bytes, not as an object */
     /* in: an object value wanted member by member, into these NSUB fields,
      * when its members are all among them (each once, as_text ones plain

@@ -99,8 +99,10 @@ th_handle th_handle_open(void *obj, int kind, const char *name)
     slot *s = slot_at((uint32_t)idx);
     s->obj = obj;
     s->kind = kind;
-    strncpy(s->name, name ? name : "", NAME_LEN - 1);
-    s->name[NAME_LEN - 1] = '\0';
+    /* Not strncpy, which pads the whole field with zeros on every open. */
+    size_t n = name ? strnlen(name, NAME_LEN - 1) : 0;
+    memcpy(s->name, name ? name : "", n);
+    s->name[n] = '\0';
     /* The generation was advanced when the slot was last closed; storing
      * it again publishes obj and kind to whoever enters with it. */
     uint64_t st = atomic_load_explicit(&s->state, memory_order_relaxed);

@@ -16,12 +16,17 @@
 
 #define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* Whether A and B are equal: keys are short, a call to strcmp costs more. */
+/* Whether A and B are equal: most keys are short, and a call to strcmp
+ * costs more than comparing them here; past eight bytes (MCP's
+ * "io.modelcontextprotocol/..." names share 24) strcmp takes over. */
 static inline bool same_key(const char *a, const char *b)
 {
+    const char *stop = a + 8;
     while (*a && *a == *b) {
         a++;
         b++;
+        if (a == stop)
+            return strcmp(a, b) == 0;
     }
     return *a == *b;
 }
@@ -237,6 +242,14 @@ static bool value(th_buf *b, json_object *o)
     if ((size_t)t >= sizeof writers / sizeof writers[0] || !writers[t])
         return by_json_c(b, o);
     return writers[t](b, o);
+}
+
+bool th_json_append_string(th_buf *b, const char *s, size_t n)
+{
+    if (!string(b, s, n) || !reserve(b, 0))
+        return false;
+    b->data[b->len] = '\0';
+    return true;
 }
 
 bool th_json_append(th_buf *b, json_object *o)

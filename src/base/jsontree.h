@@ -32,4 +32,8 @@ bool th_json_get(json_object *o, const char *key, json_object **out);
 */
 bool th_json_append(th_buf *b, json_object *o);
 
+/* Append the N bytes at S as a JSON string, quoted and escaped exactly as
+ * th_json_append writes a string object's; false when memory ran out. */
+bool th_json_append_string(th_buf *b, const char *s, size_t n);
+
 #endif

@@ -174,7 +174,7 @@ static bool buf_reserve(th_buf *b, size_t extra)
     return true;
 }
 
-bool th_buf_append(th_buf *b, const char *s, size_t len)
+bool th_buf_append_grow(th_buf *b, const char *s, size_t len)
 {
     if (!buf_reserve(b, len))
         return false;
@@ -256,13 +256,23 @@ int th_hex_digit(int c)
 
 size_t th_fmt_u64(char *out, unsigned long long v)
 {
-    char rev[20];
-    size_t n = 0;
-    do
-        rev[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        out[i] = rev[n - 1 - i];
+    /* Two digits a step, written from the end: ids and sizes are short,
+     * and this runs several times a call. */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    size_t n = 1;
+    for (unsigned long long t = v; t >= 10; t /= 10)
+        n++;
     out[n] = '\0';
+    size_t i = n;
+    for (; v >= 10; v /= 100) {
+        unsigned d = (unsigned)(v % 100);
+        out[--i] = pairs[2 * d + 1];
+        out[--i] = pairs[2 * d];
+        if (i == 0)
+            return n;
+    }
+    out[--i] = (char)('0' + v);
     return n;
 }

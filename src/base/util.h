@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "toolhost/plugin.h"
 
@@ -60,8 +61,18 @@ typedef struct th_buf {
     size_t cap;
 } th_buf;
 
-/* Append; return false on allocation failure (the buffer is unchanged). */
-bool th_buf_append(th_buf *b, const char *s, size_t len);
+/* Append; return false on allocation failure (the buffer is unchanged).
+ * Inline while there is room: responses are built from many short pieces. */
+bool th_buf_append_grow(th_buf *b, const char *s, size_t len);
+static inline bool th_buf_append(th_buf *b, const char *s, size_t len)
+{
+    if (len >= b->cap - b->len) /* no room for LEN bytes and the NUL (or no buffer yet) */
+        return th_buf_append_grow(b, s, len);
+    memcpy(b->data + b->len, s, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return true;
+}
 bool th_buf_printf(th_buf *b, const char *fmt, ...) TH_PRINTF(2, 3);
 
 /*

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "base/jsontree.h"
 #include "call/ask.h"
 #include "call/callctx.h"
 
@@ -45,7 +46,7 @@ unsigned th_ask_caps_of(json_object *capabilities)
     if (!capabilities || !json_object_is_type(capabilities, json_type_object))
         return 0;
     for (size_t i = 0; i < NKINDS; i++)
-        if (json_object_object_get_ex(capabilities, kinds[i].capability, &v) &&
+        if (th_json_get(capabilities, kinds[i].capability, &v) && /* a walk: capabilities are few */
             json_object_is_type(v, json_type_object))
             caps |= kinds[i].kind;
     return caps;

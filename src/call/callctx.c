@@ -28,7 +28,12 @@ struct th_call {
     char *tool_name;         /* name_here, or malloc'd when longer */
     char name_here[48];
     th_call_hooks hooks;
-    json_object *content;    /* array; NULL until the first block */
+    /* The content blocks in order: blocks_here, or a malloc'd array once
+     * there are more. Not a json-c array: that cost three allocations per
+     * call, and a result printed as text (th_call_finish_text) needs none. */
+    json_object **blocks;
+    size_t nblocks, cap_blocks;
+    json_object *blocks_here[4];
     json_object *structured; /* NULL until set */
     bool is_error;
     bool failed;             /* the host failed it (th_call_fail) */
@@ -44,7 +49,10 @@ struct th_call {
     json_object *raw;           /* th_call_set_raw's whole result, or NULL */
     bool crashed;            /* its worker died running it (the call's log line) */
     atomic_bool aborted;        /* th_call_abort: the host got no result */
+    bool in_callers_memory;     /* th_call_new_in: free() is not ours */
 };
+
+const size_t th_call_size = sizeof(struct th_call);
 
 /*
 ** The call CALL names as a plugin passed it: a handle, resolved and entered
@@ -91,16 +99,32 @@ void th_call_end(th_call *c)
     }
 }
 
+static th_call *init(th_call *c, const char *tool_name, const th_call_hooks *hooks);
+
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
 {
     th_call *c = th_zalloc(sizeof *c);
-    if (!c)
-        return NULL;
+    return c ? init(c, tool_name, hooks) : NULL;
+}
+
+th_call *th_call_new_in(void *mem, const char *tool_name, const th_call_hooks *hooks)
+{
+    th_call *c = memset(mem, 0, sizeof *c);
+    c->in_callers_memory = true;
+    return init(c, tool_name, hooks);
+}
+
+/* C, zeroed: its name and hooks set. NULL when out of memory (C is then
+ * freed, unless it is in its caller's memory). */
+static th_call *init(th_call *c, const char *tool_name, const th_call_hooks *hooks)
+{
     /* No allocation for the name, or for the content before a block
      * comes: a call costs few, every one of them on the hot path. */
     tool_name = tool_name ? tool_name : "";
     size_t n = strlen(tool_name);
     c->tool_name = n < sizeof c->name_here ? memcpy(c->name_here, tool_name, n + 1) : strdup(tool_name);
+    c->blocks = c->blocks_here;
+    c->cap_blocks = sizeof c->blocks_here / sizeof c->blocks_here[0];
     if (!c->tool_name) {
         th_call_free(c);
         return NULL;
@@ -113,6 +137,18 @@ th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks)
     return c;
 }
 
+/* Put C's blocks, and go back to the array inside C. */
+static void drop_blocks(th_call *c)
+{
+    for (size_t i = 0; i < c->nblocks; i++)
+        json_object_put(c->blocks[i]);
+    if (c->blocks != c->blocks_here)
+        free(c->blocks);
+    c->blocks = c->blocks_here;
+    c->cap_blocks = sizeof c->blocks_here / sizeof c->blocks_here[0];
+    c->nblocks = 0;
+}
+
 void th_call_free(th_call *c)
 {
     if (!c)
@@ -122,11 +158,12 @@ void th_call_free(th_call *c)
     th_call_end(c);
     if (c->tool_name != c->name_here)
         free(c->tool_name);
-    json_object_put(c->content);
+    drop_blocks(c);
     json_object_put(c->structured);
     json_object_put(c->raw);
     free(c->invalid);
-    free(c);
+    if (!c->in_callers_memory)
+        free(c);
 }
 
 void th_call_set_raw(th_call *call, json_object *result)
@@ -266,7 +303,7 @@ static size_t add_sat(size_t a, size_t b)
 /* How many blocks C holds. */
 static size_t nblocks(const th_call *c)
 {
-    return c->content ? json_object_array_length(c->content) : 0;
+    return c->nblocks;
 }
 
 /* The estimated size of the result; structured content counts twice
@@ -296,11 +333,16 @@ static th_rc content_in(th_call *c, json_object *block)
     char where[40];
     size_t bytes = 1; /* the comma before it */
     th_buf why = {0};
-    /* Not snprintf: this runs for every block of every call. */
-    memcpy(where, "content[", 8);
-    size_t n = 8 + th_fmt_u64(where + 8, nblocks(c));
-    memcpy(where + n, "]", 2);
-    if (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why)) {
+    /* The plain text block needs no name for where it is (only a problem
+     * does); any other is checked the long way. Not snprintf: this runs
+     * for every block of every call. */
+    bool plain = !c->invalid && !c->too_big && th_result_quick_text_block(block, &bytes);
+    if (!plain) {
+        memcpy(where, "content[", 8);
+        size_t n = 8 + th_fmt_u64(where + 8, nblocks(c));
+        memcpy(where + n, "]", 2);
+    }
+    if (!plain && (c->invalid || c->too_big || !th_result_check_block(block, where, &bytes, &why))) {
         if (why.len)
             set_invalid(c, &why);
         th_result_free(block);
@@ -311,10 +353,20 @@ static th_rc content_in(th_call *c, json_object *block)
         th_result_free(block);
         return TH_ERR_VALUE;
     }
-    if ((!c->content && !(c->content = json_object_new_array())) || json_object_array_add(c->content, block) != 0) {
-        json_object_put(block);
-        return TH_ERR_NOMEM;
+    if (c->nblocks == c->cap_blocks) {
+        size_t cap = c->cap_blocks * 2;
+        json_object **grown = cap < SIZE_MAX / sizeof *grown ? malloc(cap * sizeof *grown) : NULL;
+        if (!grown) {
+            json_object_put(block);
+            return TH_ERR_NOMEM;
+        }
+        memcpy(grown, c->blocks, c->nblocks * sizeof *grown);
+        if (c->blocks != c->blocks_here)
+            free(c->blocks);
+        c->blocks = grown;
+        c->cap_blocks = cap;
     }
+    c->blocks[c->nblocks++] = block;
     return TH_OK;
 }
 
@@ -750,8 +802,11 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
         th_call_text(c, json_object_to_json_string_ext(c->structured, JSON_C_TO_STRING_PLAIN |
                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
     /* Constant keys: no copies of the names (see put_str). */
-    json_object *content = c->content ? c->content : json_object_new_array();
-    c->content = NULL;
+    json_object *content = json_object_new_array_ext(c->nblocks ? (int)c->nblocks : 1);
+    for (size_t i = 0; content && i < c->nblocks; i++)
+        if (json_object_array_add(content, c->blocks[i]) == 0)
+            c->blocks[i] = NULL; /* the array's now */
+    drop_blocks(c);
     if (!content) {
         json_object_put(r);
         return NULL;
@@ -766,18 +821,51 @@ json_object *th_call_finish(th_call *c, th_rc handler_rc)
     return r;
 }
 
+/*
+** Append B when it is exactly {"type":"text","text":S}, members in that
+** order and both plain strings (no serializer of their own): the block
+** nearly every result is, written without walking it, byte for byte as
+** th_json_append writes it. False, with OUT as it was, for any other.
+*/
+static bool append_text_block(th_buf *out, json_object *b)
+{
+    static const char head[] = "{\"type\":\"text\",\"text\":";
+    lh_table *t = json_object_get_object(b);
+    struct lh_entry *e1 = t && t->count == 2 ? lh_table_head(t) : NULL, *e2 = e1 ? lh_entry_next(e1) : NULL;
+    if (!e2 || strcmp(lh_entry_k(e1), "type") != 0 || strcmp(lh_entry_k(e2), "text") != 0)
+        return false;
+    json_object *type = (json_object *)lh_entry_v(e1), *text = (json_object *)lh_entry_v(e2);
+    if (!json_object_is_type(type, json_type_string) || !json_object_is_type(text, json_type_string) ||
+        json_object_get_userdata(type) || json_object_get_userdata(text) || json_object_get_string_len(type) != 4 ||
+        memcmp(json_object_get_string(type), "text", 4) != 0)
+        return false;
+    size_t mark = out->len;
+    if (th_buf_append(out, head, sizeof head - 1) &&
+        th_json_append_string(out, json_object_get_string(text), (size_t)json_object_get_string_len(text)) &&
+        th_buf_append(out, "}", 1))
+        return true;
+    out->len = mark;
+    return false;
+}
+
 bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
 {
     th_call_end(c); /* first: no plugin thread adds a block while we look */
     if (handler_rc != TH_OK || c->raw || c->invalid || c->too_big || c->structured)
         return false;
     size_t mark = out->len;
-    bool ok = th_buf_append(out, "{\"content\":", 11) &&
-              (c->content ? th_json_append(out, c->content) : th_buf_append(out, "[]", 2)) &&
-              (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) && th_buf_append(out, "}", 1);
-    if (!ok)
+    bool ok = th_buf_append(out, "{\"content\":[", 12);
+    for (size_t i = 0; ok && i < c->nblocks; i++)
+        ok = (i == 0 || th_buf_append(out, ",", 1)) &&
+             (append_text_block(out, c->blocks[i]) || th_json_append(out, c->blocks[i]));
+    ok = ok && th_buf_append(out, "]", 1) && (!c->is_error || th_buf_append(out, ",\"isError\":true", 15)) &&
+         th_buf_append(out, "}", 1);
+    if (!ok) {
         out->len = mark;
-    return ok;
+        return false;
+    }
+    drop_blocks(c); /* printed: the call keeps nothing, as th_call_finish */
+    return true;
 }
 
 void th_call_abort(th_call *call)

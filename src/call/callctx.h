@@ -48,6 +48,15 @@ typedef struct th_call_hooks {
 th_call *th_call_new(const char *tool_name, const th_call_hooks *hooks);
 
 /*
+** th_call_new in MEM, TH_CALL_SIZE bytes aligned for any object, which the
+** caller owns (a call's own record, one allocation for both): th_call_free
+** then ends and empties the call but leaves MEM to the caller. NULL when
+** out of memory (a long name is copied to the heap); MEM is then unused.
+*/
+extern const size_t th_call_size;
+th_call *th_call_new_in(void *mem, const char *tool_name, const th_call_hooks *hooks);
+
+/*
 ** What to pass the handler instead of CALL: a handle (base/handle.h) that
 ** every public th_call_* function resolves, so a handler's (or its thread's)
 ** use after th_call_end is refused with TH_ERR_MISUSE and logged once,

@@ -29,6 +29,12 @@ bool th_result_check_value(json_object *value, const char *where, size_t *bytes,
  * shape the MCP result schema gives its "type". */
 bool th_result_check_block(json_object *block, const char *where, size_t *bytes, th_buf *why);
 
+/* The block most results are, {"type":"text","text":S} and nothing more,
+ * checked and sized (added to *BYTES) as th_result_check_block would:
+ * true when BLOCK is one and valid. False says nothing (the general check
+ * decides, and words what is wrong); *BYTES is then unchanged. */
+bool th_result_quick_text_block(json_object *block, size_t *bytes);
+
 /*
 ** Drop a reference to VALUE, without recursion when it is nested deeper
 ** than TH_RESULT_MAX_DEPTH, so a refused tree of any depth is freed safely.

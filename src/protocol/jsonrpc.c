@@ -391,6 +391,8 @@ static json_object *keep_exact(const layout *ly, size_t p, json_object *node, bo
 
 static void classify(th_rpc_msg *out);
 
+#define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 /*
 ** One tokener per thread, reset for each message: a new one allocates and
 ** zeroes its 128-level stack, which was a tenth of the cost of a call. The
@@ -489,12 +491,15 @@ static json_object *params_object(th_fastjson_field *pf)
 */
 static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
 {
-    th_fastjson_field pf[P_COUNT] = {
-        [P_NAME] = {.name = "name", .as_text = true}, [P_ARGS] = {.name = "arguments"}, [P_META] = {.name = "_meta"}};
-    th_fastjson_field f[] = {{.name = "jsonrpc", .as_text = true},
-                             {.name = "id"},
-                             {.name = "method", .as_text = true},
-                             {.name = "params", .sub = pf, .nsub = P_COUNT}};
+#define NAMED(s) .name = s, .name_len = sizeof s - 1
+    th_fastjson_field pf[P_COUNT] = {[P_NAME] = {NAMED("name"), .as_text = true},
+                                     [P_ARGS] = {NAMED("arguments")},
+                                     [P_META] = {NAMED("_meta")}};
+    th_fastjson_field f[] = {{NAMED("jsonrpc"), .as_text = true},
+                             {NAMED("id")},
+                             {NAMED("method"), .as_text = true},
+                             {NAMED("params"), .sub = pf, .nsub = P_COUNT}};
+#undef NAMED
     if (!th_fastjson_fields(text, len, f, sizeof f / sizeof f[0]))
         return false;
     json_object *id = f[1].value, *params = f[3].value;
@@ -701,11 +706,12 @@ static void classify(th_rpc_msg *out)
 
 void th_rpc_msg_clear(th_rpc_msg *m)
 {
-    json_object_put(m->msg);
-    json_object_put(m->own_id);
-    json_object_put(m->own_params);
-    json_object_put(m->call_args);
-    json_object_put(m->call_meta);
+    /* Most are NULL by now (a call takes its id and arguments): no call
+     * into json-c for those. */
+    json_object *held[] = {m->msg, m->own_id, m->own_params, m->call_args, m->call_meta};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i])
+            json_object_put(held[i]);
     memset(m, 0, sizeof *m);
 }
 
@@ -762,19 +768,25 @@ json_object *th_rpc_notification(const char *method, json_object *params)
     return o;
 }
 
-/* A result whose members are spliced in as it is serialised. */
+/* A result whose members are spliced in as it is serialised (RESULT's
+ * tree and TAIL), or a whole response made as text already (TEXT, LEN
+ * bytes, the result from RESULT_AT to the last byte but one; RESULT is
+ * NULL until th_rpc_member parses it, and the text is written anyway). */
 typedef struct spliced {
     json_object *id, *result;
     const char *tail;
+    bool whole; /* TEXT is the message */
+    size_t len, result_at;
+    char text[];
 } spliced;
-
-#define SERIALIZE_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int flags)
 {
     (void)level;
     (void)flags;
     spliced *sp = json_object_get_userdata(o);
+    if (sp->whole)
+        return printbuf_memappend(pb, sp->text, (int)sp->len);
     size_t idlen, rlen;
     const char *id = sp->id ? json_object_to_json_string_length(sp->id, SERIALIZE_FLAGS, &idlen) : "null";
     const char *res = json_object_to_json_string_length(sp->result, SERIALIZE_FLAGS, &rlen);
@@ -818,6 +830,74 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
     sp->id = id ? json_object_get(id) : NULL;
     sp->result = result;
     sp->tail = tail;
+    sp->whole = false;
+    json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
+    return o;
+}
+
+static const char response_head[] = "{\"jsonrpc\":\"2.0\",\"id\":", response_mid[] = ",\"result\":";
+
+bool th_rpc_response_text_begin(th_buf *out, json_object *id, size_t *result_at)
+{
+    /* The common id, an integer as json-c reads it, in one piece with the
+     * constant text around it (INT64_MAX may stand for a uint64: json-c
+     * writes that one). */
+    int64_t v;
+    if (json_object_is_type(id, json_type_int) && !json_object_get_userdata(id) &&
+        (v = json_object_get_int64(id)) != INT64_MAX) {
+        char t[sizeof response_head + 24 + sizeof response_mid];
+        size_t n = sizeof response_head - 1;
+        memcpy(t, response_head, n);
+        if (v < 0)
+            t[n++] = '-';
+        n += th_fmt_u64(t + n, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
+        memcpy(t + n, response_mid, sizeof response_mid - 1);
+        n += sizeof response_mid - 1;
+        if (!th_buf_append(out, t, n))
+            return false;
+        *result_at = out->len;
+        return true;
+    }
+    size_t mark = out->len;
+    if (th_buf_append(out, response_head, sizeof response_head - 1) && th_json_append(out, id) &&
+        th_buf_append(out, response_mid, sizeof response_mid - 1)) {
+        *result_at = out->len;
+        return true;
+    }
+    out->len = mark;
+    return false;
+}
+
+bool th_rpc_response_text_end(th_buf *out, size_t result_at, const char *tail)
+{
+    size_t rlen = out->len - result_at;
+    if (tail && rlen >= 2) {
+        /* The result's members, then the tail's: "{...}" + ",..." or "{" + "...". */
+        out->len--;
+        if ((rlen > 2 && !th_buf_append(out, ",", 1)) || !th_buf_append(out, tail + 1, strlen(tail + 1)))
+            return false;
+    }
+    return th_buf_append(out, "}", 1);
+}
+
+json_object *th_rpc_response_text(json_object *id, const char *text, size_t len, size_t result_at)
+{
+    if (len > INT32_MAX || result_at + 3 > len || text[result_at] != '{' || text[len - 1] != '}')
+        return NULL;
+    spliced *sp = malloc(sizeof *sp + len + 1);
+    json_object *o = sp ? json_object_new_boolean(0) : NULL;
+    if (!o) {
+        free(sp);
+        return NULL;
+    }
+    sp->id = id ? json_object_get(id) : NULL;
+    sp->result = NULL;
+    sp->tail = NULL;
+    sp->whole = true;
+    sp->len = len;
+    sp->result_at = result_at;
+    memcpy(sp->text, text, len);
+    sp->text[len] = '\0';
     json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
     return o;
 }
@@ -828,8 +908,15 @@ bool th_rpc_member(json_object *msg, const char *key, json_object **out)
         return json_object_object_get_ex(msg, key, out);
     /* Only th_rpc_result_spliced gives a boolean user data. */
     spliced *sp = json_object_get_userdata(msg);
+    /* A result kept as text is parsed the first time a caller looks in. */
+    if (!sp->result && out && strcmp(key, "result") == 0) {
+        json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+        sp->result = tok ? json_tokener_parse_ex(tok, sp->text + sp->result_at, (int)(sp->len - 1 - sp->result_at))
+                         : NULL;
+        json_tokener_free(tok);
+    }
     json_object *v = strcmp(key, "id") == 0 ? sp->id : strcmp(key, "result") == 0 ? sp->result : NULL;
-    bool found = v != NULL || strcmp(key, "id") == 0;
+    bool found = v != NULL || strcmp(key, "id") == 0 || (strcmp(key, "result") == 0 && !sp->result);
     if (out)
         *out = v;
     return found;
@@ -845,10 +932,11 @@ bool th_rpc_write(json_object *msg, th_buf *out)
     spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
     if (!sp)
         return th_json_append(out, msg);
+    if (sp->whole)
+        return th_buf_append(out, sp->text, sp->len);
     /* As spliced_to_json writes it. */
-    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"result\":";
-    if (!th_buf_append(out, head, sizeof head - 1) || !th_json_append(out, sp->id) ||
-        !th_buf_append(out, mid, sizeof mid - 1))
+    if (!th_buf_append(out, response_head, sizeof response_head - 1) || !th_json_append(out, sp->id) ||
+        !th_buf_append(out, response_mid, sizeof response_mid - 1))
         return false;
     size_t at = out->len;
     if (!th_json_append(out, sp->result))
@@ -1011,57 +1099,69 @@ static bool number_key(th_buf *b, bool *ok, const char *text)
 /*
 ** The key of the common ids without serialising them (which costs json-c a
 ** buffer per id): an int64 as number_key writes it, a string of plain
-** printable ASCII as its JSON text. NULL when ID is neither (or out of
-** memory): th_rpc_id_key then takes the general way.
+** printable ASCII as its JSON text, written to OUT (SIZE bytes) with its
+** NUL. Its length, or 0 when ID is neither or the key does not fit:
+** th_rpc_id_key then takes the general way.
 */
-static char *quick_id_key(json_object *id)
+static size_t quick_id_key(json_object *id, char *out, size_t size)
 {
-    char key[48];
     if (json_object_is_type(id, json_type_int)) {
+        char key[48];
         int64_t v = json_object_get_int64(id);
         if (v == INT64_MAX || v == INT64_MIN)
-            return NULL; /* may be clamped, or a uint64 */
-        if (v == 0)
-            return strdup("n:0");
+            return 0; /* may be clamped, or a uint64 */
         size_t n = 2;
         memcpy(key, "n:", 2);
-        if (v < 0) {
-            key[n++] = '-';
-            v = -v;
+        if (v == 0) {
+            key[n++] = '0';
+        } else {
+            if (v < 0) {
+                key[n++] = '-';
+                v = -v;
+            }
+            /* The digits, their trailing zeros moved to the exponent. */
+            size_t digits = th_fmt_u64(key + n, (unsigned long long)v), exp = 0;
+            while (key[n + digits - 1 - exp] == '0')
+                exp++; /* v > 0: the first digit stops it */
+            n += digits - exp;
+            key[n++] = 'e';
+            n += th_fmt_u64(key + n, exp);
         }
-        unsigned exp = 0;
-        while (v % 10 == 0) {
-            v /= 10;
-            exp++;
-        }
-        n += th_fmt_u64(key + n, (unsigned long long)v);
-        key[n++] = 'e';
-        th_fmt_u64(key + n, exp);
-        return strdup(key);
+        if (n >= size)
+            return 0;
+        memcpy(out, key, n);
+        out[n] = '\0';
+        return n;
     }
     if (!json_object_is_type(id, json_type_string) || json_object_get_userdata(id))
-        return NULL;
+        return 0;
     const char *s = json_object_get_string(id);
     size_t len = (size_t)json_object_get_string_len(id);
+    if (len + 5 > size)
+        return 0;
     for (size_t i = 0; i < len; i++)
         if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\' || s[i] == '/')
-            return NULL; /* escaped in JSON text */
-    char *k = malloc(len + 5);
-    if (!k)
-        return NULL;
-    memcpy(k, "s:\"", 3);
-    memcpy(k + 3, s, len);
-    memcpy(k + 3 + len, "\"", 2);
-    return k;
+            return 0; /* escaped in JSON text */
+    memcpy(out, "s:\"", 3);
+    memcpy(out + 3, s, len);
+    memcpy(out + 3 + len, "\"", 2);
+    return len + 4;
+}
+
+char *th_rpc_id_key_in(json_object *id, char *here, size_t size)
+{
+    if (id_ok(id) && quick_id_key(id, here, size))
+        return here;
+    return th_rpc_id_key(id);
 }
 
 char *th_rpc_id_key(json_object *id)
 {
     if (!id_ok(id))
         return NULL;
-    char *quick = quick_id_key(id);
-    if (quick)
-        return quick;
+    char quick[80];
+    if (quick_id_key(id, quick, sizeof quick))
+        return strdup(quick);
     th_buf b = {0};
     bool ok = true;
     size_t len;

@@ -102,6 +102,28 @@ void th_rpc_msg_clear(th_rpc_msg *msg);
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail);
 
 /*
+** A result response made as text, with no tree for it (a tool call's,
+** printed by call/callctx.c's th_call_finish_text):
+** th_rpc_response_text_begin appends {"jsonrpc":"2.0","id":ID,"result":
+** to OUT and sets *RESULT_AT to where the result goes; the caller appends
+** the result, one compact JSON object fit for the wire, since it goes out
+** as it is; th_rpc_response_text_end splices TAIL's members into it (as
+** th_rpc_result_spliced does; NULL: none) and closes the message. False
+** when memory ran out (OUT is then as it was, for _begin).
+*/
+bool th_rpc_response_text_begin(th_buf *out, json_object *id, size_t *result_at);
+bool th_rpc_response_text_end(th_buf *out, size_t result_at, const char *tail);
+
+/*
+** That text as a message to send: TEXT (LEN bytes, copied) with its
+** result at RESULT_AT. th_rpc_write and th_rpc_serialize write the text;
+** th_rpc_member finds ID (borrowed: a reference is taken) and parses the
+** result, members as sent, only when a caller asks for it. NULL on
+** allocation failure, or when TEXT plainly is not such a response.
+*/
+json_object *th_rpc_response_text(json_object *id, const char *text, size_t len, size_t result_at);
+
+/*
 ** json_object_object_get_ex for an outgoing message, seeing through the
 ** spliced form above (whose members are not a json-c object's): a transport
 ** that routes by "id" or tells responses from requests must use this.
@@ -146,5 +168,10 @@ bool th_rpc_write(json_object *msg, th_buf *out);
 ** Serialises ID, so call it only from the thread that owns the message.
 */
 char *th_rpc_id_key(json_object *id);
+
+/* th_rpc_id_key written into HERE (SIZE bytes) when it is a common id's
+ * short key, which it then returns; else th_rpc_id_key's malloc'd key
+ * (or NULL). The caller frees the result unless it is HERE. */
+char *th_rpc_id_key_in(json_object *id, char *here, size_t size);
 
 #endif

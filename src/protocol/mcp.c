@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
 #include "base/jsontree.h"
+#include "base/scratch.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -73,6 +75,7 @@ typedef struct job job;
 struct th_mcp_session {
     th_mcp *mcp;
     th_mcp_send_fn send;
+    th_mcp_send_text_fn send_text; /* or NULL */
     void *send_ctx;
     atomic_int refs;          /* the transport's, plus one per job */
 
@@ -117,6 +120,7 @@ typedef struct request {
     json_object *meta;     /* params._meta or NULL */
     th_log_level log_level;
     bool log_to_client;
+    unsigned legacy_caps;  /* legacy: TH_ASK_* the session's initialize declared */
 } request;
 
 struct job {
@@ -131,7 +135,9 @@ struct job {
     int version;            /* index into versions[] */
     th_call *call;
     bool cancelled;         /* under s->lock */
-    char *key;              /* th_rpc_id_key of id, owned */
+    char *key;              /* th_rpc_id_key of id: key_here, or malloc'd */
+    char key_here[32];
+    size_t hash;            /* key_hash(key), once it is in flight */
     struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
     job *next;              /* bucket chain */
     th_pool_timer deadline; /* armed while the handler runs */
@@ -143,6 +149,9 @@ struct job {
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
     long long started_ms;   /* when it was read, for its log line */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
+    bool run_by_reader;     /* in th_pool_run_here, called by the reader */
+    /* CALL's memory (th_call_new_in): one allocation for the two. */
+    max_align_t call_room[];
 };
 
 void th_mcp_config_default(th_mcp_config *cfg)
@@ -408,6 +417,18 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         s->send(s->send_ctx, msg);
     else
         json_object_put(msg);
+    pthread_rwlock_unlock(&s->send_lock);
+}
+
+/* send_msg for a message made as text (TEXT, LEN bytes, borrowed), through
+ * the transport's send_text when it has one; never part of a batch. */
+static void send_text_msg(th_mcp_session *s, const char *text, size_t len)
+{
+    if (th_log_enabled(TH_LOG_DEBUG))
+        trace("out", text, len);
+    pthread_rwlock_rdlock(&s->send_lock);
+    if (!s->closed)
+        s->send_text(s->send_ctx, text, len);
     pthread_rwlock_unlock(&s->send_lock);
 }
 
@@ -745,27 +766,39 @@ static void m_tools_list(request *r)
 
 /* ---- tools/call -------------------------------------------------------- */
 
-static job **bucket_of(th_mcp_session *s, const char *key)
+static size_t key_hash(const char *key)
 {
     size_t h = 5381;
     for (const char *p = key; *p; p++)
         h = h * 33 + (unsigned char)*p;
-    return &s->inflight[h % INFLIGHT_BUCKETS];
+    return h;
+}
+
+/* A call's bucket by its key's hash (kept in the job: a call looks for
+ * its bucket three times). */
+static job **bucket_at(th_mcp_session *s, size_t hash)
+{
+    return &s->inflight[hash % INFLIGHT_BUCKETS];
+}
+
+static job *find_job_h(th_mcp_session *s, const char *key, size_t hash)
+{
+    for (job *j = *bucket_at(s, hash); j; j = j->next)
+        if (strcmp(j->key, key) == 0)
+            return j;
+    return NULL;
 }
 
 static job *find_job(th_mcp_session *s, const char *key)
 {
-    for (job *j = *bucket_of(s, key); j; j = j->next)
-        if (strcmp(j->key, key) == 0)
-            return j;
-    return NULL;
+    return find_job_h(s, key, key_hash(key));
 }
 
 /* Forget J's id: from now on the client may reuse it. Under s->lock. */
 static void unlink_job(th_mcp_session *s, job *j)
 {
     s->nunanswered--;
-    for (job **pp = bucket_of(s, j->key); *pp; pp = &(*pp)->next) {
+    for (job **pp = bucket_at(s, j->hash); *pp; pp = &(*pp)->next) {
         if (*pp == j) {
             *pp = j->next;
             break;
@@ -789,7 +822,8 @@ static void response_out(th_mcp_session *s)
 
 static void job_free(job *j)
 {
-    free(j->key);
+    if (j->key != j->key_here)
+        free(j->key);
     th_call_free(j->call);
     th_mrtr_free(j->mrtr);
     json_object_put(j->args);
@@ -987,7 +1021,9 @@ static void arm_deadline(job *j)
     j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
     if (j->timeout_ms <= 0)
         return;
-    j->armed_ms = th_now_ms();
+    /* A call run by the reader that read it starts now: the time it was
+     * read is as good, and a clock read less. */
+    j->armed_ms = j->run_by_reader ? j->started_ms : th_now_ms();
     th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, j->armed_ms + j->timeout_ms, deadline_passed, j);
     if (rc != TH_OK)
         th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
@@ -1077,12 +1113,46 @@ static bool cancelled_in_queue(job *j)
     return cancelled;
 }
 
+static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
+                      const char *busy);
+
+/*
+** The common call answered without a result tree: its blocks printed
+** straight into the response (a tree cost six allocations, a walk to print
+** it and one to free it). Only where nothing after the handler changes the
+** result: no output schema to check it against, no older revision to fit
+** it to, no host failure to word, no input round pending, no batch. False
+** when it does not apply: nothing was sent, and the call is finished the
+** general way.
+*/
+static bool answer_as_text(job *j, th_rc rc)
+{
+    const char *tail = j->modern ? j->s->mcp->result_tail : NULL;
+    if (j->entry->output_validator || j->batch || j->failed || th_call_failed(j->call) ||
+        (j->modern ? !tail || j->missing_caps || th_mrtr_pending(j->mrtr) : j->version < V_2025_06_18))
+        return false;
+    th_buf *b = th_scratch();
+    size_t at;
+    if (!b || !th_rpc_response_text_begin(b, j->id, &at) || !th_call_finish_text(j->call, rc, b))
+        return false;
+    bool made = th_rpc_response_text_end(b, at, tail);
+    /* The transport takes the text as it is, or a message that holds it. */
+    json_object *msg = made && !j->s->send_text ? th_rpc_response_text(j->id, b->data, b->len, at) : NULL;
+    if (!made || (!msg && !j->s->send_text))
+        job_answer(j, NULL, NULL); /* the call is finished: what is left to say is -32603 */
+    else
+        job_reply(j, NULL, msg, msg ? NULL : b, th_call_is_error(j->call), NULL);
+    th_scratch_done(b);
+    return true;
+}
+
 /* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
  * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
 {
     job *j = p;
-    if (cancelled_in_queue(j)) {
+    /* One the reader runs as it reads it never waited in a queue. */
+    if (!j->run_by_reader && cancelled_in_queue(j)) {
         job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
         return;
     }
@@ -1103,6 +1173,8 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
+        if (answer_as_text(j, rc))
+            return;
         result = th_call_finish(j->call, rc);
         if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
             /* The handler stopped for input (see th_call_ask): what it
@@ -1133,6 +1205,15 @@ static bool result_is_error(json_object *result)
 
 static void job_answer(job *j, json_object *result, const char *busy)
 {
+    job_reply(j, result, NULL, NULL, false, busy);
+}
+
+/* job_answer, or with MSG (taken) or TEXT (borrowed; RESULT then NULL) the
+ * whole response made already, which MSG_IS_ERROR says is an isError
+ * result. */
+static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
+                      const char *busy)
+{
     th_mcp_session *s = j->s;
     /* After this a passed deadline no longer answers, and one that did has
      * finished with J. */
@@ -1153,6 +1234,7 @@ static void job_answer(job *j, json_object *result, const char *busy)
     th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
                               : cancelled ? TH_OUTCOME_CANCELLED
                               : busy      ? TH_OUTCOME_BUSY
+                              : msg || text ? (msg_is_error ? TH_OUTCOME_ERROR : TH_OUTCOME_OK)
                               : !result   ? TH_OUTCOME_ERROR
                               : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
                               : result_is_error(result)  ? TH_OUTCOME_ERROR
@@ -1161,8 +1243,14 @@ static void job_answer(job *j, json_object *result, const char *busy)
     answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
+        json_object_put(msg);
     } else if (cancelled) {
         json_object_put(result);
+        json_object_put(msg);
+    } else if (msg) {
+        send_msg(s, msg);
+    } else if (text) {
+        send_text_msg(s, text->data, text->len);
     } else if (busy) {
         send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
     } else if (j->modern && j->missing_caps) {
@@ -1574,7 +1662,9 @@ static void m_tools_call(request *r)
     } else if (r->version >= V_2025_11_25 && legacy_call_as_task(r, e, args, token)) {
         return;
     }
-    job *j = th_zalloc(sizeof *j);
+    job *j = malloc(sizeof *j + th_call_size);
+    if (j)
+        memset(j, 0, sizeof *j); /* th_call_new_in clears its own part */
     if (!j) {
         th_mrtr_free(mrtr);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -1586,12 +1676,10 @@ static void m_tools_call(request *r)
         th_json_get(r->meta, META_CAPS, &caps);
         j->client_caps = th_ask_caps_of(caps);
     } else {
-        pthread_mutex_lock(&s->lock);
-        j->client_caps = s->legacy_caps;
-        pthread_mutex_unlock(&s->lock);
+        j->client_caps = r->legacy_caps; /* read with the rest of the session's state */
     }
     j->started_ms = th_now_ms();
-    j->key = th_rpc_id_key(r->msg->id);
+    j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
     if (!j->key) {
         th_mrtr_free(j->mrtr);
         free(j);
@@ -1603,8 +1691,15 @@ static void m_tools_call(request *r)
      * count is shared with the reader thread. */
     if (token && json_object_deep_copy(token, &j->token, NULL) != 0)
         j->token = NULL;
-    if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0)
+    if (r->msg->own_id && r->msg->own_id == r->msg->id) {
+        /* The reader's message owns the id alone (a plain request): taken,
+         * not copied. MSG->id still points to it: every path below that
+         * answers with it does so before it frees the job. */
+        j->id = r->msg->own_id;
+        r->msg->own_id = NULL;
+    } else if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0) {
         j->id = NULL;
+    }
     if (args && json_object_is_type(args, json_type_object)) {
         j->args = json_object_get(args);
         if (lite) {
@@ -1628,14 +1723,18 @@ static void m_tools_call(request *r)
         .ask_ctx = j,
     };
     /* The handler sees the name it registered, as a worker does. */
-    j->call = th_call_new(e->original_name, &hooks);
+    j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {
         th_call_free(j->call);
         th_mrtr_free(j->mrtr);
         json_object_put(j->args);
-        json_object_put(j->id);
+        if (j->id && j->id == r->msg->id)
+            r->msg->own_id = j->id; /* given back: the error below names it */
+        else
+            json_object_put(j->id);
         json_object_put(j->token);
-        free(j->key);
+        if (j->key != j->key_here)
+            free(j->key);
         free(j);
         send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -1677,7 +1776,8 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    if (find_job(s, j->key)) {
+    j->hash = key_hash(j->key);
+    if (find_job_h(s, j->key, j->hash)) {
         pthread_mutex_unlock(&s->lock);
         th_call_free(j->call);
         j->call = NULL;
@@ -1687,7 +1787,7 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    job **b = bucket_of(s, j->key);
+    job **b = bucket_at(s, j->hash);
     j->next = *b;
     *b = j;
     s->ninflight++;
@@ -1710,7 +1810,10 @@ static void m_tools_call(request *r)
          * hands its reading over, and may close meanwhile). */
         atomic_fetch_add(&s->refs, 1);
         s->inline_begin(s->inline_ctx);
+        j->run_by_reader = true;
         bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
+        if (!ran)
+            j->run_by_reader = false; /* it waits for a thread after all */
         s->inline_end(s->inline_ctx);
         session_unref(s);
         if (ran)
@@ -2465,8 +2568,10 @@ static const method notifications[] = {
 
 static const method *find_method(const method *table, size_t n, const char *name)
 {
+    /* The first byte first: a call to strcmp for each name cost more than
+     * the lookup needs (the names differ early). */
     for (size_t i = 0; i < n; i++)
-        if (strcmp(table[i].name, name) == 0)
+        if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0)
             return &table[i];
     return NULL;
 }
@@ -2572,6 +2677,7 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         bool init = s->initialized;
         r.version = s->legacy_version;
         r.log_level = s->legacy_log_level;
+        r.legacy_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
         if (!init && !m->before_init) {
             send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
@@ -2742,6 +2848,11 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     mcp->sessions = s;
     pthread_mutex_unlock(&mcp->sessions_lock);
     return s;
+}
+
+void th_mcp_session_send_text(th_mcp_session *s, th_mcp_send_text_fn send_text)
+{
+    s->send_text = send_text;
 }
 
 void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx)

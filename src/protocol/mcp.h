@@ -85,6 +85,17 @@ void th_mcp_batch_end(th_mcp *mcp);
 */
 void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx);
 
+/*
+** How a session may send a message it has made as text (a tool call's
+** response): TEXT is LEN bytes of one complete message, no newline,
+** borrowed for the call. Same threads and rules as th_mcp_send_fn, with
+** the session's CTX. A transport that writes text anyway gives one (call
+** it before the first message); without it such a message goes to
+** th_mcp_send_fn as an object, which costs two allocations more.
+*/
+typedef void (*th_mcp_send_text_fn)(void *ctx, const char *text, size_t len);
+void th_mcp_session_send_text(th_mcp_session *s, th_mcp_send_text_fn send_text);
+
 /* Answer a message the transport could not even read (e.g. too large) with
  * an error carrying "id": null. */
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message);

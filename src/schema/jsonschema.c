@@ -130,7 +130,24 @@ struct node {
     node *uneval_props, *uneval_items;
 };
 
+/* The quick check (see quick_plan): at most this many properties. */
+#define QUICK_MAX_PROPS 16
+
+/* A property of a quick schema: its name (the node's) and its types (0:
+ * any value). */
+typedef struct {
+    const char *name;
+    unsigned types;
+} quick_prop;
+
 struct th_schema {
+    /* "An object with a few typed properties", the shape nearly every tool's
+     * input schema has, checked without the general walk: NQUICK > 0 when
+     * the schema is exactly that (see quick_plan). */
+    size_t nquick;
+    quick_prop quick[QUICK_MAX_PROPS];
+    uint32_t quick_required; /* bits of QUICK */
+    bool quick_closed;       /* additionalProperties: false */
     node *root;
     void **allocs; /* every block the nodes use */
     size_t nallocs, capallocs;
@@ -1404,6 +1421,99 @@ static bool validation_off(const cctx *c, json_object *schema)
     return off;
 }
 
+/* ---------------------------------------------------------- quick check */
+
+/*
+** Whether N applies no keyword but (perhaps) "type" and, with PROPS, the
+** object keywords "properties", "required" and "additionalProperties":
+** every other field as fill_node leaves it when its keyword is absent.
+** Annotations ("description", "default", "title") compile to nothing.
+*/
+static bool only_types(const node *n, bool props)
+{
+    if (n->kind != N_OBJ || n->ndyn_anchors || n->has_const || n->enumv || n->minimum.set || n->maximum.set ||
+        n->xminimum.set || n->xmaximum.set || n->multiple_of.set || n->min_length != -1 || n->max_length != -1 ||
+        n->pattern || n->npprops || n->property_names || n->ndep_required || n->ndep_schemas ||
+        n->min_props != -1 || n->max_props != -1 || n->nprefix || n->items || n->contains ||
+        n->min_contains != 1 || n->max_contains != -1 || n->has_min_contains || n->min_items != -1 ||
+        n->max_items != -1 || n->unique || n->nall_of || n->nany_of || n->none_of || n->not_ || n->if_ ||
+        n->then_ || n->else_ || n->ref || n->dyn_ref || n->uneval_props || n->uneval_items)
+        return false;
+    return props || (!n->nprops && !n->additional && !n->nrequired);
+}
+
+/*
+** Fill S's quick fields when its root is {"type":"object", "properties":
+** {NAME: {"type": ...} or true, ...}, "required": [...],
+** "additionalProperties": false or true} and nothing else that validates.
+** Such a schema holds for an instance exactly when quick_valid says so;
+** when it says "not sure", the general walk decides and words the errors.
+*/
+static void quick_plan(th_schema *s)
+{
+    const node *r = s->root;
+    s->nquick = 0;
+    if (!r || !only_types(r, true) || r->types != T_OBJ || r->nprops == 0 || r->nprops > QUICK_MAX_PROPS ||
+        (r->additional && r->additional->kind != N_FALSE && r->additional->kind != N_TRUE))
+        return;
+    for (size_t i = 0; i < r->nprops; i++) {
+        const node *sub = r->props[i].sub;
+        if (sub->kind != N_TRUE && !only_types(sub, false))
+            return;
+        s->quick[i] = (quick_prop){.name = r->props[i].name, .types = sub->kind == N_TRUE ? 0 : sub->types};
+    }
+    uint32_t req = 0;
+    for (size_t k = 0; k < r->nrequired; k++) {
+        size_t i = 0;
+        while (i < r->nprops && strcmp(r->props[i].name, r->required[k]) != 0)
+            i++;
+        if (i == r->nprops)
+            return; /* required but not a property: left to the walk */
+        req |= (uint32_t)1 << i;
+    }
+    s->quick_required = req;
+    s->quick_closed = r->additional && r->additional->kind == N_FALSE;
+    s->nquick = r->nprops;
+}
+
+/*
+** True when INST surely holds for S's quick plan; false when it may not
+** (then the general walk decides). A double counts as "integer" only when
+** integral, which is the walk's business: only "number" takes it here.
+*/
+static bool quick_valid(const th_schema *s, json_object *inst)
+{
+    lh_table *t = json_object_get_object(inst); /* NULL: not an object */
+    if (!t)
+        return false;
+    uint32_t seen = 0;
+    for (struct lh_entry *e = lh_table_head(t); e; e = lh_entry_next(e)) {
+        const char *k = lh_entry_k(e);
+        size_t i = 0;
+        while (i < s->nquick && strcmp(s->quick[i].name, k) != 0)
+            i++;
+        if (i == s->nquick) {
+            if (s->quick_closed)
+                return false;
+            continue;
+        }
+        seen |= (uint32_t)1 << i;
+        unsigned want = s->quick[i].types;
+        json_object *v = (json_object *)lh_entry_v(e);
+        if (!want)
+            continue;
+        static const unsigned by_json_type[] = {
+            [json_type_null] = T_NULL, [json_type_boolean] = T_BOOL, [json_type_double] = T_NUM,
+            [json_type_int] = T_INT,   [json_type_object] = T_OBJ,   [json_type_array] = T_ARR,
+            [json_type_string] = T_STR,
+        };
+        enum json_type jt = json_object_get_type(v);
+        if ((unsigned)jt >= sizeof by_json_type / sizeof by_json_type[0] || !(want & by_json_type[jt]))
+            return false;
+    }
+    return (seen & s->quick_required) == s->quick_required;
+}
+
 th_schema *th_schema_compile_ex(json_object *schema, th_schema_resolver resolver, void *data, char *err,
                                 size_t errlen)
 {
@@ -1437,6 +1547,7 @@ cleanup:
         th_schema_free(c.s);
         return NULL;
     }
+    quick_plan(c.s);
     return c.s;
 }
 
@@ -2457,10 +2568,14 @@ static size_t count_values(json_object *j, int depth)
 size_t th_schema_validate_ex(const th_schema *schema, json_object *instance, const th_validate_opts *opts,
                              char **messages)
 {
-    th_buf out = { 0 };
-    vctx c = { .collect = true, .out = messages ? &out : NULL, .opts = opts, .next_poll = 1 };
     if (messages)
         *messages = NULL;
+    /* Within the default budget, a plain instance of a plain schema needs
+     * no walk; anything else (a smaller budget included) takes it. */
+    if (schema->nquick && !(opts && opts->max_steps) && quick_valid(schema, instance))
+        return 0;
+    th_buf out = { 0 };
+    vctx c = { .collect = true, .out = messages ? &out : NULL, .opts = opts, .next_poll = 1 };
     c.max_steps = opts && opts->max_steps ? opts->max_steps : TH_SCHEMA_BASE_STEPS;
     if (!opts || !opts->max_steps) {
         size_t values = count_values(instance, 0);

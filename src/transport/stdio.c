@@ -428,9 +428,9 @@ static bool queue_parts(writer *w, const struct iovec *parts, int nparts, size_t
     return true;
 }
 
-static void write_msg(void *ctx, json_object *msg)
+/* One message to W: MSG's text (MSG not NULL), or TEXT's LEN bytes. */
+static void write_out(writer *w, json_object *msg, const char *text, size_t len)
 {
-    writer *w = ctx;
     pthread_mutex_lock(&w->lock);
     /* Once stdout is gone the session is shutting down: nobody to send to. */
     if (!w->err && !w->done) {
@@ -442,7 +442,7 @@ static void write_msg(void *ctx, json_object *msg)
         th_buf *b = queue ? &w->pending : &w->line;
         size_t old = queue ? b->len : 0;
         b->len = old;
-        if (!th_rpc_write(msg, b) || !th_buf_append(b, "\n", 1)) {
+        if (!(msg ? th_rpc_write(msg, b) : th_buf_append(b, text, len)) || !th_buf_append(b, "\n", 1)) {
             b->len = old; /* a partial message must never reach the wire */
             th_log(TH_LOG_ERROR, "out of memory serialising a message; it was not sent");
         } else if (!queue) {
@@ -462,7 +462,18 @@ static void write_msg(void *ctx, json_object *msg)
         }
     }
     pthread_mutex_unlock(&w->lock);
+}
+
+static void write_msg(void *ctx, json_object *msg)
+{
+    write_out(ctx, msg, NULL, 0);
     json_object_put(msg);
+}
+
+/* A message made as text (a tool call's response): no object to write. */
+static void write_text(void *ctx, const char *text, size_t len)
+{
+    write_out(ctx, NULL, text, len);
 }
 
 /*
@@ -1261,8 +1272,10 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&v->spare, NULL);
 
-    if (v->s)
+    if (v->s) {
         th_mcp_session_run_inline(v->s, call_begin, call_end, v);
+        th_mcp_session_send_text(v->s, write_text);
+    }
     pthread_mutex_lock(&v->lock);
     v->role_free = true;
     bool sentry = v->s && v->in.buf && pthread_create(&v->sentry_thread, NULL, sentry_main, v) == 0;
