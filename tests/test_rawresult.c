@@ -23,6 +23,7 @@ static const char *const plain[] = {
     "{\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"},"
     "{\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"},"
     "{\"type\":\"resource_link\",\"uri\":\"file:///x\",\"name\":\"x\"}]}",
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf \xed\x9f\xbf\"}]}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"{}\"}],\"structuredContent\":{\"n\":-1.5e+3,\"big\":"
     "123456789012345678901234567890,\"a\":[true,false,null,0,{\"b\":[]}]}}",
 };
@@ -56,6 +57,13 @@ static const char *const not_plain[] = {
     "{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\"}]}",              /* a surrogate escape */
     "{\"content\":[{\"type\":\"text\",\"text\":\"a\nb\"}]}",                 /* a raw newline */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}",                 /* not UTF-8 */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xc0\xaf\"}]}",             /* overlong */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe0\x9f\xbf\"}]}",         /* overlong */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xed\xa0\x80\"}]}",         /* a surrogate */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xf4\x90\x80\x80\"}]}",    /* past U+10FFFF */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe2\x82\"}]}",             /* cut short */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\x80\"}]}",                 /* a lone continuation */
+    "{\"content\":[],\"structuredContent\":{\"\xc3\":1}}",                        /* in a key */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\\x\"}]}",                  /* a bad escape */
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":{\"n\":01}}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":{\"n\":1.}}",
