@@ -9,10 +9,12 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "call/callctx.h"
 #include "call/rawresult.h"
+#include "protocol/jsonrpc.h"
 #include "check_main.h"
 
 static const char *const plain[] = {
@@ -154,6 +156,36 @@ START_TEST(finish_returns_the_raw_result_only_alone)
 }
 END_TEST
 
+START_TEST(a_response_carries_the_raw_bytes)
+{
+    const char *t = plain[_i];
+    json_object *o = th_raw_result_new(t, strlen(t));
+    ck_assert(o != NULL);
+    size_t len = 0;
+    const char *text = th_raw_result_text(o, &len);
+    ck_assert(text != NULL && len == strlen(t) && memcmp(text, t, len) == 0);
+    /* The response written straight from the bytes is the one json-c's
+     * serialiser of the same message writes, with and without a tail. */
+    json_object *id = json_object_new_int(7);
+    for (int tail = 0; tail < 2; tail++) {
+        json_object *msg = th_rpc_result_spliced(id, json_object_get(o), tail ? "{\"resultType\":\"complete\"}" : NULL);
+        th_buf b = {0};
+        ck_assert(th_rpc_write(msg, &b));
+        size_t want_len;
+        const char *want = th_rpc_serialize(msg, &want_len);
+        ck_assert_msg(b.len == want_len && memcmp(b.data, want, want_len) == 0, "%.*s vs %s", (int)b.len, b.data, want);
+        free(b.data);
+        json_object_put(msg);
+    }
+    json_object_put(id);
+    json_object_put(o);
+    /* Any other object has no raw text. */
+    json_object *tree = json_tokener_parse(t);
+    ck_assert(th_raw_result_text(tree, &len) == NULL);
+    json_object_put(tree);
+}
+END_TEST
+
 static Suite *rawresult_suite(void)
 {
     Suite *s = suite_create("rawresult");
@@ -161,6 +193,7 @@ static Suite *rawresult_suite(void)
     tcase_add_loop_test(tc, plain_results_pass_as_their_bytes, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_loop_test(tc, other_results_are_left_to_the_parse, 0, (int)(sizeof not_plain / sizeof not_plain[0]));
     tcase_add_test(tc, nesting_past_the_bound_is_left_to_the_parse);
+    tcase_add_loop_test(tc, a_response_carries_the_raw_bytes, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_test(tc, finish_returns_the_raw_result_only_alone);
     suite_add_tcase(s, tc);
     return s;

@@ -369,6 +369,15 @@ bool th_raw_result_is(json_object *result)
     return r && r->magic == raw_magic;
 }
 
+const char *th_raw_result_text(json_object *result, size_t *len)
+{
+    if (!th_raw_result_is(result))
+        return NULL;
+    const raw *r = json_object_get_userdata(result);
+    *len = r->len;
+    return r->text;
+}
+
 json_object *th_raw_result_tree(json_object *result)
 {
     if (!th_raw_result_is(result))
