@@ -886,12 +886,12 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         text = argbuf.data;
         len = argbuf.len;
     }
-    /* The client's capabilities go along, for th_call_client_can. */
-    unsigned caps = 0;
-    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
-        if (th_call_client_can(call, k))
-            caps |= k;
-    uint32_t caps32 = caps;
+    /* The client's capabilities go along, for th_call_client_can: read
+     * at once from the call's hooks (one handle look-up, not one per bit). */
+    th_call *resolved;
+    const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
+    uint32_t caps32 = hooks ? hooks->client_caps & (TH_ASK_ELICITATION | TH_ASK_SAMPLING | TH_ASK_ROOTS) : 0;
+    th_call_release(call, resolved);
     struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
     exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
     free(argbuf.data);
@@ -982,6 +982,16 @@ static const char *frame_noun(th_ipc_type type)
     return "tool";
 }
 
+/* Take P off W's list of calls waiting for frames. Under W->lock. */
+static void unlink_pending(worker *w, pending *p)
+{
+    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+}
+
 /*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
@@ -1009,6 +1019,9 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             p.head = q->next;
             if (!p.head)
                 p.tail = NULL;
+            bool final = q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED;
+            if (final) /* nothing more is routed to it: no lock taken again */
+                unlink_pending(w, &p);
             pthread_mutex_unlock(&w->lock);
             if (q->type == TH_IPC_PROGRESS)
                 apply_progress(call, q);
@@ -1016,11 +1029,11 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 apply_log(call, q);
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
-            else if (q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED) {
+            else if (final)
                 on_result(call, name, q, ctx);
-                done = true;
-            }
             free(q);
+            if (final)
+                goto unlinked;
             pthread_mutex_lock(&w->lock);
             continue;
         }
@@ -1065,12 +1078,9 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             }
         }
     }
-    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
-        if (*pp == &p) {
-            *pp = p.next;
-            break;
-        }
+    unlink_pending(w, &p);
     pthread_mutex_unlock(&w->lock);
+unlinked:
     while (p.head) {
         qframe *q = p.head;
         p.head = q->next;
