@@ -255,15 +255,17 @@ static void route_frames(worker *w)
 }
 
 /*
-** One poll and read of W's pipe by its leader (without W->lock), up to
+** One read of W's pipe by its leader (without W->lock), waiting up to
 ** WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. The
 ** poll(2) bounds the wait, so that a cancelled call is seen. A quick
 ** answer is busy-polled for first (--busy-poll, as the stdio reader does
-** for its input): the leader yields the CPU on each turn, so on one CPU
+** for its input): the leader yields the CPU and reads again, so on one CPU
 ** the worker runs at once and the leader takes its answer without a sleep
-** and a wake-up, and on two it saves the cross-CPU wake-up. It adapts as
-** the reader does: after a spin that found nothing, the leader sleeps at
-** once until an answer comes within the window again.
+** and a wake-up, and on two it saves the cross-CPU wake-up. The spin
+** looks with read(2) itself, not poll(2) then read(2): an answer found
+** costs one system call. It adapts as the reader does: after a spin that
+** found nothing, the leader sleeps at once until an answer comes within
+** the window again.
 */
 static long read_pipe(worker *w, int wait_ms)
 {
@@ -273,21 +275,22 @@ static long read_pipe(worker *w, int wait_ms)
     long n = th_ipc_fill(&w->r);
     if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
         return n;
-    struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
     long long busy_ns = w->busy_ns;
-    int k = 0;
     if (busy_ns > 0 && wait_ms > 0 && w->spin) {
         long long until = th_now_ns() + busy_ns;
-        while ((k = poll(&pfd, 1, 0)) == 0 && th_now_ns() < until)
+        do {
             sched_yield();
-        w->spin = k != 0;
+            n = th_ipc_fill(&w->r);
+            if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                return n;
+        } while (th_now_ns() < until);
+        w->spin = false;
     }
-    if (k == 0) {
-        long long asleep = th_now_ns();
-        k = poll(&pfd, 1, wait_ms);
-        if (k > 0 && busy_ns > 0)
-            w->spin = th_now_ns() - asleep <= busy_ns;
-    }
+    struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
+    long long asleep = th_now_ns();
+    int k = poll(&pfd, 1, wait_ms);
+    if (k > 0 && busy_ns > 0)
+        w->spin = th_now_ns() - asleep <= busy_ns;
     if (k == 0 || (k < 0 && errno == EINTR))
         return -2;
     if (k < 0)
