@@ -122,3 +122,8 @@ hostile_primitives_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/sigpipe_fork.la
 hostile_sigpipe_fork_la_SOURCES = hostile/sigpipe_fork.c
 hostile_sigpipe_fork_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# Issue 9 (test_hostile): a worker's RESULT frame that is not JSON, has a
+# byte after its JSON, a raw newline or a byte that is not UTF-8.
+check_LTLIBRARIES += hostile/forge_result.la
+hostile_forge_result_la_SOURCES = hostile/forge_result.c
+hostile_forge_result_la_LDFLAGS = $(TEST_MODULE_FLAGS)

@@ -2,7 +2,8 @@
 ** test_hostile.c: issue 9's corpus of hostile plugins, each run in both
 ** isolation modes where it applies: a handler ignoring cancellation past its
 ** deadline, a 30 s sleep, fake JSON-RPC lines on stdout, a 50 MB result, a
-** forked child writing to stdout, a crashing destroy, 10,000 tools, leaks.
+** forked child writing to stdout, a crashing destroy, 10,000 tools, leaks,
+** a worker's forged RESULT frame that is not JSON or not one line.
 ** Each shows echo keeps serving and every request gets exactly one response.
 */
 #include "config.h"
@@ -209,6 +210,46 @@ START_TEST(fake_protocol_lines_on_stdout_go_to_the_log)
 }
 END_TEST
 
+/* ---- a worker's forged RESULT frame -------------------------------------------------- */
+
+START_TEST(a_forged_result_frame_never_reaches_the_client)
+{
+    char *dir;
+    mh_proc *p = start(&dir, "forge_result", modes[_i], NULL, NULL);
+    if (!IN_PROCESS) { /* nothing to forge: fd 4 is no frame pipe in the host */
+        mh_send(p, CALL(2, "forge_result", "{\"kind\":\"trailing\"}"));
+        assert_text_result(p, "2", "not in a worker");
+    } else {
+        /* Each forgery comes before the plugin's real answer: the client
+         * gets one response to the call, an error, and then the next
+         * response is the next request's (mh_await fails on a stray line). */
+        static const char *const calls[] = {
+            CALL(2, "forge_result", "{\"kind\":\"not_json\"}"),
+            CALL(3, "forge_result", "{\"kind\":\"trailing\"}"),
+            CALL(4, "forge_result", "{\"kind\":\"not_utf8\"}"),
+        };
+        static const char *const ids[] = {"2", "3", "4"};
+        for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+            mh_send(p, "%s", calls[i]);
+            assert_error_result(p, ids[i], "", "its worker sent no valid result");
+        }
+        /* A raw newline in a string would end the response's line if the
+         * bytes went through: the host escapes it or refuses the result. */
+        mh_send(p, CALL(5, "forge_result", "{\"kind\":\"newline\"}"));
+        json_object *o = mh_await(p, "5", NULL);
+        const char *text = mh_str(o, "result content 0 text");
+        ck_assert_msg(text && strcmp(text, "the real answer") != 0 &&
+                          (strcmp(text, "a\nb") == 0 || strstr(text, "its worker sent no valid result")),
+                      "%s", mh_json(o));
+        json_object_put(o);
+    }
+    assert_echo_serves(p, 6);
+    mh_ping_is_next(p, 7);
+    mh_finish(p); /* which fails on any further stdout line */
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- a 50 MB result ----------------------------------------------------------------- */
 
 START_TEST(a_50_mb_result_is_refused_naming_the_limit)
@@ -387,6 +428,7 @@ static Suite *hostile_suite(void)
     tcase_add_loop_test(tc, a_cancelled_30s_sleep_gets_no_response_and_others_are_served, 0, 2);
     tcase_add_loop_test(tc, fake_protocol_lines_on_stdout_go_to_the_log, 0, 2);
     tcase_add_loop_test(tc, a_50_mb_result_is_refused_naming_the_limit, 0, 2);
+    tcase_add_loop_test(tc, a_forged_result_frame_never_reaches_the_client, 0, 2);
     tcase_add_loop_test(tc, a_forked_child_neither_writes_to_nor_holds_the_protocol_pipe, 0, 2);
     tcase_add_loop_test(tc, a_crashing_destroy_does_not_fail_the_host, 0, 2);
     tcase_add_loop_test(tc, ten_thousand_tools_page_through_and_serve, 0, 2);

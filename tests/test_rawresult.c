@@ -9,10 +9,12 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "call/callctx.h"
 #include "call/rawresult.h"
+#include "protocol/jsonrpc.h"
 #include "check_main.h"
 
 static const char *const plain[] = {
@@ -23,6 +25,7 @@ static const char *const plain[] = {
     "{\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"},"
     "{\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"},"
     "{\"type\":\"resource_link\",\"uri\":\"file:///x\",\"name\":\"x\"}]}",
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf \xed\x9f\xbf\"}]}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"{}\"}],\"structuredContent\":{\"n\":-1.5e+3,\"big\":"
     "123456789012345678901234567890,\"a\":[true,false,null,0,{\"b\":[]}]}}",
 };
@@ -56,6 +59,13 @@ static const char *const not_plain[] = {
     "{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\"}]}",              /* a surrogate escape */
     "{\"content\":[{\"type\":\"text\",\"text\":\"a\nb\"}]}",                 /* a raw newline */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}",                 /* not UTF-8 */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xc0\xaf\"}]}",             /* overlong */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe0\x9f\xbf\"}]}",         /* overlong */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xed\xa0\x80\"}]}",         /* a surrogate */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xf4\x90\x80\x80\"}]}",    /* past U+10FFFF */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\xe2\x82\"}]}",             /* cut short */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\x80\"}]}",                 /* a lone continuation */
+    "{\"content\":[],\"structuredContent\":{\"\xc3\":1}}",                        /* in a key */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\\x\"}]}",                  /* a bad escape */
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":{\"n\":01}}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":{\"n\":1.}}",
@@ -146,6 +156,36 @@ START_TEST(finish_returns_the_raw_result_only_alone)
 }
 END_TEST
 
+START_TEST(a_response_carries_the_raw_bytes)
+{
+    const char *t = plain[_i];
+    json_object *o = th_raw_result_new(t, strlen(t));
+    ck_assert(o != NULL);
+    size_t len = 0;
+    const char *text = th_raw_result_text(o, &len);
+    ck_assert(text != NULL && len == strlen(t) && memcmp(text, t, len) == 0);
+    /* The response written straight from the bytes is the one json-c's
+     * serialiser of the same message writes, with and without a tail. */
+    json_object *id = json_object_new_int(7);
+    for (int tail = 0; tail < 2; tail++) {
+        json_object *msg = th_rpc_result_spliced(id, json_object_get(o), tail ? "{\"resultType\":\"complete\"}" : NULL);
+        th_buf b = {0};
+        ck_assert(th_rpc_write(msg, &b));
+        size_t want_len;
+        const char *want = th_rpc_serialize(msg, &want_len);
+        ck_assert_msg(b.len == want_len && memcmp(b.data, want, want_len) == 0, "%.*s vs %s", (int)b.len, b.data, want);
+        free(b.data);
+        json_object_put(msg);
+    }
+    json_object_put(id);
+    json_object_put(o);
+    /* Any other object has no raw text. */
+    json_object *tree = json_tokener_parse(t);
+    ck_assert(th_raw_result_text(tree, &len) == NULL);
+    json_object_put(tree);
+}
+END_TEST
+
 static Suite *rawresult_suite(void)
 {
     Suite *s = suite_create("rawresult");
@@ -153,6 +193,7 @@ static Suite *rawresult_suite(void)
     tcase_add_loop_test(tc, plain_results_pass_as_their_bytes, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_loop_test(tc, other_results_are_left_to_the_parse, 0, (int)(sizeof not_plain / sizeof not_plain[0]));
     tcase_add_test(tc, nesting_past_the_bound_is_left_to_the_parse);
+    tcase_add_loop_test(tc, a_response_carries_the_raw_bytes, 0, (int)(sizeof plain / sizeof plain[0]));
     tcase_add_test(tc, finish_returns_the_raw_result_only_alone);
     suite_add_tcase(s, tc);
     return s;

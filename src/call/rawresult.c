@@ -39,28 +39,67 @@ static int hex4(const char *p, const char *end)
     return v;
 }
 
-/* A string at P (its opening quote). Surrogate escapes are left to the
- * long way: a lone one is not Unicode, and a client may reject it. */
+/* The length of the well-formed UTF-8 sequence at P (whose first byte is
+ * 0x80 or more) before END, or 0 (Unicode's table 3-7: no overlong form,
+ * no surrogate, nothing past U+10FFFF). */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+    unsigned char c = p[0];
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (n == 0 || (size_t)(end - p) < n)
+        return 0;
+    /* The second byte's range depends on the first; the rest are 80..BF. */
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* A string at P (its opening quote), its UTF-8 checked on the way: bytes
+ * of 0x80 and more occur only in strings (anything else the scan accepts
+ * is ASCII), so this is the text's whole UTF-8 check. Surrogate escapes
+ * are left to the long way: a lone one is not Unicode, and a client may
+ * reject it. */
 static const char *string(scan *s, const char *p)
 {
     if (p >= s->end || *p != '"')
         return NULL;
-    for (p++; p < s->end; p++) {
-        unsigned char c = (unsigned char)*p;
+    const unsigned char *u = (const unsigned char *)p + 1, *end = (const unsigned char *)s->end;
+    while (u < end) {
+        unsigned char c = *u;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* nearly all text */
+            u++;
+            continue;
+        }
         if (c == '"')
-            return p + 1;
+            return (const char *)u + 1;
         if (c < 0x20)
             return NULL;
-        if (c != '\\')
+        if (c >= 0x80) {
+            size_t n = utf8_seq(u, end);
+            if (n == 0)
+                return NULL;
+            u += n;
             continue;
-        if (++p >= s->end)
+        }
+        if (++u >= end) /* a backslash: one escape */
             return NULL;
-        if (*p == 'u') {
-            int v = hex4(p + 1, s->end);
+        switch (*u) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            u++;
+            break;
+        case 'u': {
+            int v = hex4((const char *)u + 1, s->end);
             if (v < 0 || (v >= 0xD800 && v <= 0xDFFF))
                 return NULL;
-            p += 4;
-        } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
+            u += 5;
+            break;
+        }
+        default:
             return NULL;
         }
     }
@@ -149,30 +188,37 @@ static const char *value(scan *s, const char *p)
 /* Members a block may need, as bits. */
 enum { M_TEXT = 1, M_DATA = 2, M_MIME = 4, M_URI = 8, M_NAME = 16 };
 
+#define KEY(k) k, sizeof(k) - 1
+
 static const struct {
     const char *key;
+    size_t len;
     unsigned bit;
 } string_members[] = {
-    {"\"text\"", M_TEXT}, {"\"data\"", M_DATA}, {"\"mimeType\"", M_MIME}, {"\"uri\"", M_URI}, {"\"name\"", M_NAME},
+    {KEY("\"text\""), M_TEXT}, {KEY("\"data\""), M_DATA}, {KEY("\"mimeType\""), M_MIME},
+    {KEY("\"uri\""), M_URI},   {KEY("\"name\""), M_NAME},
 };
 
 /* What each block type requires, as call/result.c's block_shapes says;
  * "resource" (an embedded resource with its own rules) is not here. */
 static const struct {
     const char *type;
+    size_t len;
     unsigned required;
 } block_types[] = {
-    {"\"text\"", M_TEXT},
-    {"\"image\"", M_DATA | M_MIME},
-    {"\"audio\"", M_DATA | M_MIME},
-    {"\"resource_link\"", M_URI | M_NAME},
+    {KEY("\"text\""), M_TEXT},
+    {KEY("\"image\""), M_DATA | M_MIME},
+    {KEY("\"audio\""), M_DATA | M_MIME},
+    {KEY("\"resource_link\""), M_URI | M_NAME},
 };
 
-static bool span_is(const char *a, const char *b, const char *lit)
+static bool span_is_n(const char *a, const char *b, const char *lit, size_t n)
 {
-    size_t n = strlen(lit);
     return (size_t)(b - a) == n && memcmp(a, lit, n) == 0;
 }
+
+/* Whether [A, B) is the string literal LIT, its length known at compile time. */
+#define span_is(a, b, lit) span_is_n((a), (b), (lit), sizeof(lit) - 1)
 
 /* One content block at P: an object with a known "type" and the string
  * members that type requires. */
@@ -200,7 +246,7 @@ static const char *block(scan *s, const char *p)
             type_end = p;
         } else if (is_string) {
             for (size_t i = 0; i < sizeof string_members / sizeof string_members[0]; i++)
-                if (span_is(k, k_end, string_members[i].key))
+                if (span_is_n(k, k_end, string_members[i].key, string_members[i].len))
                     have |= string_members[i].bit;
         }
         if (*p == ',' && p + 1 < s->end && p[1] != '}')
@@ -212,7 +258,7 @@ static const char *block(scan *s, const char *p)
         return NULL;
     s->depth--;
     for (size_t i = 0; i < sizeof block_types / sizeof block_types[0]; i++)
-        if (span_is(type, type_end, block_types[i].type))
+        if (span_is_n(type, type_end, block_types[i].type, block_types[i].len))
             return (have & block_types[i].required) == block_types[i].required ? p + 1 : NULL;
     return NULL;
 }
@@ -301,7 +347,7 @@ static void raw_free(json_object *o, void *p)
 
 json_object *th_raw_result_new(const char *text, size_t len)
 {
-    if (len > INT32_MAX || !th_utf8_valid(text, len) || !spliceable(text, len))
+    if (len > INT32_MAX || !spliceable(text, len)) /* spliceable checks UTF-8 too */
         return NULL;
     raw *r = malloc(sizeof *r + len + 1);
     json_object *o = r ? json_object_new_object() : NULL;
@@ -321,6 +367,15 @@ bool th_raw_result_is(json_object *result)
 {
     const raw *r = json_object_is_type(result, json_type_object) ? json_object_get_userdata(result) : NULL;
     return r && r->magic == raw_magic;
+}
+
+const char *th_raw_result_text(json_object *result, size_t *len)
+{
+    if (!th_raw_result_is(result))
+        return NULL;
+    const raw *r = json_object_get_userdata(result);
+    *len = r->len;
+    return r->text;
 }
 
 json_object *th_raw_result_tree(json_object *result)

@@ -31,6 +31,14 @@ json_object *th_raw_result_new(const char *text, size_t len);
 bool th_raw_result_is(json_object *result);
 
 /*
+** The text a raw RESULT writes (owned by RESULT, NUL-terminated) and its
+** length in *LEN, or NULL when RESULT is not raw: lets a writer copy the
+** bytes straight into its buffer, where json-c's serialiser would first
+** build a printbuf of its own for the object.
+*/
+const char *th_raw_result_text(json_object *result, size_t *len);
+
+/*
 ** RESULT as a tree a caller may read and change: RESULT itself unless it is
 ** raw, else its text parsed (RESULT's reference is taken either way). NULL
 ** only when out of memory.

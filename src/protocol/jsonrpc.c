@@ -14,6 +14,7 @@
 
 #include "base/fastjson.h"
 #include "base/jsontree.h"
+#include "call/rawresult.h"
 #include "protocol/jsonrpc.h"
 #include "base/util.h"
 
@@ -938,8 +939,10 @@ bool th_rpc_write(json_object *msg, th_buf *out)
     if (!th_buf_append(out, response_head, sizeof response_head - 1) || !th_json_append(out, sp->id) ||
         !th_buf_append(out, response_mid, sizeof response_mid - 1))
         return false;
-    size_t at = out->len;
-    if (!th_json_append(out, sp->result))
+    size_t at = out->len, rawlen;
+    /* A worker's result (process isolation) is copied in as its bytes. */
+    const char *raw = th_raw_result_text(sp->result, &rawlen);
+    if (raw ? !th_buf_append(out, raw, rawlen) : !th_json_append(out, sp->result))
         return false;
     size_t rlen = out->len - at;
     if (sp->tail && rlen >= 2) {

@@ -255,15 +255,17 @@ static void route_frames(worker *w)
 }
 
 /*
-** One poll and read of W's pipe by its leader (without W->lock), up to
+** One read of W's pipe by its leader (without W->lock), waiting up to
 ** WAIT_MS; >0 bytes read, 0 end of stream, -1 error, -2 nothing yet. The
 ** poll(2) bounds the wait, so that a cancelled call is seen. A quick
 ** answer is busy-polled for first (--busy-poll, as the stdio reader does
-** for its input): the leader yields the CPU on each turn, so on one CPU
+** for its input): the leader yields the CPU and reads again, so on one CPU
 ** the worker runs at once and the leader takes its answer without a sleep
-** and a wake-up, and on two it saves the cross-CPU wake-up. It adapts as
-** the reader does: after a spin that found nothing, the leader sleeps at
-** once until an answer comes within the window again.
+** and a wake-up, and on two it saves the cross-CPU wake-up. The spin
+** looks with read(2) itself, not poll(2) then read(2): an answer found
+** costs one system call. It adapts as the reader does: after a spin that
+** found nothing, the leader sleeps at once until an answer comes within
+** the window again.
 */
 static long read_pipe(worker *w, int wait_ms)
 {
@@ -273,21 +275,22 @@ static long read_pipe(worker *w, int wait_ms)
     long n = th_ipc_fill(&w->r);
     if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
         return n;
-    struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
     long long busy_ns = w->busy_ns;
-    int k = 0;
     if (busy_ns > 0 && wait_ms > 0 && w->spin) {
         long long until = th_now_ns() + busy_ns;
-        while ((k = poll(&pfd, 1, 0)) == 0 && th_now_ns() < until)
+        do {
             sched_yield();
-        w->spin = k != 0;
+            n = th_ipc_fill(&w->r);
+            if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                return n;
+        } while (th_now_ns() < until);
+        w->spin = false;
     }
-    if (k == 0) {
-        long long asleep = th_now_ns();
-        k = poll(&pfd, 1, wait_ms);
-        if (k > 0 && busy_ns > 0)
-            w->spin = th_now_ns() - asleep <= busy_ns;
-    }
+    struct pollfd pfd = {.fd = w->ch.from, .events = POLLIN};
+    long long asleep = th_now_ns();
+    int k = poll(&pfd, 1, wait_ms);
+    if (k > 0 && busy_ns > 0)
+        w->spin = th_now_ns() - asleep <= busy_ns;
     if (k == 0 || (k < 0 && errno == EINTR))
         return -2;
     if (k < 0)
@@ -886,12 +889,12 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         text = argbuf.data;
         len = argbuf.len;
     }
-    /* The client's capabilities go along, for th_call_client_can. */
-    unsigned caps = 0;
-    for (unsigned k = TH_ASK_ELICITATION; k <= TH_ASK_ROOTS; k <<= 1)
-        if (th_call_client_can(call, k))
-            caps |= k;
-    uint32_t caps32 = caps;
+    /* The client's capabilities go along, for th_call_client_can: read
+     * at once from the call's hooks (one handle look-up, not one per bit). */
+    th_call *resolved;
+    const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
+    uint32_t caps32 = hooks ? hooks->client_caps & (TH_ASK_ELICITATION | TH_ASK_SAMPLING | TH_ASK_ROOTS) : 0;
+    th_call_release(call, resolved);
     struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
     exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
     free(argbuf.data);
@@ -982,6 +985,16 @@ static const char *frame_noun(th_ipc_type type)
     return "tool";
 }
 
+/* Take P off W's list of calls waiting for frames. Under W->lock. */
+static void unlink_pending(worker *w, pending *p)
+{
+    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+}
+
 /*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
@@ -1009,6 +1022,9 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             p.head = q->next;
             if (!p.head)
                 p.tail = NULL;
+            bool final = q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED;
+            if (final) /* nothing more is routed to it: no lock taken again */
+                unlink_pending(w, &p);
             pthread_mutex_unlock(&w->lock);
             if (q->type == TH_IPC_PROGRESS)
                 apply_progress(call, q);
@@ -1016,11 +1032,11 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 apply_log(call, q);
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
-            else if (q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED) {
+            else if (final)
                 on_result(call, name, q, ctx);
-                done = true;
-            }
             free(q);
+            if (final)
+                goto unlinked;
             pthread_mutex_lock(&w->lock);
             continue;
         }
@@ -1065,12 +1081,9 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             }
         }
     }
-    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
-        if (*pp == &p) {
-            *pp = p.next;
-            break;
-        }
+    unlink_pending(w, &p);
     pthread_mutex_unlock(&w->lock);
+unlinked:
     while (p.head) {
         qframe *q = p.head;
         p.head = q->next;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,27 @@ static void deliver_answer(uint32_t id, const char *payload, size_t len)
     json_object_put(a);
 }
 
+/* One job's memory kept for the next call: the reader runs nearly every
+ * call itself, one after another, so a job is taken and given back once
+ * per call. Atomic, not per thread: pool threads end when idle, and a
+ * static pointer keeps what it holds reachable. */
+static _Atomic(job *) spare_job;
+
+static job *job_take(void)
+{
+    job *j = atomic_exchange(&spare_job, NULL);
+    if (!j)
+        return calloc(1, sizeof *j);
+    memset(j, 0, sizeof *j);
+    return j;
+}
+
+/* J's own members are released already. */
+static void job_release(job *j)
+{
+    free(atomic_exchange(&spare_job, j));
+}
+
 static void run(void *p)
 {
     job *j = p;
@@ -403,7 +425,7 @@ static void run(void *p)
     pthread_cond_destroy(&j->answered);
     free(j->uri);
     free(j->value);
-    free(j);
+    job_release(j);
 }
 
 /* A CALL frame's fields (see TH_IPC_CALL). */
@@ -434,9 +456,8 @@ static job *new_job(th_registry *reg, const config *c, uint32_t id, call_req *cr
         compl = th_promptproxy_lookup_completion(reg, req);
     else if (cr && cr->tool && cr->args)
         e = th_registry_get(reg, cr->tool);
-    job *j = calloc(1, sizeof *j);
-    if (!j || (!e && !res && !prompt && !compl)) {
-        free(j);
+    job *j = e || res || prompt || compl ? job_take() : NULL;
+    if (!j) {
         if (cr)
             json_object_put(cr->args);
         send_obj(TH_IPC_RESULT, id, NULL); /* an empty result: the host reports it */
