@@ -94,6 +94,24 @@ START_TEST(an_empty_pipe_without_a_preemption_is_a_quick_client_elsewhere)
 }
 END_TEST
 
+START_TEST(a_client_found_elsewhere_is_probed_every_few_reads)
+{
+    th_early e;
+    th_early_init(&e, true);
+    ck_assert(th_early_probe_due(&e));
+    th_early_probed(&e, 100, false);
+    for (int i = 0; i < TH_EARLY_PROBE_EVERY; i++) {
+        ck_assert_msg(!th_early_probe_due(&e), "probed again after %d reads", i);
+        th_early_read_done(&e);
+    }
+    ck_assert(th_early_probe_due(&e));
+    /* Found on our CPU: the first early write after the pause is probed. */
+    th_early_probed(&e, 0, true);
+    ck_assert_uint_eq(reads_off(&e), TH_EARLY_BACKOFF_MIN);
+    ck_assert(th_early_probe_due(&e));
+}
+END_TEST
+
 static Suite *earlyflush_suite(void)
 {
     Suite *s = suite_create("earlyflush");
@@ -103,6 +121,7 @@ static Suite *earlyflush_suite(void)
     tcase_add_test(tc, an_output_that_cannot_be_probed_is_never_written_early);
     tcase_add_test(tc, a_client_on_our_cpu_turns_early_writes_off_for_longer_each_time);
     tcase_add_test(tc, an_empty_pipe_without_a_preemption_is_a_quick_client_elsewhere);
+    tcase_add_test(tc, a_client_found_elsewhere_is_probed_every_few_reads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,11 +19,14 @@
  * the first time, and at most (doubling in between). */
 #define TH_EARLY_BACKOFF_MIN 16
 #define TH_EARLY_BACKOFF_MAX 1024
+/* While the client is found elsewhere, reads between two probes. */
+#define TH_EARLY_PROBE_EVERY 8
 
 /* One output's state; the reader's alone. */
 typedef struct th_early {
     unsigned off;     /* reads left without early writes; UINT_MAX: never */
     unsigned backoff; /* off after the next probe that finds the client on our CPU */
+    unsigned unprobed; /* reads until the next probe */
 } th_early;
 
 /* Start: CAN_PROBE: the output is one whose unread bytes can be asked
@@ -34,7 +37,10 @@ void th_early_init(th_early *e, bool can_probe);
  * the reader is past the middle of what its read brought. */
 bool th_early_due(const th_early *e, unsigned n, size_t bytes, bool half);
 
-/* After the first early write of a read went out whole: UNREAD, the bytes
+/* At the start of a read: whether to probe its first early write. */
+bool th_early_probe_due(const th_early *e);
+
+/* After the first early write of a read went out whole, if probe_due: UNREAD, the bytes
  * the client has not read (-1: cannot tell); PREEMPTED, this thread was
  * switched out involuntarily during the write. Unread 0 and preempted: the
  * client ran on our CPU, so early writes stop for a while. */

@@ -487,7 +487,7 @@ static void cork(writer *w)
     w->corked_by = &self;
     w->corked_n = 0;
     w->corked_bytes = 0;
-    w->probe = true;
+    w->probe = th_early_probe_due(&w->early);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -526,7 +526,8 @@ static void uncork(writer *w)
 ** pipe alone could be a fast client elsewhere). Then early flushes stay
 ** off for TH_EARLY_BACKOFF_MIN reads, twice as many each time the next probe
 ** finds the same, up to TH_EARLY_BACKOFF_MAX; a probe that finds the client
-** elsewhere resets it. Only pipes and sockets, whose unread bytes ioctl
+** elsewhere resets it. The probe costs two syscalls, so while the client
+** is found elsewhere only every TH_EARLY_PROBE_EVERY-th read is probed. Only pipes and sockets, whose unread bytes ioctl
 ** reports, are flushed early; a file or a terminal never is.
 */
 /* Bytes written to W's descriptor that the client has not read, or -1. */
