@@ -546,14 +546,18 @@ static int unread_output(writer *w)
     return unread;
 }
 
-/* This thread's involuntary context switches so far, or -1. */
+/* This thread's involuntary context switches so far, or -1. Without
+ * RUSAGE_THREAD the process's: another thread's count too, so now and then
+ * a pause for nothing. */
 static long involuntary_switches(void)
 {
-#ifdef RUSAGE_THREAD
     struct rusage ru;
+#if HAVE_DECL_RUSAGE_THREAD
     if (getrusage(RUSAGE_THREAD, &ru) == 0)
-        return ru.ru_nivcsw;
+#else
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
 #endif
+        return ru.ru_nivcsw;
     return -1;
 }
 
