@@ -837,6 +837,57 @@ START_TEST(responses_to_one_read_leave_in_few_writes)
 }
 END_TEST
 
+/*
+** A read of many calls is answered in several writes (early writes while
+** the reader is past the middle of its read, see stdio.c): every answer
+** arrives exactly once, whole and in order, with stdout a pipe, then a
+** socket (whose unread bytes the host asks differently).
+*/
+START_TEST(every_answer_to_a_long_read_arrives_once_in_order)
+{
+    enum { N = 300 };
+    raw r;
+    raw_spawn_with(&r, IN_PIPE | (_i ? OUT_SOCKET : 0), mh_echo_dir(), "-q");
+    static char batch[N * 512];
+    size_t len = 0;
+    for (int i = 1; i <= N; i++)
+        len += (size_t)snprintf(batch + len, sizeof batch - len,
+                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
+    raw_send(&r, batch);
+    char last[32];
+    snprintf(last, sizeof last, "\"id\":%d,", N);
+    ck_assert_msg(raw_read_until(&r, last, 20000), "no answer to call %d", N);
+    /* The last answer's line may still be arriving. */
+    ck_assert(raw_read_until(&r, "\"t300\"", 20000));
+    const char *p = r.got, *end = r.got + r.len;
+    int next = 1;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        json_tokener *tok = json_tokener_new();
+        ck_assert(tok != NULL);
+        json_object *o = json_tokener_parse_ex(tok, p, (int)(nl - p));
+        ck_assert_msg(o != NULL && json_tokener_get_parse_end(tok) == (size_t)(nl - p), "not one JSON message: %.*s",
+                      (int)(nl - p), p);
+        json_tokener_free(tok);
+        char id[16], text[16];
+        snprintf(id, sizeof id, "%d", next);
+        snprintf(text, sizeof text, "t%d", next);
+        MH_ASSERT_ID(o, id);
+        MH_ASSERT_STR(o, "result content 0 text", text);
+        json_object_put(o);
+        next++;
+        p = nl + 1;
+    }
+    ck_assert_int_eq(next, N + 1);
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, 10000), 0);
+    raw_free(&r);
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -866,6 +917,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_quick_call_runs_on_the_reader_thread);
     tcase_add_test(tc, a_slow_call_hands_reading_to_another_thread);
     tcase_add_test(tc, responses_to_one_read_leave_in_few_writes);
+    tcase_add_loop_test(tc, every_answer_to_a_long_read_arrives_once_in_order, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");
