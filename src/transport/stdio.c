@@ -506,29 +506,30 @@ static void uncork(writer *w)
 ** turns: with 64 calls in flight the client waited while we handled 64,
 ** then we waited (or spun) while it read 64 answers and sent 64 requests;
 ** the host used 55-83% of its CPU, and throughput swung between runs
-** (issue 11). So the answers corked so far
-** also leave once the reader is past the middle of what its read brought
-** (take_lines): the client, on another CPU, turns them into requests while
-** we handle the second half, and those are there when our next read comes,
-** two halves in flight the way double buffering works. A write costs a
-** syscall and, to a client asleep in poll, a wake-up (several us on a VM,
-** an IPI), so no early write carries fewer than TH_EARLY_MIN_MSGS answers; a
-** long read flushes every TH_EARLY_MAX_MSGS answers or TH_EARLY_MAX_BYTES.
-** Measured at W=32, 64 and 128 against a fixed count per write: 16 was
-** best at W=32 and worst at 128, 32 the reverse (no early write at W=32 at
-** all); half a read was within noise of the best at each.
+** (issue 11). So the answers corked so far also leave once the reader is
+** past the middle of what its read brought (take_lines): the client, on
+** another CPU, turns them into requests while we handle the second half,
+** and those are there when our next read comes, two halves in flight the
+** way double buffering works. A write costs a syscall and, to a client
+** asleep in poll, a wake-up (about 3 us on the benchmark VM: an IPI), so
+** no early write carries fewer than TH_EARLY_MIN_MSGS answers; a long read
+** writes every TH_EARLY_MAX_MSGS answers or TH_EARLY_MAX_BYTES. Measured
+** at W=32, 64 and 128 against a fixed count per write: 16 was best at W=32
+** and worst at 128, 32 the reverse (no early write at W=32 at all); half a
+** read was within noise of the best at each.
 **
 ** A client on our own CPU cannot work while we do: the wake-up preempts
 ** us, and each early write costs two context switches for nothing (W=64
 ** with both ends on one CPU lost 20%). That shows in the first early write
 ** of a read: the client had read all of it when our write returned, and we
-** were preempted meanwhile (RUSAGE_THREAD's involuntary switches; an empty
-** pipe alone could be a fast client elsewhere). Then early flushes stay
-** off for TH_EARLY_BACKOFF_MIN reads, twice as many each time the next probe
-** finds the same, up to TH_EARLY_BACKOFF_MAX; a probe that finds the client
-** elsewhere resets it. The probe costs two syscalls, so while the client
-** is found elsewhere only every TH_EARLY_PROBE_EVERY-th read is probed. Only pipes and sockets, whose unread bytes ioctl
-** reports, are flushed early; a file or a terminal never is.
+** were preempted meanwhile (our involuntary context switches; an empty
+** pipe alone could be a fast client elsewhere). Then early writes stay off
+** for TH_EARLY_BACKOFF_MIN reads, twice as many each time the next probe
+** finds the same, up to TH_EARLY_BACKOFF_MAX; a probe that finds the
+** client elsewhere resets it. The probe costs two syscalls, so while the
+** client is found elsewhere only every TH_EARLY_PROBE_EVERY-th read is
+** probed. Only pipes and sockets, whose unread bytes ioctl reports, are
+** written early; a file or a terminal never is.
 */
 /* Bytes written to W's descriptor that the client has not read, or -1. */
 static int unread_output(writer *w)
@@ -730,7 +731,8 @@ static void drain(int fd)
 ** in-process echo call at W=64: issue 11): a message it sees busy at two
 ** samples WATCH_TICK_NS apart has run at least that long, and one seen
 ** first at a sample started at most a tick before, so a slow message is
-** handed off after between one and two ticks, never past HANDOFF_NS.
+** handed off after between one and two ticks: HANDOFF_NS at most (and
+** the watchdog's wake-up latency).
 */
 #define HANDOFF_NS 1000000LL
 #define WATCH_TICK_NS (HANDOFF_NS / 2)
