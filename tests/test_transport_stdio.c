@@ -840,10 +840,12 @@ END_TEST
 /*
 ** A read of many calls is answered in several writes (early writes while
 ** the reader is past the middle of its read, see stdio.c): every answer
-** arrives exactly once, whole and in order, with stdout a pipe, then a
-** socket (whose unread bytes the host asks differently).
+** arrives whole and exactly once, with stdout a pipe, then a socket (whose
+** unread bytes the host asks differently). Not necessarily in order: a
+** call that outlasts the hand-off budget (under a sanitizer, an echo can)
+** is answered after the calls behind it.
 */
-START_TEST(every_answer_to_a_long_read_arrives_once_in_order)
+START_TEST(every_answer_to_a_long_read_arrives_once)
 {
     enum { N = 300 };
     raw r;
@@ -854,33 +856,45 @@ START_TEST(every_answer_to_a_long_read_arrives_once_in_order)
         len += (size_t)snprintf(batch + len, sizeof batch - len,
                                 MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
     raw_send(&r, batch);
-    char last[32];
-    snprintf(last, sizeof last, "\"id\":%d,", N);
-    ck_assert_msg(raw_read_until(&r, last, 20000), "no answer to call %d", N);
-    /* The last answer's line may still be arriving. */
-    ck_assert(raw_read_until(&r, "\"t300\"", 20000));
-    const char *p = r.got, *end = r.got + r.len;
-    int next = 1;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            break;
+    static bool seen[N + 1];
+    memset(seen, 0, sizeof seen);
+    int answered = 0;
+    size_t off = 0;
+    long long deadline = mh_now_ms() + 20000;
+    while (answered < N) {
+        const char *nl = r.len > off ? memchr(r.got + off, '\n', r.len - off) : NULL;
+        if (!nl) {
+            ck_assert_msg(mh_now_ms() < deadline, "%d of %d calls answered in 20 s", answered, N);
+            struct pollfd pf = {.fd = r.from, .events = POLLIN};
+            if (poll(&pf, 1, 1000) <= 0)
+                continue;
+            if (r.cap - r.len < 65536) {
+                r.cap = r.cap ? r.cap * 2 : 1 << 20;
+                r.got = realloc(r.got, r.cap);
+                ck_assert(r.got != NULL);
+            }
+            ssize_t n = read(r.from, r.got + r.len, r.cap - r.len);
+            ck_assert_msg(n > 0, "stdout ended with %d of %d calls answered", answered, N);
+            r.len += (size_t)n;
+            continue;
+        }
+        const char *p = r.got + off;
         json_tokener *tok = json_tokener_new();
         ck_assert(tok != NULL);
         json_object *o = json_tokener_parse_ex(tok, p, (int)(nl - p));
         ck_assert_msg(o != NULL && json_tokener_get_parse_end(tok) == (size_t)(nl - p), "not one JSON message: %.*s",
                       (int)(nl - p), p);
         json_tokener_free(tok);
-        char id[16], text[16];
-        snprintf(id, sizeof id, "%d", next);
-        snprintf(text, sizeof text, "t%d", next);
-        MH_ASSERT_ID(o, id);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= N && !seen[id], "unexpected or repeated answer: %s", mh_json(o));
+        seen[id] = true;
+        char text[16];
+        snprintf(text, sizeof text, "t%d", id);
         MH_ASSERT_STR(o, "result content 0 text", text);
         json_object_put(o);
-        next++;
-        p = nl + 1;
+        answered++;
+        off = (size_t)(nl - r.got) + 1;
     }
-    ck_assert_int_eq(next, N + 1);
     close(r.to);
     r.to = -1;
     ck_assert_int_eq(raw_wait(&r, 10000), 0);
@@ -917,7 +931,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_quick_call_runs_on_the_reader_thread);
     tcase_add_test(tc, a_slow_call_hands_reading_to_another_thread);
     tcase_add_test(tc, responses_to_one_read_leave_in_few_writes);
-    tcase_add_loop_test(tc, every_answer_to_a_long_read_arrives_once_in_order, 0, 2);
+    tcase_add_loop_test(tc, every_answer_to_a_long_read_arrives_once, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");
