@@ -902,6 +902,40 @@ START_TEST(every_answer_to_a_long_read_arrives_once)
 }
 END_TEST
 
+/*
+** A read whose next requests are already waiting keeps the rest of its
+** answers for the next read's early write (stdio.c, take_lines). When the
+** next read brings no whole line (here: the start of one, then nothing),
+** they must leave anyway: every answer arrives while the last line is
+** still unfinished. The partial line follows the calls at once, so it is
+** usually waiting when the reader ends its read of the calls.
+*/
+START_TEST(kept_answers_leave_when_the_next_read_brings_no_line)
+{
+    enum { N = 100 };
+    raw r;
+    raw_spawn_with(&r, IN_PIPE, mh_echo_dir(), "-q");
+    static char batch[N * 512];
+    size_t len = 0;
+    for (int i = 1; i <= N; i++)
+        len += (size_t)snprintf(batch + len, sizeof batch - len,
+                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
+    raw_send(&r, batch);
+    raw_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",");
+    for (int i = 1; i <= N; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "\"text\":\"t%d\"", i);
+        ck_assert_msg(raw_read_until(&r, want, 10000), "the answer to call %d did not come", i);
+    }
+    raw_send(&r, "\"method\":\"ping\"}\n");
+    ck_assert(raw_read_until(&r, "\"id\":\"late\"", 10000));
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, 10000), 0);
+    raw_free(&r);
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -932,6 +966,7 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_slow_call_hands_reading_to_another_thread);
     tcase_add_test(tc, responses_to_one_read_leave_in_few_writes);
     tcase_add_loop_test(tc, every_answer_to_a_long_read_arrives_once, 0, 2);
+    tcase_add_test(tc, kept_answers_leave_when_the_next_read_brings_no_line);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");

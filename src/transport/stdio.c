@@ -484,19 +484,37 @@ static void write_msg(void *ctx, json_object *msg)
 static void cork(writer *w)
 {
     pthread_mutex_lock(&w->lock);
-    w->corked_by = &self;
-    w->corked_n = 0;
-    w->corked_bytes = 0;
+    if (w->corked_by != &self) { /* else the last read kept it: see take_lines */
+        w->corked_by = &self;
+        w->corked_n = 0;
+        w->corked_bytes = 0;
+    }
     w->probe = th_early_probe_due(&w->early);
     pthread_mutex_unlock(&w->lock);
 }
 
-static void uncork(writer *w)
+/* At the end of a read's lines: write what is corked, unless KEEP (it
+ * leaves with the next read's early write: see take_lines). */
+static void uncork(writer *w, bool keep)
 {
     pthread_mutex_lock(&w->lock);
-    w->corked_by = NULL;
-    flush_pending(w);
+    if (!keep) {
+        w->corked_by = NULL;
+        flush_pending(w);
+    }
     th_early_read_done(&w->early);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Before the reader waits for anything but input it knows is there: write
+ * what a read kept corked. */
+static void flush_kept(writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->corked_by == &self) {
+        w->corked_by = NULL;
+        flush_pending(w);
+    }
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -868,6 +886,7 @@ static bool take_lines(srv *v)
     cork(&v->w);
     /* Past it, what is corked leaves early (see early_flush); once. */
     size_t half = in->start + (in->len - in->start) / 2;
+    bool early = false;
     while (kept) {
         char *nl = memchr(in->buf + in->scan, '\n', in->len - in->scan);
         if (!nl)
@@ -887,12 +906,21 @@ static bool take_lines(srv *v)
             reject_too_long(v, line_len);
         else if (!blank(in->buf + start, line_len))
             kept = handle(v, in->buf + start, line_len, in->buf);
-        if (kept && early_flush(&v->w, in->start >= half))
+        if (kept && early_flush(&v->w, in->start >= half)) {
             half = SIZE_MAX;
+            early = true;
+        }
     }
     if (kept) {
         in->scan = in->len;
-        uncork(&v->w);
+        /* A read that wrote early came from a pipelining client. When its
+         * next requests are already here (they answer our early write),
+         * the rest of this read's answers leave with the next read's
+         * early write: one write, and one wake-up of the client, per read
+         * instead of two (a wake-up costs the writer about 3 us on the
+         * benchmark VM). The next read() cannot wait: only we read IN_FD. */
+        int waiting = 0;
+        uncork(&v->w, early && ioctl(v->in_fd, FIONREAD, &waiting) == 0 && waiting > 0);
         th_mcp_batch_end(v->mcp);
         return true;
     }
@@ -1027,6 +1055,7 @@ static int read_loop(srv *v)
         w->reader_waiting = paused;
         pthread_mutex_unlock(&w->lock);
         if (paused) {
+            flush_kept(w);
             if (!wait_input(v, true))
                 return READ_ENDED;
             continue;
@@ -1037,6 +1066,7 @@ static int read_loop(srv *v)
             char *nb = realloc(in->buf, ncap);
             if (!nb) {
                 th_log(TH_LOG_CRITICAL, "out of memory reading input");
+                flush_kept(w);
                 end_reading(v, 1);
                 return READ_ENDED;
             }
@@ -1055,6 +1085,7 @@ static int read_loop(srv *v)
         pthread_mutex_lock(&v->lock);
         if (v->end_req) {
             pthread_mutex_unlock(&v->lock);
+            flush_kept(w);
             return READ_ENDED;
         }
         v->in_read = true;
@@ -1068,6 +1099,8 @@ static int read_loop(srv *v)
         pthread_mutex_unlock(&v->lock);
         if (left)
             return READ_ABANDONED; /* the session may be gone: touch nothing */
+        if (n <= 0)
+            flush_kept(w); /* the input it expected is not there after all */
         if (n > 0 && asleep)
             in->spin = th_now_ns() - asleep <= v->busy_ns;
         if (n < 0) {
