@@ -744,16 +744,9 @@ static void drain(int fd)
 ** Go's scheduler hands a P over when its thread blocks in a system call:
 ** a slow call holds up the messages behind it by about that long, never
 ** for its whole run. The thread that ran it parks as a spare (or ends)
-** when the call returns. The watchdog samples the holder's state rather
-** than the holder timing its messages (a clock read per call, 1% of an
-** in-process echo call at W=64: issue 11): a message it sees busy at two
-** samples WATCH_TICK_NS apart has run at least that long, and one seen
-** first at a sample started at most a tick before, so a slow message is
-** handed off after between one and two ticks: HANDOFF_NS at most (and
-** the watchdog's wake-up latency).
+** when the call returns.
 */
 #define HANDOFF_NS 1000000LL
-#define WATCH_TICK_NS (HANDOFF_NS / 2)
 
 /* The input buffer; the role holder's alone (or the watchdog's while it
  * takes the role away under srv.lock). */
@@ -784,6 +777,7 @@ typedef struct srv {
     input in;
 
     atomic_ulong state;     /* (messages << 2) | ST_* */
+    atomic_llong since_ns;  /* when the current message began */
     atomic_bool wd_asleep;  /* the watchdog waits for a signal, not a tick */
 
     pthread_mutex_t lock;   /* what follows */
@@ -835,6 +829,7 @@ static void call_begin(void *ctx)
 {
     srv *v = ctx;
     unsigned long busy = ((atomic_load_explicit(&v->state, memory_order_relaxed) >> 2) + 1) << 2 | ST_BUSY;
+    atomic_store(&v->since_ns, th_now_ns());
     atomic_store(&v->state, busy);
     marked = busy;
     if (atomic_load(&v->wd_asleep)) {
@@ -1334,35 +1329,31 @@ static void sentry_stop(srv *v)
 }
 
 /*
-** The watchdog, until reading ends: it ticks every WATCH_TICK_NS while
+** The watchdog, until reading ends: it ticks every HANDOFF_NS while
 ** messages arrive and sleeps for a signal when input is idle, so a busy
-** session costs it about two thousand wake-ups a second, not one per
+** session costs it about a thousand wake-ups a second, not one per
 ** message. Under v->lock.
 */
 static void watch(srv *v)
 {
-    unsigned long seen = ~0UL; /* the state at the last sample */
-    long long seen_at = 0;     /* when SEEN, if busy, was first seen */
+    unsigned long seen = ~0UL;
     while (!v->over) {
         unsigned long st = atomic_load(&v->state);
         long long now = th_now_ns(), wake;
         if ((st & ST_BUSY) && !(st & ST_STOLEN)) {
-            /* Each message's state is new (its count), so the same busy
-             * state means the same message, busy since SEEN_AT at least. */
-            if (st != seen) {
-                seen = st;
-                seen_at = now;
-            }
-            long long due = seen_at + WATCH_TICK_NS;
+            /* The holder stores since_ns before state: it is this
+             * message's start or a later one's, never an earlier one's. */
+            long long due = atomic_load(&v->since_ns) + HANDOFF_NS;
             if (now >= due) {
                 if (atomic_compare_exchange_strong(&v->state, &st, st | ST_STOLEN))
                     hand_off(v);
                 continue;
             }
+            seen = st;
             wake = due;
         } else if (st != seen) {
             seen = st; /* messages arrive: keep ticking */
-            wake = now + WATCH_TICK_NS;
+            wake = now + HANDOFF_NS;
         } else {
             atomic_store(&v->wd_asleep, true);
             if (atomic_load(&v->state) == st && !v->over)
