@@ -837,6 +837,105 @@ START_TEST(responses_to_one_read_leave_in_few_writes)
 }
 END_TEST
 
+/*
+** A read of many calls is answered in several writes (early writes while
+** the reader is past the middle of its read, see stdio.c): every answer
+** arrives whole and exactly once, with stdout a pipe, then a socket (whose
+** unread bytes the host asks differently). Not necessarily in order: a
+** call that outlasts the hand-off budget (under a sanitizer, an echo can)
+** is answered after the calls behind it.
+*/
+START_TEST(every_answer_to_a_long_read_arrives_once)
+{
+    enum { N = 300 };
+    raw r;
+    raw_spawn_with(&r, IN_PIPE | (_i ? OUT_SOCKET : 0), mh_echo_dir(), "-q");
+    static char batch[N * 512];
+    size_t len = 0;
+    for (int i = 1; i <= N; i++)
+        len += (size_t)snprintf(batch + len, sizeof batch - len,
+                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
+    raw_send(&r, batch);
+    static bool seen[N + 1];
+    memset(seen, 0, sizeof seen);
+    int answered = 0;
+    size_t off = 0;
+    long long deadline = mh_now_ms() + 20000;
+    while (answered < N) {
+        const char *nl = r.len > off ? memchr(r.got + off, '\n', r.len - off) : NULL;
+        if (!nl) {
+            ck_assert_msg(mh_now_ms() < deadline, "%d of %d calls answered in 20 s", answered, N);
+            struct pollfd pf = {.fd = r.from, .events = POLLIN};
+            if (poll(&pf, 1, 1000) <= 0)
+                continue;
+            if (r.cap - r.len < 65536) {
+                r.cap = r.cap ? r.cap * 2 : 1 << 20;
+                r.got = realloc(r.got, r.cap);
+                ck_assert(r.got != NULL);
+            }
+            ssize_t n = read(r.from, r.got + r.len, r.cap - r.len);
+            ck_assert_msg(n > 0, "stdout ended with %d of %d calls answered", answered, N);
+            r.len += (size_t)n;
+            continue;
+        }
+        const char *p = r.got + off;
+        json_tokener *tok = json_tokener_new();
+        ck_assert(tok != NULL);
+        json_object *o = json_tokener_parse_ex(tok, p, (int)(nl - p));
+        ck_assert_msg(o != NULL && json_tokener_get_parse_end(tok) == (size_t)(nl - p), "not one JSON message: %.*s",
+                      (int)(nl - p), p);
+        json_tokener_free(tok);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 1 && id <= N && !seen[id], "unexpected or repeated answer: %s", mh_json(o));
+        seen[id] = true;
+        char text[16];
+        snprintf(text, sizeof text, "t%d", id);
+        MH_ASSERT_STR(o, "result content 0 text", text);
+        json_object_put(o);
+        answered++;
+        off = (size_t)(nl - r.got) + 1;
+    }
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, 10000), 0);
+    raw_free(&r);
+}
+END_TEST
+
+/*
+** A read whose next requests are already waiting keeps the rest of its
+** answers for the next read's early write (stdio.c, take_lines). When the
+** next read brings no whole line (here: the start of one, then nothing),
+** they must leave anyway: every answer arrives while the last line is
+** still unfinished. The partial line follows the calls at once, so it is
+** usually waiting when the reader ends its read of the calls.
+*/
+START_TEST(kept_answers_leave_when_the_next_read_brings_no_line)
+{
+    enum { N = 100 };
+    raw r;
+    raw_spawn_with(&r, IN_PIPE, mh_echo_dir(), "-q");
+    static char batch[N * 512];
+    size_t len = 0;
+    for (int i = 1; i <= N; i++)
+        len += (size_t)snprintf(batch + len, sizeof batch - len,
+                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
+    raw_send(&r, batch);
+    raw_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",");
+    for (int i = 1; i <= N; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "\"text\":\"t%d\"", i);
+        ck_assert_msg(raw_read_until(&r, want, 10000), "the answer to call %d did not come", i);
+    }
+    raw_send(&r, "\"method\":\"ping\"}\n");
+    ck_assert(raw_read_until(&r, "\"id\":\"late\"", 10000));
+    close(r.to);
+    r.to = -1;
+    ck_assert_int_eq(raw_wait(&r, 10000), 0);
+    raw_free(&r);
+}
+END_TEST
+
 static Suite *transport_suite(void)
 {
     Suite *s = suite_create("transport_stdio");
@@ -866,6 +965,8 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, a_quick_call_runs_on_the_reader_thread);
     tcase_add_test(tc, a_slow_call_hands_reading_to_another_thread);
     tcase_add_test(tc, responses_to_one_read_leave_in_few_writes);
+    tcase_add_loop_test(tc, every_answer_to_a_long_read_arrives_once, 0, 2);
+    tcase_add_test(tc, kept_answers_leave_when_the_next_read_brings_no_line);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");

@@ -333,6 +333,9 @@ static const char *const features[] = {
 #if HAVE_DECL_POLLRDHUP
     "POLLRDHUP",
 #endif
+#if HAVE_DECL_RUSAGE_THREAD
+    "RUSAGE_THREAD",
+#endif
 #if HAVE_CLOSE_RANGE
     "close_range",
 #endif
