@@ -823,7 +823,7 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
 {
     spliced *sp = malloc(sizeof *sp);
     json_object *o = sp ? json_object_new_boolean(0) : NULL;
-    if (!o || !json_object_is_type(result, json_type_object)) {
+    if (!o || !(json_object_is_type(result, json_type_object) || th_raw_result_is(result))) {
         free(sp);
         json_object_put(o);
         return th_rpc_result(id, result);
