@@ -526,6 +526,8 @@ static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
         out->call_name[pf[P_NAME].len] = '\0';
         out->call_has_args = pf[P_ARGS].present;
         out->call_args = pf[P_ARGS].value;
+        out->call_args_text = pf[P_ARGS].span;
+        out->call_args_len = pf[P_ARGS].span_len;
         out->call_has_meta = pf[P_META].present;
         out->call_meta = pf[P_META].value;
     } else if (lite) {
