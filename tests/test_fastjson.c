@@ -275,6 +275,9 @@ START_TEST(fields_read_members)
     ck_assert_uint_eq(f[0].len, 4);
     ck_assert_ptr_eq(f[0].text, strstr(t, "text"));
     ck_assert_str_eq(json_object_to_json_string_ext(f[1].value, JSON_C_TO_STRING_PLAIN), "[1,{\"x\":null}]");
+    /* The value's own text, for a caller that passes it on as it came. */
+    ck_assert_ptr_eq(f[1].span, strstr(t, "[1,"));
+    ck_assert_uint_eq(f[1].span_len, strlen("[1,{\"x\":null}]"));
     ck_assert_ptr_null(f[2].value);
     json_object_put(f[1].value);
     static const char *const no[] = {"{\"a\":1}", "{\"a\":\"x\\ny\"}", "{\"b\":1,\"b\":2}", "{\"d\":1}",

@@ -26,6 +26,7 @@ static const char *const plain[] = {
     "{\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"},"
     "{\"type\":\"resource_link\",\"uri\":\"file:///x\",\"name\":\"x\"}]}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf \xed\x9f\xbf\"}]}",
+    "{\"content\":[{\"type\":\"text\",\"text\":\" ~\x7f\"}]}", /* the plain bytes' edges: space, '~', DEL */
     "{\"content\":[{\"type\":\"text\",\"text\":\"{}\"}],\"structuredContent\":{\"n\":-1.5e+3,\"big\":"
     "123456789012345678901234567890,\"a\":[true,false,null,0,{\"b\":[]}]}}",
 };
@@ -58,6 +59,8 @@ static const char *const not_plain[] = {
     "{\"content\":[{\"type\":\"resource\",\"resource\":{\"uri\":\"x\",\"text\":\"y\"}}]}", /* the long way */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\"}]}",              /* a surrogate escape */
     "{\"content\":[{\"type\":\"text\",\"text\":\"a\nb\"}]}",                 /* a raw newline */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"a\x1f\"}]}",               /* the last control character */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"\x01" "b\"}]}",           /* a control character first */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}",                 /* not UTF-8 */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xc0\xaf\"}]}",             /* overlong */
     "{\"content\":[{\"type\":\"text\",\"text\":\"\xe0\x9f\xbf\"}]}",         /* overlong */

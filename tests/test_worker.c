@@ -327,6 +327,35 @@ START_TEST(workers_start_on_the_first_call)
 }
 END_TEST
 
+/* A plain request's arguments reach the worker as the client wrote them
+ * (white space and all): the handler sees the same values, and a refused
+ * argument gets the same error, in both modes. */
+START_TEST(arguments_arrive_as_sent_in_both_modes)
+{
+    char *dir = mh_private_dir(ECHO_SO, NULL);
+    const char *answers[2][2];
+    json_object *keep[2][2];
+    for (int m = 0; m < 2; m++) {
+        mh_proc *p = mh_spawn("-d", dir, modes[m], NULL);
+        mh_send(p, CALL(2, "echo", " {  \"text\" :\t\"a  b {}\" } "));
+        keep[m][0] = mh_await(p, "2", NULL);
+        answers[m][0] = mh_str(keep[m][0], "result content 0 text");
+        mh_send(p, CALL(3, "echo", "{\"text\" : 5}"));
+        keep[m][1] = mh_await(p, "3", NULL);
+        answers[m][1] = json_object_to_json_string_ext(keep[m][1], JSON_C_TO_STRING_PLAIN);
+        mh_finish(p);
+    }
+    ck_assert_str_eq(answers[0][0], "a  b {}");
+    ck_assert_str_eq(answers[1][0], "a  b {}");
+    ck_assert_msg(strstr(answers[1][1], "text"), "%s", answers[1][1]); /* names the argument */
+    ck_assert_str_eq(answers[0][1], answers[1][1]);
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 2; k++)
+            json_object_put(keep[m][k]);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *worker_suite(void)
 {
     Suite *s = suite_create("worker");
@@ -354,6 +383,7 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, worker_output_is_logged_tagged_with_the_plugin);
     tcase_add_test(tc, a_handler_closing_all_descriptors_fails_only_its_call);
     tcase_add_test(tc, workers_start_on_the_first_call);
+    tcase_add_test(tc, arguments_arrive_as_sent_in_both_modes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -395,8 +395,8 @@ static void fields_init(th_fastjson_field *fields, size_t n)
             fields[i].name_len = strlen(fields[i].name);
         fields[i].present = fields[i].in_sub = false;
         fields[i].value = NULL;
-        fields[i].text = NULL;
-        fields[i].len = 0;
+        fields[i].text = fields[i].span = NULL;
+        fields[i].len = fields[i].span_len = 0;
         fields[i].order = 0;
     }
 }
@@ -410,8 +410,8 @@ static void fields_reset(th_fastjson_field *fields, size_t n)
             fields_reset(fields[i].sub, fields[i].nsub);
         fields[i].present = fields[i].in_sub = false;
         fields[i].value = NULL;
-        fields[i].text = NULL;
-        fields[i].len = 0;
+        fields[i].text = fields[i].span = NULL;
+        fields[i].len = fields[i].span_len = 0;
         fields[i].order = 0;
     }
 }
@@ -507,6 +507,8 @@ static bool object_fields(reader *r, th_fastjson_field *fields, size_t n, int de
                 f->value = value(r, depth);
                 if (r->fail)
                     return false;
+                f->span = at;
+                f->span_len = (size_t)(r->p - at);
             }
         }
         skip_ws(r);

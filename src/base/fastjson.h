@@ -38,6 +38,10 @@ typedef struct th_fastjson_field {
     json_object *value; /* out: its value, the caller's (NULL: JSON null, as_text or in_sub) */
     const char *text;   /* out, as_text: the string's bytes, in TEXT (no NUL) */
     size_t len;
+    /* out, read into VALUE: the value's own text, in TEXT (SPAN_LEN bytes,
+     * no white space around it), for a caller that passes it on as it came */
+    const char *span;
+    size_t span_len;
 } th_fastjson_field;
 
 /*

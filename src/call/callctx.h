@@ -42,6 +42,11 @@ typedef struct th_call_hooks {
      * cancelled) although the call is made further down. NULL: nobody. */
     void (*bind)(void *ctx, th_call *call);
     void *bind_ctx;
+    /* The arguments' JSON text as the client sent it, when the host has it
+     * (borrowed for the call's duration; NULL: print the tree). It parses
+     * to the very tree the handler gets: a worker is sent this text. */
+    const char *args_text;
+    size_t args_len;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */

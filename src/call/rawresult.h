@@ -22,8 +22,9 @@
 ** "isError" (a boolean), each at most once, with keys written plainly.
 ** Anything else (an embedded resource, an escaped key) is NULL, not an
 ** error: the caller parses it and checks it the long way, which names what
-** is wrong. The object has no members as json-c sees them: only code that
-** knows (th_raw_result_is) may look inside, through th_raw_result_tree.
+** is wrong. As json-c sees it, the object is an int (it serialises as the
+** text): only code that knows (th_raw_result_is) may look inside, through
+** th_raw_result_tree.
 */
 json_object *th_raw_result_new(const char *text, size_t len);
 

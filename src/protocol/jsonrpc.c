@@ -526,6 +526,8 @@ static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
         out->call_name[pf[P_NAME].len] = '\0';
         out->call_has_args = pf[P_ARGS].present;
         out->call_args = pf[P_ARGS].value;
+        out->call_args_text = pf[P_ARGS].span;
+        out->call_args_len = pf[P_ARGS].span_len;
         out->call_has_meta = pf[P_META].present;
         out->call_meta = pf[P_META].value;
     } else if (lite) {
@@ -823,7 +825,7 @@ json_object *th_rpc_result_spliced(json_object *id, json_object *result, const c
 {
     spliced *sp = malloc(sizeof *sp);
     json_object *o = sp ? json_object_new_boolean(0) : NULL;
-    if (!o || !json_object_is_type(result, json_type_object)) {
+    if (!o || !(json_object_is_type(result, json_type_object) || th_raw_result_is(result))) {
         free(sp);
         json_object_put(o);
         return th_rpc_result(id, result);

@@ -71,6 +71,11 @@ typedef struct th_rpc_msg {
     bool call_lite, call_has_name, call_has_args, call_has_meta;
     json_object *call_args, *call_meta;
     char call_name[128]; /* NUL-terminated, no NUL inside */
+    /* CALL_ARGS's text as the client sent it (in the parsed text: valid
+     * only while that is; NULL when not lite), for a proxied call that
+     * forwards it instead of printing the tree. */
+    const char *call_args_text;
+    size_t call_args_len;
 } th_rpc_msg;
 
 /*

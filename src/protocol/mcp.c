@@ -1662,7 +1662,12 @@ static void m_tools_call(request *r)
     } else if (r->version >= V_2025_11_25 && legacy_call_as_task(r, e, args, token)) {
         return;
     }
-    job *j = malloc(sizeof *j + th_call_size);
+    /* A plain call's arguments' text rides behind the call: a proxied call
+     * sends it to its worker as it came, not printed again from the tree. */
+    size_t args_room = lite && r->msg->call_args_text && json_object_is_type(args, json_type_object)
+                           ? r->msg->call_args_len
+                           : 0;
+    job *j = malloc(sizeof *j + th_call_size + args_room);
     if (j)
         memset(j, 0, sizeof *j); /* th_call_new_in clears its own part */
     if (!j) {
@@ -1722,6 +1727,10 @@ static void m_tools_call(request *r)
         .ask = ask_hook,
         .ask_ctx = j,
     };
+    if (args_room) {
+        hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
+        hooks.args_len = args_room;
+    }
     /* The handler sees the name it registered, as a worker does. */
     j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
     if (!j->call || !j->args || !j->id || (token && !j->token)) {

@@ -877,23 +877,27 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
         return th_call_fail(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
     }
 
-    /* Only the arguments are printed per call, and all the worker parses
-     * (with the protocol's parser: it sees every literal as the client
-     * sent it); the name goes as its bytes, made once. Printed by
-     * jsontree.c, not into the printbuf json-c would hang on the
-     * arguments. */
+    /* The arguments are all the worker parses (with the protocol's
+     * parser: it sees every literal as the client sent it); the name goes
+     * as its bytes, made once. A plain request's arguments go as the
+     * client sent them (the hooks' ARGS_TEXT: it parses to the very tree
+     * the host validated), else they are printed by jsontree.c, not into
+     * the printbuf json-c would hang on them. The client's capabilities
+     * go along, for th_call_client_can: read at once from the call's hooks
+     * (one handle look-up, not one per bit). */
     th_buf argbuf = {0};
     const char *text = "{}";
     size_t len = 2;
-    if (args && th_json_append(&argbuf, args)) {
-        text = argbuf.data;
-        len = argbuf.len;
-    }
-    /* The client's capabilities go along, for th_call_client_can: read
-     * at once from the call's hooks (one handle look-up, not one per bit). */
     th_call *resolved;
     const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
     uint32_t caps32 = hooks ? hooks->client_caps & (TH_ASK_ELICITATION | TH_ASK_SAMPLING | TH_ASK_ROOTS) : 0;
+    if (hooks && hooks->args_text) {
+        text = hooks->args_text;
+        len = hooks->args_len;
+    } else if (args && th_json_append(&argbuf, args)) {
+        text = argbuf.data;
+        len = argbuf.len;
+    }
     th_call_release(call, resolved);
     struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
     exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
