@@ -837,6 +837,16 @@ START_TEST(responses_to_one_read_leave_in_few_writes)
 }
 END_TEST
 
+/* N modern echo calls with ids 1..N, one per line, written into BATCH. */
+static const char *echo_batch(char *batch, size_t size, int n)
+{
+    size_t len = 0;
+    for (int i = 1; i <= n; i++)
+        len += (size_t)snprintf(batch + len, size - len, MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
+    ck_assert_uint_lt(len, size);
+    return batch;
+}
+
 /*
 ** A read of many calls is answered in several writes (early writes while
 ** the reader is past the middle of its read, see stdio.c): every answer
@@ -851,11 +861,7 @@ START_TEST(every_answer_to_a_long_read_arrives_once)
     raw r;
     raw_spawn_with(&r, IN_PIPE | (_i ? OUT_SOCKET : 0), mh_echo_dir(), "-q");
     static char batch[N * 512];
-    size_t len = 0;
-    for (int i = 1; i <= N; i++)
-        len += (size_t)snprintf(batch + len, sizeof batch - len,
-                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
-    raw_send(&r, batch);
+    raw_send(&r, echo_batch(batch, sizeof batch, N));
     static bool seen[N + 1];
     memset(seen, 0, sizeof seen);
     int answered = 0;
@@ -916,11 +922,7 @@ START_TEST(kept_answers_leave_when_the_next_read_brings_no_line)
     raw r;
     raw_spawn_with(&r, IN_PIPE, mh_echo_dir(), "-q");
     static char batch[N * 512];
-    size_t len = 0;
-    for (int i = 1; i <= N; i++)
-        len += (size_t)snprintf(batch + len, sizeof batch - len,
-                                MODERN_CALL(%d, "echo", "{\"text\":\"t%d\"}") "\n", i, i);
-    raw_send(&r, batch);
+    raw_send(&r, echo_batch(batch, sizeof batch, N));
     raw_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",");
     for (int i = 1; i <= N; i++) {
         char want[32];
