@@ -174,6 +174,60 @@ START_TEST(get_matches_get_ex)
 }
 END_TEST
 
+/* A carrier prints as its block says, is known only by its own tag, and
+ * frees its block with itself; plain ints and other kinds are not taken. */
+typedef struct carried_text {
+    th_json_tag tag;
+    int *freed;
+    char text[16];
+} carried_text;
+
+static const char tag_a = 0, tag_b = 0;
+
+static int carried_print(json_object *o, struct printbuf *pb, int level, int flags)
+{
+    (void)level;
+    (void)flags;
+    const carried_text *c = json_object_get_userdata(o);
+    return printbuf_memappend(pb, c->text, (int)strlen(c->text));
+}
+
+static void carried_free(json_object *o, void *p)
+{
+    (void)o;
+    carried_text *c = p;
+    (*c->freed)++;
+    free(c);
+}
+
+START_TEST(carriers_are_known_by_their_tag)
+{
+    int freed = 0;
+    carried_text *c = calloc(1, sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    c->freed = &freed;
+    strcpy(c->text, "{\"a\":[1]}");
+    json_object *o = th_json_carrier(&c->tag, &tag_a, carried_print, carried_free);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_ptr_eq(th_json_carried(o, &tag_a), c);
+    ck_assert_ptr_null(th_json_carried(o, &tag_b));
+    json_object *plain = json_object_new_int(0), *obj = json_object_new_object();
+    ck_assert_ptr_null(th_json_carried(plain, &tag_a));
+    ck_assert_ptr_null(th_json_carried(obj, &tag_a));
+    ck_assert_ptr_null(th_json_carried(NULL, &tag_a));
+    /* Inside a tree, written by its own printer in both writers. */
+    json_object_object_add(obj, "r", o);
+    th_buf b = {0};
+    ck_assert(th_json_append(&b, obj));
+    ck_assert_str_eq(b.data, "{\"r\":{\"a\":[1]}}");
+    ck_assert_str_eq(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), "{\"r\":{\"a\":[1]}}");
+    free(b.data);
+    json_object_put(obj);
+    ck_assert_int_eq(freed, 1);
+    json_object_put(plain);
+}
+END_TEST
+
 static Suite *jsontree_suite(void)
 {
     Suite *s = suite_create("jsontree");
@@ -182,6 +236,7 @@ static Suite *jsontree_suite(void)
     tcase_add_test(tc, append_escapes_every_byte);
     tcase_add_test(tc, append_string_matches_the_object);
     tcase_add_test(tc, fmt_u64_matches_printf);
+    tcase_add_test(tc, carriers_are_known_by_their_tag);
     tcase_add_test(tc, append_keeps_custom_serializers);
     tcase_add_test(tc, get_matches_get_ex);
     suite_add_tcase(s, tc);

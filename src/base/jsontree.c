@@ -259,3 +259,22 @@ bool th_json_append(th_buf *b, json_object *o)
     b->data[b->len] = '\0';
     return true;
 }
+
+json_object *th_json_carrier(th_json_tag *block, const void *tag, json_object_to_json_string_fn *to_json,
+                             json_object_delete_fn *del)
+{
+    /* An int, not an object: json-c's object allocates and frees a hash
+     * table a carrier never uses (~700 instructions a call). */
+    json_object *o = json_object_new_int(0);
+    if (!o)
+        return NULL;
+    block->tag = tag;
+    json_object_set_serializer(o, to_json, block, del);
+    return o;
+}
+
+void *th_json_carried(json_object *o, const void *tag)
+{
+    th_json_tag *b = json_object_is_type(o, json_type_int) ? json_object_get_userdata(o) : NULL;
+    return b && b->tag == tag ? b : NULL;
+}

@@ -36,4 +36,22 @@ bool th_json_append(th_buf *b, json_object *o);
  * th_json_append writes a string object's; false when memory ran out. */
 bool th_json_append_string(th_buf *b, const char *s, size_t n);
 
+/*
+** Values that carry a block of the host's through json-c, to be printed
+** as text it already holds (a response made as text, a worker's result):
+** a json-c int whose printing is TO_JSON and whose release calls DEL on
+** BLOCK. BLOCK begins with a th_json_tag, set to TAG here; th_json_carried
+** compares it, so a plain int (a plugin's) or a carrier of another kind is
+** never taken for one. TAG is the address of something of the caller's.
+** NULL when out of memory: BLOCK stays the caller's to free.
+*/
+typedef struct th_json_tag {
+    const void *tag;
+} th_json_tag;
+json_object *th_json_carrier(th_json_tag *block, const void *tag, json_object_to_json_string_fn *to_json,
+                             json_object_delete_fn *del);
+
+/* O's block when O is a carrier made with TAG, else NULL (O may be NULL). */
+void *th_json_carried(json_object *o, const void *tag);
+
 #endif

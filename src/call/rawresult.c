@@ -12,6 +12,7 @@
 
 #include "call/rawresult.h"
 #include "call/result.h"
+#include "base/jsontree.h"
 #include "base/util.h"
 
 /* ---- the scan --------------------------------------------------------------
@@ -345,10 +346,10 @@ static bool spliceable(const char *text, size_t len)
 
 /* ---- the object ------------------------------------------------------------ */
 
-static const char raw_magic[] = "th-raw-result";
+static const char raw_tag = 0;
 
 typedef struct raw {
-    const char *magic; /* raw_magic: what th_raw_result_is looks for */
+    th_json_tag tag; /* &raw_tag */
     size_t len;
     char text[]; /* NUL-terminated */
 } raw;
@@ -372,26 +373,21 @@ json_object *th_raw_result_new(const char *text, size_t len)
     if (len > INT32_MAX || !spliceable(text, len)) /* spliceable checks UTF-8 too */
         return NULL;
     raw *r = malloc(sizeof *r + len + 1);
-    /* An int carries it, not an object: json-c's object allocates and
-     * frees a hash table the raw result never uses (~700 instructions a
-     * call). Only code that knows (th_raw_result_is) looks at it. */
-    json_object *o = r ? json_object_new_int(0) : NULL;
+    /* Only code that knows (th_raw_result_is) looks inside. */
+    json_object *o = r ? th_json_carrier(&r->tag, &raw_tag, raw_to_json, raw_free) : NULL;
     if (!o) {
         free(r);
         return NULL;
     }
-    r->magic = raw_magic;
     r->len = len;
     memcpy(r->text, text, len);
     r->text[len] = '\0';
-    json_object_set_serializer(o, raw_to_json, r, raw_free);
     return o;
 }
 
 bool th_raw_result_is(json_object *result)
 {
-    const raw *r = json_object_is_type(result, json_type_int) ? json_object_get_userdata(result) : NULL;
-    return r && r->magic == raw_magic;
+    return th_json_carried(result, &raw_tag) != NULL;
 }
 
 const char *th_raw_result_text(json_object *result, size_t *len)

@@ -776,12 +776,15 @@ json_object *th_rpc_notification(const char *method, json_object *params)
  * bytes, the result from RESULT_AT to the last byte but one; RESULT is
  * NULL until th_rpc_member parses it, and the text is written anyway). */
 typedef struct spliced {
+    th_json_tag tag; /* &spliced_tag */
     json_object *id, *result;
     const char *tail;
     bool whole; /* TEXT is the message */
     size_t len, result_at;
     char text[];
 } spliced;
+
+static const char spliced_tag = 0;
 
 static int spliced_to_json(json_object *o, struct printbuf *pb, int level, int flags)
 {
@@ -823,18 +826,18 @@ static void spliced_free(json_object *o, void *p)
 
 json_object *th_rpc_result_spliced(json_object *id, json_object *result, const char *tail)
 {
+    if (!(json_object_is_type(result, json_type_object) || th_raw_result_is(result)))
+        return th_rpc_result(id, result);
     spliced *sp = malloc(sizeof *sp);
-    json_object *o = sp ? json_object_new_boolean(0) : NULL;
-    if (!o || !(json_object_is_type(result, json_type_object) || th_raw_result_is(result))) {
+    json_object *o = sp ? th_json_carrier(&sp->tag, &spliced_tag, spliced_to_json, spliced_free) : NULL;
+    if (!o) {
         free(sp);
-        json_object_put(o);
         return th_rpc_result(id, result);
     }
     sp->id = id ? json_object_get(id) : NULL;
     sp->result = result;
     sp->tail = tail;
     sp->whole = false;
-    json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
     return o;
 }
 
@@ -888,7 +891,7 @@ json_object *th_rpc_response_text(json_object *id, const char *text, size_t len,
     if (len > INT32_MAX || result_at + 3 > len || text[result_at] != '{' || text[len - 1] != '}')
         return NULL;
     spliced *sp = malloc(sizeof *sp + len + 1);
-    json_object *o = sp ? json_object_new_boolean(0) : NULL;
+    json_object *o = sp ? th_json_carrier(&sp->tag, &spliced_tag, spliced_to_json, spliced_free) : NULL;
     if (!o) {
         free(sp);
         return NULL;
@@ -901,16 +904,14 @@ json_object *th_rpc_response_text(json_object *id, const char *text, size_t len,
     sp->result_at = result_at;
     memcpy(sp->text, text, len);
     sp->text[len] = '\0';
-    json_object_set_serializer(o, spliced_to_json, sp, spliced_free);
     return o;
 }
 
 bool th_rpc_member(json_object *msg, const char *key, json_object **out)
 {
-    if (json_object_get_type(msg) != json_type_boolean || json_object_get_userdata(msg) == NULL)
+    spliced *sp = th_json_carried(msg, &spliced_tag);
+    if (!sp)
         return json_object_object_get_ex(msg, key, out);
-    /* Only th_rpc_result_spliced gives a boolean user data. */
-    spliced *sp = json_object_get_userdata(msg);
     /* A result kept as text is parsed the first time a caller looks in. */
     if (!sp->result && out && strcmp(key, "result") == 0) {
         json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
@@ -932,7 +933,7 @@ const char *th_rpc_serialize(json_object *msg, size_t *len)
 
 bool th_rpc_write(json_object *msg, th_buf *out)
 {
-    spliced *sp = json_object_is_type(msg, json_type_boolean) ? json_object_get_userdata(msg) : NULL;
+    spliced *sp = th_json_carried(msg, &spliced_tag);
     if (!sp)
         return th_json_append(out, msg);
     if (sp->whole)
