@@ -29,6 +29,9 @@ refused() { # NAME CMD...: CMD must fail
 for era in legacy modern; do
     ok "floor $era W=1" $lg --era $era -n 100 -w 1 -- ./floor
     ok "floor $era W=64 64 KiB" $lg --era $era -n 100 -w 64 --size 65536 -- ./floor
+    # The process-boundary reference: answers come from a child process.
+    ok "floor --spin --hop $era W=1" $lg --era $era -n 100 -w 1 -- ./floor --spin --hop
+    ok "floor --hop $era W=64 64 KiB" $lg --era $era -n 100 -w 64 --size 65536 -- ./floor --hop
     # shellcheck disable=SC2086
     ok "toolhost $era W=8 1 KiB" $lg --era $era -n 100 -w 8 --size 1024 -- $th
     # shellcheck disable=SC2086
@@ -41,6 +44,7 @@ refused "cat echoes the requests" $lg -n 10 -- /bin/cat
 refused "ids off by one" $lg --era modern -n 10 -- sh -c './floor | sed -u "s/\"id\":\([0-9]*\)/\"id\":1\1/"'
 refused "text changed" $lg -n 10 -- sh -c './floor | sed -u "s/abcdefgh/abcdefgX/"'
 refused "exits without answering" $lg -n 10 -- /bin/true
+refused "floor with an unknown option" $lg -n 10 -- ./floor --nonsense
 # httpgen: the HTTP rows' driver, against the libmicrohttpd floor and
 # toolhost --http in both eras; it must refuse a server that is not there.
 hg=./httpgen

@@ -79,10 +79,18 @@ server_cmd() {
     none) echo "$toolhost -q --isolation=none --plugin-dir $bundled" ;;
     process) echo "$toolhost -q --isolation=process --plugin-dir $bundled" ;;
     floor) echo "./floor" ;;
+    floorspin) echo "./floor --spin" ;;
+    floorhop) echo "./floor --spin --hop" ;;
     sdk) echo "$sdk" ;;
     cmcp) echo "$cmcp" ;;
     esac
 }
+
+# The cost of a process boundary as such, in the W=1 8-byte scenarios: the
+# floor polling stdin as toolhost's reader does, alone and answering from a
+# child process over two pipes. What the second adds is the least any
+# process-isolated server pays per call on this machine.
+hop_servers="floorspin floorhop"
 
 # ---- measuring ---------------------------------------------------------
 # Placement. split: loadgen on CPU 0, the server (its threads and
@@ -142,6 +150,11 @@ verdict() {
         ok = (op == ">=") ? (r + 0 >= l + 0) : (r + 0 <= l + 0); print ok ? "met" : "**missed**" }'
 }
 
+# diff_us A B: A-B in µs as "+1.2 µs", "-" when either is missing.
+diff_us() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%+.1f µs\n", a - b }'
+}
+
 # Integers with thousands separators, for the tables.
 num() {
     awk -v v="$1" 'BEGIN { if (v == "-") { print "-"; exit } v = sprintf("%.0f", v);
@@ -171,8 +184,10 @@ EOF
     r=0
     # Interleaved, so that a busy moment of the shared machine hits every
     # server alike rather than one server's runs.
+    these=$servers
+    case $name in w1-8 | w1-8-one) these="$servers $hop_servers" ;; esac
     while [ "$r" -lt "$loop_runs" ]; do
-        for s in $servers; do
+        for s in $these; do
             cmd=$(server_cmd "$s")
             [ -n "$cmd" ] || continue
             # shellcheck disable=SC2086
@@ -320,6 +335,20 @@ EOF
         echo "$row |"
     done
     echo
+    echo "What a process boundary costs on this machine, whoever draws it (W=1, 8 B, p50 latency in µs):" \
+        "the floor polling stdin for 50 µs after a message as toolhost's reader does (\`floor --spin\`)," \
+        "and the same floor answering from a child process that it hands each message to over two pipes" \
+        "(\`floor --spin --hop\`), against toolhost in-process and in process mode."
+    echo
+    echo "| placement | floor --spin | floor --spin --hop | the hop adds | hop / floor | toolhost none | toolhost process | process mode adds | process / none |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    for pl in "" $([ "$pin" = 1 ] && echo -one); do
+        fs=$(med "echo-w1-8$pl-floorspin" p50_us) fh=$(med "echo-w1-8$pl-floorhop" p50_us)
+        tn=$(med "echo-w1-8$pl-none" p50_us) tp=$(med "echo-w1-8$pl-process" p50_us)
+        echo "| $([ -n "$pl" ] && echo "one CPU" || echo "a CPU each") | $fs | $fh | $(diff_us "$fh" "$fs")" \
+            "| $(ratio "$fh" "$fs") | $tn | $tp | $(diff_us "$tp" "$tn") | $(ratio "$tp" "$tn") |"
+    done
+    echo
     echo "Echo calls over HTTP (bench/httpgen: W keep-alive connections, one call in flight on each, every" \
         "response checked; 8-byte texts): calls/s, and p50 latency in µs. modern: 2026-07-28 stateless" \
         "requests (the TS SDK 1.x has no 2026-07-28: its stateless mode, a server per request as its" \
@@ -413,7 +442,8 @@ EOF
         x=$(ratio "$w64n" "$(med "echo-w64-8$pl-cmcp" calls_per_s)")
         echo "| W=64$where: ≥ 1.5x cMCP | $x | $(verdict "$x" '>=' 1.5) |"
         x=$(ratio "$(med "echo-w1-8$pl-process" p50_us)" "$p50n")
-        echo "| process isolation$where: p50 latency at W=1 ≤ 2x in-process | $x | $(verdict "$x" '<=' 2) |"
+        echo "| process isolation$where: p50 latency at W=1 ≤ 2x in-process | $x (the floor with a process hop:" \
+            "$(ratio "$(med "echo-w1-8$pl-floorhop" p50_us)" "$(med "echo-w1-8$pl-floorspin" p50_us)")) | $(verdict "$x" '<=' 2) |"
         echo "| (process mode$where: throughput at W=1 / W=64 vs in-process) |" \
             "$(ratio "$w1p" "$w1n") / $(ratio "$w64p" "$w64n") | |"
     done
