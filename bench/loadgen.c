@@ -33,6 +33,7 @@ typedef struct opts {
     bool modern; /* 2026-07-28: _meta on each request, no initialize */
     long n, w, size, warmup;
     const char *tool;
+    const char *after; /* a shell command run after the calls, server still up */
     char **argv;
 } opts;
 
@@ -527,6 +528,10 @@ static int run_call(const opts *o)
     calls(&s, o, text, 1 + o->warmup, o->n, lat);
     double t = now_us() - t0;
     long rss = vmhwm_kb(s.pid);
+    /* A profiler's dump (callgrind_control -d) must come while the server
+     * and its workers still run: the host ends workers with SIGKILL. */
+    if (o->after && system(o->after) != 0)
+        die("the --after command failed");
     int status = finish(&s);
     qsort(lat, (size_t)o->n, sizeof *lat, cmp_double);
     printf("mode=call era=%s n=%ld w=%ld size=%ld calls_per_s=%.0f p50_us=%.1f p99_us=%.1f rss_kb=%ld exit=%d\n",
@@ -607,7 +612,9 @@ static const char usage[] =
     "  -w W                         calls in flight (default 1)\n"
     "  --size BYTES                 echoed text length (default 8)\n"
     "  --warmup K                   unmeasured calls or listings first (default n/10, at most 2000)\n"
-    "  --tool NAME                  the echo tool's name (default echo)\n";
+    "  --tool NAME                  the echo tool's name (default echo)\n"
+    "  --after CMD                  (call mode) run sh -c CMD after the calls, before the server's\n"
+    "                               stdin closes, e.g. callgrind_control -d to profile its workers\n";
 
 int main(int argc, char **argv)
 {
@@ -640,6 +647,8 @@ int main(int argc, char **argv)
             o.warmup = atol(v);
         else if (strcmp(a, "--tool") == 0)
             o.tool = v;
+        else if (strcmp(a, "--after") == 0)
+            o.after = v;
         else
             die(usage);
     }
