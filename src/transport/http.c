@@ -39,6 +39,7 @@
 #define H_PARAM_PREFIX "Mcp-Param-"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 /* The key of the exchange a JSON-RPC batch's array of responses goes to. */
 #define BATCH_KEY "\x01" "batch"
 /* How often a waiting thread looks at the stop flag. */
@@ -1334,6 +1335,35 @@ static const char *name_member(const char *method)
 ** A modern (2026-07-28) request: its headers must agree with its body, then
 ** it is served in a session of its own that lives as long as the POST.
 */
+/*
+** A modern request whose call can send nothing but its answer (no progress
+** token, no log level: 2026-07-28 asks the client through results, not in
+** the stream) runs on its connection's thread, which would only wait for it
+** (th_mcp_session_run_inline). Handing every call to the pool cost two
+** thread switches and a pool lock all connections contend for: at 32
+** connections on one CPU that was most of a call's cost. A call that may
+** stream still goes to the pool, so its events are written as they come,
+** and so does one without a call deadline shorter than the request's:
+** the 504 of --http-timeout needs the thread free to send it. (A handler
+** that ignores its cancellation keeps the thread past its deadline, and
+** its timeout answer waits for it; in process isolation the worker is
+** killed after --cancel-grace-ms.)
+*/
+static bool answers_only(const th_http *h, json_object *meta)
+{
+    json_object *v;
+    return !h->opts.calls_on_pool && h->opts.call_timeout_ms > 0 &&
+           h->opts.call_timeout_ms < h->opts.request_timeout_ms &&
+           !(meta && (json_object_object_get_ex(meta, "progressToken", &v) ||
+                      json_object_object_get_ex(meta, META_LOGLEVEL, &v)));
+}
+
+/* Nothing to hand over: the thread has no other work until the answer. */
+static void on_connection_thread(void *ctx)
+{
+    (void)ctx;
+}
+
 static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
 {
     th_http *h = k->h;
@@ -1386,6 +1416,8 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    if (answers_only(h, meta))
+        th_mcp_session_run_inline(k->ms, on_connection_thread, on_connection_thread, NULL);
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
