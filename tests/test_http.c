@@ -851,6 +851,17 @@ START_TEST(modern_calls_on_the_connection_thread)
     json_object_put(o);
     hres_free(&r);
 
+    /* A result that speaks of an "error" is still a result (the status is
+     * read from the response, not from its bytes). */
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                "\"arguments\":{\"text\":\"\\\"error\\\":{\\\"code\\\":-32601}\"}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "\"error\":{\"code\":-32601}");
+    json_object_put(o);
+    hres_free(&r);
+
     /* With a progress token its progress streams before the result. */
     r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: progress\r\n",
                 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"progress\","
