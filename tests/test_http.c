@@ -764,6 +764,27 @@ START_TEST(sigterm_finishes_calls_in_flight)
 }
 END_TEST
 
+/* A modern call that runs on its connection's thread and outlasts
+ * --shutdown-grace-ms is cancelled at SIGTERM, like one on the pool: the
+ * host does not wait for its deadline (100 s here) to exit. */
+START_TEST(sigterm_cancels_a_call_on_its_connection_thread)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=300", "--call-timeout=100");
+    int fd = send_request(port, "POST", "/mcp", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
+                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                          "\"arguments\":{\"ms\":90000,\"tag\":\"long\"}," MH_MODERN_META "}}");
+    usleep(500 * 1000); /* let the call start */
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "slow[long]: saw cancellation"), "the call was not cancelled: %s", err);
+    free(err);
+    close(fd);
+    mh_free(p);
+}
+END_TEST
+
 /* POST BODY on a new connection; status 0 when the server closes it
  * without an answer. */
 static hres try_post(int port, const char *body)
@@ -1428,6 +1449,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, request_time_limit);
     tcase_add_loop_test(tc, modern_calls_on_the_connection_thread, 0, 4);
+    tcase_add_loop_test(tc, sigterm_cancels_a_call_on_its_connection_thread, 0, 2);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);

@@ -208,6 +208,8 @@ struct th_http {
     hsess *sessions;
     size_t nsessions;
     size_t active;          /* requests being answered */
+    struct conn *inline_calls; /* modern requests running on their own thread
+                                * (answers_only): shutdown cancels them */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -649,6 +651,7 @@ typedef struct conn {
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
+    struct conn *prev_inline, *next_inline; /* in th_http.inline_calls, under its lock */
 } conn;
 
 typedef struct refusal {
@@ -1364,10 +1367,45 @@ static bool answers_only(const th_http *h, json_object *meta)
                       json_object_object_get_ex(meta, META_LOGLEVEL, &v)));
 }
 
-/* Nothing to hand over: the thread has no other work until the answer. */
+/* The call, registered in K's session, starts on this thread: nothing to
+ * hand over, as the thread has no other work until the answer. A stop that
+ * swept the list before the call was registered is honoured here. */
 static void on_connection_thread(void *ctx)
 {
+    conn *k = ctx;
+    if (atomic_load(&k->h->abort))
+        th_mcp_session_cancel_all(k->ms);
+}
+
+static void call_ended(void *ctx)
+{
     (void)ctx;
+}
+
+/* K's call may run on this thread: listed, so that shutdown can cancel it
+ * (the thread cannot wait for the stop flag while it runs the call). */
+static void inline_begin(conn *k)
+{
+    th_mcp_session_run_inline(k->ms, on_connection_thread, call_ended, k);
+    pthread_mutex_lock(&k->h->lock);
+    k->prev_inline = NULL;
+    k->next_inline = k->h->inline_calls;
+    if (k->next_inline)
+        k->next_inline->prev_inline = k;
+    k->h->inline_calls = k;
+    pthread_mutex_unlock(&k->h->lock);
+}
+
+static void inline_end(conn *k)
+{
+    pthread_mutex_lock(&k->h->lock);
+    if (k->prev_inline)
+        k->prev_inline->next_inline = k->next_inline;
+    else
+        k->h->inline_calls = k->next_inline;
+    if (k->next_inline)
+        k->next_inline->prev_inline = k->prev_inline;
+    pthread_mutex_unlock(&k->h->lock);
 }
 
 static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
@@ -1422,12 +1460,15 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-    if (answers_only(h, meta))
-        th_mcp_session_run_inline(k->ms, on_connection_thread, on_connection_thread, NULL);
+    bool here = answers_only(h, meta);
+    if (here)
+        inline_begin(k);
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     th_mcp_session_handle(k->ms, k->body.data, k->body.len);
+    if (here)
+        inline_end(k);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
 
@@ -1712,6 +1753,8 @@ void th_http_stop(th_http *h, long long deadline_ms)
     pthread_mutex_lock(&h->lock);
     for (hsess *s = h->sessions; s; s = s->next)
         th_mcp_session_cancel_all(s->ms);
+    for (conn *k = h->inline_calls; k; k = k->next_inline)
+        th_mcp_session_cancel_all(k->ms);
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->daemon); /* joins every connection thread */
     if (fd != MHD_INVALID_SOCKET)
