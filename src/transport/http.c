@@ -892,7 +892,7 @@ static const struct {
 static unsigned modern_status(const char *text, size_t len)
 {
     /* A response without the bytes "error" anywhere is a result: the parse
-     * below costs as much as the rest of the answer. (Inside a string the
+     * below was a ninth of an echo call's instructions. (Inside a string the
      * word is escaped, \"error\", and still found: then the parse decides.)
      * TEXT ends in a NUL (exchange_push). */
     (void)len;
@@ -1341,10 +1341,6 @@ static const char *name_member(const char *method)
 }
 
 /*
-** A modern (2026-07-28) request: its headers must agree with its body, then
-** it is served in a session of its own that lives as long as the POST.
-*/
-/*
 ** A modern request whose call can send nothing but its answer (no progress
 ** token, no log level: 2026-07-28 asks the client through results, not in
 ** the stream) runs on its connection's thread, which would only wait for it
@@ -1408,6 +1404,10 @@ static void inline_end(conn *k)
     pthread_mutex_unlock(&k->h->lock);
 }
 
+/*
+** A modern (2026-07-28) request: its headers must agree with its body, then
+** it is served in a session of its own that lives as long as the POST.
+*/
 static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
 {
     th_http *h = k->h;
