@@ -764,6 +764,27 @@ START_TEST(sigterm_finishes_calls_in_flight)
 }
 END_TEST
 
+/* A modern call that runs on its connection's thread and outlasts
+ * --shutdown-grace-ms is cancelled at SIGTERM, like one on the pool: the
+ * host does not wait for its deadline (100 s here) to exit. */
+START_TEST(sigterm_cancels_a_call_on_its_connection_thread)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=300", "--call-timeout=100");
+    int fd = send_request(port, "POST", "/mcp", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
+                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                          "\"arguments\":{\"ms\":90000,\"tag\":\"long\"}," MH_MODERN_META "}}");
+    usleep(500 * 1000); /* let the call start */
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "slow[long]: saw cancellation"), "the call was not cancelled: %s", err);
+    free(err);
+    close(fd);
+    mh_free(p);
+}
+END_TEST
+
 /* POST BODY on a new connection; status 0 when the server closes it
  * without an answer. */
 static hres try_post(int port, const char *body)
@@ -816,6 +837,78 @@ START_TEST(request_time_limit)
                      "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
                      "\"arguments\":{\"ms\":5000}," MH_MODERN_META "}}");
     ck_assert_msg(r.status == 504, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/*
+** A 2026-07-28 call that can send nothing but its answer runs on its
+** connection's thread; one that may stream (a progress token) still goes to
+** the pool. Either way: its result, its events as a stream, its deadline,
+** other connections' calls beside it. Again with --http-calls-on-pool
+** (loop 2 and 3), which sends every call to the pool.
+*/
+#define MODERN_SLOW(id, ms, tag, meta)                                                                                 \
+    "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","                \
+    "\"arguments\":{\"ms\":" #ms ",\"tag\":\"" tag "\"},\"_meta\":{" meta MH_MODERN_META_FIELDS "}}}"
+#define SLOW_HEADERS ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n"
+
+START_TEST(modern_calls_on_the_connection_thread)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i % 2], "--call-timeout=2", _i >= 2 ? "--http-calls-on-pool" : NULL);
+    /* A quick call answers with JSON. */
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                     MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    char *type = header_of(&r, "Content-Type");
+    ck_assert_msg(type && strcmp(type, "application/json") == 0, "Content-Type %s", type ? type : "(none)");
+    free(type);
+    json_object *o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "x");
+    json_object_put(o);
+    hres_free(&r);
+
+    /* A result that speaks of an "error" is still a result (the status is
+     * read from the response, not from its bytes). */
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                "\"arguments\":{\"text\":\"\\\"error\\\":{\\\"code\\\":-32601}\"}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    o = body_json(&r);
+    MH_ASSERT_STR(o, "result content 0 text", "\"error\":{\"code\":-32601}");
+    json_object_put(o);
+    hres_free(&r);
+
+    /* With a progress token its progress streams before the result. */
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: progress\r\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"progress\","
+                "\"arguments\":{\"steps\":2},\"_meta\":{\"progressToken\":\"t\"," MH_MODERN_META_FIELDS "}}}");
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    type = header_of(&r, "Content-Type");
+    ck_assert_msg(type && strcmp(type, "text/event-stream") == 0, "Content-Type %s", type ? type : "(none)");
+    free(type);
+    const char *at = strstr(r.body, "notifications/progress");
+    ck_assert_msg(at && strstr(at, "\"id\":8") && strstr(at, "progress: 2 steps"), "progress, then result: %s",
+                  r.body);
+    hres_free(&r);
+
+    /* Two calls on two connections run side by side: the second to finish
+     * saw both running (the slow tool's peak). */
+    int a = send_request(port, "POST", "/mcp", SLOW_HEADERS, MODERN_SLOW(9, 600, "a", ""));
+    int b = send_request(port, "POST", "/mcp", SLOW_HEADERS, MODERN_SLOW(10, 600, "b", ""));
+    hres ra = read_response(a), rb = read_response(b);
+    ck_assert_msg(ra.status == 200 && rb.status == 200, "HTTP %d %s / %d %s", ra.status, ra.body, rb.status, rb.body);
+    ck_assert_msg(strstr(ra.body, "peak 2") || strstr(rb.body, "peak 2"), "calls overlap: %s / %s", ra.body, rb.body);
+    hres_free(&ra);
+    hres_free(&rb);
+
+    /* A call past --call-timeout is answered with its timeout result. */
+    r = request(port, "POST", SLOW_HEADERS, MODERN_SLOW(11, 30000, "late", ""));
+    ck_assert_msg(r.status == 200 && strstr(r.body, "timed out after"), "HTTP %d %s", r.status, r.body);
     hres_free(&r);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
@@ -1355,6 +1448,8 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
     tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, request_time_limit);
+    tcase_add_loop_test(tc, modern_calls_on_the_connection_thread, 0, 4);
+    tcase_add_loop_test(tc, sigterm_cancels_a_call_on_its_connection_thread, 0, 2);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);

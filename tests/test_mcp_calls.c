@@ -758,6 +758,45 @@ START_TEST(ids_json_c_would_merge_stay_apart)
 }
 END_TEST
 
+/* Many calls in flight in one session (past the few buckets a session
+ * starts with, so its table of calls grows while they run): each is still
+ * found by its id, for a duplicate (refused) and for a cancellation, and
+ * each answer carries its own id. */
+START_TEST(many_calls_in_flight_keep_their_ids)
+{
+    enum { N = 48 };
+    mh_proc *p = start_era(LEGACY, NULL, NULL);
+    for (int i = 1; i <= N; i++) {
+        char id[16], args[64];
+        snprintf(id, sizeof id, "%d", i);
+        snprintf(args, sizeof args, "{\"ms\":%d,\"tag\":\"t%d\"}", i == 7 ? 20000 : 800, i);
+        send_call(p, LEGACY, id, "slow", args, "");
+    }
+    send_call(p, LEGACY, "5", "echo", "{\"text\":\"again\"}", "");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}");
+    bool seen[N + 1] = {false}, refused = false;
+    for (int k = 0; k < N; k++) { /* N-1 results (7 was cancelled) and the refusal */
+        json_object *o = mh_next(p);
+        ck_assert_msg(o && mh_has(o, "id"), "a response: %s", o ? mh_json(o) : "(nothing)");
+        int id = json_object_get_int(mh_at(o, "id"));
+        if (mh_has(o, "error")) {
+            ck_assert_msg(id == 5 && !refused && strstr(mh_json(o), "in flight"), "%s", mh_json(o));
+            refused = true;
+        } else {
+            char want[32];
+            snprintf(want, sizeof want, "slow[t%d]", id);
+            ck_assert_msg(id >= 1 && id <= N && id != 7 && !seen[id], "%s", mh_json(o));
+            ck_assert_msg(strstr(mh_json(o), want), "want %s: %s", want, mh_json(o));
+            seen[id] = true;
+        }
+        json_object_put(o);
+    }
+    ck_assert(refused);
+    mh_ping_is_next(p, 77); /* and nothing for the cancelled call */
+    mh_finish(p);
+}
+END_TEST
+
 /* tools/call takes any id the other methods take: no fixed key size. */
 START_TEST(long_string_ids_on_tools_call)
 {
@@ -1160,6 +1199,7 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, cancelled_call_with_an_id_json_c_would_change, 0, 2);
     tcase_add_test(tc, ids_json_c_would_merge_stay_apart);
     tcase_add_loop_test(tc, long_string_ids_on_tools_call, LEGACY, MODERN + 1);
+    tcase_add_test(tc, many_calls_in_flight_keep_their_ids);
     tcase_add_loop_test(tc, a_call_past_its_deadline_is_answered_at_expiry, LEGACY, MODERN + 1);
     tcase_add_loop_test(tc, a_tool_may_ask_for_a_shorter_deadline, LEGACY, MODERN + 1);
     tcase_add_test(tc, a_tool_cannot_ask_for_a_longer_deadline);

@@ -56,6 +56,12 @@ enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSI
 
 #define CURSOR_PREFIX "th1:"
 #define INFLIGHT_BUCKETS 4096
+/* A session starts with this many buckets, inline: an HTTP 2026-07-28
+ * request is a session of its own with one call, and zeroing 4096 buckets
+ * (32 KB) for it was a sixth of its instructions. Past FEW_LOAD calls a
+ * bucket it grows to INFLIGHT_BUCKETS once. */
+#define FEW_BUCKETS 8
+#define FEW_LOAD 4
 /* Calls one session may have in flight; past it a tools/call is refused
  * (TH_RPC_SERVER_BUSY) instead of taking unbounded memory. */
 #define MAX_INFLIGHT 4096
@@ -84,7 +90,9 @@ struct th_mcp_session {
     bool initialized;         /* legacy initialize received */
     int legacy_version;       /* index into versions[] */
     th_log_level legacy_log_level;
-    job *inflight[INFLIGHT_BUCKETS];
+    job **inflight;           /* NBUCKETS chains: FEW, or INFLIGHT_BUCKETS allocated */
+    size_t nbuckets;
+    job *few[FEW_BUCKETS];
     size_t ninflight;         /* calls whose handler has not returned */
     size_t nunanswered;       /* calls whose response has not begun */
     size_t nopen;             /* calls whose response is not yet written
@@ -310,6 +318,8 @@ static void session_unref(th_mcp_session *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
     pthread_rwlock_destroy(&s->send_lock);
+    if (s->inflight != s->few)
+        free(s->inflight);
     th_asks_free(s->asks);
     free(s->principal);
     free(s->task_owner);
@@ -778,7 +788,26 @@ static size_t key_hash(const char *key)
  * its bucket three times). */
 static job **bucket_at(th_mcp_session *s, size_t hash)
 {
-    return &s->inflight[hash % INFLIGHT_BUCKETS];
+    return &s->inflight[hash % s->nbuckets];
+}
+
+/* Before one more call goes in: many in flight get the full table (when
+ * it cannot be had, chains grow longer instead). Under s->lock. */
+static void buckets_grow(th_mcp_session *s)
+{
+    if (s->nbuckets != FEW_BUCKETS || s->nunanswered < FEW_BUCKETS * FEW_LOAD)
+        return;
+    job **all = calloc(INFLIGHT_BUCKETS, sizeof *all);
+    if (!all)
+        return;
+    for (size_t b = 0; b < FEW_BUCKETS; b++)
+        for (job *j = s->few[b], *next; j; j = next) {
+            next = j->next;
+            j->next = all[j->hash % INFLIGHT_BUCKETS];
+            all[j->hash % INFLIGHT_BUCKETS] = j;
+        }
+    s->inflight = all;
+    s->nbuckets = INFLIGHT_BUCKETS;
 }
 
 static job *find_job_h(th_mcp_session *s, const char *key, size_t hash)
@@ -1796,6 +1825,7 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
+    buckets_grow(s);
     job **b = bucket_at(s, j->hash);
     j->next = *b;
     *b = j;
@@ -2843,6 +2873,8 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     atomic_init(&s->refs, 1);
     s->legacy_version = LATEST_LEGACY;
     s->legacy_log_level = TH_LOG_DEBUG; /* until setLevel: everything */
+    s->inflight = s->few;
+    s->nbuckets = FEW_BUCKETS;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
@@ -2892,7 +2924,7 @@ bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
 void th_mcp_session_cancel_all(th_mcp_session *s)
 {
     pthread_mutex_lock(&s->lock);
-    for (size_t b = 0; b < INFLIGHT_BUCKETS; b++)
+    for (size_t b = 0; b < s->nbuckets; b++)
         for (job *j = s->inflight[b]; j; j = j->next) {
             j->cancelled = true;
             th_call_cancel(j->call);
