@@ -187,10 +187,6 @@ static const char usage_text[] =
     "                               open N ms, is closed with retry: N; the client\n"
     "                               resumes with GET and Last-Event-ID (default 0:\n"
     "                               off, streams run to the response)\n"
-    "      --http-calls-on-pool     run every tools/call on the call pool; by\n"
-    "                               default a 2026-07-28 call that can only answer\n"
-    "                               (no progress token, no log level) runs on its\n"
-    "                               connection's thread (see --call-timeout)\n"
     "      --auth-token-file=FILE   HTTP requests need a bearer token listed in FILE\n"
     "                               (one a line: TOKEN or sha256:HEX, then scopes)\n"
     "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
@@ -287,7 +283,6 @@ enum {
     OPT_LAZY_LOAD,
     OPT_TASK_TTL,
     OPT_MAX_TASKS,
-    OPT_HTTP_CALLS_ON_POOL,
 };
 
 /* The protocol's descriptors, for close_protocol_in_child. */
@@ -359,7 +354,6 @@ static const struct option long_opts[] = {
     {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
     {"task-ttl", required_argument, NULL, OPT_TASK_TTL},
     {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
-    {"http-calls-on-pool", no_argument, NULL, OPT_HTTP_CALLS_ON_POOL},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -898,9 +892,6 @@ int main(int argc, char **argv)
             }
             hopts.session_prefix = optarg;
             break;
-        case OPT_HTTP_CALLS_ON_POOL:
-            hopts.calls_on_pool = true;
-            break;
         case OPT_WATCH:
             watch = true;
             break;
@@ -1177,7 +1168,6 @@ int main(int argc, char **argv)
     if (http_on) {
         char err[256];
         hopts.max_body_bytes = sopts.max_message_bytes;
-        hopts.call_timeout_ms = cfg.call_timeout_ms;
         /* Without authorization an HTTP tool host runs code for anyone who
          * reaches the port: only loopback may go without it unless asked. */
         const char *a = hopts.addr;

@@ -764,10 +764,9 @@ START_TEST(sigterm_finishes_calls_in_flight)
 }
 END_TEST
 
-/* A modern call that runs on its connection's thread and outlasts
- * --shutdown-grace-ms is cancelled at SIGTERM, like one on the pool: the
- * host does not wait for its deadline (100 s here) to exit. */
-START_TEST(sigterm_cancels_a_call_on_its_connection_thread)
+/* A modern call that outlasts --shutdown-grace-ms is cancelled at SIGTERM:
+ * the host does not wait for its deadline (100 s here) to exit. */
+START_TEST(sigterm_cancels_a_modern_call)
 {
     int port;
     mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=300", "--call-timeout=100");
@@ -778,7 +777,8 @@ START_TEST(sigterm_cancels_a_call_on_its_connection_thread)
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     char *err = mh_stderr(p);
-    ck_assert_msg(strstr(err, "slow[long]: saw cancellation"), "the call was not cancelled: %s", err);
+    ck_assert_msg(strstr(err, "tool=slow id=9") && strstr(strstr(err, "tool=slow id=9"), "outcome=cancelled"),
+                  "the call was not cancelled: %s", err);
     free(err);
     close(fd);
     mh_free(p);
@@ -845,21 +845,21 @@ START_TEST(request_time_limit)
 END_TEST
 
 /*
-** A 2026-07-28 call that can send nothing but its answer runs on its
-** connection's thread; one that may stream (a progress token) still goes to
-** the pool. Either way: its result, its events as a stream, its deadline,
-** other connections' calls beside it. Again with --http-calls-on-pool
-** (loop 2 and 3), which sends every call to the pool.
+** 2026-07-28 calls in both isolation modes: a result as JSON (one that
+** speaks of an "error" too), events as a stream, calls on two connections
+** side by side, and the deadline's answer on time, even while a handler
+** that ignores its cancellation still runs (a call run on its connection's
+** thread would hold that answer back: the thread owes it).
 */
 #define MODERN_SLOW(id, ms, tag, meta)                                                                                 \
     "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","                \
     "\"arguments\":{\"ms\":" #ms ",\"tag\":\"" tag "\"},\"_meta\":{" meta MH_MODERN_META_FIELDS "}}}"
 #define SLOW_HEADERS ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n"
 
-START_TEST(modern_calls_on_the_connection_thread)
+START_TEST(modern_calls_answer_on_time)
 {
     int port;
-    mh_proc *p = start_http(&port, isolation[_i % 2], "--call-timeout=2", _i >= 2 ? "--http-calls-on-pool" : NULL);
+    mh_proc *p = start_http(&port, isolation[_i], "--call-timeout=2", NULL);
     /* A quick call answers with JSON. */
     hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
                      MODERN_CALL("echo"));
@@ -910,6 +910,17 @@ START_TEST(modern_calls_on_the_connection_thread)
     r = request(port, "POST", SLOW_HEADERS, MODERN_SLOW(11, 30000, "late", ""));
     ck_assert_msg(r.status == 200 && strstr(r.body, "timed out after"), "HTTP %d %s", r.status, r.body);
     hres_free(&r);
+
+    /* So is one whose handler ignores its cancellation, before the handler
+     * stops (it says so on stderr, after 6 s). */
+    r = request(port, "POST", SLOW_HEADERS,
+                "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                "\"arguments\":{\"ms\":6000,\"ignore_cancel\":true,\"tag\":\"stubborn\"}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "timed out after"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "slow[stubborn]: saw cancellation"), "the answer waited for the handler: %s", err);
+    free(err);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
@@ -1448,8 +1459,8 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);
     tcase_add_test(tc, connection_limit_holds);
     tcase_add_test(tc, request_time_limit);
-    tcase_add_loop_test(tc, modern_calls_on_the_connection_thread, 0, 4);
-    tcase_add_loop_test(tc, sigterm_cancels_a_call_on_its_connection_thread, 0, 2);
+    tcase_add_loop_test(tc, modern_calls_answer_on_time, 0, 2);
+    tcase_add_loop_test(tc, sigterm_cancels_a_modern_call, 0, 2);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);

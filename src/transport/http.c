@@ -39,7 +39,6 @@
 #define H_PARAM_PREFIX "Mcp-Param-"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 /* The key of the exchange a JSON-RPC batch's array of responses goes to. */
 #define BATCH_KEY "\x01" "batch"
 /* How often a waiting thread looks at the stop flag. */
@@ -208,8 +207,6 @@ struct th_http {
     hsess *sessions;
     size_t nsessions;
     size_t active;          /* requests being answered */
-    struct conn *inline_calls; /* modern requests running on their own thread
-                                * (answers_only): shutdown cancels them */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -651,7 +648,6 @@ typedef struct conn {
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
-    struct conn *prev_inline, *next_inline; /* in th_http.inline_calls, under its lock */
 } conn;
 
 typedef struct refusal {
@@ -891,10 +887,10 @@ static const struct {
 
 static unsigned modern_status(const char *text, size_t len)
 {
-    /* A response without the bytes "error" anywhere is a result: the parse
-     * below was a ninth of an echo call's instructions. (Inside a string the
-     * word is escaped, \"error\", and still found: then the parse decides.)
-     * TEXT ends in a NUL (exchange_push). */
+    /* A response without the bytes "error" (quotes included) anywhere is a
+     * result: the parse below was a ninth of an echo call's instructions. A
+     * member of that name deeper in a result is found too, and then the
+     * parse decides. TEXT ends in a NUL (exchange_push). */
     (void)len;
     if (!strstr(text, "\"error\""))
         return 200;
@@ -1341,70 +1337,6 @@ static const char *name_member(const char *method)
 }
 
 /*
-** A modern request whose call can send nothing but its answer (no progress
-** token, no log level: 2026-07-28 asks the client through results, not in
-** the stream) runs on its connection's thread, which would only wait for it
-** (th_mcp_session_run_inline). Handing every call to the pool cost two
-** thread switches and a pool lock all connections contend for: at 32
-** connections on one CPU that was most of a call's cost. A call that may
-** stream still goes to the pool, so its events are written as they come,
-** and so does one without a call deadline shorter than the request's:
-** the 504 of --http-timeout needs the thread free to send it. (A handler
-** that ignores its cancellation keeps the thread past its deadline, and
-** its timeout answer waits for it; in process isolation the worker is
-** killed after --cancel-grace-ms.)
-*/
-static bool answers_only(const th_http *h, json_object *meta)
-{
-    json_object *v;
-    return !h->opts.calls_on_pool && h->opts.call_timeout_ms > 0 &&
-           h->opts.call_timeout_ms < h->opts.request_timeout_ms &&
-           !(meta && (json_object_object_get_ex(meta, "progressToken", &v) ||
-                      json_object_object_get_ex(meta, META_LOGLEVEL, &v)));
-}
-
-/* The call, registered in K's session, starts on this thread: nothing to
- * hand over, as the thread has no other work until the answer. A stop that
- * swept the list before the call was registered is honoured here. */
-static void on_connection_thread(void *ctx)
-{
-    conn *k = ctx;
-    if (atomic_load(&k->h->abort))
-        th_mcp_session_cancel_all(k->ms);
-}
-
-static void call_ended(void *ctx)
-{
-    (void)ctx;
-}
-
-/* K's call may run on this thread: listed, so that shutdown can cancel it
- * (the thread cannot wait for the stop flag while it runs the call). */
-static void inline_begin(conn *k)
-{
-    th_mcp_session_run_inline(k->ms, on_connection_thread, call_ended, k);
-    pthread_mutex_lock(&k->h->lock);
-    k->prev_inline = NULL;
-    k->next_inline = k->h->inline_calls;
-    if (k->next_inline)
-        k->next_inline->prev_inline = k;
-    k->h->inline_calls = k;
-    pthread_mutex_unlock(&k->h->lock);
-}
-
-static void inline_end(conn *k)
-{
-    pthread_mutex_lock(&k->h->lock);
-    if (k->prev_inline)
-        k->prev_inline->next_inline = k->next_inline;
-    else
-        k->h->inline_calls = k->next_inline;
-    if (k->next_inline)
-        k->next_inline->prev_inline = k->prev_inline;
-    pthread_mutex_unlock(&k->h->lock);
-}
-
-/*
 ** A modern (2026-07-28) request: its headers must agree with its body, then
 ** it is served in a session of its own that lives as long as the POST.
 */
@@ -1460,15 +1392,10 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-    bool here = answers_only(h, meta);
-    if (here)
-        inline_begin(k);
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     th_mcp_session_handle(k->ms, k->body.data, k->body.len);
-    if (here)
-        inline_end(k);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
 
@@ -1753,8 +1680,6 @@ void th_http_stop(th_http *h, long long deadline_ms)
     pthread_mutex_lock(&h->lock);
     for (hsess *s = h->sessions; s; s = s->next)
         th_mcp_session_cancel_all(s->ms);
-    for (conn *k = h->inline_calls; k; k = k->next_inline)
-        th_mcp_session_cancel_all(k->ms);
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->daemon); /* joins every connection thread */
     if (fd != MHD_INVALID_SOCKET)

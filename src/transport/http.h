@@ -39,11 +39,6 @@ typedef struct th_http_opts {
                                   * TH_HTTP_SESSION_PREFIX_MAX of [A-Za-z0-9._-]),
                                   * so a load balancer can pin a session to the
                                   * instance that issued it; NULL: none */
-    bool calls_on_pool;          /* every tools/call runs on the call pool; false: a
-                                  * 2026-07-28 call that can only answer runs on its
-                                  * connection's thread (--http-calls-on-pool) when
-                                  * CALL_TIMEOUT_MS ends it before REQUEST_TIMEOUT_MS */
-    long long call_timeout_ms;   /* the host's --call-timeout (0: none) */
     bool use_listen_fd;          /* serve on LISTEN_FD (socket activation) instead
                                   * of binding ADDR and PORT; th_http owns it */
     int listen_fd;
