@@ -26,8 +26,9 @@
 **    audio and resource_link blocks from the input's pieces, perhaps
 **    annotations, _meta, structuredContent parsed from a piece, isError),
 **    written as a worker writes it (th_json_append): when that text is
-**    valid UTF-8 and json-c parses it back, the scan must accept it, or
-**    every plain result would take the slow path.
+**    valid UTF-8, json-c parses it back and the long path accepts it
+**    (json-c's tokener passes "0.", which is no JSON number), the scan
+**    must accept it, or every plain result would take the slow path.
 ** Any mismatch aborts, so that libFuzzer saves the input.
 */
 #include "config.h"
@@ -213,6 +214,24 @@ static void add_string(json_object *o, const char *key, const char *s, size_t n)
     json_object_object_add(o, key, json_object_new_string_len(s, (int)n));
 }
 
+/* Whether call/result.c's checks (the long path's) pass RESULT's blocks
+ * and structuredContent. json-c's tokener is laxer than RFC 8259 about
+ * numbers ("0." passes, and json-c writes it back as it read it): the
+ * long path refuses those by their text, and so must the scan. */
+static bool long_path_accepts(json_object *result)
+{
+    json_object *content, *v;
+    th_buf why = {0};
+    size_t bytes = 0;
+    bool ok = json_object_object_get_ex(result, "content", &content);
+    for (size_t i = 0; ok && i < json_object_array_length(content); i++)
+        ok = th_result_check_block(json_object_array_get_idx(content, i), "content", &bytes, &why);
+    if (ok && json_object_object_get_ex(result, "structuredContent", &v))
+        ok = th_result_check_value(v, "structuredContent", &bytes, &why);
+    free(why.data);
+    return ok;
+}
+
 static void check_common_shape(const char *data, size_t size)
 {
     const char *p = data, *end = data + size, *s;
@@ -285,7 +304,7 @@ static void check_common_shape(const char *data, size_t size)
     if (!th_json_append(&out, result))
         abort();
     json_object *back = NULL;
-    if (th_utf8_valid(out.data, out.len) && (back = strict_parse(out.data, out.len))) {
+    if (th_utf8_valid(out.data, out.len) && (back = strict_parse(out.data, out.len)) && long_path_accepts(back)) {
         json_object *raw = th_raw_result_new(out.data, out.len);
         if (!raw)
             DIE("the scan refused a plain result of the common shape", out.data, out.len);
