@@ -80,24 +80,51 @@ void th_worker_apply_updated(const char *payload, size_t len)
     json_object_put(o);
 }
 
+static void apply_ok(th_call *call, const char *tool, bool parse, const char *payload, size_t len)
+{
+    th_worker_apply_result(call, tool, parse, payload, len);
+}
+
+/* A failure's text is reworded by the host: parsed, not passed on raw. */
+static void apply_failed(th_call *call, const char *tool, bool parse, const char *payload, size_t len)
+{
+    (void)parse;
+    th_worker_apply_result(call, tool, true, payload, len);
+    th_call_mark_failed(call);
+}
+
+static void apply_progress_frame(th_call *call, const char *tool, bool parse, const char *payload, size_t len)
+{
+    (void)tool;
+    (void)parse;
+    apply_progress(call, payload, len);
+}
+
+static void apply_log_frame(th_call *call, const char *tool, bool parse, const char *payload, size_t len)
+{
+    (void)tool;
+    (void)parse;
+    apply_log(call, payload, len);
+}
+
+/* The frames a call in flight takes, and whether each is its last. */
+static const struct {
+    int type;
+    void (*apply)(th_call *call, const char *tool, bool parse, const char *payload, size_t len);
+    bool final;
+} frame_kinds[] = {
+    {TH_IPC_PROGRESS, apply_progress_frame, false},
+    {TH_IPC_LOG, apply_log_frame, false},
+    {TH_IPC_RESULT, apply_ok, true},
+    {TH_IPC_FAILED, apply_failed, true},
+};
+
 bool th_worker_apply_frame(th_call *call, const char *tool, bool parse, int type, const char *payload, size_t len)
 {
-    switch (type) {
-    case TH_IPC_PROGRESS:
-        apply_progress(call, payload, len);
-        return false;
-    case TH_IPC_LOG:
-        apply_log(call, payload, len);
-        return false;
-    case TH_IPC_RESULT:
-        th_worker_apply_result(call, tool, parse, payload, len);
-        return true;
-    case TH_IPC_FAILED:
-        /* A failure's text is reworded by the host: parsed, not passed on raw. */
-        th_worker_apply_result(call, tool, true, payload, len);
-        th_call_mark_failed(call);
-        return true;
-    default:
-        return false;
-    }
+    for (size_t i = 0; i < sizeof frame_kinds / sizeof frame_kinds[0]; i++)
+        if (frame_kinds[i].type == type) {
+            frame_kinds[i].apply(call, tool, parse, payload, len);
+            return frame_kinds[i].final;
+        }
+    return false;
 }
