@@ -55,6 +55,10 @@ test_callctx_SOURCES = test_callctx.c
 check_PROGRAMS += test_rawresult
 TESTS += test_rawresult
 test_rawresult_SOURCES = test_rawresult.c
+# What a worker's frames do to the host's call (worker/frames.c).
+check_PROGRAMS += test_worker_frames
+TESTS += test_worker_frames
+test_worker_frames_SOURCES = test_worker_frames.c
 # The pool's deadline timers (issue 9).
 check_PROGRAMS += test_workpool
 TESTS += test_workpool

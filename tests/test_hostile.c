@@ -233,6 +233,10 @@ START_TEST(a_forged_result_frame_never_reaches_the_client)
             mh_send(p, "%s", calls[i]);
             assert_error_result(p, ids[i], "", "its worker sent no valid result");
         }
+        /* Valid JSON the long path refuses: never passed on as bytes. */
+        mh_send(p, CALL(8, "forge_result", "{\"kind\":\"dup_member\"}"));
+        assert_error_result(p, "8", "Tool 'forge_result' returned an invalid result",
+                            "a \"text\" block needs a string \"text\", got number");
         /* A raw newline in a string would end the response's line if the
          * bytes went through: the host escapes it or refuses the result. */
         mh_send(p, CALL(5, "forge_result", "{\"kind\":\"newline\"}"));

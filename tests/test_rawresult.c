@@ -78,6 +78,12 @@ static const char *const not_plain[] = {
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":{\"n\"}}",
     "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]",     /* unterminated */
     "{\"content\":[{\"type\":\"text\",\"text\":\"x}]}",      /* unterminated string */
+    /* A member a block's type requires, twice: a client keeps the last,
+     * which the long path would refuse (fuzz_rawresult found the first). */
+    "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":5}]}",
+    "{\"content\":[{\"type\":\"image\",\"data\":\"A\",\"mimeType\":\"image/png\",\"mimeType\":null}]}",
+    "{\"content\":[{\"type\":\"resource_link\",\"uri\":\"x\",\"name\":\"x\",\"uri\":{}}]}",
+    "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":\"b\"}]}",
 };
 
 START_TEST(plain_results_pass_as_their_bytes)

@@ -251,7 +251,7 @@ static const char *block(scan *s, const char *p)
         return NULL;
     p++;
     const char *type = NULL, *type_end = NULL;
-    unsigned have = 0;
+    unsigned have = 0, seen = 0;
     while (p < s->end && *p != '}') {
         const char *k = p, *v;
         if (!(p = string(s, p)) || p >= s->end || *p++ != ':')
@@ -267,10 +267,18 @@ static const char *block(scan *s, const char *p)
                 return NULL;
             type = v;
             type_end = p;
-        } else if (is_string) {
+        } else {
+            /* A member that may be required, twice, is left to the parse:
+             * a client keeps the last, which need not be the string seen
+             * first (a second "text":5 would reach it unchecked). */
             for (size_t i = 0; i < sizeof string_members / sizeof string_members[0]; i++)
-                if (span_is_n(k, k_end, string_members[i].key, string_members[i].len))
-                    have |= string_members[i].bit;
+                if (span_is_n(k, k_end, string_members[i].key, string_members[i].len)) {
+                    if (seen & string_members[i].bit)
+                        return NULL;
+                    seen |= string_members[i].bit;
+                    if (is_string)
+                        have |= string_members[i].bit;
+                }
         }
         if (*p == ',' && p + 1 < s->end && p[1] != '}')
             p++;

@@ -19,7 +19,8 @@
 ** TH_RESULT_MAX_DEPTH) whose members are "content" (required: an array of
 ** blocks of type text, image, audio or resource_link, each with the string
 ** members its type requires), "structuredContent" (an object) and
-** "isError" (a boolean), each at most once, with keys written plainly.
+** "isError" (a boolean), each at most once, with keys written plainly
+** (and in a block, each member a type may require at most once).
 ** Anything else (an embedded resource, an escaped key) is NULL, not an
 ** error: the caller parses it and checks it the long way, which names what
 ** is wrong. As json-c sees it, the object is an int (it serialises as the

@@ -25,8 +25,8 @@
 #include "base/jsontree.h"
 #include "base/log.h"
 #include "call/callctx.h"
-#include "call/rawresult.h"
 #include "plugin/cache.h"
+#include "worker/frames.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
 #include "worker/promptproxy.h"
@@ -223,10 +223,7 @@ static void route_frames(worker *w)
     int got;
     while ((got = th_ipc_next(&w->r, &f, &err)) == 1) {
         if (f.type == TH_IPC_UPDATED) { /* belongs to no call: fan it out */
-            json_object *o = th_ipc_parse(f.payload, f.len, &err), *u;
-            if (o && json_object_object_get_ex(o, "uri", &u) && json_object_is_type(u, json_type_string))
-                th_resource_updated(json_object_get_string(u)); /* refuses a URI that is not absolute */
-            json_object_put(o);
+            th_worker_apply_updated(f.payload, f.len);
             continue;
         }
         pending *pd = w->pending;
@@ -730,69 +727,6 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
 
 /* ---- the proxy handler ----------------------------------------------------- */
 
-static void apply_progress(th_call *call, const qframe *q)
-{
-    th_err err;
-    json_object *o = th_ipc_parse(q->payload, q->len, &err), *v;
-    if (!o || !json_object_is_type(o, json_type_object))
-        goto done;
-    double progress = json_object_object_get_ex(o, "progress", &v) ? json_object_get_double(v) : 0;
-    double total = json_object_object_get_ex(o, "total", &v) ? json_object_get_double(v) : -1;
-    const char *msg = json_object_object_get_ex(o, "message", &v) && json_object_is_type(v, json_type_string)
-                          ? json_object_get_string(v)
-                          : NULL;
-    th_call_progress(call, progress, total, msg);
-done:
-    json_object_put(o);
-}
-
-static void apply_log(th_call *call, const qframe *q)
-{
-    th_err err;
-    json_object *o = th_ipc_parse(q->payload, q->len, &err), *v;
-    int level = TH_LOG_INFO;
-    if (!o || !json_object_is_type(o, json_type_object))
-        goto done;
-    if (json_object_object_get_ex(o, "level", &v))
-        level = th_log_level_parse(json_object_get_string(v));
-    if (level >= 0 && json_object_object_get_ex(o, "data", &v) && json_object_is_type(v, json_type_string))
-        th_call_log(call, (th_log_level)level, "%s", json_object_get_string(v));
-done:
-    json_object_put(o);
-}
-
-/* The worker's CallToolResult onto the host's call, checked again: the
- * child is not trusted. A plain one is checked by one scan and sent on as
- * its bytes; one the host must look into (its structuredContent is
- * validated against an outputSchema) or that is not plain is parsed and
- * checked block by block. */
-/* PARSE: the host must see the result as objects (an outputSchema to
- * check, a resource read's parts), else a plain one passes as bytes. */
-static void apply_result(th_call *call, const char *tool, bool parse, const qframe *q)
-{
-    json_object *raw = parse ? NULL : th_raw_result_new(q->payload, q->len);
-    if (raw) {
-        th_call_set_raw(call, raw);
-        return;
-    }
-    th_err err;
-    json_object *r = q->len ? th_ipc_parse(q->payload, q->len, &err) : NULL, *content, *v;
-    if (!r || !json_object_is_type(r, json_type_object) || !json_object_object_get_ex(r, "content", &content) ||
-        !json_object_is_type(content, json_type_array)) {
-        th_call_fail(call, "tool '%s' failed: its worker sent no valid result", tool);
-        json_object_put(r);
-        return;
-    }
-    for (size_t i = 0; i < json_object_array_length(content); i++)
-        if (th_call_content(call, json_object_get(json_object_array_get_idx(content, i))) != TH_OK)
-            break;
-    if (json_object_object_get_ex(r, "structuredContent", &v))
-        th_call_structured(call, json_object_get(v));
-    if (json_object_object_get_ex(r, "isError", &v) && json_object_get_boolean(v))
-        th_call_mark_error(call);
-    json_object_put(r);
-}
-
 static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
@@ -860,10 +794,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
 static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
 {
     const proxy_tool *pt = ctx;
-    /* A failure's text is reworded by the host: parsed, not passed on raw. */
-    apply_result(call, name, pt->parse_result || q->type == TH_IPC_FAILED, q);
-    if (q->type == TH_IPC_FAILED)
-        th_call_mark_failed(call);
+    th_worker_apply_frame(call, name, pt->parse_result, q->type, q->payload, q->len);
 }
 
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
@@ -916,16 +847,10 @@ static void read_result(th_call *call, const char *name, const qframe *q, void *
         th_call_error(call, "resource '%s': its worker sent no valid result", name);
         *rc = TH_ERR_TOOL;
     } else {
-        qframe *inner = NULL;
         size_t len;
         const char *text = json_object_to_json_string_length(r, JSON_C_TO_STRING_PLAIN, &len);
-        if (text && (inner = malloc(sizeof *inner + len + 1))) {
-            inner->type = TH_IPC_RESULT;
-            inner->len = len;
-            memcpy(inner->payload, text, len + 1);
-            apply_result(call, name, true, inner);
-            free(inner);
-        }
+        if (text)
+            th_worker_apply_result(call, name, true, text, len);
         *rc = (th_rc)json_object_get_int(v);
     }
     json_object_put(o);
@@ -1030,10 +955,8 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             if (final) /* nothing more is routed to it: no lock taken again */
                 unlink_pending(w, &p);
             pthread_mutex_unlock(&w->lock);
-            if (q->type == TH_IPC_PROGRESS)
-                apply_progress(call, q);
-            else if (q->type == TH_IPC_LOG)
-                apply_log(call, q);
+            if (q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG)
+                th_worker_apply_frame(call, name, false, q->type, q->payload, q->len);
             else if (q->type == TH_IPC_ASK)
                 answer_ask(w, p.id, call, q);
             else if (final)

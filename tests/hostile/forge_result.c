@@ -24,6 +24,9 @@ static const struct {
     {"trailing", "{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}x"},
     {"newline", "{\"content\":[{\"type\":\"text\",\"text\":\"a\nb\"}]}"},
     {"not_utf8", "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"},
+    /* Valid JSON whose last "text" (the one a client keeps) is no string:
+     * fuzz_rawresult found the scan passed it on as bytes. */
+    {"dup_member", "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":5}]}"},
 };
 
 /* Whether this process is a worker (in the host, fd 4 is the host's). */
