@@ -47,6 +47,11 @@ typedef struct th_call_hooks {
      * to the very tree the handler gets: a worker is sent this text. */
     const char *args_text;
     size_t args_len;
+    /* Deferred ends (th_call_defer): the host that runs the handler sets
+     * RESUME when it can finish the call on another thread. RESUME(
+     * RESUME_CTX, rc) then does what would follow the handler's return. */
+    void (*resume)(void *ctx, th_rc handler_rc);
+    void *resume_ctx;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -101,6 +106,21 @@ json_object *th_call_finish(th_call *call, th_rc handler_rc);
 ** the caller calls th_call_finish.
 */
 bool th_call_finish_text(th_call *call, th_rc handler_rc, th_buf *out);
+
+/*
+** For a proxy handler whose answer comes later on another thread (process
+** isolation): when the host set hooks.resume, mark CALL (the handler's
+** handle or the host's pointer) deferred and return the host's pointer,
+** which the proxy uses until it calls th_call_resume; the handler then
+** returns at once, and the host does not finish the call. NULL when the
+** host cannot defer (the handler must answer before it returns).
+*/
+th_call *th_call_defer(th_call *call);
+bool th_call_deferred(const th_call *call); /* the host's pointer */
+
+/* The deferred CALL's handler is done with HANDLER_RC: the host finishes
+ * it (hooks.resume). CALL is the host's pointer th_call_defer returned. */
+void th_call_resume(th_call *call, th_rc handler_rc);
 
 /* Set the result's isError flag without adding text: for a result that
  * crossed the process boundary with its own message blocks. */
