@@ -277,6 +277,40 @@ START_TEST(a_pipelined_call_ignoring_cancellation_is_killed_after_the_grace)
 }
 END_TEST
 
+/* A deferred call's deadline answers it, its late result is dropped, and
+ * the host exits at end of input without waiting for it. */
+START_TEST(a_pipelined_call_past_its_deadline_is_answered_and_not_waited_for)
+{
+    int k = mh_time_scale();
+    char timeout[32];
+    snprintf(timeout, sizeof timeout, "--call-timeout=%g", 0.3 * k);
+    char *dir = mh_private_dir(mh_hostile("die"), ECHO_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=process", timeout, "--log-level=info", NULL);
+    mh_ping_is_next(p, 1);
+    const char *const lines[] = {CALL(2, "die", "{\"how\":\"hang\"}"), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"};
+    send_together(p, lines, 2);
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "3");
+    json_object_put(o);
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_TRUE(o, "result isError");
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strstr(text, "tool 'die' timed out after"), "%s", mh_json(o));
+    json_object_put(o);
+    assert_echo_serves(p, 4);
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "shutting down: waiting") && !strstr(err, "still running in workers"),
+                  "a call already answered was waited for:\n%s", err);
+    free(err);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 START_TEST(a_plugin_that_keeps_crashing_is_quarantined)
 {
     char *dir;
@@ -450,6 +484,7 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, a_crash_fails_every_call_running_in_the_worker);
     tcase_add_test(tc, a_crash_fails_every_pipelined_call_in_flight);
     tcase_add_test(tc, a_pipelined_call_ignoring_cancellation_is_killed_after_the_grace);
+    tcase_add_test(tc, a_pipelined_call_past_its_deadline_is_answered_and_not_waited_for);
     tcase_add_test(tc, exit_125_in_a_handler_is_reported_as_exit);
     tcase_add_test(tc, a_grandchild_holding_the_workers_pipes_does_not_delay_exit);
     tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);
