@@ -889,6 +889,21 @@ void th_call_resume(th_call *c, th_rc handler_rc)
     c->hooks.resume(c->hooks.resume_ctx, handler_rc);
 }
 
+static _Thread_local void (*held_flush)(void);
+
+void th_call_hold(void (*flush)(void))
+{
+    held_flush = flush;
+}
+
+void th_call_flush_held(void)
+{
+    void (*flush)(void) = held_flush;
+    held_flush = NULL;
+    if (flush)
+        flush();
+}
+
 void th_call_abort(th_call *call)
 {
     th_call *c = use(call, __func__);

@@ -122,6 +122,16 @@ bool th_call_deferred(const th_call *call); /* the host's pointer */
  * it (hooks.resume). CALL is the host's pointer th_call_defer returned. */
 void th_call_resume(th_call *call, th_rc handler_rc);
 
+/*
+** A deferring proxy may hold what it sends for its call, to send it with
+** the next deferred calls' (one write for many): it registers FLUSH, for
+** this thread, and the host calls th_call_flush_held before the thread
+** waits for anything (the end of the batch of requests it read, the end
+** of a call on a pool thread). FLUSH runs once per registration.
+*/
+void th_call_hold(void (*flush)(void));
+void th_call_flush_held(void);
+
 /* Set the result's isError flag without adding text: for a result that
  * crossed the process boundary with its own message blocks. */
 void th_call_mark_error(th_call *call);

@@ -1191,6 +1191,8 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
+        if (!j->run_by_reader)
+            th_call_flush_held(); /* a pool thread's batch is this one call */
         if (!th_call_deferred(j->call)) {
             finish_job(j, rc);
             return;
@@ -2866,6 +2868,7 @@ void th_mcp_batch_begin(th_mcp *mcp)
 
 void th_mcp_batch_end(th_mcp *mcp)
 {
+    th_call_flush_held(); /* deferred calls' frames go before the reader waits */
     th_pool_release(mcp->pool);
 }
 

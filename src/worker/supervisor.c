@@ -907,6 +907,36 @@ static void apply_result(th_call *call, const char *tool, bool parse, const qfra
     json_object_put(r);
 }
 
+/*
+** The CALL frames of the deferred calls this thread sent, held to leave in
+** one write: the worker then reads them together (th_call_hold). Written
+** before the thread waits for anything (th_call_flush_held, and exchange)
+** and before it sends to another plugin's worker. W: a reference.
+*/
+#define HELD_MAX ((size_t)64 << 10) /* past it, written at once (a pipe holds 64 KiB) */
+static _Thread_local struct {
+    worker *w;
+    slot *slot;
+    th_buf buf;
+} held;
+
+static void flush_held(void)
+{
+    worker *w = held.w;
+    if (!w)
+        return;
+    held.w = NULL;
+    held.slot = NULL;
+    pthread_mutex_lock(&w->send_lock);
+    th_ipc_write(w->ch.to, held.buf.data, held.buf.len); /* a dead worker shows as EOF */
+    pthread_mutex_unlock(&w->send_lock);
+    /* Not kept: a reader thread may end next, and a thread's own buffer
+     * would be lost with it (one allocation per batch of calls). */
+    free(held.buf.data);
+    held.buf = (th_buf){0};
+    worker_unref(w);
+}
+
 static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
@@ -984,6 +1014,8 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     proxy_tool *pt = user_data;
     slot *s = pt->slot;
     char why[512];
+    if (held.slot && held.slot != s)
+        flush_held(); /* acquiring another plugin's worker may wait for its start */
     worker *w = acquire(s, pt->name, call, why, sizeof why);
     if (!w) {
         th_call_abort(call);
@@ -1120,6 +1152,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
 {
 
     pending p = {0};
+    flush_held(); /* this thread waits below: what it holds goes first */
     pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&w->lock);
     p.id = ++w->next_id;
@@ -1368,8 +1401,22 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
     w->ndeferred++;
     w->refs++; /* the send's own: PD's may be dropped as soon as it is sent */
     pthread_mutex_unlock(&w->lock);
-    send_frame(w, type, id, parts, nparts);
-    worker_unref(w);
+    if (held.w != w)
+        flush_held();
+    if (!th_ipc_appendv(&held.buf, type, id, parts, nparts)) {
+        send_frame(w, type, id, parts, nparts); /* out of memory: on its own */
+        worker_unref(w);
+        return;
+    }
+    if (held.w == w) {
+        worker_unref(w); /* HELD has one */
+    } else {
+        held.w = w;
+        held.slot = s;
+        th_call_hold(flush_held);
+    }
+    if (held.buf.len >= HELD_MAX)
+        flush_held();
 }
 
 /* ---- set-up and tear-down -------------------------------------------------- */
