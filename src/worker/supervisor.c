@@ -99,6 +99,7 @@ typedef struct worker {
     size_t ndeferred; /* deferred calls on the pending list */
     int wakefd;      /* an eventfd: the monitor reads the pipe again */
     bool watching;   /* the monitor's poll includes the frame pipe */
+    bool asleep_long; /* the monitor's poll is not bounded by POLL_MS */
     th_ipc_reader r; /* the frames from it: only the leader touches it */
     bool leading;    /* a thread (a waiting proxy) is reading its pipe */
     bool eof;        /* its pipe ended or broke: nobody reads it again */
@@ -414,6 +415,7 @@ static void *monitor_main(void *p)
          * waiting proxy checks its own. */
         pthread_mutex_lock(&w->lock);
         int wait_ms = w->ndeferred ? POLL_MS : pidfd >= 0 ? 1000 : 100;
+        w->asleep_long = w->ndeferred == 0; /* the first deferred call wakes it */
         pthread_mutex_unlock(&w->lock);
         struct pollfd pfd[4] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
                                 {.fd = pidfd, .events = POLLIN},
@@ -1400,7 +1402,18 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
     w->pending = pd;
     w->ndeferred++;
     w->refs++; /* the send's own: PD's may be dropped as soon as it is sent */
+    /* Its cancellation must be seen within POLL_MS: a monitor in a long
+     * poll is woken (once; it then looks every POLL_MS while deferred
+     * calls wait). */
+    bool wake = w->asleep_long;
+    w->asleep_long = false;
     pthread_mutex_unlock(&w->lock);
+    if (wake) {
+        uint64_t one = 1;
+        if (write(w->wakefd, &one, sizeof one) < 0) {
+            /* no eventfd: it looks within a second */
+        }
+    }
     if (held.w != w)
         flush_held();
     if (!th_ipc_appendv(&held.buf, type, id, parts, nparts)) {
