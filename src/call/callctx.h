@@ -52,6 +52,10 @@ typedef struct th_call_hooks {
      * RESUME_CTX, rc) then does what would follow the handler's return. */
     void (*resume)(void *ctx, th_rc handler_rc);
     void *resume_ctx;
+    /* The host holds further requests of the same client behind this
+     * call (a pipelining client): worth deferring even when nothing else
+     * waits. */
+    bool pipelined;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */

@@ -1780,11 +1780,13 @@ static void m_tools_call(request *r)
         .client_caps = j->client_caps,
         .ask = ask_hook,
         .ask_ctx = j,
-        /* Only a pipelining client's call is worth ending elsewhere: a
-         * lone call's answer is read soonest by the thread waiting for it.
-         * Only one the reader runs (a batch's run side by side). */
-        .resume = s->more && !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
+        /* A call the reader runs may end elsewhere (a batch's run side by
+         * side): the proxy defers a pipelining client's calls, and one
+         * that would wait behind others deferred before it; a lone call's
+         * answer is read soonest by the thread waiting for it. */
+        .resume = !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
         .resume_ctx = j,
+        .pipelined = s->more,
     };
     if (args_room) {
         hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);

@@ -919,6 +919,7 @@ static void apply_result(th_call *call, const char *tool, bool parse, const qfra
 static _Thread_local struct {
     worker *w;
     slot *slot;
+    size_t n; /* frames in BUF */
     th_buf buf;
 } held;
 
@@ -929,6 +930,7 @@ static void flush_held(void)
         return;
     held.w = NULL;
     held.slot = NULL;
+    held.n = 0;
     pthread_mutex_lock(&w->send_lock);
     th_ipc_write(w->ch.to, held.buf.data, held.buf.len); /* a dead worker shows as EOF */
     pthread_mutex_unlock(&w->send_lock);
@@ -1011,6 +1013,21 @@ static void tool_result(th_call *call, const char *name, const qframe *q, void *
         th_call_mark_failed(call);
 }
 
+/*
+** Deferred calls sent to W before this thread's current batch still wait
+** (a slow one among them, or a backlog): a call that waited for its answer
+** would wait for theirs too, holding its thread (the stdio reader, which
+** then hands its reading to a new thread each time). It is deferred too.
+*/
+static bool behind_others(worker *w)
+{
+    size_t mine = held.w == w ? held.n : 0;
+    pthread_mutex_lock(&w->lock);
+    bool behind = w->ndeferred > mine;
+    pthread_mutex_unlock(&w->lock);
+    return behind;
+}
+
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
 {
     proxy_tool *pt = user_data;
@@ -1038,6 +1055,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     th_call *resolved;
     const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
     uint32_t caps32 = hooks ? hooks->client_caps & (TH_ASK_ELICITATION | TH_ASK_SAMPLING | TH_ASK_ROOTS) : 0;
+    bool pipelined = hooks && hooks->pipelined;
     if (hooks && hooks->args_text) {
         text = hooks->args_text;
         len = hooks->args_len;
@@ -1051,7 +1069,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
      * thread that reads the answer: unless its client can be asked
      * something (a legacy ask waits for the client, and must not hold up
      * the thread reading every call's answers). */
-    th_call *host = caps32 == 0 ? th_call_defer(call) : NULL;
+    th_call *host = caps32 == 0 && (pipelined || behind_others(w)) ? th_call_defer(call) : NULL;
     if (host)
         exchange_deferred(s, w, pt->name, host, TH_IPC_CALL, parts, 3, tool_result, pt);
     else
@@ -1421,6 +1439,7 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
         worker_unref(w);
         return;
     }
+    held.n++;
     if (held.w == w) {
         worker_unref(w); /* HELD has one */
     } else {
