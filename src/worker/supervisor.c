@@ -97,6 +97,7 @@ typedef struct worker {
     pending *pending;
     pending *ready;  /* deferred calls with frames to run (run_ready) */
     size_t ndeferred; /* deferred calls on the pending list */
+    long long deferring_since_ns; /* when NDEFERRED last left 0 */
     int wakefd;      /* an eventfd: the monitor reads the pipe again */
     bool watching;   /* the monitor's poll includes the frame pipe */
     bool asleep_long; /* the monitor's poll is not bounded by POLL_MS */
@@ -1014,16 +1015,20 @@ static void tool_result(th_call *call, const char *name, const qframe *q, void *
 }
 
 /*
-** Deferred calls sent to W before this thread's current batch still wait
-** (a slow one among them, or a backlog): a call that waited for its answer
-** would wait for theirs too, holding its thread (the stdio reader, which
-** then hands its reading to a new thread each time). It is deferred too.
+** Deferred calls sent to W before this thread's current batch have kept it
+** busy for longer than the stdio reader's hand-off budget (a slow one among
+** them, or a backlog): a call that waited for its answer would wait for
+** theirs too, holding its thread (the reader, which then hands its reading
+** to a new thread each time). It is deferred too. A pipelining client's
+** batches that W answers at once leave it idle in between: their last call
+** still waits, and reads the batch's answers on the reader's thread.
 */
+#define BEHIND_NS 1000000LL
 static bool behind_others(worker *w)
 {
     size_t mine = held.w == w ? held.n : 0;
     pthread_mutex_lock(&w->lock);
-    bool behind = w->ndeferred > mine;
+    bool behind = w->ndeferred > mine && th_now_ns() - w->deferring_since_ns > BEHIND_NS;
     pthread_mutex_unlock(&w->lock);
     return behind;
 }
@@ -1418,7 +1423,8 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
     uint32_t id = pd->id = ++w->next_id;
     pd->next = w->pending;
     w->pending = pd;
-    w->ndeferred++;
+    if (w->ndeferred++ == 0)
+        w->deferring_since_ns = th_now_ns();
     w->refs++; /* the send's own: PD's may be dropped as soon as it is sent */
     /* Its cancellation must be seen within POLL_MS: a monitor in a long
      * poll is woken (once; it then looks every POLL_MS while deferred
