@@ -80,6 +80,8 @@ struct th_mcp_session {
     void *send_ctx;
     atomic_int refs;          /* the transport's, plus one per job */
     bool more;                /* th_mcp_session_more; the reading thread's */
+    bool says_more;           /* its transport calls th_mcp_session_more: it
+                               * takes an answer that comes later (stdio) */
 
     pthread_mutex_t lock;     /* everything below */
     pthread_cond_t idle;      /* nopen dropped to zero */
@@ -1784,7 +1786,7 @@ static void m_tools_call(request *r)
          * side): the proxy defers a pipelining client's calls, and one
          * that would wait behind others deferred before it; a lone call's
          * answer is read soonest by the thread waiting for it. */
-        .resume = !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
+        .resume = s->says_more && !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
         .resume_ctx = j,
         .pipelined = s->more,
     };
@@ -2861,6 +2863,7 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
 void th_mcp_session_more(th_mcp_session *s, bool more)
 {
     s->more = more;
+    s->says_more = true;
 }
 
 void th_mcp_batch_begin(th_mcp *mcp)

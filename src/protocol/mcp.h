@@ -81,6 +81,8 @@ void th_mcp_batch_end(th_mcp *mcp);
 ** another thread (process isolation: when its worker answers) then does,
 ** so that the next requests go out to the worker meanwhile and the answers
 ** come back together. The reading thread, before th_mcp_session_handle.
+** A session whose transport never calls it has no call deferred (an HTTP
+** connection's thread may expect its call's answer before handle returns).
 */
 void th_mcp_session_more(th_mcp_session *s, bool more);
 
