@@ -205,6 +205,112 @@ START_TEST(a_crash_fails_every_call_running_in_the_worker)
 }
 END_TEST
 
+/* Several requests in one write: the reader holds the later ones while it
+ * handles the first, so the first calls do not wait for their answers
+ * (they are deferred) and their CALL frames reach the worker together. */
+static void send_together(mh_proc *p, const char *const *lines, size_t n)
+{
+    char buf[4096];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(buf + len, sizeof buf - len, "%s\n", lines[i]);
+        ck_assert(k > 0 && (size_t)k < sizeof buf - len);
+        len += (size_t)k;
+    }
+    mh_send_raw(p, buf, len);
+}
+
+START_TEST(a_crash_fails_every_pipelined_call_in_flight)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", NULL);
+    /* Three calls hang in the worker (each past the worker's hand-off
+     * tick), the fourth aborts it; the ping behind them keeps every call
+     * deferred. Each call gets exactly one crash answer. */
+    const char *const lines[] = {CALL(2, "die", "{\"how\":\"hang\"}"), CALL(3, "die", "{\"how\":\"hang\"}"),
+                                 CALL(4, "die", "{\"how\":\"hang\"}"), CALL(5, "die", "{\"how\":\"abort\"}"),
+                                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}"};
+    send_together(p, lines, sizeof lines / sizeof lines[0]);
+    int seen[7] = {0};
+    for (int k = 0; k < 5; k++) {
+        json_object *o = mh_next(p);
+        int id = atoi(mh_json(mh_at(o, "id")));
+        ck_assert_msg(id >= 2 && id <= 6, "%s", mh_json(o));
+        seen[id]++;
+        if (id != 6) {
+            MH_ASSERT_TRUE(o, "result isError");
+            MH_ASSERT_STR(o, "result content 0 text", "tool 'die' crashed: signal 6 (SIGABRT)");
+        }
+        json_object_put(o);
+    }
+    for (int id = 2; id <= 6; id++)
+        ck_assert_int_eq(seen[id], 1);
+    assert_echo_serves(p, 7);
+    mh_ping_is_next(p, 8); /* nothing else came */
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+START_TEST(a_pipelined_call_ignoring_cancellation_is_killed_after_the_grace)
+{
+    char *dir;
+    mh_proc *p = start_with(&dir, "die", "--cancel-grace-ms=200");
+    const char *const lines[] = {CALL(2, "die", "{\"how\":\"hang\"}"),
+                                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"};
+    send_together(p, lines, 2);
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "3"); /* the ping is not held up by the deferred call */
+    json_object_put(o);
+    assert_stderr_has(p, "die: hanging");
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2," MH_MODERN_META
+               "}}");
+    assert_stderr_has(p, "tool 'die' ignored cancellation for 200 ms (--cancel-grace-ms)");
+    mh_send(p, CALL(4, "die", "{}"));
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "4"); /* no response for the cancelled call */
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strncmp(text, "alive ", 6) == 0, "%s", mh_json(o));
+    json_object_put(o);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A deferred call's deadline answers it, its late result is dropped, and
+ * the host exits at end of input without waiting for it. */
+START_TEST(a_pipelined_call_past_its_deadline_is_answered_and_not_waited_for)
+{
+    int k = mh_time_scale();
+    char timeout[32];
+    snprintf(timeout, sizeof timeout, "--call-timeout=%g", 0.3 * k);
+    char *dir = mh_private_dir(mh_hostile("die"), ECHO_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--isolation=process", timeout, "--log-level=info", NULL);
+    mh_ping_is_next(p, 1);
+    const char *const lines[] = {CALL(2, "die", "{\"how\":\"hang\"}"), "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"};
+    send_together(p, lines, 2);
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "3");
+    json_object_put(o);
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "2");
+    MH_ASSERT_TRUE(o, "result isError");
+    const char *text = mh_str(o, "result content 0 text");
+    ck_assert_msg(text && strstr(text, "tool 'die' timed out after"), "%s", mh_json(o));
+    json_object_put(o);
+    assert_echo_serves(p, 4);
+    mh_close_stdin(p);
+    ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "shutting down: waiting") && !strstr(err, "still running in workers"),
+                  "a call already answered was waited for:\n%s", err);
+    free(err);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 START_TEST(a_plugin_that_keeps_crashing_is_quarantined)
 {
     char *dir;
@@ -376,6 +482,9 @@ static Suite *worker_suite(void)
     tcase_add_test(tc, exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, underscore_exit_in_a_handler_fails_only_its_call);
     tcase_add_test(tc, a_crash_fails_every_call_running_in_the_worker);
+    tcase_add_test(tc, a_crash_fails_every_pipelined_call_in_flight);
+    tcase_add_test(tc, a_pipelined_call_ignoring_cancellation_is_killed_after_the_grace);
+    tcase_add_test(tc, a_pipelined_call_past_its_deadline_is_answered_and_not_waited_for);
     tcase_add_test(tc, exit_125_in_a_handler_is_reported_as_exit);
     tcase_add_test(tc, a_grandchild_holding_the_workers_pipes_does_not_delay_exit);
     tcase_add_test(tc, a_plugin_that_keeps_crashing_is_quarantined);

@@ -50,6 +50,7 @@ struct th_call {
     bool crashed;            /* its worker died running it (the call's log line) */
     atomic_bool aborted;        /* th_call_abort: the host got no result */
     bool in_callers_memory;     /* th_call_new_in: free() is not ours */
+    bool deferred;              /* th_call_defer: hooks.resume finishes it */
 };
 
 const size_t th_call_size = sizeof(struct th_call);
@@ -866,6 +867,41 @@ bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
     }
     drop_blocks(c); /* printed: the call keeps nothing, as th_call_finish */
     return true;
+}
+
+th_call *th_call_defer(th_call *call)
+{
+    th_call *c = use(call, __func__);
+    th_call *host = c && c->hooks.resume ? c : NULL;
+    if (host)
+        host->deferred = true;
+    unuse(c ? call : NULL);
+    return host;
+}
+
+bool th_call_deferred(const th_call *c)
+{
+    return c && !th_handle_is(c) && c->deferred;
+}
+
+void th_call_resume(th_call *c, th_rc handler_rc)
+{
+    c->hooks.resume(c->hooks.resume_ctx, handler_rc);
+}
+
+static _Thread_local void (*held_flush)(void);
+
+void th_call_hold(void (*flush)(void))
+{
+    held_flush = flush;
+}
+
+void th_call_flush_held(void)
+{
+    void (*flush)(void) = held_flush;
+    held_flush = NULL;
+    if (flush)
+        flush();
 }
 
 void th_call_abort(th_call *call)

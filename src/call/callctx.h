@@ -47,6 +47,15 @@ typedef struct th_call_hooks {
      * to the very tree the handler gets: a worker is sent this text. */
     const char *args_text;
     size_t args_len;
+    /* Deferred ends (th_call_defer): the host that runs the handler sets
+     * RESUME when it can finish the call on another thread. RESUME(
+     * RESUME_CTX, rc) then does what would follow the handler's return. */
+    void (*resume)(void *ctx, th_rc handler_rc);
+    void *resume_ctx;
+    /* The host holds further requests of the same client behind this
+     * call (a pipelining client): worth deferring even when nothing else
+     * waits. */
+    bool pipelined;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -101,6 +110,31 @@ json_object *th_call_finish(th_call *call, th_rc handler_rc);
 ** the caller calls th_call_finish.
 */
 bool th_call_finish_text(th_call *call, th_rc handler_rc, th_buf *out);
+
+/*
+** For a proxy handler whose answer comes later on another thread (process
+** isolation): when the host set hooks.resume, mark CALL (the handler's
+** handle or the host's pointer) deferred and return the host's pointer,
+** which the proxy uses until it calls th_call_resume; the handler then
+** returns at once, and the host does not finish the call. NULL when the
+** host cannot defer (the handler must answer before it returns).
+*/
+th_call *th_call_defer(th_call *call);
+bool th_call_deferred(const th_call *call); /* the host's pointer */
+
+/* The deferred CALL's handler is done with HANDLER_RC: the host finishes
+ * it (hooks.resume). CALL is the host's pointer th_call_defer returned. */
+void th_call_resume(th_call *call, th_rc handler_rc);
+
+/*
+** A deferring proxy may hold what it sends for its call, to send it with
+** the next deferred calls' (one write for many): it registers FLUSH, for
+** this thread, and the host calls th_call_flush_held before the thread
+** waits for anything (the end of the batch of requests it read, the end
+** of a call on a pool thread). FLUSH runs once per registration.
+*/
+void th_call_hold(void (*flush)(void));
+void th_call_flush_held(void);
 
 /* Set the result's isError flag without adding text: for a result that
  * crossed the process boundary with its own message blocks. */

@@ -74,6 +74,7 @@ struct th_mcp {
     th_tasks *tasks;   /* the tasks extension's store (protocol/tasks.c) */
     pthread_mutex_t sessions_lock; /* sessions: who th_mcp_notify tells */
     struct th_mcp_session *sessions;
+    atomic_int deferred; /* calls a worker still answers (th_call_defer) */
 };
 
 typedef struct job job;
@@ -84,6 +85,9 @@ struct th_mcp_session {
     th_mcp_send_text_fn send_text; /* or NULL */
     void *send_ctx;
     atomic_int refs;          /* the transport's, plus one per job */
+    bool more;                /* th_mcp_session_more; the reading thread's */
+    bool says_more;           /* its transport calls th_mcp_session_more: it
+                               * takes an answer that comes later (stdio) */
 
     pthread_mutex_t lock;     /* everything below */
     pthread_cond_t idle;      /* nopen dropped to zero */
@@ -158,9 +162,15 @@ struct job {
     long long started_ms;   /* when it was read, for its log line */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
     bool run_by_reader;     /* in th_pool_run_here, called by the reader */
+    atomic_int defer_state; /* DEFER_*: who finishes a deferred call */
+    th_rc resume_rc;        /* what th_call_resume passed, once DEFER_RESUMED */
     /* CALL's memory (th_call_new_in): one allocation for the two. */
     max_align_t call_room[];
 };
+
+/* A deferred call (th_call_defer) may be resumed before its proxy handler
+ * has returned: whichever of the two comes second finishes it. */
+enum { DEFER_RUNNING, DEFER_RETURNED, DEFER_RESUMED };
 
 void th_mcp_config_default(th_mcp_config *cfg)
 {
@@ -248,6 +258,15 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
         return true;
     th_tasks_cancel_all(m->tasks); /* a task's handler stops as a call's would */
     th_mcpres_on_updated(NULL, m); /* waits for a notice being delivered */
+    /* A deferred call ends on the thread that reads its worker's answer. */
+    while (atomic_load(&m->deferred) > 0 && th_now_ms() < deadline_ms) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&m->deferred) > 0) {
+        th_log(TH_LOG_WARNING, "tool calls still running in workers at exit; not waiting for them");
+        return false;
+    }
     if (!th_pool_shutdown(m->pool, deadline_ms)) {
         th_log(TH_LOG_WARNING, "tool calls still running at exit; not waiting for them");
         return false;
@@ -1010,6 +1029,7 @@ static void send_call_result(job *j, json_object *result, bool failed)
 }
 
 static void job_answer(job *j, json_object *result, const char *busy);
+static void finish_job(job *j, th_rc rc);
 static void deadline_passed(void *p);
 
 /* -32021: the handler asked for capabilities J's client did not declare.
@@ -1202,25 +1222,61 @@ static void run_job(void *p)
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
         th_crashnote_end(crash_slot);
-        if (answer_as_text(j, rc))
+        if (!j->run_by_reader)
+            th_call_flush_held(); /* a pool thread's batch is this one call */
+        if (!th_call_deferred(j->call)) {
+            finish_job(j, rc);
             return;
-        result = th_call_finish(j->call, rc);
-        if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
-            /* The handler stopped for input (see th_call_ask): what it
-             * built is not the answer. */
-            json_object_put(result);
-            result = NULL;
-            if (j->missing_caps) {
-                job_answer(j, NULL, NULL);
-                return;
-            }
-            result = th_mrtr_result(j->mrtr);
-        } else {
-            result = check_output(e, result, &j->failed);
         }
+        /* Its worker answers later, on the thread that reads the answer
+         * (resume_job); th_mcp_free waits for that. */
+        th_mcp *m = j->s->mcp;
+        atomic_fetch_add(&m->deferred, 1);
+        if (atomic_exchange(&j->defer_state, DEFER_RETURNED) == DEFER_RESUMED) {
+            finish_job(j, j->resume_rc);
+            atomic_fetch_sub(&m->deferred, 1);
+        }
+        return;
     }
     j->failed = j->failed || th_call_failed(j->call);
     job_answer(j, result, NULL);
+}
+
+/* The handler of J returned RC (or its worker answered, for a deferred
+ * call): finish the call, check it, answer. */
+static void finish_job(job *j, th_rc rc)
+{
+    if (answer_as_text(j, rc))
+        return;
+    json_object *result = th_call_finish(j->call, rc);
+    if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
+        /* The handler stopped for input (see th_call_ask): what it
+         * built is not the answer. */
+        json_object_put(result);
+        result = NULL;
+        if (j->missing_caps) {
+            job_answer(j, NULL, NULL);
+            return;
+        }
+        result = th_mrtr_result(j->mrtr);
+    } else {
+        result = check_output(j->entry, result, &j->failed);
+    }
+    j->failed = j->failed || th_call_failed(j->call);
+    job_answer(j, result, NULL);
+}
+
+/* th_call_hooks.resume: a worker answered J's deferred call, on the thread
+ * that read the answer. Finished here unless its proxy has not returned. */
+static void resume_job(void *p, th_rc rc)
+{
+    job *j = p;
+    th_mcp *m = j->s->mcp;
+    j->resume_rc = rc;
+    if (atomic_exchange(&j->defer_state, DEFER_RESUMED) == DEFER_RETURNED) {
+        finish_job(j, rc);
+        atomic_fetch_sub(&m->deferred, 1);
+    }
 }
 
 /* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
@@ -1755,6 +1811,13 @@ static void m_tools_call(request *r)
         .client_caps = j->client_caps,
         .ask = ask_hook,
         .ask_ctx = j,
+        /* A call the reader runs may end elsewhere (a batch's run side by
+         * side): the proxy defers a pipelining client's calls, and one
+         * that would wait behind others deferred before it; a lone call's
+         * answer is read soonest by the thread waiting for it. */
+        .resume = s->says_more && !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
+        .resume_ctx = j,
+        .pipelined = s->more,
     };
     if (args_room) {
         hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
@@ -2827,6 +2890,12 @@ void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
     th_rpc_msg_clear(&msg);
 }
 
+void th_mcp_session_more(th_mcp_session *s, bool more)
+{
+    s->more = more;
+    s->says_more = true;
+}
+
 void th_mcp_batch_begin(th_mcp *mcp)
 {
     th_pool_hold(mcp->pool);
@@ -2834,6 +2903,7 @@ void th_mcp_batch_begin(th_mcp *mcp)
 
 void th_mcp_batch_end(th_mcp *mcp)
 {
+    th_call_flush_held(); /* deferred calls' frames go before the reader waits */
     th_pool_release(mcp->pool);
 }
 

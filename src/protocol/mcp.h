@@ -76,6 +76,17 @@ void th_mcp_batch_begin(th_mcp *mcp);
 void th_mcp_batch_end(th_mcp *mcp);
 
 /*
+** MORE: the transport has already read further requests of S behind the one
+** it hands over next (a pipelining client). A tool call that can end on
+** another thread (process isolation: when its worker answers) then does,
+** so that the next requests go out to the worker meanwhile and the answers
+** come back together. The reading thread, before th_mcp_session_handle.
+** A session whose transport never calls it has no call deferred (an HTTP
+** connection's thread may expect its call's answer before handle returns).
+*/
+void th_mcp_session_more(th_mcp_session *s, bool more);
+
+/*
 ** Let a tool call run on the thread that calls th_mcp_session_handle when a
 ** slot is free, without a thread switch (call it before the first
 ** message). BEGIN(CTX) and END(CTX) bracket each such call on that thread:

@@ -910,8 +910,11 @@ static bool take_lines(srv *v)
             line_len--;
         if (line_len > v->max)
             reject_too_long(v, line_len);
-        else if (!blank(in->buf + start, line_len))
+        else if (!blank(in->buf + start, line_len)) {
+            /* A pipelining client's calls need not wait for one another. */
+            th_mcp_session_more(v->s, memchr(in->buf + in->scan, '\n', in->len - in->scan) != NULL);
             kept = handle(v, in->buf + start, line_len, in->buf);
+        }
         if (kept && early_flush(&v->w, in->start >= half)) {
             half = SIZE_MAX;
             early = true;
@@ -1131,7 +1134,7 @@ static int read_loop(srv *v)
             in->start = in->scan = in->len;
             if (in->discarding || len > v->max)
                 reject_too_long(v, in->discarded + len);
-            else if (!blank(in->buf, len) && !handle(v, in->buf, len, in->buf))
+            else if (!blank(in->buf, len) && (th_mcp_session_more(v->s, false), !handle(v, in->buf, len, in->buf)))
                 return READ_LOST;
             end_reading(v, 0);
             return READ_ENDED;

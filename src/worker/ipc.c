@@ -155,6 +155,8 @@ void th_ipc_guard_sigpipe(bool on)
     guard_sigpipe = on;
 }
 
+static th_rc write_iov(int fd, struct iovec *at, int nat, size_t left);
+
 th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
 {
     size_t len = 0;
@@ -172,9 +174,39 @@ th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *pa
     struct iovec iov[MAX_PARTS + 1] = {{h, sizeof h}};
     if (nparts)
         memcpy(iov + 1, parts, nparts * sizeof *parts);
-    struct iovec *at = iov;
-    int nat = (int)nparts + 1;
-    size_t left = sizeof h + len;
+    return write_iov(fd, iov, (int)nparts + 1, sizeof h + len);
+}
+
+bool th_ipc_appendv(th_buf *b, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < nparts; i++)
+        len += parts[i].iov_len;
+    if (len > UINT32_MAX)
+        return false;
+    unsigned char h[TH_IPC_HEADER];
+    uint32_t plen = (uint32_t)len;
+    memcpy(h, &plen, 4);
+    h[4] = (unsigned char)type;
+    memcpy(h + 5, &id, 4);
+    size_t mark = b->len;
+    bool ok = th_buf_append(b, (const char *)h, sizeof h);
+    for (size_t i = 0; ok && i < nparts; i++)
+        ok = !parts[i].iov_len || th_buf_append(b, parts[i].iov_base, parts[i].iov_len);
+    if (!ok)
+        b->len = mark;
+    return ok;
+}
+
+th_rc th_ipc_write(int fd, const void *data, size_t len)
+{
+    struct iovec iov = {(void *)data, len};
+    return len ? write_iov(fd, &iov, 1, len) : TH_OK;
+}
+
+/* Write LEFT bytes from NAT pieces at AT (changed), looping on short writes. */
+static th_rc write_iov(int fd, struct iovec *at, int nat, size_t left)
+{
     sigset_t pipe_only, old;
     bool guard = guard_sigpipe;
     if (guard) {

@@ -115,6 +115,14 @@ th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *pa
 /* th_ipc_send of OBJ's compact JSON text (NULL: an empty payload). */
 th_rc th_ipc_send_json(int fd, th_ipc_type type, uint32_t id, json_object *obj);
 
+/* The frame th_ipc_sendv would write, appended to B instead, for a sender
+ * that writes several at once (th_ipc_write); false (B as it was) when out
+ * of memory or too long. */
+bool th_ipc_appendv(th_buf *b, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts);
+
+/* Write LEN bytes of frames th_ipc_appendv made, as th_ipc_send does. */
+th_rc th_ipc_write(int fd, const void *data, size_t len);
+
 /*
 ** Parse a payload from the other end, which is not trusted: strict JSON,
 ** valid UTF-8, nesting bounded. NULL with ERR on failure.

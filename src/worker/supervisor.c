@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,15 +55,36 @@ typedef struct qframe {
     char payload[]; /* NUL-terminated */
 } qframe;
 
-/* One proxied call waiting for its frames; lives on the proxy's stack. */
+typedef struct slot slot;
+
+/* What a proxied exchange does with the final RESULT frame. */
+typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void *ctx);
+
+/*
+** One proxied call waiting for its frames. A waiting proxy's lives on its
+** stack (HOST NULL). A deferred one's (a pipelining client's call, see
+** proxy_handler) is allocated: its proxy returned at once, and whichever
+** thread reads the worker's frames for it runs them (run_ready) and
+** finishes the call through th_call_resume.
+*/
 typedef struct pending {
     uint32_t id;
-    pthread_cond_t cond;
+    pthread_cond_t cond; /* a waiting proxy's */
     qframe *head, *tail;
     struct pending *next;
+    /* A deferred call's: */
+    th_call *host;       /* the host's call (th_call_defer), resumed at the end */
+    slot *slot;
+    const char *name;
+    th_ipc_type type;
+    result_fn on_result;
+    void *ctx;
+    bool queued;         /* on the worker's ready list, or being run */
+    bool final_seen;     /* its RESULT was routed: off the pending list */
+    bool cancel_sent;
+    long long kill_at;
+    struct pending *ready_next;
 } pending;
-
-typedef struct slot slot;
 
 typedef struct worker {
     slot *slot;     /* under lock: moves to a reload's slot (adopt_worker) until exited */
@@ -73,6 +95,12 @@ typedef struct worker {
     pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
     pthread_mutex_t send_lock;
     pending *pending;
+    pending *ready;  /* deferred calls with frames to run (run_ready) */
+    size_t ndeferred; /* deferred calls on the pending list */
+    long long deferring_since_ns; /* when NDEFERRED last left 0 */
+    int wakefd;      /* an eventfd: the monitor reads the pipe again */
+    bool watching;   /* the monitor's poll includes the frame pipe */
+    bool asleep_long; /* the monitor's poll is not bounded by POLL_MS */
     th_ipc_reader r; /* the frames from it: only the leader touches it */
     bool leading;    /* a thread (a waiting proxy) is reading its pipe */
     bool eof;        /* its pipe ended or broke: nobody reads it again */
@@ -151,6 +179,8 @@ static void worker_unref(worker *w)
     close(w->ch.to);
     close(w->ch.from);
     close(w->ch.out);
+    if (w->wakefd >= 0)
+        close(w->wakefd);
     free(w);
 }
 
@@ -214,6 +244,16 @@ static void note_crash(slot *s, long long started)
     s->next_start_ms = now + s->backoff_ms;
 }
 
+/* Take P off W's list of calls waiting for frames. Under W->lock. */
+static void unlink_pending(worker *w, pending *p)
+{
+    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+}
+
 /* Route every complete frame in W's reader to the call it belongs to;
  * frames for calls that gave up are dropped. Under W->lock, by the leader. */
 static void route_frames(worker *w)
@@ -241,7 +281,21 @@ static void route_frames(worker *w)
         else
             pd->head = q;
         pd->tail = q;
-        pthread_cond_signal(&pd->cond); /* no waiter (the leader's own): no syscall */
+        if (!pd->host) {
+            pthread_cond_signal(&pd->cond); /* no waiter (the leader's own): no syscall */
+            continue;
+        }
+        if (f.type == TH_IPC_RESULT || f.type == TH_IPC_FAILED) {
+            /* Nothing more is routed to it; it is no longer cancelled. */
+            unlink_pending(w, pd);
+            pd->final_seen = true;
+            w->ndeferred--;
+        }
+        if (!pd->queued) {
+            pd->queued = true;
+            pd->ready_next = w->ready;
+            w->ready = pd;
+        }
     }
     if (got < 0 && !w->eof) {
         /* The child is not trusted: a broken frame ends it. */
@@ -310,6 +364,23 @@ static void absorb(worker *w, long n)
     }
 }
 
+/* After a reader stopped reading W's pipe with deferred calls still waiting
+ * and no waiting proxy to take the reading over: the monitor polls the pipe
+ * again. Under W->lock. */
+static void wake_monitor(worker *w)
+{
+    if (w->ndeferred == 0 || w->watching || w->leading || w->eof || w->exited)
+        return;
+    w->watching = true; /* once: the monitor sets it again as it polls */
+    uint64_t one = 1;
+    if (write(w->wakefd, &one, sizeof one) < 0) {
+        /* full (it is woken already), or no eventfd: it looks every POLL_MS */
+    }
+}
+
+static void run_ready(worker *w);
+static void cancel_deferred(worker *w);
+
 /* True once PID has ended (it stays a zombie for the reaper), or is no
  * child to wait for at all: a monitor must not wait for it for ever. */
 static bool has_exited(pid_t pid)
@@ -338,15 +409,33 @@ static void *monitor_main(void *p)
         /* The frame pipe too while no call reads it: a frame that belongs to no
          * call (TH_IPC_UPDATED from a plugin's own thread) is routed now,
          * not when the next call comes, and never fills the pipe up. */
-        struct pollfd pfd[3] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
+        /* Deferred calls are checked for cancellation every POLL_MS, as a
+         * waiting proxy checks its own. */
+        pthread_mutex_lock(&w->lock);
+        int wait_ms = w->ndeferred ? POLL_MS : pidfd >= 0 ? 1000 : 100;
+        w->asleep_long = w->ndeferred == 0; /* the first deferred call wakes it */
+        pthread_mutex_unlock(&w->lock);
+        struct pollfd pfd[4] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
                                 {.fd = pidfd, .events = POLLIN},
-                                {.fd = pipe_idle ? w->ch.from : -1, .events = POLLIN}};
-        int k = poll(pfd, 3, pidfd >= 0 ? 1000 : 100);
+                                {.fd = pipe_idle ? w->ch.from : -1, .events = POLLIN},
+                                {.fd = w->wakefd, .events = POLLIN}};
+        int k = poll(pfd, 4, wait_ms);
         if (k > 0 && pfd[0].revents && th_outbuf_pump(&ob, w->ch.out, w->tag) <= 0)
             out_open = false;
+        if (k > 0 && pfd[3].revents) {
+            uint64_t n;
+            if (read(w->wakefd, &n, sizeof n) < 0) {
+                /* EAGAIN: another read took it */
+            }
+        }
         if (has_exited(w->ch.pid))
             break;
         pthread_mutex_lock(&w->lock);
+        if ((pfd[2].fd < 0 || (k > 0 && pfd[2].revents)) && w->ndeferred && !w->leading && !w->eof && !w->exited) {
+            /* Deferred calls wait and nobody reads: look (one read(2)). */
+            pfd[2].revents = POLLIN;
+            k = k > 0 ? k : 1;
+        }
         if (k > 0 && pfd[2].revents && !w->leading && !w->eof && !w->exited) {
             w->leading = true;
             pthread_mutex_unlock(&w->lock);
@@ -355,14 +444,21 @@ static void *monitor_main(void *p)
             absorb(w, n);
             w->leading = false;
             for (pending *o = w->pending; o; o = o->next) /* a waiting call takes the reading over */
-                if (!o->head) {
+                if (!o->host && !o->head) {
                     pthread_cond_signal(&o->cond);
                     break;
                 }
         }
+        if (w->ready) {
+            pthread_mutex_unlock(&w->lock);
+            run_ready(w);
+            pthread_mutex_lock(&w->lock);
+        }
+        cancel_deferred(w);
         /* While a call reads, the pipe stays readable until it does:
          * leave it to that call rather than spin. */
         pipe_idle = !w->leading && !w->eof && !w->exited;
+        w->watching = pipe_idle;
         bool eof = w->eof, torn = w->torn;
         pthread_mutex_unlock(&w->lock);
         if (eof && !eof_at) {
@@ -400,6 +496,7 @@ static void *monitor_main(void *p)
         absorb(w, n);
     }
     pthread_mutex_unlock(&w->lock);
+    run_ready(w);
 
     int status = th_child_reap(w->ch.pid, 0);
     /* Exited: a reload no longer adopts it, so its slot (and the supervisor
@@ -431,9 +528,25 @@ static void *monitor_main(void *p)
 
     pthread_mutex_lock(&w->lock);
     w->dead = true;
-    for (pending *pd = w->pending; pd; pd = pd->next)
-        pthread_cond_signal(&pd->cond);
+    for (pending **pp = &w->pending; *pp;) {
+        pending *pd = *pp;
+        if (!pd->host) {
+            pthread_cond_signal(&pd->cond);
+            pp = &pd->next;
+            continue;
+        }
+        /* A deferred call gets its crash answer from run_ready (or from
+         * the thread running its frames now, which finds it dead). */
+        *pp = pd->next;
+        w->ndeferred--;
+        if (!pd->queued) {
+            pd->queued = true;
+            pd->ready_next = w->ready;
+            w->ready = pd;
+        }
+    }
     pthread_mutex_unlock(&w->lock);
+    run_ready(w);
 
     /* The output it wrote before it ended, and no more than LOG_TAIL_MS of
      * what may follow from a grandchild. */
@@ -559,6 +672,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         return NULL;
     }
     worker *w = calloc(1, sizeof *w);
+    if (w)
+        w->wakefd = -1;
     if (!w || !(w->tag = strdup(s->tag))) {
         free(w);
         snprintf(why, size, "out of memory");
@@ -613,6 +728,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         worker_unref(w);
         return NULL;
     }
+    w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* -1: the monitor looks every POLL_MS */
+    w->watching = true; /* the monitor's first poll includes the pipe */
     if (!start_thread(sup, monitor_main, w)) {
         kill(w->ch.pid, SIGKILL);
         while (waitpid(w->ch.pid, NULL, 0) < 0 && errno == EINTR)
@@ -727,6 +844,38 @@ static worker *acquire(slot *s, const char *tool, th_call *call, char *why, size
 
 /* ---- the proxy handler ----------------------------------------------------- */
 
+/*
+** The CALL frames of the deferred calls this thread sent, held to leave in
+** one write: the worker then reads them together (th_call_hold). Written
+** before the thread waits for anything (th_call_flush_held, and exchange)
+** and before it sends to another plugin's worker. W: a reference.
+*/
+#define HELD_MAX ((size_t)64 << 10) /* past it, written at once (a pipe holds 64 KiB) */
+static _Thread_local struct {
+    worker *w;
+    slot *slot;
+    size_t n; /* frames in BUF */
+    th_buf buf;
+} held;
+
+static void flush_held(void)
+{
+    worker *w = held.w;
+    if (!w)
+        return;
+    held.w = NULL;
+    held.slot = NULL;
+    held.n = 0;
+    pthread_mutex_lock(&w->send_lock);
+    th_ipc_write(w->ch.to, held.buf.data, held.buf.len); /* a dead worker shows as EOF */
+    pthread_mutex_unlock(&w->send_lock);
+    /* Not kept: a reader thread may end next, and a thread's own buffer
+     * would be lost with it (one allocation per batch of calls). */
+    free(held.buf.data);
+    held.buf = (th_buf){0};
+    worker_unref(w);
+}
+
 static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t n)
 {
     pthread_mutex_lock(&w->send_lock);
@@ -785,11 +934,10 @@ static uint32_t task_support_of(json_object *d)
     return n > 0 && n <= UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
-/* What a proxied exchange does with the final RESULT frame. */
-typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void *ctx);
-
 static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc_type type,
                      const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx);
+static void exchange_deferred(slot *s, worker *w, const char *name, th_call *host, th_ipc_type type,
+                              const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx);
 
 static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
 {
@@ -797,11 +945,32 @@ static void tool_result(th_call *call, const char *name, const qframe *q, void *
     th_worker_apply_frame(call, name, pt->parse_result, q->type, q->payload, q->len);
 }
 
+/*
+** Deferred calls sent to W before this thread's current batch have kept it
+** busy for longer than the stdio reader's hand-off budget (a slow one among
+** them, or a backlog): a call that waited for its answer would wait for
+** theirs too, holding its thread (the reader, which then hands its reading
+** to a new thread each time). It is deferred too. A pipelining client's
+** batches that W answers at once leave it idle in between: their last call
+** still waits, and reads the batch's answers on the reader's thread.
+*/
+#define BEHIND_NS 1000000LL
+static bool behind_others(worker *w)
+{
+    size_t mine = held.w == w ? held.n : 0;
+    pthread_mutex_lock(&w->lock);
+    bool behind = w->ndeferred > mine && th_now_ns() - w->deferring_since_ns > BEHIND_NS;
+    pthread_mutex_unlock(&w->lock);
+    return behind;
+}
+
 static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
 {
     proxy_tool *pt = user_data;
     slot *s = pt->slot;
     char why[512];
+    if (held.slot && held.slot != s)
+        flush_held(); /* acquiring another plugin's worker may wait for its start */
     worker *w = acquire(s, pt->name, call, why, sizeof why);
     if (!w) {
         th_call_abort(call);
@@ -822,6 +991,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     th_call *resolved;
     const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
     uint32_t caps32 = hooks ? hooks->client_caps & (TH_ASK_ELICITATION | TH_ASK_SAMPLING | TH_ASK_ROOTS) : 0;
+    bool pipelined = hooks && hooks->pipelined;
     if (hooks && hooks->args_text) {
         text = hooks->args_text;
         len = hooks->args_len;
@@ -831,7 +1001,15 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
     }
     th_call_release(call, resolved);
     struct iovec parts[3] = {{&caps32, sizeof caps32}, {pt->call_head, pt->call_head_len}, {(void *)text, len}};
-    exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
+    /* A pipelining client's call ends when its worker answers, on the
+     * thread that reads the answer: unless its client can be asked
+     * something (a legacy ask waits for the client, and must not hold up
+     * the thread reading every call's answers). */
+    th_call *host = caps32 == 0 && (pipelined || behind_others(w)) ? th_call_defer(call) : NULL;
+    if (host)
+        exchange_deferred(s, w, pt->name, host, TH_IPC_CALL, parts, 3, tool_result, pt);
+    else
+        exchange(s, w, pt->name, call, TH_IPC_CALL, parts, 3, tool_result, pt);
     free(argbuf.data);
     return TH_OK;
 }
@@ -914,16 +1092,6 @@ static const char *frame_noun(th_ipc_type type)
     return "tool";
 }
 
-/* Take P off W's list of calls waiting for frames. Under W->lock. */
-static void unlink_pending(worker *w, pending *p)
-{
-    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
-}
-
 /*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
@@ -934,6 +1102,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
 {
 
     pending p = {0};
+    flush_held(); /* this thread waits below: what it holds goes first */
     pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&w->lock);
     p.id = ++w->next_id;
@@ -982,12 +1151,20 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             pthread_mutex_lock(&w->lock);
             absorb(w, n);
             w->leading = false;
-            if (p.head) /* done reading: hand the role to a call still waiting */
-                for (pending *o = w->pending; o; o = o->next)
-                    if (o != &p && !o->head) {
-                        pthread_cond_signal(&o->cond);
-                        break;
-                    }
+            if (p.head) { /* done reading: hand the role to a call still waiting */
+                pending *o = w->pending;
+                while (o && (o == &p || o->host || o->head))
+                    o = o->next;
+                if (o)
+                    pthread_cond_signal(&o->cond);
+                else
+                    wake_monitor(w); /* deferred calls only: it reads for them */
+            }
+            if (w->ready) { /* deferred calls' frames this read routed */
+                pthread_mutex_unlock(&w->lock);
+                run_ready(w);
+                pthread_mutex_lock(&w->lock);
+            }
         } else {
             th_cond_wait_until(&p.cond, &w->lock, th_now_ms() + POLL_MS);
         }
@@ -1018,6 +1195,187 @@ unlinked:
     }
     pthread_cond_destroy(&p.cond);
     worker_unref(w);
+}
+
+/* ---- deferred calls --------------------------------------------------------- */
+
+/*
+** A pipelining client's calls do not wait for one another (th_call_defer):
+** the proxy sends CALL and returns, the reader reads the next request and
+** sends its CALL, and the worker reads them together and answers them
+** together. Whichever thread reads the answers (a waiting proxy, usually
+** the reader's call for the last request it had, or the monitor) runs
+** their frames here and finishes each call. One round trip to the worker
+** is then shared by all the calls in flight, instead of paid by each.
+*/
+
+/* PD is done (its RESULT run, or failed): free it and finish its call. */
+static void end_deferred(worker *w, pending *pd)
+{
+    th_call *host = pd->host;
+    while (pd->head) {
+        qframe *q = pd->head;
+        pd->head = q->next;
+        free(q);
+    }
+    free(pd);
+    worker_unref(w);
+    th_call_resume(host, TH_OK);
+}
+
+/* Run PD's frames in order, until none is left or its RESULT is run.
+ * PD is queued: no other thread runs it meanwhile. */
+static void run_deferred(worker *w, pending *pd)
+{
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        qframe *q = pd->head;
+        if (q) {
+            pd->head = q->next;
+            if (!pd->head)
+                pd->tail = NULL;
+        } else if (!w->dead || pd->final_seen) {
+            pd->queued = false; /* the next frame queues it again */
+            pthread_mutex_unlock(&w->lock);
+            return;
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!q) { /* its worker died before it answered (the monitor unlinked it) */
+            th_call_fail(pd->host, "%s '%s' crashed: %s", frame_noun(pd->type), pd->name, w->cause);
+            th_call_mark_crashed(pd->host);
+            th_call_abort(pd->host);
+            end_deferred(w, pd);
+            return;
+        }
+        bool final = q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED;
+        if (q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG)
+            th_worker_apply_frame(pd->host, pd->name, false, q->type, q->payload, q->len);
+        else if (q->type == TH_IPC_ASK) /* its client can be asked nothing: answered at once */
+            answer_ask(w, pd->id, pd->host, q);
+        else if (final)
+            pd->on_result(pd->host, pd->name, q, pd->ctx);
+        free(q);
+        if (final) {
+            end_deferred(w, pd);
+            return;
+        }
+    }
+}
+
+/* Run the deferred calls W's readers queued. Without W->lock. */
+static void run_ready(worker *w)
+{
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        pending *pd = w->ready;
+        if (pd)
+            w->ready = pd->ready_next;
+        pthread_mutex_unlock(&w->lock);
+        if (!pd)
+            return;
+        run_deferred(w, pd);
+    }
+}
+
+/*
+** The monitor, every POLL_MS while deferred calls wait: a cancelled one
+** (notifications/cancelled, its deadline) is told to the worker, which is
+** killed when the call ignores it past --cancel-grace-ms, as for a waiting
+** proxy. Under W->lock (let go while sending).
+*/
+static void cancel_deferred(worker *w)
+{
+    if (w->ndeferred == 0)
+        return;
+    uint32_t ids[64];
+    size_t n = 0;
+    long long now = th_now_ms();
+    for (pending *pd = w->pending; pd; pd = pd->next) {
+        if (!pd->host || !th_call_cancelled(pd->host))
+            continue;
+        th_supervisor *sup = pd->slot->sup;
+        if (!pd->cancel_sent) {
+            if (n == sizeof ids / sizeof ids[0])
+                continue; /* the next round */
+            pd->cancel_sent = true;
+            pd->kill_at = now + sup->opts.cancel_grace_ms;
+            ids[n++] = pd->id;
+        } else if (now >= pd->kill_at && !w->kill_reason[0]) {
+            snprintf(w->kill_reason, sizeof w->kill_reason,
+                     "its worker was killed: %s '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
+                     frame_noun(pd->type), pd->name, sup->opts.cancel_grace_ms);
+            th_log(TH_LOG_WARNING, "plugin %s: %s", pd->slot->path, w->kill_reason);
+            kill(w->ch.pid, SIGKILL);
+        }
+    }
+    if (n == 0)
+        return;
+    pthread_mutex_unlock(&w->lock);
+    for (size_t i = 0; i < n; i++)
+        send_frame(w, TH_IPC_CANCEL, ids[i], NULL, 0);
+    pthread_mutex_lock(&w->lock);
+}
+
+/*
+** exchange for a deferred call: send the frame of TYPE for HOST (the host's
+** call, th_call_defer) on W (a reference, taken over) and return; the
+** frames are run by run_ready, and th_call_resume ends the call.
+*/
+static void exchange_deferred(slot *s, worker *w, const char *name, th_call *host, th_ipc_type type,
+                              const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx)
+{
+    pending *pd = calloc(1, sizeof *pd);
+    if (!pd) {
+        th_call_fail(host, "%s '%s' failed: out of memory", frame_noun(type), name);
+        worker_unref(w);
+        th_call_resume(host, TH_OK);
+        return;
+    }
+    *pd = (pending){.host = host, .slot = s, .name = name, .type = type, .on_result = on_result, .ctx = ctx};
+    pthread_mutex_lock(&w->lock);
+    if (w->dead) {
+        pthread_mutex_unlock(&w->lock);
+        th_call_fail(host, "%s '%s' crashed: %s", frame_noun(type), name, w->cause);
+        th_call_mark_crashed(host);
+        th_call_abort(host);
+        end_deferred(w, pd);
+        return;
+    }
+    uint32_t id = pd->id = ++w->next_id;
+    pd->next = w->pending;
+    w->pending = pd;
+    if (w->ndeferred++ == 0)
+        w->deferring_since_ns = th_now_ns();
+    w->refs++; /* the send's own: PD's may be dropped as soon as it is sent */
+    /* Its cancellation must be seen within POLL_MS: a monitor in a long
+     * poll is woken (once; it then looks every POLL_MS while deferred
+     * calls wait). */
+    bool wake = w->asleep_long;
+    w->asleep_long = false;
+    pthread_mutex_unlock(&w->lock);
+    if (wake) {
+        uint64_t one = 1;
+        if (write(w->wakefd, &one, sizeof one) < 0) {
+            /* no eventfd: it looks within a second */
+        }
+    }
+    if (held.w != w)
+        flush_held();
+    if (!th_ipc_appendv(&held.buf, type, id, parts, nparts)) {
+        send_frame(w, type, id, parts, nparts); /* out of memory: on its own */
+        worker_unref(w);
+        return;
+    }
+    held.n++;
+    if (held.w == w) {
+        worker_unref(w); /* HELD has one */
+    } else {
+        held.w = w;
+        held.slot = s;
+        th_call_hold(flush_held);
+    }
+    if (held.buf.len >= HELD_MAX)
+        flush_held();
 }
 
 /* ---- set-up and tear-down -------------------------------------------------- */
