@@ -53,16 +53,6 @@ static json_object *reference(const char *text, size_t len, bool *ok)
     return o;
 }
 
-/* Stricter than json_object_equal: member order and the int/double split
- * count too, as the serialisations show them. */
-static bool same_text(json_object *a, json_object *b)
-{
-    const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
-    size_t la, lb;
-    const char *ta = json_object_to_json_string_length(a, flags, &la);
-    const char *tb = json_object_to_json_string_length(b, flags, &lb);
-    return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
-}
 
 /* A plain tools/call's params, read as their members (call_lite): PARAMS
  * must have those members and no other. */
@@ -79,10 +69,10 @@ static bool same_call_params(json_object *params, const th_rpc_msg *m)
                              strcmp(m->call_name, json_object_get_string(v)) != 0))
         return false;
     if (m->call_has_args && (!json_object_object_get_ex(params, "arguments", &v) || (v == NULL) != (m->call_args == NULL) ||
-                             (v && !same_text(v, m->call_args))))
+                             (v && !fz_same_text(v, m->call_args))))
         return false;
     if (m->call_has_meta && (!json_object_object_get_ex(params, "_meta", &v) || (v == NULL) != (m->call_meta == NULL) ||
-                             (v && !same_text(v, m->call_meta))))
+                             (v && !fz_same_text(v, m->call_meta))))
         return false;
     return true;
 }
@@ -98,13 +88,13 @@ static bool same_parts(json_object *fast, const th_rpc_msg *m)
     json_object_object_get_ex(fast, "id", &id);
     json_object_object_get_ex(fast, "method", &method);
     json_object_object_get_ex(fast, "params", &params);
-    if ((id == NULL) != (m->id == NULL) || (id && !same_text(id, m->id)))
+    if ((id == NULL) != (m->id == NULL) || (id && !fz_same_text(id, m->id)))
         return false;
     if (!method || !m->method || strcmp(json_object_get_string(method), m->method) != 0)
         return false;
     if (m->call_lite)
         return same_call_params(params, m);
-    return (params == NULL) == (m->params == NULL) && (!params || same_text(params, m->params));
+    return (params == NULL) == (m->params == NULL) && (!params || fz_same_text(params, m->params));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -122,14 +112,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             DIE("fastjson accepted text json-c's strict tokener refuses");
         if (!json_object_equal(fast, ref))
             DIE("fastjson built another tree than json-c (json_object_equal)");
-        if (!same_text(fast, ref))
+        if (!fz_same_text(fast, ref))
             DIE("fastjson built another tree than json-c (member order or number type)");
         json_object_put(ref);
         /* The message layer must see what fastjson built. */
         th_rpc_msg m;
         th_rpc_parse(text, size, &m);
         if (m.msg) {
-            if (!same_text(fast, m.msg))
+            if (!fz_same_text(fast, m.msg))
                 DIE("th_rpc_parse kept another tree than fastjson built");
         } else if (!same_parts(fast, &m)) {
             DIE("th_rpc_parse read another id, method or params than fastjson built");

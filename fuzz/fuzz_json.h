@@ -23,6 +23,17 @@ static inline void fz_die(const char *harness, const char *what, const char *tex
     abort();
 }
 
+/* Stricter than json_object_equal: member order and the int/double split
+ * count too, as the serialisations show them. */
+static inline bool fz_same_text(json_object *a, json_object *b)
+{
+    const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+    size_t la, lb;
+    const char *ta = json_object_to_json_string_length(a, flags, &la);
+    const char *tb = json_object_to_json_string_length(b, flags, &lb);
+    return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
+}
+
 /*
 ** Parse LEN bytes of schema text as the registry parses a plugin's
 ** input_schema: strict RFC 8259, UTF-8 checked (json-c's check and

@@ -68,15 +68,6 @@ static json_object *strict_parse(const char *text, size_t len)
     return o;
 }
 
-/* Canonical: member order and the int/double split count, as printed. */
-static bool same_text(json_object *a, json_object *b)
-{
-    const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
-    size_t la, lb;
-    const char *ta = json_object_to_json_string_length(a, flags, &la);
-    const char *tb = json_object_to_json_string_length(b, flags, &lb);
-    return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
-}
 
 /* Whether V holds a double that is not finite anywhere inside (the one
  * stated exception to the long path's agreement). */
@@ -138,7 +129,7 @@ static void check_writer(json_object *raw, const char *tail, json_object *ref, c
         json_object_put(want);
         want = copy;
     }
-    if (!same_text(result, want))
+    if (!fz_same_text(result, want))
         DIE("the response's result is not the text's value", text, len);
     json_object_put(want);
     json_object_put(back);
@@ -184,7 +175,7 @@ static void check_scan(const char *text, size_t len)
     }
     /* As a tree, through th_raw_result_tree (takes a reference). */
     json_object *tree = th_raw_result_tree(json_object_get(raw));
-    if (!tree || !same_text(tree, ref))
+    if (!tree || !fz_same_text(tree, ref))
         DIE("th_raw_result_tree is not the text's value", text, len);
     json_object_put(tree);
     json_object_get(raw);

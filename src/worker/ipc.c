@@ -157,20 +157,29 @@ void th_ipc_guard_sigpipe(bool on)
 
 static th_rc write_iov(int fd, struct iovec *at, int nat, size_t left);
 
-th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
+/* H: the header of a frame of TYPE and ID whose payload is PARTS; false
+ * when the payload is too long for its 32-bit length. *LEN: its length. */
+static bool frame_header(unsigned char h[TH_IPC_HEADER], th_ipc_type type, uint32_t id, const struct iovec *parts,
+                         size_t nparts, size_t *len)
 {
-    size_t len = 0;
-    if (nparts > MAX_PARTS)
-        return TH_ERR_VALUE;
+    *len = 0;
     for (size_t i = 0; i < nparts; i++)
-        len += parts[i].iov_len;
-    if (len > UINT32_MAX)
-        return TH_ERR_VALUE;
-    unsigned char h[TH_IPC_HEADER];
-    uint32_t plen = (uint32_t)len;
+        *len += parts[i].iov_len;
+    if (*len > UINT32_MAX)
+        return false;
+    uint32_t plen = (uint32_t)*len;
     memcpy(h, &plen, 4);
     h[4] = (unsigned char)type;
     memcpy(h + 5, &id, 4);
+    return true;
+}
+
+th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
+{
+    size_t len;
+    unsigned char h[TH_IPC_HEADER];
+    if (nparts > MAX_PARTS || !frame_header(h, type, id, parts, nparts, &len))
+        return TH_ERR_VALUE;
     struct iovec iov[MAX_PARTS + 1] = {{h, sizeof h}};
     if (nparts)
         memcpy(iov + 1, parts, nparts * sizeof *parts);
@@ -179,16 +188,10 @@ th_rc th_ipc_sendv(int fd, th_ipc_type type, uint32_t id, const struct iovec *pa
 
 bool th_ipc_appendv(th_buf *b, th_ipc_type type, uint32_t id, const struct iovec *parts, size_t nparts)
 {
-    size_t len = 0;
-    for (size_t i = 0; i < nparts; i++)
-        len += parts[i].iov_len;
-    if (len > UINT32_MAX)
-        return false;
+    size_t len;
     unsigned char h[TH_IPC_HEADER];
-    uint32_t plen = (uint32_t)len;
-    memcpy(h, &plen, 4);
-    h[4] = (unsigned char)type;
-    memcpy(h + 5, &id, 4);
+    if (!frame_header(h, type, id, parts, nparts, &len))
+        return false;
     size_t mark = b->len;
     bool ok = th_buf_append(b, (const char *)h, sizeof h);
     for (size_t i = 0; ok && i < nparts; i++)
