@@ -814,7 +814,10 @@ static long long syscw(long pid)
 }
 
 /* Under load output is batched: the responses to requests that arrive
- * in one read leave in a handful of writes, not one write each. */
+ * in one read leave in a handful of writes, not one write each. Where the
+ * writer thread writes (the portable build, or a client slow to read), it
+ * used to take a corking reader's answers as they piled up: 126 writes
+ * now and then (see want_write). */
 START_TEST(responses_to_one_read_leave_in_few_writes)
 {
     enum { N = 200 };
