@@ -31,6 +31,7 @@
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
 #include "worker/promptproxy.h"
+#include "worker/route.h"
 #include "worker/spawn.h"
 #include "worker/supervisor.h"
 
@@ -46,19 +47,10 @@
 #define LOG_TAIL_MS 100        /* output still read once the worker is dead (a
                                 * grandchild may hold the pipe open for ever) */
 
-/* A frame routed to its call, copied out of the shared reader (whose buffer
- * the next leader reuses) in one allocation. */
-typedef struct qframe {
-    uint8_t type;
-    size_t len;
-    struct qframe *next;
-    char payload[]; /* NUL-terminated */
-} qframe;
-
 typedef struct slot slot;
 
 /* What a proxied exchange does with the final RESULT frame. */
-typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void *ctx);
+typedef void (*result_fn)(th_call *call, const char *name, const th_qframe *q, void *ctx);
 
 /*
 ** One proxied call waiting for its frames. A waiting proxy's lives on its
@@ -68,10 +60,8 @@ typedef void (*result_fn)(th_call *call, const char *name, const qframe *q, void
 ** finishes the call through th_call_resume.
 */
 typedef struct pending {
-    uint32_t id;
+    th_route_call rc;    /* first: its id and frames (worker/route.h) */
     pthread_cond_t cond; /* a waiting proxy's */
-    qframe *head, *tail;
-    struct pending *next;
     /* A deferred call's: */
     th_call *host;       /* the host's call (th_call_defer), resumed at the end */
     slot *slot;
@@ -79,12 +69,15 @@ typedef struct pending {
     th_ipc_type type;
     result_fn on_result;
     void *ctx;
-    bool queued;         /* on the worker's ready list, or being run */
-    bool final_seen;     /* its RESULT was routed: off the pending list */
     bool cancel_sent;
     long long kill_at;
-    struct pending *ready_next;
 } pending;
+
+/* The pending call whose rc C is. */
+static pending *pending_of(th_route_call *c)
+{
+    return (pending *)c;
+}
 
 typedef struct worker {
     slot *slot;     /* under lock: moves to a reload's slot (adopt_worker) until exited */
@@ -92,11 +85,10 @@ typedef struct worker {
                      * it may outlive the supervisor that started it) */
     json_object *served; /* the tool names its READY frame listed */
     th_child ch;
-    pthread_mutex_t lock; /* pending, leading, eof, exited, dead, cause, refs, next_id */
+    pthread_mutex_t lock; /* rt, leading, eof, exited, dead, cause, refs, strays */
     pthread_mutex_t send_lock;
-    pending *pending;
-    pending *ready;  /* deferred calls with frames to run (run_ready) */
-    size_t ndeferred; /* deferred calls on the pending list */
+    th_route rt;     /* its calls in flight (pending), deferred ones to run */
+    unsigned strays; /* frames it sent for no call of its own (logged) */
     long long deferring_since_ns; /* when NDEFERRED last left 0 */
     int wakefd;      /* an eventfd: the monitor reads the pipe again */
     bool watching;   /* the monitor's poll includes the frame pipe */
@@ -112,7 +104,6 @@ typedef struct worker {
     char cause[256];
     char kill_reason[256]; /* set before the host kills it on purpose */
     int refs;
-    uint32_t next_id;
     long long started_ms;
 } worker;
 
@@ -244,57 +235,52 @@ static void note_crash(slot *s, long long started)
     s->next_start_ms = now + s->backoff_ms;
 }
 
-/* Take P off W's list of calls waiting for frames. Under W->lock. */
-static void unlink_pending(worker *w, pending *p)
+#define STRAYS_LOGGED 8 /* a worker's stray frames logged, then one line more */
+
+/* A frame of W's for no call of its own (worker/route.h): dropped, and
+ * logged naming the plugin, since only plugin code writes one. Under
+ * W->lock. */
+static void log_stray(worker *w, const th_ipc_frame *f)
 {
-    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    if (w->strays > STRAYS_LOGGED)
+        return;
+    if (w->strays++ == STRAYS_LOGGED) {
+        th_log(TH_LOG_WARNING, "plugin %s: worker %ld: further stray frames are dropped unlogged", w->slot->path,
+               (long)w->ch.pid);
+        return;
+    }
+    const char *name = th_route_type_name(f->type);
+    char num[16];
+    snprintf(num, sizeof num, "type %u", (unsigned)f->type);
+    th_log(TH_LOG_WARNING,
+           "plugin %s: worker %ld sent a %s frame for call %lu, which is no call of its own; dropped "
+           "(plugin code wrote on its pipe?)",
+           w->slot->path, (long)w->ch.pid, name ? name : num, (unsigned long)f->id);
 }
 
 /* Route every complete frame in W's reader to the call it belongs to;
- * frames for calls that gave up are dropped. Under W->lock, by the leader. */
+ * frames for calls that ended are dropped. Under W->lock, by the leader. */
 static void route_frames(worker *w)
 {
     th_ipc_frame f;
     th_err err;
     int got;
     while ((got = th_ipc_next(&w->r, &f, &err)) == 1) {
-        if (f.type == TH_IPC_UPDATED) { /* belongs to no call: fan it out */
+        th_route_call *c;
+        switch (th_route_frame(&w->rt, &f, &c)) {
+        case TH_ROUTE_UPDATED: /* belongs to no call: fan it out */
             th_worker_apply_updated(f.payload, f.len);
-            continue;
-        }
-        pending *pd = w->pending;
-        while (pd && pd->id != f.id)
-            pd = pd->next;
-        qframe *q = pd ? malloc(sizeof *q + f.len + 1) : NULL;
-        if (!q)
-            continue;
-        q->type = f.type;
-        q->len = f.len;
-        q->next = NULL;
-        memcpy(q->payload, f.payload, f.len + 1);
-        if (pd->tail)
-            pd->tail->next = q;
-        else
-            pd->head = q;
-        pd->tail = q;
-        if (!pd->host) {
-            pthread_cond_signal(&pd->cond); /* no waiter (the leader's own): no syscall */
-            continue;
-        }
-        if (f.type == TH_IPC_RESULT || f.type == TH_IPC_FAILED) {
-            /* Nothing more is routed to it; it is no longer cancelled. */
-            unlink_pending(w, pd);
-            pd->final_seen = true;
-            w->ndeferred--;
-        }
-        if (!pd->queued) {
-            pd->queued = true;
-            pd->ready_next = w->ready;
-            w->ready = pd;
+            break;
+        case TH_ROUTE_WAITER:
+            pthread_cond_signal(&pending_of(c)->cond); /* no waiter (the leader's own): no syscall */
+            break;
+        case TH_ROUTE_STRAY:
+            log_stray(w, &f);
+            break;
+        case TH_ROUTE_READY: /* on the ready list: run_ready runs it */
+        case TH_ROUTE_LATE:  /* a call that gave up or was answered */
+        case TH_ROUTE_NOMEM:
+            break;
         }
     }
     if (got < 0 && !w->eof) {
@@ -369,7 +355,7 @@ static void absorb(worker *w, long n)
  * again. Under W->lock. */
 static void wake_monitor(worker *w)
 {
-    if (w->ndeferred == 0 || w->watching || w->leading || w->eof || w->exited)
+    if (w->rt.ndeferred == 0 || w->watching || w->leading || w->eof || w->exited)
         return;
     w->watching = true; /* once: the monitor sets it again as it polls */
     uint64_t one = 1;
@@ -412,8 +398,8 @@ static void *monitor_main(void *p)
         /* Deferred calls are checked for cancellation every POLL_MS, as a
          * waiting proxy checks its own. */
         pthread_mutex_lock(&w->lock);
-        int wait_ms = w->ndeferred ? POLL_MS : pidfd >= 0 ? 1000 : 100;
-        w->asleep_long = w->ndeferred == 0; /* the first deferred call wakes it */
+        int wait_ms = w->rt.ndeferred ? POLL_MS : pidfd >= 0 ? 1000 : 100;
+        w->asleep_long = w->rt.ndeferred == 0; /* the first deferred call wakes it */
         pthread_mutex_unlock(&w->lock);
         struct pollfd pfd[4] = {{.fd = out_open ? w->ch.out : -1, .events = POLLIN},
                                 {.fd = pidfd, .events = POLLIN},
@@ -431,7 +417,7 @@ static void *monitor_main(void *p)
         if (has_exited(w->ch.pid))
             break;
         pthread_mutex_lock(&w->lock);
-        if ((pfd[2].fd < 0 || (k > 0 && pfd[2].revents)) && w->ndeferred && !w->leading && !w->eof && !w->exited) {
+        if ((pfd[2].fd < 0 || (k > 0 && pfd[2].revents)) && w->rt.ndeferred && !w->leading && !w->eof && !w->exited) {
             /* Deferred calls wait and nobody reads: look (one read(2)). */
             pfd[2].revents = POLLIN;
             k = k > 0 ? k : 1;
@@ -443,13 +429,13 @@ static void *monitor_main(void *p)
             pthread_mutex_lock(&w->lock);
             absorb(w, n);
             w->leading = false;
-            for (pending *o = w->pending; o; o = o->next) /* a waiting call takes the reading over */
-                if (!o->host && !o->head) {
-                    pthread_cond_signal(&o->cond);
+            for (th_route_call *o = w->rt.calls; o; o = o->next) /* a waiting call takes the reading over */
+                if (!o->deferred && !o->head) {
+                    pthread_cond_signal(&pending_of(o)->cond);
                     break;
                 }
         }
-        if (w->ready) {
+        if (w->rt.ready) {
             pthread_mutex_unlock(&w->lock);
             run_ready(w);
             pthread_mutex_lock(&w->lock);
@@ -528,23 +514,12 @@ static void *monitor_main(void *p)
 
     pthread_mutex_lock(&w->lock);
     w->dead = true;
-    for (pending **pp = &w->pending; *pp;) {
-        pending *pd = *pp;
-        if (!pd->host) {
-            pthread_cond_signal(&pd->cond);
-            pp = &pd->next;
-            continue;
-        }
-        /* A deferred call gets its crash answer from run_ready (or from
-         * the thread running its frames now, which finds it dead). */
-        *pp = pd->next;
-        w->ndeferred--;
-        if (!pd->queued) {
-            pd->queued = true;
-            pd->ready_next = w->ready;
-            w->ready = pd;
-        }
-    }
+    /* A deferred call gets its crash answer from run_ready (or from the
+     * thread running its frames now, which finds it dead); a waiting one
+     * from its proxy, woken. */
+    th_route_orphan(&w->rt);
+    for (th_route_call *c = w->rt.calls; c; c = c->next)
+        pthread_cond_signal(&pending_of(c)->cond);
     pthread_mutex_unlock(&w->lock);
     run_ready(w);
 
@@ -885,7 +860,7 @@ static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct io
 
 /* The worker's handler asks the client: asked on the host's call (which
  * may block until the client answers, legacy), answered with ANSWER. */
-static void answer_ask(worker *w, uint32_t id, th_call *call, const qframe *q)
+static void answer_ask(worker *w, uint32_t id, th_call *call, const th_qframe *q)
 {
     th_err err;
     json_object *o = th_ipc_parse(q->payload, q->len, &err), *key, *method, *params = NULL, *result = NULL;
@@ -936,10 +911,12 @@ static uint32_t task_support_of(json_object *d)
 
 static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc_type type,
                      const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx);
+static void run_frame(worker *w, uint32_t id, th_call *call, const char *name, const th_qframe *q,
+                      result_fn on_result, void *ctx);
 static void exchange_deferred(slot *s, worker *w, const char *name, th_call *host, th_ipc_type type,
                               const struct iovec *parts, size_t nparts, result_fn on_result, void *ctx);
 
-static void tool_result(th_call *call, const char *name, const qframe *q, void *ctx)
+static void tool_result(th_call *call, const char *name, const th_qframe *q, void *ctx)
 {
     const proxy_tool *pt = ctx;
     th_worker_apply_frame(call, name, pt->parse_result, q->type, q->payload, q->len);
@@ -959,7 +936,7 @@ static bool behind_others(worker *w)
 {
     size_t mine = held.w == w ? held.n : 0;
     pthread_mutex_lock(&w->lock);
-    bool behind = w->ndeferred > mine && th_now_ns() - w->deferring_since_ns > BEHIND_NS;
+    bool behind = w->rt.ndeferred > mine && th_now_ns() - w->deferring_since_ns > BEHIND_NS;
     pthread_mutex_unlock(&w->lock);
     return behind;
 }
@@ -1015,7 +992,7 @@ static th_rc proxy_handler(th_call *call, json_object *args, void *user_data)
 }
 
 /* A READ's RESULT {"rc","result"} onto the host's call; *CTX gets rc. */
-static void read_result(th_call *call, const char *name, const qframe *q, void *ctx)
+static void read_result(th_call *call, const char *name, const th_qframe *q, void *ctx)
 {
     th_rc *rc = ctx;
     th_err err;
@@ -1093,6 +1070,28 @@ static const char *frame_noun(th_ipc_type type)
 }
 
 /*
+** Run Q, a frame of call ID on W: progress and log onto CALL, an ASK asked
+** of its client and answered, the final one to ON_RESULT. Without W->lock.
+*/
+static void run_frame(worker *w, uint32_t id, th_call *call, const char *name, const th_qframe *q,
+                      result_fn on_result, void *ctx)
+{
+    switch (th_route_use_of(q->type)) {
+    case TH_USE_APPLY:
+        th_worker_apply_frame(call, name, false, q->type, q->payload, q->len);
+        break;
+    case TH_USE_ASK:
+        answer_ask(w, id, call, q);
+        break;
+    case TH_USE_FINAL:
+        on_result(call, name, q, ctx);
+        break;
+    case TH_USE_NONE: /* th_route_frame queues none */
+        break;
+    }
+}
+
+/*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
 ** to ON_RESULT; a crash or cancellation as for a tool call.
@@ -1105,33 +1104,23 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
     flush_held(); /* this thread waits below: what it holds goes first */
     pthread_cond_init(&p.cond, NULL);
     pthread_mutex_lock(&w->lock);
-    p.id = ++w->next_id;
-    p.next = w->pending;
-    w->pending = &p;
+    uint32_t id = th_route_add(&w->rt, &p.rc, false);
     pthread_mutex_unlock(&w->lock);
-    send_frame(w, type, p.id, parts, nparts);
+    send_frame(w, type, id, parts, nparts);
 
     bool done = false, cancel_sent = false;
     long long kill_at = 0;
     pthread_mutex_lock(&w->lock);
     while (!done) {
-        if (p.head) {
-            qframe *q = p.head;
-            p.head = q->next;
-            if (!p.head)
-                p.tail = NULL;
-            bool final = q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED;
-            if (final) /* nothing more is routed to it: no lock taken again */
-                unlink_pending(w, &p);
+        th_qframe *q = th_route_pop(&p.rc);
+        if (q) {
+            /* Routing a final frame took P out of flight: nothing more is
+             * routed to it, so no lock is taken again. */
+            th_route_use use = th_route_use_of(q->type);
             pthread_mutex_unlock(&w->lock);
-            if (q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG)
-                th_worker_apply_frame(call, name, false, q->type, q->payload, q->len);
-            else if (q->type == TH_IPC_ASK)
-                answer_ask(w, p.id, call, q);
-            else if (final)
-                on_result(call, name, q, ctx);
+            run_frame(w, id, call, name, q, on_result, ctx);
             free(q);
-            if (final)
+            if (use == TH_USE_FINAL)
                 goto unlinked;
             pthread_mutex_lock(&w->lock);
             continue;
@@ -1151,16 +1140,16 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             pthread_mutex_lock(&w->lock);
             absorb(w, n);
             w->leading = false;
-            if (p.head) { /* done reading: hand the role to a call still waiting */
-                pending *o = w->pending;
-                while (o && (o == &p || o->host || o->head))
+            if (p.rc.head) { /* done reading: hand the role to a call still waiting */
+                th_route_call *o = w->rt.calls;
+                while (o && (o == &p.rc || o->deferred || o->head))
                     o = o->next;
                 if (o)
-                    pthread_cond_signal(&o->cond);
+                    pthread_cond_signal(&pending_of(o)->cond);
                 else
                     wake_monitor(w); /* deferred calls only: it reads for them */
             }
-            if (w->ready) { /* deferred calls' frames this read routed */
+            if (w->rt.ready) { /* deferred calls' frames this read routed */
                 pthread_mutex_unlock(&w->lock);
                 run_ready(w);
                 pthread_mutex_lock(&w->lock);
@@ -1168,13 +1157,13 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
         } else {
             th_cond_wait_until(&p.cond, &w->lock, th_now_ms() + POLL_MS);
         }
-        if (!p.head && !w->dead && th_call_cancelled(call)) {
+        if (!p.rc.head && !w->dead && th_call_cancelled(call)) {
             long long now = th_now_ms();
             if (!cancel_sent) {
                 cancel_sent = true;
                 kill_at = now + s->sup->opts.cancel_grace_ms;
                 pthread_mutex_unlock(&w->lock);
-                send_frame(w, TH_IPC_CANCEL, p.id, NULL, 0);
+                send_frame(w, TH_IPC_CANCEL, id, NULL, 0);
                 pthread_mutex_lock(&w->lock);
             } else if (now >= kill_at && !w->kill_reason[0]) {
                 snprintf(w->kill_reason, sizeof w->kill_reason,
@@ -1185,14 +1174,10 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             }
         }
     }
-    unlink_pending(w, &p);
+    th_route_remove(&w->rt, &p.rc);
     pthread_mutex_unlock(&w->lock);
 unlinked:
-    while (p.head) {
-        qframe *q = p.head;
-        p.head = q->next;
-        free(q);
-    }
+    th_route_clear(&p.rc);
     pthread_cond_destroy(&p.cond);
     worker_unref(w);
 }
@@ -1213,11 +1198,7 @@ unlinked:
 static void end_deferred(worker *w, pending *pd)
 {
     th_call *host = pd->host;
-    while (pd->head) {
-        qframe *q = pd->head;
-        pd->head = q->next;
-        free(q);
-    }
+    th_route_clear(&pd->rc);
     free(pd);
     worker_unref(w);
     th_call_resume(host, TH_OK);
@@ -1229,13 +1210,9 @@ static void run_deferred(worker *w, pending *pd)
 {
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        qframe *q = pd->head;
-        if (q) {
-            pd->head = q->next;
-            if (!pd->head)
-                pd->tail = NULL;
-        } else if (!w->dead || pd->final_seen) {
-            pd->queued = false; /* the next frame queues it again */
+        th_qframe *q = th_route_pop(&pd->rc);
+        if (!q && (!w->dead || pd->rc.final_seen)) {
+            pd->rc.queued = false; /* the next frame queues it again */
             pthread_mutex_unlock(&w->lock);
             return;
         }
@@ -1247,13 +1224,9 @@ static void run_deferred(worker *w, pending *pd)
             end_deferred(w, pd);
             return;
         }
-        bool final = q->type == TH_IPC_RESULT || q->type == TH_IPC_FAILED;
-        if (q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG)
-            th_worker_apply_frame(pd->host, pd->name, false, q->type, q->payload, q->len);
-        else if (q->type == TH_IPC_ASK) /* its client can be asked nothing: answered at once */
-            answer_ask(w, pd->id, pd->host, q);
-        else if (final)
-            pd->on_result(pd->host, pd->name, q, pd->ctx);
+        /* An ASK is answered at once: its client can be asked nothing. */
+        bool final = th_route_use_of(q->type) == TH_USE_FINAL;
+        run_frame(w, pd->rc.id, pd->host, pd->name, q, pd->on_result, pd->ctx);
         free(q);
         if (final) {
             end_deferred(w, pd);
@@ -1267,13 +1240,11 @@ static void run_ready(worker *w)
 {
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        pending *pd = w->ready;
-        if (pd)
-            w->ready = pd->ready_next;
+        th_route_call *c = th_route_next_ready(&w->rt);
         pthread_mutex_unlock(&w->lock);
-        if (!pd)
+        if (!c)
             return;
-        run_deferred(w, pd);
+        run_deferred(w, pending_of(c));
     }
 }
 
@@ -1285,13 +1256,14 @@ static void run_ready(worker *w)
 */
 static void cancel_deferred(worker *w)
 {
-    if (w->ndeferred == 0)
+    if (w->rt.ndeferred == 0)
         return;
     uint32_t ids[64];
     size_t n = 0;
     long long now = th_now_ms();
-    for (pending *pd = w->pending; pd; pd = pd->next) {
-        if (!pd->host || !th_call_cancelled(pd->host))
+    for (th_route_call *c = w->rt.calls; c; c = c->next) {
+        pending *pd = pending_of(c);
+        if (!c->deferred || !th_call_cancelled(pd->host))
             continue;
         th_supervisor *sup = pd->slot->sup;
         if (!pd->cancel_sent) {
@@ -1299,7 +1271,7 @@ static void cancel_deferred(worker *w)
                 continue; /* the next round */
             pd->cancel_sent = true;
             pd->kill_at = now + sup->opts.cancel_grace_ms;
-            ids[n++] = pd->id;
+            ids[n++] = c->id;
         } else if (now >= pd->kill_at && !w->kill_reason[0]) {
             snprintf(w->kill_reason, sizeof w->kill_reason,
                      "its worker was killed: %s '%s' ignored cancellation for %lld ms (--cancel-grace-ms)",
@@ -1341,11 +1313,9 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
         end_deferred(w, pd);
         return;
     }
-    uint32_t id = pd->id = ++w->next_id;
-    pd->next = w->pending;
-    w->pending = pd;
-    if (w->ndeferred++ == 0)
+    if (w->rt.ndeferred == 0)
         w->deferring_since_ns = th_now_ns();
+    uint32_t id = th_route_add(&w->rt, &pd->rc, true);
     w->refs++; /* the send's own: PD's may be dropped as soon as it is sent */
     /* Its cancellation must be seen within POLL_MS: a monitor in a long
      * poll is woken (once; it then looks every POLL_MS while deferred
