@@ -59,6 +59,10 @@ test_rawresult_SOURCES = test_rawresult.c
 check_PROGRAMS += test_worker_frames
 TESTS += test_worker_frames
 test_worker_frames_SOURCES = test_worker_frames.c
+# Which call a worker's frame goes to, and the answer to its ASK (worker/route.c).
+check_PROGRAMS += test_worker_route
+TESTS += test_worker_route
+test_worker_route_SOURCES = test_worker_route.c
 # The pool's deadline timers (issue 9).
 check_PROGRAMS += test_workpool
 TESTS += test_workpool

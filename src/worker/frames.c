@@ -1,7 +1,7 @@
 /*
 ** worker/frames.c: a worker's frames for a call, applied to the host's call.
-** Owns the parsing of PROGRESS, LOG, RESULT, FAILED and UPDATED payloads,
-** which come from a process the host does not trust.
+** Owns the parsing of PROGRESS, LOG, RESULT, FAILED, ASK and UPDATED
+** payloads, which come from a process the host does not trust.
 */
 #include "config.h"
 
@@ -78,6 +78,35 @@ void th_worker_apply_updated(const char *payload, size_t len)
     if (o && json_object_object_get_ex(o, "uri", &u) && json_object_is_type(u, json_type_string))
         th_resource_updated(json_object_get_string(u)); /* refuses a URI that is not absolute */
     json_object_put(o);
+}
+
+json_object *th_worker_answer_ask(th_call *call, const char *payload, size_t len)
+{
+    th_err err;
+    json_object *o = th_ipc_parse(payload, len, &err), *key, *method, *params = NULL, *result = NULL;
+    th_rc rc = TH_ERR_VALUE;
+    /* Strings only: json-c would print a number key as one ("5"). */
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "key", &key) &&
+        json_object_is_type(key, json_type_string) && json_object_object_get_ex(o, "method", &method) &&
+        json_object_is_type(method, json_type_string)) {
+        json_object_object_get_ex(o, "params", &params); /* th_call_ask refuses one that is no object */
+        rc = th_call_ask(call, json_object_get_string(key), json_object_get_string(method),
+                         json_object_get(params), &result);
+    }
+    json_object_put(o);
+    json_object *a = json_object_new_object(), *n = json_object_new_int((int)rc);
+    if (!a || !n || json_object_object_add(a, "rc", n) != 0) {
+        json_object_put(a);
+        json_object_put(n);
+        json_object_put(result);
+        return NULL;
+    }
+    if (result && json_object_object_add(a, "result", result) != 0) {
+        json_object_put(result);
+        json_object_put(a);
+        return NULL;
+    }
+    return a;
 }
 
 static void apply_ok(th_call *call, const char *tool, bool parse, const char *payload, size_t len)

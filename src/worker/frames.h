@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 #include "toolhost/plugin.h"
 
 /*
@@ -32,6 +34,16 @@ bool th_worker_apply_frame(th_call *call, const char *tool, bool parse, int type
 ** block by block. One with no content array fails the call.
 */
 void th_worker_apply_result(th_call *call, const char *tool, bool parse, const char *payload, size_t len);
+
+/*
+** An ASK frame's PAYLOAD[0..LEN) ({"key","method","params"}, from the
+** worker, not trusted) asked of CALL's client with th_call_ask; returns the
+** ANSWER frame's object {"rc":th_rc[,"result":{...}]} (the caller sends
+** and puts it), NULL when out of memory. A payload that is not an object
+** with string "key" and "method" (and "params" an object, null or absent)
+** asks nothing and is answered TH_ERR_VALUE.
+*/
+json_object *th_worker_answer_ask(th_call *call, const char *payload, size_t len);
 
 /* An UPDATED frame's {"uri"} fanned out as th_resource_updated; anything
  * else in it is ignored. */

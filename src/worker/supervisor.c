@@ -862,30 +862,13 @@ static void send_frame(worker *w, th_ipc_type type, uint32_t id, const struct io
  * may block until the client answers, legacy), answered with ANSWER. */
 static void answer_ask(worker *w, uint32_t id, th_call *call, const th_qframe *q)
 {
-    th_err err;
-    json_object *o = th_ipc_parse(q->payload, q->len, &err), *key, *method, *params = NULL, *result = NULL;
-    th_rc rc = TH_ERR_VALUE;
-    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "key", &key) &&
-        json_object_object_get_ex(o, "method", &method)) {
-        json_object_object_get_ex(o, "params", &params);
-        rc = th_call_ask(call, json_object_get_string(key), json_object_get_string(method),
-                         json_object_get(params), &result);
-    }
-    json_object *a = json_object_new_object();
-    if (a) {
-        json_object_object_add(a, "rc", json_object_new_int((int)rc));
-        if (result)
-            json_object_object_add(a, "result", result);
-        else
-            json_object_put(result);
-        pthread_mutex_lock(&w->send_lock);
-        th_ipc_send_json(w->ch.to, TH_IPC_ANSWER, id, a);
-        pthread_mutex_unlock(&w->send_lock);
-        json_object_put(a);
-    } else {
-        json_object_put(result);
-    }
-    json_object_put(o);
+    json_object *a = th_worker_answer_ask(call, q->payload, q->len);
+    if (!a)
+        return; /* out of memory: its handler waits until its call is cancelled */
+    pthread_mutex_lock(&w->send_lock);
+    th_ipc_send_json(w->ch.to, TH_IPC_ANSWER, id, a);
+    pthread_mutex_unlock(&w->send_lock);
+    json_object_put(a);
 }
 
 /* A descriptor's own deadline, as the scanner reported it (0: none). */
