@@ -263,6 +263,9 @@ START_TEST(a_malformed_ask_asks_nothing_and_is_answered_value)
         "{\"key\":\"k k\",\"method\":\"roots/list\"}",
         "{\"key\":\"k\",\"method\":\"roots/list\",\"params\":[]}",
         "{\"key\":\"k\",\"method\":\"roots/list\",\"params\":7}",
+        /* A NUL inside: the C string would end early (fuzz_route found both). */
+        "{\"key\":\"a\\u0000b\",\"method\":\"roots/list\"}",
+        "{\"key\":\"k\",\"method\":\"roots/list\\u0000x\"}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_answer(bad[i], value, 0);

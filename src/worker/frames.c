@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -80,15 +81,22 @@ void th_worker_apply_updated(const char *payload, size_t len)
     json_object_put(o);
 }
 
+/* Is V a string that a C string holds whole? Not a number (json-c would
+ * print 5 as "5", a valid key), nor one with a NUL inside ("a\u0000b"
+ * would be asked as "a"). */
+static bool c_string(json_object *v)
+{
+    return json_object_is_type(v, json_type_string) &&
+           strlen(json_object_get_string(v)) == (size_t)json_object_get_string_len(v);
+}
+
 json_object *th_worker_answer_ask(th_call *call, const char *payload, size_t len)
 {
     th_err err;
     json_object *o = th_ipc_parse(payload, len, &err), *key, *method, *params = NULL, *result = NULL;
     th_rc rc = TH_ERR_VALUE;
-    /* Strings only: json-c would print a number key as one ("5"). */
     if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "key", &key) &&
-        json_object_is_type(key, json_type_string) && json_object_object_get_ex(o, "method", &method) &&
-        json_object_is_type(method, json_type_string)) {
+        c_string(key) && json_object_object_get_ex(o, "method", &method) && c_string(method)) {
         json_object_object_get_ex(o, "params", &params); /* th_call_ask refuses one that is no object */
         rc = th_call_ask(call, json_object_get_string(key), json_object_get_string(method),
                          json_object_get(params), &result);

@@ -40,7 +40,7 @@ void th_worker_apply_result(th_call *call, const char *tool, bool parse, const c
 ** worker, not trusted) asked of CALL's client with th_call_ask; returns the
 ** ANSWER frame's object {"rc":th_rc[,"result":{...}]} (the caller sends
 ** and puts it), NULL when out of memory. A payload that is not an object
-** with string "key" and "method" (and "params" an object, null or absent)
+** with string "key" and "method" (no NUL inside; "params" an object, null or absent)
 ** asks nothing and is answered TH_ERR_VALUE.
 */
 json_object *th_worker_answer_ask(th_call *call, const char *payload, size_t len);
