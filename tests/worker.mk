@@ -28,6 +28,10 @@ test_inproc_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
 check_PROGRAMS += test_hostile
 TESTS += test_hostile
 test_hostile_SOURCES = test_hostile.c $(MCP_HARNESS)
+# A plugin forging ASK and stray frames on its worker's pipe (hostile/forge_ask).
+check_PROGRAMS += test_hostile_ask
+TESTS += test_hostile_ask
+test_hostile_ask_SOURCES = test_hostile_ask.c $(MCP_HARNESS)
 
 # Issue 9's load test: 100,000 pipelined calls, 1,000 in flight, against
 # fast, slow, failing and crashing tools (TH_LOAD_CALLS sets fewer).

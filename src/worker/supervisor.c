@@ -253,8 +253,8 @@ static void log_stray(worker *w, const th_ipc_frame *f)
     char num[16];
     snprintf(num, sizeof num, "type %u", (unsigned)f->type);
     th_log(TH_LOG_WARNING,
-           "plugin %s: worker %ld sent a %s frame for call %lu, which is no call of its own; dropped "
-           "(plugin code wrote on its pipe?)",
+           "plugin %s: worker %ld sent frame %s for call %lu, which is no call of its own: dropped "
+           "(plugin code writing on its pipe?)",
            w->slot->path, (long)w->ch.pid, name ? name : num, (unsigned long)f->id);
 }
 
