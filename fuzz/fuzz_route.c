@@ -307,6 +307,12 @@ static void check_state(void)
             DIE("a call's state is not the model's");
         if (c->deferred && c->rc.queued != (c->on_ready || c->running))
             DIE("a deferred call's queued flag is not the model's");
+        size_t nq = 0;
+        const th_qframe *last = NULL;
+        for (const th_qframe *q = c->rc.head; q && nq <= MAXQ; q = q->next, nq++)
+            last = q;
+        if (nq != c->qlen || c->rc.tail != last)
+            DIE("a call's queue is not as long as the model's");
         deferred += c->deferred && c->in_flight;
         linked += c->in_flight;
         ready += c->on_ready;
