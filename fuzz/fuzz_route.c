@@ -26,6 +26,7 @@
 **   4 a call runs its next frame (slot byte)   5 a waiting call gives up (slot byte)
 **   6 the next ready call is taken   7 a deferred call finds no frame left (slot byte)
 **   8 the worker dies (then, once every call is over, a new one starts)
+**   9 with no call in flight, the worker has served UINT32_MAX - (byte % 4) calls
 */
 #include "config.h"
 
@@ -78,6 +79,7 @@ typedef struct run {
     th_route rt;
     mcall c[MAXC];
     uint32_t last_id;
+    bool wrapped; /* ids went past UINT32_MAX: any but 0 may have been a call's */
     bool dead;
     uint32_t ended[8]; /* ids of calls that ended, for late frames */
     size_t nended;
@@ -253,8 +255,12 @@ static void new_call(mcall *c, bool deferred)
     c->used = true;
     c->deferred = deferred;
     uint32_t id = th_route_add(&R.rt, &c->rc, deferred);
-    if (id != ++R.last_id)
-        DIE("a new call did not get the next id");
+    if (++R.last_id == 0) {
+        R.last_id = 1;
+        R.wrapped = true;
+    }
+    if (id != R.last_id)
+        DIE("a new call did not get the next id (1 after UINT32_MAX)");
     c->id = id;
     c->in_flight = true;
 }
@@ -317,7 +323,7 @@ static void check_state(void)
         linked += c->in_flight;
         ready += c->on_ready;
     }
-    if (R.rt.ndeferred != deferred || R.rt.last_id != R.last_id)
+    if (R.rt.ndeferred != deferred || R.rt.last_id != R.last_id || R.rt.wrapped != R.wrapped)
         DIE("the route's counts are not the model's");
     size_t n = 0;
     for (th_route_call *rc = R.rt.calls; rc; rc = rc->next) {
@@ -402,7 +408,7 @@ static void op_frame(void)
         want = TH_ROUTE_UPDATED;
     else if ((type != TH_IPC_PROGRESS && type != TH_IPC_LOG && type != TH_IPC_ASK && type != TH_IPC_RESULT &&
               type != TH_IPC_FAILED) ||
-             id == 0 || id > R.last_id)
+             id == 0 || (!R.wrapped && id > R.last_id))
         want = TH_ROUTE_STRAY;
     else if (!to)
         want = TH_ROUTE_LATE;
@@ -556,6 +562,18 @@ static void op_die(void)
     }
 }
 
+/* A worker that has served nearly 4 billion calls: its next ids wrap. */
+static void op_jump(void)
+{
+    uint8_t back = byte() % 4;
+    if (R.dead || R.rt.calls || R.rt.ready)
+        return;
+    for (size_t k = 0; k < MAXC; k++)
+        if (R.c[k].used)
+            return;
+    R.rt.last_id = R.last_id = UINT32_MAX - back;
+}
+
 /* Once a dead worker's calls are all over, a new worker starts: ids from 1. */
 static void maybe_restart(void)
 {
@@ -568,6 +586,7 @@ static void maybe_restart(void)
         DIE("a dead worker's route still holds calls when all are over");
     R.rt = (th_route){0};
     R.last_id = 0;
+    R.wrapped = false;
     R.nended = 0;
     R.dead = false;
 }
@@ -587,7 +606,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     R.token = json_object_new_int(7);
     unsigned steps = 0;
     while (R.at < R.n && steps++ < 4096) {
-        switch (byte() % 9) {
+        switch (byte() % 10) {
         case 0:
             op_start(false);
             break;
@@ -610,8 +629,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 7:
             op_idle();
             break;
-        default:
+        case 8:
             op_die();
+            break;
+        default:
+            op_jump();
             break;
         }
         check_state();

@@ -122,6 +122,28 @@ START_TEST(a_call_that_gave_up_gets_nothing_and_ids_are_not_reused)
 }
 END_TEST
 
+/* A worker's 4 billionth call: the ids start again from 1, never 0 (no
+ * frame for it would be routed), and an id past the last may be a call's
+ * from before the wrap: late, not stray. */
+START_TEST(ids_wrap_past_uint32_max_to_1)
+{
+    th_route rt = {.last_id = UINT32_MAX - 1};
+    th_route_call a = {0}, b = {0}, c = {0}, *to;
+    ck_assert_uint_eq(th_route_add(&rt, &a, false), UINT32_MAX);
+    ck_assert_uint_eq(th_route_add(&rt, &b, false), 1);
+    ck_assert_int_eq(route(&rt, TH_IPC_RESULT, 1, "{}", &to), TH_ROUTE_WAITER);
+    ck_assert_ptr_eq(to, &b);
+    ck_assert_int_eq(route(&rt, TH_IPC_RESULT, UINT32_MAX, "{}", &to), TH_ROUTE_WAITER);
+    ck_assert_ptr_eq(to, &a);
+    ck_assert_uint_eq(th_route_add(&rt, &c, false), 2);
+    ck_assert_int_eq(route(&rt, TH_IPC_RESULT, 7, "{}", &to), TH_ROUTE_LATE);
+    ck_assert_int_eq(route(&rt, TH_IPC_RESULT, 0, "{}", &to), TH_ROUTE_STRAY);
+    th_route_clear(&a);
+    th_route_clear(&b);
+    th_route_remove(&rt, &c);
+}
+END_TEST
+
 START_TEST(a_deferred_call_is_put_ready_once_and_leaves_at_its_result)
 {
     th_route rt = {0};
@@ -280,6 +302,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, nothing_follows_a_result_not_even_an_ask);
     tcase_add_test(tc, an_id_never_given_out_or_a_foreign_type_is_stray);
     tcase_add_test(tc, a_call_that_gave_up_gets_nothing_and_ids_are_not_reused);
+    tcase_add_test(tc, ids_wrap_past_uint32_max_to_1);
     tcase_add_test(tc, a_deferred_call_is_put_ready_once_and_leaves_at_its_result);
     tcase_add_test(tc, the_workers_end_readies_its_deferred_calls_and_leaves_waiters);
     suite_add_tcase(s, tc);

@@ -12,7 +12,11 @@
 
 uint32_t th_route_add(th_route *rt, th_route_call *c, bool deferred)
 {
-    c->id = ++rt->last_id;
+    if (++rt->last_id == 0) { /* ids start again from 1: all are in use */
+        rt->last_id = 1;
+        rt->wrapped = true;
+    }
+    c->id = rt->last_id;
     c->deferred = deferred;
     c->linked = true;
     c->next = rt->calls;
@@ -97,8 +101,9 @@ th_route_verdict th_route_frame(th_route *rt, const th_ipc_frame *f, th_route_ca
     if (f->type == TH_IPC_UPDATED) /* from a plugin's own thread, for no call */
         return TH_ROUTE_UPDATED;
     th_route_use use = th_route_use_of(f->type);
-    /* Ids are given out in order from 1: one past the last was never a call. */
-    if (use == TH_USE_NONE || f->id == 0 || f->id > rt->last_id)
+    /* Ids are given out in order from 1: one past the last was never a
+     * call's, until they wrap. */
+    if (use == TH_USE_NONE || f->id == 0 || (!rt->wrapped && f->id > rt->last_id))
         return TH_ROUTE_STRAY;
     th_route_call *c = rt->calls;
     while (c && c->id != f->id)

@@ -44,6 +44,8 @@ typedef struct th_route {
     th_route_call *ready; /* deferred calls with frames to run, or ended */
     size_t ndeferred;     /* deferred calls in flight */
     uint32_t last_id;     /* ids 1..last_id were given out, in order */
+    bool wrapped;         /* past UINT32_MAX (a worker's 4 billionth call):
+                           * any id but 0 may have been given out */
 } th_route;
 
 /* Where th_route_frame put a frame. */
@@ -65,8 +67,8 @@ typedef enum th_route_use {
     TH_USE_NONE,  /* anything else (th_route_frame routes none) */
 } th_route_use;
 
-/* Give C (zeroed by the caller but for what it owns) the next id and put it
- * in flight. Returns the id. */
+/* Give C (zeroed by the caller but for what it owns) the next id (never 0,
+ * which no call has) and put it in flight. Returns the id. */
 uint32_t th_route_add(th_route *rt, th_route_call *c, bool deferred);
 
 /* Take C out of flight (nothing is routed to it any more); a no-op when it
