@@ -160,7 +160,13 @@ struct th_supervisor {
     pthread_cond_t cond;
     int threads;
     bool stopping;
+    bool orphaned; /* th_supervisor_free could not wait: the last thread frees it */
 };
+
+/* The worker whose monitor runs on this thread (see th_supervisor_free). */
+static _Thread_local worker *monitored;
+
+static void destroy(th_supervisor *sup);
 
 /* ---- workers --------------------------------------------------------------- */
 
@@ -184,12 +190,15 @@ static void worker_unref(worker *w)
     free(w);
 }
 
+/* After this the calling thread does not touch SUP again. */
 static void thread_done(th_supervisor *sup)
 {
     pthread_mutex_lock(&sup->lock);
-    sup->threads--;
+    bool last = --sup->threads == 0 && sup->orphaned;
     pthread_cond_broadcast(&sup->cond);
     pthread_mutex_unlock(&sup->lock);
+    if (last)
+        destroy(sup);
 }
 
 /* Why the worker ended, for the calls it was running. */
@@ -400,6 +409,7 @@ static bool has_exited(pid_t pid)
 static void *monitor_main(void *p)
 {
     worker *w = p;
+    monitored = w;
     th_outbuf ob = {.len = 0};
     int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
@@ -1726,15 +1736,30 @@ void th_supervisor_free(th_supervisor *sup)
     if (!sup)
         return;
     th_supervisor_stop(sup);
-    /* Reader and logger threads end once their worker is reaped. */
+    /* A deferred call ends on its worker's monitor thread, and the last
+     * reference to a registry replaced by a reload may go with it: then
+     * this runs on one of SUP's own threads, which must not wait for
+     * itself (it did, 5 s, and then leaked SUP). */
+    slot *mine = NULL;
+    if (monitored) {
+        pthread_mutex_lock(&monitored->lock);
+        mine = monitored->slot;
+        pthread_mutex_unlock(&monitored->lock);
+    }
+    /* Monitor threads end once their worker is reaped. */
     pthread_mutex_lock(&sup->lock);
     long long deadline = th_now_ms() + 5000;
-    while (sup->threads > 0 && th_cond_wait_until(&sup->cond, &sup->lock, deadline))
+    while (sup->threads > 0 && !(mine && mine->sup == sup) && th_cond_wait_until(&sup->cond, &sup->lock, deadline))
         ;
     bool idle = sup->threads == 0;
+    sup->orphaned = !idle; /* a thread still uses it: freed after it */
     pthread_mutex_unlock(&sup->lock);
-    if (!idle)
-        return; /* a thread still uses it: leaking beats a use after free */
+    if (idle)
+        destroy(sup);
+}
+
+static void destroy(th_supervisor *sup)
+{
     for (size_t i = 0; i < sup->n; i++) {
         json_object_put(sup->slots[i].tools);
         pthread_mutex_destroy(&sup->slots[i].lock);
