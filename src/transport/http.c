@@ -23,6 +23,7 @@
 
 #include "base/base64.h"
 #include "base/compat.h"
+#include "base/fastjson.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "protocol/asks.h"
@@ -1407,18 +1408,46 @@ static bool known_legacy(const char *v)
     return false;
 }
 
+/*
+** The body as one JSON value, or NULL when it is not one (*OOM: memory ran
+** out instead). A plain message takes th_fastjson_parse, which builds the
+** tree json-c's tokener would, at a fraction of the cost: a new tokener
+** alone (its parse stack zeroed) cost more than that whole parse. Anything
+** else goes to the tokener as before.
+*/
+static json_object *parse_body(const th_buf *body, bool *oom)
+{
+    *oom = false;
+    if (!body->data)
+        return NULL;
+    json_object *msg = th_fastjson_parse(body->data, body->len);
+    if (msg)
+        return msg;
+    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
+    if (!tok) {
+        *oom = true;
+        return NULL;
+    }
+    msg = json_tokener_parse_ex(tok, body->data, (int)body->len);
+    bool whole = msg && json_tokener_get_error(tok) == json_tokener_success &&
+                 (size_t)json_tokener_get_parse_end(tok) == body->len;
+    json_tokener_free(tok);
+    if (!whole) {
+        json_object_put(msg);
+        return NULL;
+    }
+    return msg;
+}
+
 static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
 {
     th_http *h = k->h;
     char sidb[128], pvb[64];
-    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
-    if (!tok)
+    bool oom;
+    json_object *msg = parse_body(&k->body, &oom);
+    if (oom)
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-    json_object *msg = k->body.data ? json_tokener_parse_ex(tok, k->body.data, (int)k->body.len) : NULL;
-    bool whole = msg && json_tokener_get_error(tok) == json_tokener_success &&
-                 (size_t)json_tokener_get_parse_end(tok) == k->body.len;
-    json_tokener_free(tok);
-    if (!whole || !(json_object_is_type(msg, json_type_object) || json_object_is_type(msg, json_type_array))) {
+    if (!msg || !(json_object_is_type(msg, json_type_object) || json_object_is_type(msg, json_type_array))) {
         json_object_put(msg);
         return send_rpc_error(c, 400, NULL, TH_RPC_PARSE_ERROR, "Parse error: the body is not one JSON-RPC message",
                               NULL);
