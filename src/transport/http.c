@@ -160,16 +160,22 @@ static void exchange_push(exchange *ex, json_object *msg, bool final)
         ex->nevents -= drop;
         ex->base += drop;
     }
-    if (copy && ex->nevents < ex->cap) {
+    bool kept = copy && ex->nevents < ex->cap;
+    if (kept) {
         memcpy(copy, text, len + 1);
         ex->events[ex->nevents++] = (event){.text = copy, .len = len, .final = final};
         ex->final_queued = final;
-        pthread_cond_broadcast(&ex->cond);
     } else {
         free(copy);
         th_log(TH_LOG_ERROR, "http: out of memory keeping a message; it was dropped");
     }
     pthread_mutex_unlock(&ex->lock);
+    /* Woken after the unlock, so that the connection thread does not run
+     * only to block on the lock this one holds. EX stays alive meanwhile:
+     * the sender holds a reference (sess_send), or the session being sent
+     * through is not freed while a send is under way (modern_send). */
+    if (kept)
+        pthread_cond_broadcast(&ex->cond);
     json_object_put(msg);
 }
 
