@@ -160,8 +160,9 @@ static size_t text_with_fields(char *out, size_t size, const char *msg, json_obj
         const char *v = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : NULL;
         bool quote = !v || strpbrk(v, " \"=") || !*v;
         const char *text = v && !quote ? v : NULL;
-        if (!text && json_object_is_type(val, json_type_int)) {
-            snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(val));
+        int64_t i = !text && json_object_is_type(val, json_type_int) ? json_object_get_int64(val) : INT64_MAX;
+        if (i != INT64_MAX && i != INT64_MIN) { /* those may be a clamped (or unsigned) one: json-c knows */
+            snprintf(num, sizeof num, "%" PRId64, i);
             text = num;
         }
         if (!text)
