@@ -214,6 +214,7 @@ struct th_http {
     hsess *sessions;
     size_t nsessions;
     size_t active;          /* requests being answered */
+    struct conn *moderns;   /* modern requests being served (modern_track) */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -655,7 +656,42 @@ typedef struct conn {
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
+    bool tracked;      /* in h->moderns; under h->lock */
+    struct conn *prev, *next; /* in h->moderns */
 } conn;
+
+/* A modern request's session is known to the transport while it is served,
+ * so that a stop cancels its call: the thread serving it may be waiting in
+ * that call (th_mcp_session_wait_here), not only in answer(). False when
+ * the stop has begun already (its cancelling may have passed it by). */
+static bool modern_track(th_http *h, conn *k)
+{
+    pthread_mutex_lock(&h->lock);
+    k->prev = NULL;
+    k->next = h->moderns;
+    if (h->moderns)
+        h->moderns->prev = k;
+    h->moderns = k;
+    k->tracked = true;
+    bool stopping = atomic_load(&h->abort);
+    pthread_mutex_unlock(&h->lock);
+    return !stopping;
+}
+
+static void modern_untrack(th_http *h, conn *k)
+{
+    pthread_mutex_lock(&h->lock);
+    if (k->tracked) {
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            h->moderns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        k->tracked = false;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
 
 typedef struct refusal {
     unsigned status;
@@ -1399,6 +1435,15 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!(k->ms = th_mcp_session_new(h->mcp, modern_send, k->ex)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    /* This thread waits for the answer below anyway (up to the request
+     * time limit): a call that only waits for a worker may wait on it,
+     * with no pool thread between. Not in a legacy session, whose
+     * handle_lock would hold its other requests (a cancellation among
+     * them) up meanwhile. */
+    th_mcp_session_wait_here(k->ms, h->opts.request_timeout_ms);
+    if (!modern_track(h, k))
+        return send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR,
+                              "Service Unavailable: the server is stopping", NULL);
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
@@ -1579,6 +1624,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
             delivered = k->ex->delivered || !k->ex->key;
             pthread_mutex_unlock(&k->ex->lock);
         }
+        modern_untrack(h, k); /* before the free: a stop may be cancelling it */
         if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK || !delivered)
             th_mcp_session_cancel_all(k->ms);
         th_mcp_session_free(k->ms);
@@ -1715,6 +1761,8 @@ void th_http_stop(th_http *h, long long deadline_ms)
     pthread_mutex_lock(&h->lock);
     for (hsess *s = h->sessions; s; s = s->next)
         th_mcp_session_cancel_all(s->ms);
+    for (conn *k = h->moderns; k; k = k->next)
+        th_mcp_session_cancel_all(k->ms);
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->daemon); /* joins every connection thread */
     if (fd != MHD_INVALID_SOCKET)
