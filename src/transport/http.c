@@ -627,11 +627,19 @@ static bool host_listed(const th_http *h, const char *host)
     return false;
 }
 
+static char lower(char c)
+{
+    return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
 static bool contains_nocase(const char *hay, const char *needle)
 {
+    /* The first byte is compared here: a call per position of an Accept
+     * header was 3% of an echo call's instructions. */
     size_t n = strlen(needle);
+    char first = lower(needle[0]);
     for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0)
+        if (lower(*hay) == first && strncasecmp(hay, needle, n) == 0)
             return true;
     return false;
 }
