@@ -1011,6 +1011,34 @@ START_TEST(modern_call_let_go_at_deadline_is_finished_by_the_monitor)
 }
 END_TEST
 
+/*
+** A call waiting on its connection's thread gives that thread back as
+** soon as it has something to stream: its progress reaches the client
+** while it still runs, not with its result.
+*/
+START_TEST(modern_worker_call_streams_progress_as_it_comes)
+{
+    int port;
+    mh_proc *p = start_http(&port, NULL, NULL, NULL);
+    int fd = send_request(port, "POST", "/mcp", SLOW_HEADERS,
+                          "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                          "\"arguments\":{\"ms\":20000,\"progress\":true,\"tag\":\"live\"},"
+                          "\"_meta\":{\"progressToken\":\"t\"," MH_MODERN_META_FIELDS "}}}");
+    char buf[8192] = "";
+    size_t len = 0;
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, 0, "notifications/progress"), "no progress came: %s", buf);
+    ck_assert_msg(!strstr(buf, "\"result\""), "the progress came with the result: %s", buf);
+    close(fd); /* a modern client that leaves cancels its call */
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                     MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the command line ------------------------------------------------------------ */
 
 START_TEST(http_alone_does_not_read_stdin)
@@ -1547,6 +1575,7 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, sigterm_cancels_a_modern_call, 0, 2);
     tcase_add_loop_test(tc, modern_worker_calls_wait_on_their_connection, 0, 2);
     tcase_add_test(tc, modern_call_let_go_at_deadline_is_finished_by_the_monitor);
+    tcase_add_test(tc, modern_worker_call_streams_progress_as_it_comes);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);

@@ -1093,17 +1093,19 @@ static const char *frame_noun(th_ipc_type type)
 }
 
 /*
-** A cancelled call's wait ends now when it runs on a thread that must stay
-** free to send the deadline's answer (hooks.let_go, see
-** th_call_is_waiting_handler) and its host can defer it: P, with no frame waiting, becomes a
-** deferred call that has sent its CANCEL, and the monitor takes over what
-** is left (reading the late answer, the kill past KILL_AT) as for any
-** deferred call. True when handed over: W's reference went with it. A
-** tool's CALL only (another exchange's CTX lives on its caller's stack).
-** Under W->lock.
+** A call's wait ends early when it runs on a thread that must be free to
+** write to its client (hooks.let_go, see th_call_is_waiting_handler) and
+** its host can defer it: once it is cancelled (that thread sends the
+** deadline's answer), and once it has sent a notification (that thread
+** streams it, and what follows, as it comes). P, with no frame waiting,
+** becomes a deferred call (CANCEL_SENT: its CANCEL went, the worker is
+** killed past KILL_AT), and the monitor takes over what is left (reading
+** the rest, the kill) as for any deferred call. True when handed over:
+** W's reference went with it. A tool's CALL only (another exchange's CTX
+** lives on its caller's stack). Under W->lock.
 */
 static bool hand_over(worker *w, pending *p, slot *s, const char *name, th_call *call, th_ipc_type type,
-                      result_fn on_result, void *ctx, long long kill_at)
+                      result_fn on_result, void *ctx, bool cancel_sent, long long kill_at)
 {
     if (type != TH_IPC_CALL || p->head)
         return false;
@@ -1120,7 +1122,7 @@ static bool hand_over(worker *w, pending *p, slot *s, const char *name, th_call 
         return false;
     }
     *pd = (pending){.id = p->id, .host = host, .slot = s, .name = name, .type = type, .on_result = on_result,
-                    .ctx = ctx, .cancel_sent = true, .kill_at = kill_at};
+                    .ctx = ctx, .cancel_sent = cancel_sent, .kill_at = kill_at};
     for (pending **pp = &w->pending; *pp; pp = &(*pp)->next) {
         if (*pp == p) {
             pd->next = p->next;
@@ -1180,10 +1182,16 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 answer_ask(w, p.id, call, q);
             else if (final)
                 on_result(call, name, q, ctx);
+            bool told = q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG;
             free(q);
             if (final)
                 goto unlinked;
             pthread_mutex_lock(&w->lock);
+            if (told && !p.head && hand_over(w, &p, s, name, call, type, on_result, ctx, cancel_sent, kill_at)) {
+                pthread_mutex_unlock(&w->lock);
+                pthread_cond_destroy(&p.cond);
+                return;
+            }
             continue;
         }
         if (w->dead) {
@@ -1233,7 +1241,7 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
             }
-            if (!p.head && hand_over(w, &p, s, name, call, type, on_result, ctx, kill_at)) {
+            if (!p.head && hand_over(w, &p, s, name, call, type, on_result, ctx, true, kill_at)) {
                 pthread_mutex_unlock(&w->lock);
                 pthread_cond_destroy(&p.cond);
                 return;
