@@ -1103,6 +1103,58 @@ static const char *frame_noun(th_ipc_type type)
 }
 
 /*
+** A call's wait ends early when it runs on a thread that must be free to
+** write to its client (hooks.let_go, see th_call_is_waiting_handler) and
+** its host can defer it: once it is cancelled (that thread sends the
+** deadline's answer), and once it has sent a notification (that thread
+** streams it, and what follows, as it comes). P, with no frame waiting,
+** becomes a deferred call (CANCEL_SENT: its CANCEL went, the worker is
+** killed past KILL_AT), and the monitor takes over what is left (reading
+** the rest, the kill) as for any deferred call. True when handed over:
+** W's reference went with it. A tool's CALL only (another exchange's CTX
+** lives on its caller's stack). Under W->lock.
+*/
+static bool hand_over(worker *w, pending *p, slot *s, const char *name, th_call *call, th_ipc_type type,
+                      result_fn on_result, void *ctx, bool cancel_sent, long long kill_at)
+{
+    if (type != TH_IPC_CALL || p->head)
+        return false;
+    th_call *resolved;
+    const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
+    bool let_go = hooks && hooks->let_go;
+    th_call_release(call, resolved);
+    if (!let_go) /* its thread waits: the call holds its slot until it ends */
+        return false;
+    pending *pd = calloc(1, sizeof *pd);
+    th_call *host = pd ? th_call_defer(call) : NULL;
+    if (!host) {
+        free(pd);
+        return false;
+    }
+    *pd = (pending){.id = p->id, .host = host, .slot = s, .name = name, .type = type, .on_result = on_result,
+                    .ctx = ctx, .cancel_sent = cancel_sent, .kill_at = kill_at};
+    for (pending **pp = &w->pending; *pp; pp = &(*pp)->next) {
+        if (*pp == p) {
+            pd->next = p->next;
+            *pp = pd;
+            break;
+        }
+    }
+    if (w->ndeferred++ == 0)
+        w->deferring_since_ns = th_now_ns();
+    /* The monitor looks at deferred calls every POLL_MS, and reads the
+     * pipe for them when no call does: wake it from a long poll. */
+    if (w->asleep_long) {
+        w->asleep_long = false;
+        uint64_t one = 1;
+        if (write(w->wakefd, &one, sizeof one) < 0) {
+            /* no eventfd: it looks within a second */
+        }
+    }
+    return true;
+}
+
+/*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
 ** to ON_RESULT; a crash or cancellation as for a tool call.
@@ -1140,10 +1192,16 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                 answer_ask(w, p.id, call, q);
             else if (final)
                 on_result(call, name, q, ctx);
+            bool told = q->type == TH_IPC_PROGRESS || q->type == TH_IPC_LOG;
             free(q);
             if (final)
                 goto unlinked;
             pthread_mutex_lock(&w->lock);
+            if (told && !p.head && hand_over(w, &p, s, name, call, type, on_result, ctx, cancel_sent, kill_at)) {
+                pthread_mutex_unlock(&w->lock);
+                pthread_cond_destroy(&p.cond);
+                return;
+            }
             continue;
         }
         if (w->dead) {
@@ -1192,6 +1250,11 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                          frame_noun(type), name, s->sup->opts.cancel_grace_ms);
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
+            }
+            if (!p.head && hand_over(w, &p, s, name, call, type, on_result, ctx, true, kill_at)) {
+                pthread_mutex_unlock(&w->lock);
+                pthread_cond_destroy(&p.cond);
+                return;
             }
         }
     }
@@ -1392,6 +1455,7 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
 
 th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervisor_opts *opts)
 {
+    th_call_mark_waiting_handler(proxy_handler); /* see hand_over */
     th_supervisor *sup = calloc(1, sizeof *sup);
     if (!sup)
         return NULL;
