@@ -302,6 +302,12 @@ static void close_protocol_in_child(void)
 /* In-host plugins' tools at exit: never destroyed (see the end of main). */
 static th_registry *volatile registry_at_exit; /* volatile: a store never read would be optimised away */
 static th_registry *volatile served_at_exit_keep; /* the registry served last */
+/* What th_mcp_free left to process exit because calls still ran: reachable,
+ * so a leak checker does not fail the exit for it (seen under load in the
+ * ASan build: a cancelled call outlived the 100 ms th_mcp_free gives). */
+static th_mcp *volatile mcp_abandoned;
+static th_registry *volatile registry_abandoned;
+static th_supervisor *volatile supervisor_abandoned;
 
 static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, 'd'},
@@ -1237,6 +1243,9 @@ stop:
     if (!th_mcp_free(mcp, th_now_ms() + 100)) {
         /* Threads still run plugin code: leave the registry and its handles
          * alone and let process exit end them. */
+        mcp_abandoned = mcp;
+        registry_abandoned = reg;
+        supervisor_abandoned = sup;
         reg = NULL;
         sup = NULL;
         served_at_exit = NULL;

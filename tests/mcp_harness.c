@@ -641,6 +641,14 @@ void mh_finish(mh_proc *p)
 {
     mh_close_stdin(p);
     ck_assert_msg(mh_wait_eof(p, MH_TIMEOUT_MS), "stdout did not close after EOF on stdin");
-    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    int status = mh_wait(p, MH_TIMEOUT_MS);
+    if (status != 0) {
+        /* Its stderr says why (a sanitizer's report, say): CI keeps only this message. */
+        char *err = mh_stderr(p);
+        size_t len = strlen(err), tail = 3000;
+        ck_assert_msg(status == 0, "toolhost exited with %d after EOF; the end of its stderr:\n%s", status,
+                      err + (len > tail ? len - tail : 0));
+        free(err);
+    }
     mh_free(p);
 }

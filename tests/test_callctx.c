@@ -384,7 +384,10 @@ START_TEST(string_estimates_are_exact)
 END_TEST
 
 /* Deep trees, on a thread with a small stack as tool threads have: checking
- * and freeing must not recurse. */
+ * and freeing must not recurse. DEEP levels of recursion would need several
+ * times DEEP_STACK (a level is a few calls deep in json-c, 48+ bytes each);
+ * 200,000 levels on 1 MiB took the ASan build past Check's 4 s under load. */
+enum { DEEP = 40000, DEEP_STACK = 256 * 1024 };
 static json_object *chain(int depth)
 {
     json_object *v = json_object_new_int(1);
@@ -404,10 +407,10 @@ static void *deep_on_small_stack(void *arg)
 {
     (void)arg;
     th_call *c = new_call("deep", 0);
-    ck_assert_int_eq(th_call_structured(c, obj1("tree", chain(200000))), TH_ERR_VALUE);
+    ck_assert_int_eq(th_call_structured(c, obj1("tree", chain(DEEP))), TH_ERR_VALUE);
     json_object *b = obj1("type", json_object_new_string("text"));
     json_object_object_add(b, "text", json_object_new_string("x"));
-    json_object_object_add(b, "_meta", chain(200000));
+    json_object_object_add(b, "_meta", chain(DEEP));
     ck_assert_int_eq(th_call_content(c, b), TH_ERR_VALUE);
     json_object *r = th_call_finish(c, TH_OK);
     th_call_free(c);
@@ -424,7 +427,7 @@ static void *deep_on_small_stack(void *arg)
     th_call_free(c);
     ck_assert_ptr_null(json_object_object_get(r, "isError"));
     json_object_put(r);
-    th_result_free(chain(300000));
+    th_result_free(chain(DEEP + 1));
     return NULL;
 }
 
@@ -567,9 +570,7 @@ START_TEST(deep_values_are_refused_and_freed_without_recursion)
     pthread_attr_t attr;
     pthread_t t;
     pthread_attr_init(&attr);
-    /* Sanitizers need more stack per frame; json-c recursing 200,000
-     * levels would still need far more than this. */
-    pthread_attr_setstacksize(&attr, 1024 * 1024);
+    pthread_attr_setstacksize(&attr, DEEP_STACK);
     ck_assert_int_eq(pthread_create(&t, &attr, deep_on_small_stack, NULL), 0);
     pthread_join(t, NULL);
     pthread_attr_destroy(&attr);

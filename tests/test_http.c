@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -929,6 +930,115 @@ START_TEST(modern_calls_answer_on_time)
 }
 END_TEST
 
+/* The names of P's threads, one a line (/proc/PID/task/TID/comm), into
+ * OUT (SIZE bytes). */
+static void thread_names(const mh_proc *p, char *out, size_t size)
+{
+    char dir[64], path[400], name[64];
+    size_t n = 0;
+    snprintf(dir, sizeof dir, "/proc/%ld/task", mh_pid(p));
+    DIR *d = opendir(dir);
+    ck_assert_msg(d, "%s: %s", dir, strerror(errno));
+    out[0] = '\0';
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/comm", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(name, sizeof name, f) && n + strlen(name) < size) {
+            memcpy(out + n, name, strlen(name) + 1);
+            n += strlen(name);
+        }
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+}
+
+/*
+** A 2026-07-28 call of a process-isolated tool waits for its worker on its
+** connection's thread: no pool thread is ever started for it. An
+** in-process handler never runs there (the thread owes the deadline's
+** answer, and the handler might never return): it runs on the pool.
+*/
+START_TEST(modern_worker_calls_wait_on_their_connection)
+{
+    int port;
+    mh_proc *p = start_http(&port, isolation[_i], NULL, NULL);
+    for (int i = 0; i < 3; i++) {
+        hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                         MODERN_CALL("echo"));
+        ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
+        hres_free(&r);
+    }
+    char names[8192];
+    thread_names(p, names, sizeof names);
+    bool pooled = strstr(names, "th-pool\n") != NULL;
+    if (_i == 0)
+        ck_assert_msg(!pooled, "a worker's call went through a pool thread:\n%s", names);
+    else
+        ck_assert_msg(pooled, "an in-process call ran without a pool thread:\n%s", names);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/*
+** A call waiting on its connection's thread lets go at its deadline even
+** when its handler ignores the cancellation: the timeout is answered, and
+** what is left goes to the worker's monitor, which kills the worker past
+** --cancel-grace-ms; the plugin serves again after.
+*/
+START_TEST(modern_call_let_go_at_deadline_is_finished_by_the_monitor)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--call-timeout=0.5", "--cancel-grace-ms=300", NULL);
+    hres r = request(port, "POST", SLOW_HEADERS,
+                     "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                     "\"arguments\":{\"ms\":15000,\"ignore_cancel\":true,\"tag\":\"stubborn\"}," MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "timed out after"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    ck_assert_msg(mh_stderr_wait(p, "'slow' ignored cancellation for 300 ms", MH_TIMEOUT_MS),
+                  "the worker of the abandoned call was not killed");
+    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/*
+** A call waiting on its connection's thread gives that thread back as
+** soon as it has something to stream: its progress reaches the client
+** while it still runs, not with its result.
+*/
+START_TEST(modern_worker_call_streams_progress_as_it_comes)
+{
+    int port;
+    mh_proc *p = start_http(&port, NULL, NULL, NULL);
+    int fd = send_request(port, "POST", "/mcp", SLOW_HEADERS,
+                          "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                          "\"arguments\":{\"ms\":20000,\"progress\":true,\"tag\":\"live\"},"
+                          "\"_meta\":{\"progressToken\":\"t\"," MH_MODERN_META_FIELDS "}}}");
+    char buf[8192] = "";
+    size_t len = 0;
+    ck_assert_msg(read_until(fd, buf, sizeof buf, &len, 0, "notifications/progress"), "no progress came: %s", buf);
+    ck_assert_msg(!strstr(buf, "\"result\""), "the progress came with the result: %s", buf);
+    close(fd); /* a modern client that leaves cancels its call */
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                     MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the command line ------------------------------------------------------------ */
 
 START_TEST(http_alone_does_not_read_stdin)
@@ -1463,6 +1573,9 @@ static Suite *http_suite(void)
     tcase_add_test(tc, request_time_limit);
     tcase_add_loop_test(tc, modern_calls_answer_on_time, 0, 2);
     tcase_add_loop_test(tc, sigterm_cancels_a_modern_call, 0, 2);
+    tcase_add_loop_test(tc, modern_worker_calls_wait_on_their_connection, 0, 2);
+    tcase_add_test(tc, modern_call_let_go_at_deadline_is_finished_by_the_monitor);
+    tcase_add_test(tc, modern_worker_call_streams_progress_as_it_comes);
     tcase_add_test(tc, http_alone_does_not_read_stdin);
     tcase_add_test(tc, resource_worker_outlives_its_connection);
     tcase_add_test(tc, http_and_stdio_together);

@@ -122,6 +122,35 @@ START_TEST(a_call_that_gave_up_gets_nothing_and_ids_are_not_reused)
 }
 END_TEST
 
+/* A waiting call whose thread lets go of it (supervisor.c's hand_over):
+ * its deferred stand-in keeps its id and place, and gets its next frames. */
+START_TEST(a_waiting_call_handed_over_keeps_its_id)
+{
+    th_route rt = {0};
+    th_route_call a = {0}, w = {0}, b = {0}, d = {0}, *to;
+    th_route_add(&rt, &a, false);
+    th_route_add(&rt, &w, false);
+    th_route_add(&rt, &b, true);
+    th_route_hand_over(&rt, &w, &d);
+    ck_assert_uint_eq(d.id, 2);
+    ck_assert(d.deferred && d.linked && !w.linked);
+    ck_assert_uint_eq(rt.ndeferred, 2);
+    ck_assert_int_eq(route(&rt, TH_IPC_RESULT, 2, "{}", &to), TH_ROUTE_READY);
+    ck_assert_ptr_eq(to, &d);
+    ck_assert_ptr_null(w.head);
+    ck_assert_ptr_eq(th_route_next_ready(&rt), &d);
+    ck_assert_uint_eq(rt.ndeferred, 1);
+    size_t n = 0;
+    for (th_route_call *c = rt.calls; c; c = c->next, n++)
+        ck_assert(c == &a || c == &b);
+    ck_assert_uint_eq(n, 2);
+    th_route_clear(&d);
+    th_route_remove(&rt, &a);
+    th_route_remove(&rt, &b);
+    ck_assert_uint_eq(rt.ndeferred, 0);
+}
+END_TEST
+
 /* A worker's 4 billionth call: the ids start again from 1, never 0 (no
  * frame for it would be routed), and an id past the last may be a call's
  * from before the wrap: late, not stray. */
@@ -303,6 +332,7 @@ static Suite *route_suite(void)
     tcase_add_test(tc, an_id_never_given_out_or_a_foreign_type_is_stray);
     tcase_add_test(tc, a_call_that_gave_up_gets_nothing_and_ids_are_not_reused);
     tcase_add_test(tc, ids_wrap_past_uint32_max_to_1);
+    tcase_add_test(tc, a_waiting_call_handed_over_keeps_its_id);
     tcase_add_test(tc, a_deferred_call_is_put_ready_once_and_leaves_at_its_result);
     tcase_add_test(tc, the_workers_end_readies_its_deferred_calls_and_leaves_waiters);
     suite_add_tcase(s, tc);

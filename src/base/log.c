@@ -8,6 +8,7 @@
 */
 #include "config.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -98,41 +99,87 @@ void th_log_set_sink(th_log_sink s, void *ctx)
     pthread_mutex_unlock(&log_lock);
 }
 
-/* UTC, milliseconds: sorts as text, and reads the same on every host. */
+/* UTC, milliseconds: sorts as text, and reads the same on every host. The
+ * part up to the second is made once a second per thread: gmtime_r and
+ * strftime were a sixth of a tool call's log line. */
 static void timestamp(char *buf, size_t size)
 {
+    static _Thread_local time_t sec = (time_t)-1;
+    static _Thread_local char head[32];
+    static _Thread_local size_t head_len;
     struct timespec ts;
-    struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+    if (ts.tv_sec != sec) {
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        head_len = strftime(head, sizeof head, "%Y-%m-%dT%H:%M:%S", &tm);
+        sec = ts.tv_sec;
+    }
+    long ms = ts.tv_nsec / 1000000L;
+    if (size < head_len + 6) { /* no caller's buffer is that small */
+        if (size)
+            buf[0] = '\0';
+        return;
+    }
+    memcpy(buf, head, head_len);
+    char *p = buf + head_len;
+    *p++ = '.';
+    *p++ = (char)('0' + ms / 100);
+    *p++ = (char)('0' + ms / 10 % 10);
+    *p++ = (char)('0' + ms % 10);
+    *p++ = 'Z';
+    *p = '\0';
+}
+
+/* Append LEN bytes of S to OUT (SIZE bytes, *N used), cutting at the end. */
+static void put(char *out, size_t size, size_t *n, const char *s, size_t len)
+{
+    if (*n + 1 >= size)
+        return;
+    if (len > size - 1 - *n)
+        len = size - 1 - *n;
+    memcpy(out + *n, s, len);
+    *n += len;
+    out[*n] = '\0';
 }
 
 /* MSG with FIELDS appended as " key=value" (strings as JSON strings when
- * they hold a space or a quote, so a line splits back unambiguously). */
-static void text_with_fields(char *out, size_t size, const char *msg, json_object *fields)
+ * they hold a space or a quote, so a line splits back unambiguously).
+ * Returns the length written. Integers are printed here, not by json-c,
+ * which allocates a buffer for each. */
+static size_t text_with_fields(char *out, size_t size, const char *msg, json_object *fields)
 {
-    size_t n = (size_t)snprintf(out, size, "%s", msg);
+    size_t n = 0;
+    out[0] = '\0';
+    put(out, size, &n, msg, strlen(msg));
     if (!fields || !json_object_is_type(fields, json_type_object))
-        return;
+        return n;
     json_object_object_foreach(fields, key, val)
     {
-        if (n >= size)
-            return;
+        char num[24];
         const char *v = json_object_is_type(val, json_type_string) ? json_object_get_string(val) : NULL;
         bool quote = !v || strpbrk(v, " \"=") || !*v;
-        const char *text = v && !quote ? v : json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN |
-                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE);
-        n += (size_t)snprintf(out + n, size - n, " %s=%s", key, text);
+        const char *text = v && !quote ? v : NULL;
+        int64_t i = !text && json_object_is_type(val, json_type_int) ? json_object_get_int64(val) : INT64_MAX;
+        if (i != INT64_MAX && i != INT64_MIN) { /* those may be a clamped (or unsigned) one: json-c knows */
+            snprintf(num, sizeof num, "%" PRId64, i);
+            text = num;
+        }
+        if (!text)
+            text = json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        put(out, size, &n, " ", 1);
+        put(out, size, &n, key, strlen(key));
+        put(out, size, &n, "=", 1);
+        put(out, size, &n, text, strlen(text));
     }
+    return n;
 }
 
 /* Write one line; under log_lock. TS: the event's time, or NULL for now. */
 static void emit(th_log_level level, const char *ts, const char *component, const char *plugin, json_object *fields,
                  const char *msg)
 {
-    char line[4096], now[40];
+    char line[4096 + 128], now[40];
     if (!ts) {
         timestamp(now, sizeof now);
         ts = now;
@@ -167,8 +214,19 @@ static void emit(th_log_level level, const char *ts, const char *component, cons
         json_object_put(o);
         return;
     }
-    text_with_fields(line, sizeof line, msg, fields);
-    fprintf(stderr, "%s toolhost: %s: %s\n", ts, th_log_level_name(level), line);
+    /* One fwrite of the whole line: what the fprintf of three strings did,
+     * without parsing a format for each line. */
+    size_t n = 0;
+    const char *name = th_log_level_name(level);
+    put(line, sizeof line, &n, ts, strlen(ts));
+    put(line, sizeof line, &n, " toolhost: ", 11);
+    put(line, sizeof line, &n, name, strlen(name));
+    put(line, sizeof line, &n, ": ", 2);
+    n += text_with_fields(line + n, sizeof line - n, msg, fields);
+    if (n + 1 >= sizeof line)
+        n = sizeof line - 2;
+    line[n++] = '\n';
+    fwrite(line, 1, n, stderr);
 }
 
 static void vlog(th_log_level level, bool plugin_line, const char *component, const char *plugin,

@@ -869,6 +869,19 @@ bool th_call_finish_text(th_call *c, th_rc handler_rc, th_buf *out)
     return true;
 }
 
+/* The one waiting handler there is (worker/supervisor.c's proxy). */
+static _Atomic(th_handler) waiting_handler;
+
+void th_call_mark_waiting_handler(th_handler handler)
+{
+    atomic_store(&waiting_handler, handler);
+}
+
+bool th_call_is_waiting_handler(th_handler handler)
+{
+    return handler && handler == atomic_load(&waiting_handler);
+}
+
 th_call *th_call_defer(th_call *call)
 {
     th_call *c = use(call, __func__);

@@ -56,6 +56,11 @@ typedef struct th_call_hooks {
      * call (a pipelining client): worth deferring even when nothing else
      * waits. */
     bool pipelined;
+    /* The thread running the handler must be free again once the call is
+     * cancelled (it sends the deadline's answer: th_mcp_session_wait_here):
+     * a waiting handler (th_call_is_waiting_handler) then defers what is
+     * left of its call and returns. */
+    bool let_go;
 } th_call_hooks;
 
 /* A new call of TOOL_NAME (copied). HOOKS is copied; NULL means none. */
@@ -135,6 +140,18 @@ void th_call_resume(th_call *call, th_rc handler_rc);
 */
 void th_call_hold(void (*flush)(void));
 void th_call_flush_held(void);
+
+/*
+** A handler that only waits for another process to answer (process
+** isolation's proxy) and, once its call is cancelled (a deadline,
+** notifications/cancelled), stops waiting if the host can defer the call
+** (hooks.resume), leaving what is left to the thread that reads that
+** process's answers. The host may run such a handler on a thread that must
+** stay free to send a deadline's answer (an HTTP connection's), with no
+** hand-off to a pool thread. Marked once, by the layer that owns it.
+*/
+void th_call_mark_waiting_handler(th_handler handler);
+bool th_call_is_waiting_handler(th_handler handler);
 
 /* Set the result's isError flag without adding text: for a result that
  * crossed the process boundary with its own message blocks. */

@@ -26,11 +26,13 @@ void th_call_log_line(const char *tool, json_object *id, long long started_ms, t
     json_object *f = json_object_new_object();
     if (!f)
         return;
-    json_object_object_add(f, "tool", json_object_new_string(tool));
-    json_object_object_add(f, "id", id ? json_object_get(id) : NULL);
+    /* Four distinct constant keys: neither looked up nor copied. */
+    const unsigned opts = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_KEY_IS_CONSTANT;
+    json_object_object_add_ex(f, "tool", json_object_new_string(tool), opts);
+    json_object_object_add_ex(f, "id", id ? json_object_get(id) : NULL, opts);
     long long ms = th_now_ms() - started_ms;
-    json_object_object_add(f, "duration_ms", json_object_new_int64(ms < 0 ? 0 : ms));
-    json_object_object_add(f, "outcome", json_object_new_string(th_call_outcome_name(o)));
+    json_object_object_add_ex(f, "duration_ms", json_object_new_int64(ms < 0 ? 0 : ms), opts);
+    json_object_object_add_ex(f, "outcome", json_object_new_string(th_call_outcome_name(o)), opts);
     th_log_ex(TH_LOG_INFO, "call", tool, f, "call %s", tool);
     json_object_put(f);
 }

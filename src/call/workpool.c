@@ -288,28 +288,34 @@ th_rc th_pool_submit_ex(th_pool *pool, void (*fn)(void *), void (*expired)(void 
         pool->head = j;
     pool->tail = j;
     pool->nqueued++;
+    /* Signalled after the unlock: a thread woken while this one holds the
+     * lock would run at once on a busy CPU only to block on the lock, and
+     * hand the CPU back (two context switches per job for nothing). A
+     * waiter checks the queue under the lock before it sleeps, so no wake
+     * is lost. */
+    pthread_cond_t *wake = NULL;
     /* nidle drops only when a woken thread runs, so compare it with the
      * queue: jobs beyond the idle threads need a new or future thread. */
     if (pool->running >= pool->max_threads) {
         /* Every slot is taken (some by callers running a job here): it
          * waits for one to free, or for the supervisor to expire it. */
-        if (expired && pool->queue_timeout_ms > 0) {
-            supervise_started(pool);
-            pthread_cond_signal(&pool->backlog);
-        }
+        if (expired && pool->queue_timeout_ms > 0 && supervise_started(pool))
+            wake = &pool->backlog;
     } else if (pool->nqueued <= pool->nidle) {
         if (holding.pool == pool && holding.depth > 0)
             holding.owed++;
         else
-            pthread_cond_signal(&pool->work);
+            wake = &pool->work;
     } else if (pool->nthreads < pool->core_threads) {
         spawn(pool);
     } else if (pool->nthreads < pool->max_threads || (expired && pool->queue_timeout_ms > 0)) {
         /* The job waits: the supervisor grows the pool or expires it. */
-        supervise_started(pool);
-        pthread_cond_signal(&pool->backlog);
+        if (supervise_started(pool))
+            wake = &pool->backlog;
     }
     pthread_mutex_unlock(&pool->lock);
+    if (wake)
+        pthread_cond_signal(wake);
     return TH_OK;
 }
 

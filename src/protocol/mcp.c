@@ -109,6 +109,7 @@ struct th_mcp_session {
     void (*inline_begin)(void *ctx); /* th_mcp_session_run_inline */
     void (*inline_end)(void *ctx);
     void *inline_ctx;
+    long long wait_limit_ms;  /* th_mcp_session_wait_here; 0: not */
 
     pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
     bool closed;
@@ -1801,6 +1802,12 @@ static void m_tools_call(request *r)
     } else {
         j->args = json_object_new_object();
     }
+    /* A handler that only waits for a worker runs on the transport's
+     * thread that waits for the answer anyway (th_mcp_session_wait_here):
+     * it lets go of a cancelled call (see th_call_is_waiting_handler). */
+    long long due = call_timeout(&s->mcp->cfg, e);
+    bool here = s->wait_limit_ms > 0 && due > 0 && due <= s->wait_limit_ms && !answering &&
+                s->mcp->cfg.inline_calls && th_call_is_waiting_handler(e->handler);
     th_call_hooks hooks = {
         .notify = notify_hook,
         .ctx = s,
@@ -1815,9 +1822,11 @@ static void m_tools_call(request *r)
          * side): the proxy defers a pipelining client's calls, and one
          * that would wait behind others deferred before it; a lone call's
          * answer is read soonest by the thread waiting for it. */
-        .resume = s->says_more && !answering && s->inline_begin && s->mcp->cfg.inline_calls ? resume_job : NULL,
+        .resume = (s->says_more && !answering && s->inline_begin && s->mcp->cfg.inline_calls) || here ? resume_job
+                                                                                                        : NULL,
         .resume_ctx = j,
         .pipelined = s->more,
+        .let_go = here,
     };
     if (args_room) {
         hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
@@ -1920,6 +1929,16 @@ static void m_tools_call(request *r)
         session_unref(s);
         if (ran)
             return;
+    }
+    if (here) {
+        /* No thread hand-off there and back: the transport's thread sends
+         * the frame and reads the worker's answer itself. */
+        j->run_by_reader = true;
+        bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
+        th_call_flush_held(); /* a call deferred after all: its frame goes now */
+        if (ran)
+            return;
+        j->run_by_reader = false; /* it waits for a thread after all */
     }
     if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
         pthread_mutex_lock(&s->lock);
@@ -2971,6 +2990,11 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
     s->inline_begin = begin;
     s->inline_end = end;
     s->inline_ctx = ctx;
+}
+
+void th_mcp_session_wait_here(th_mcp_session *s, long long limit_ms)
+{
+    s->wait_limit_ms = limit_ms > 0 ? limit_ms : 0;
 }
 
 size_t th_mcp_session_inflight(th_mcp_session *s)

@@ -97,6 +97,20 @@ void th_mcp_session_more(th_mcp_session *s, bool more);
 void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void (*end)(void *ctx), void *ctx);
 
 /*
+** The transport's thread waits for each call's answer anyway, for at most
+** LIMIT_MS (an HTTP connection's, which writes it): a tool call whose
+** handler only waits for another process (call/callctx.h,
+** th_call_is_waiting_handler) and whose deadline comes within LIMIT_MS
+** runs on it when a slot is free, without a hand-off to a pool thread.
+** Such a handler lets go of its call at the deadline, so the thread is
+** free to send the deadline's answer, as it would have been. Other calls
+** still run on the pool (a handler that never returns cannot hold the
+** thread, nor can one whose deadline is past the transport's own limit),
+** and so do the calls of a JSON-RPC batch. Before the first message.
+*/
+void th_mcp_session_wait_here(th_mcp_session *s, long long limit_ms);
+
+/*
 ** How a session may send a message it has made as text (a tool call's
 ** response): TEXT is LEN bytes of one complete message, no newline,
 ** borrowed for the call. Same threads and rules as th_mcp_send_fn, with

@@ -41,6 +41,22 @@ void th_route_remove(th_route *rt, th_route_call *c)
         rt->ndeferred--;
 }
 
+void th_route_hand_over(th_route *rt, th_route_call *from, th_route_call *to)
+{
+    for (th_route_call **pp = &rt->calls; *pp; pp = &(*pp)->next)
+        if (*pp == from) {
+            to->id = from->id;
+            to->deferred = true;
+            to->linked = true;
+            to->next = from->next;
+            *pp = to;
+            from->linked = false;
+            from->next = NULL;
+            rt->ndeferred++;
+            return;
+        }
+}
+
 /* The frames a worker writes for a call, and what each does there. Any
  * other type with a call's id is the worker's fault, not a call's frame. */
 static const struct {

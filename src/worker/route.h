@@ -71,6 +71,10 @@ typedef enum th_route_use {
  * which no call has) and put it in flight. Returns the id. */
 uint32_t th_route_add(th_route *rt, th_route_call *c, bool deferred);
 
+/* Put deferred call TO in flight in FROM's place, with its id: a waiting
+ * call its thread lets go of. FROM has no frame queued (the caller checks). */
+void th_route_hand_over(th_route *rt, th_route_call *from, th_route_call *to);
+
 /* Take C out of flight (nothing is routed to it any more); a no-op when it
  * is not in flight. Its queued frames stay (th_route_clear). */
 void th_route_remove(th_route *rt, th_route_call *c);

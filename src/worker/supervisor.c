@@ -151,7 +151,13 @@ struct th_supervisor {
     pthread_cond_t cond;
     int threads;
     bool stopping;
+    bool orphaned; /* th_supervisor_free could not wait: the last thread frees it */
 };
+
+/* The worker whose monitor runs on this thread (see th_supervisor_free). */
+static _Thread_local worker *monitored;
+
+static void destroy(th_supervisor *sup);
 
 /* ---- workers --------------------------------------------------------------- */
 
@@ -175,12 +181,15 @@ static void worker_unref(worker *w)
     free(w);
 }
 
+/* After this the calling thread does not touch SUP again. */
 static void thread_done(th_supervisor *sup)
 {
     pthread_mutex_lock(&sup->lock);
-    sup->threads--;
+    bool last = --sup->threads == 0 && sup->orphaned;
     pthread_cond_broadcast(&sup->cond);
     pthread_mutex_unlock(&sup->lock);
+    if (last)
+        destroy(sup);
 }
 
 /* Why the worker ended, for the calls it was running. */
@@ -386,6 +395,7 @@ static bool has_exited(pid_t pid)
 static void *monitor_main(void *p)
 {
     worker *w = p;
+    monitored = w;
     th_outbuf ob = {.len = 0};
     int pidfd = th_pidfd_open(w->ch.pid); /* -1: waitid() on a short poll */
     bool out_open = true;
@@ -1075,6 +1085,52 @@ static void run_frame(worker *w, uint32_t id, th_call *call, const char *name, c
 }
 
 /*
+** A call's wait ends early when it runs on a thread that must be free to
+** write to its client (hooks.let_go, see th_call_is_waiting_handler) and
+** its host can defer it: once it is cancelled (that thread sends the
+** deadline's answer), and once it has sent a notification (that thread
+** streams it, and what follows, as it comes). P, with no frame waiting,
+** becomes a deferred call (CANCEL_SENT: its CANCEL went, the worker is
+** killed past KILL_AT), and the monitor takes over what is left (reading
+** the rest, the kill) as for any deferred call. True when handed over:
+** W's reference went with it. A tool's CALL only (another exchange's CTX
+** lives on its caller's stack). Under W->lock.
+*/
+static bool hand_over(worker *w, pending *p, slot *s, const char *name, th_call *call, th_ipc_type type,
+                      result_fn on_result, void *ctx, bool cancel_sent, long long kill_at)
+{
+    if (type != TH_IPC_CALL || p->rc.head)
+        return false;
+    th_call *resolved;
+    const th_call_hooks *hooks = th_call_hooks_of(call, &resolved, __func__);
+    bool let_go = hooks && hooks->let_go;
+    th_call_release(call, resolved);
+    if (!let_go) /* its thread waits: the call holds its slot until it ends */
+        return false;
+    pending *pd = calloc(1, sizeof *pd);
+    th_call *host = pd ? th_call_defer(call) : NULL;
+    if (!host) {
+        free(pd);
+        return false;
+    }
+    *pd = (pending){.host = host, .slot = s, .name = name, .type = type, .on_result = on_result, .ctx = ctx,
+                    .cancel_sent = cancel_sent, .kill_at = kill_at};
+    if (w->rt.ndeferred == 0)
+        w->deferring_since_ns = th_now_ns();
+    th_route_hand_over(&w->rt, &p->rc, &pd->rc); /* its id, its place in flight */
+    /* The monitor looks at deferred calls every POLL_MS, and reads the
+     * pipe for them when no call does: wake it from a long poll. */
+    if (w->asleep_long) {
+        w->asleep_long = false;
+        uint64_t one = 1;
+        if (write(w->wakefd, &one, sizeof one) < 0) {
+            /* no eventfd: it looks within a second */
+        }
+    }
+    return true;
+}
+
+/*
 ** Send one frame of TYPE for a new call id on W (a reference, dropped here)
 ** and follow the frames of that id: progress and log onto CALL, the RESULT
 ** to ON_RESULT; a crash or cancellation as for a tool call.
@@ -1102,10 +1158,16 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
             th_route_use use = th_route_use_of(q->type);
             pthread_mutex_unlock(&w->lock);
             run_frame(w, id, call, name, q, on_result, ctx);
+            bool told = use == TH_USE_APPLY;
             free(q);
             if (use == TH_USE_FINAL)
                 goto unlinked;
             pthread_mutex_lock(&w->lock);
+            if (told && !p.rc.head && hand_over(w, &p, s, name, call, type, on_result, ctx, cancel_sent, kill_at)) {
+                pthread_mutex_unlock(&w->lock);
+                pthread_cond_destroy(&p.cond);
+                return;
+            }
             continue;
         }
         if (w->dead) {
@@ -1154,6 +1216,11 @@ static void exchange(slot *s, worker *w, const char *name, th_call *call, th_ipc
                          frame_noun(type), name, s->sup->opts.cancel_grace_ms);
                 th_log(TH_LOG_WARNING, "plugin %s: %s", s->path, w->kill_reason);
                 kill(w->ch.pid, SIGKILL);
+            }
+            if (!p.rc.head && hand_over(w, &p, s, name, call, type, on_result, ctx, true, kill_at)) {
+                pthread_mutex_unlock(&w->lock);
+                pthread_cond_destroy(&p.cond);
+                return;
             }
         }
     }
@@ -1335,6 +1402,7 @@ static void exchange_deferred(slot *s, worker *w, const char *name, th_call *hos
 
 th_supervisor *th_supervisor_new(char *const *paths, size_t n, const th_supervisor_opts *opts)
 {
+    th_call_mark_waiting_handler(proxy_handler); /* see hand_over */
     th_supervisor *sup = calloc(1, sizeof *sup);
     if (!sup)
         return NULL;
@@ -1679,15 +1747,30 @@ void th_supervisor_free(th_supervisor *sup)
     if (!sup)
         return;
     th_supervisor_stop(sup);
-    /* Reader and logger threads end once their worker is reaped. */
+    /* A deferred call ends on its worker's monitor thread, and the last
+     * reference to a registry replaced by a reload may go with it: then
+     * this runs on one of SUP's own threads, which must not wait for
+     * itself (it did, 5 s, and then leaked SUP). */
+    slot *mine = NULL;
+    if (monitored) {
+        pthread_mutex_lock(&monitored->lock);
+        mine = monitored->slot;
+        pthread_mutex_unlock(&monitored->lock);
+    }
+    /* Monitor threads end once their worker is reaped. */
     pthread_mutex_lock(&sup->lock);
     long long deadline = th_now_ms() + 5000;
-    while (sup->threads > 0 && th_cond_wait_until(&sup->cond, &sup->lock, deadline))
+    while (sup->threads > 0 && !(mine && mine->sup == sup) && th_cond_wait_until(&sup->cond, &sup->lock, deadline))
         ;
     bool idle = sup->threads == 0;
+    sup->orphaned = !idle; /* a thread still uses it: freed after it */
     pthread_mutex_unlock(&sup->lock);
-    if (!idle)
-        return; /* a thread still uses it: leaking beats a use after free */
+    if (idle)
+        destroy(sup);
+}
+
+static void destroy(th_supervisor *sup)
+{
     for (size_t i = 0; i < sup->n; i++) {
         json_object_put(sup->slots[i].tools);
         pthread_mutex_destroy(&sup->slots[i].lock);
