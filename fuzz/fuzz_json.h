@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "base/util.h"
+#include "call/result.h"
 #include "protocol/jsonrpc.h"
 
 /* Stop the run with WHAT and (the start of) TEXT: libFuzzer saves the input. */
@@ -32,6 +33,28 @@ static inline bool fz_same_text(json_object *a, json_object *b)
     const char *ta = json_object_to_json_string_length(a, flags, &la);
     const char *tb = json_object_to_json_string_length(b, flags, &lb);
     return ta && tb && la == lb && memcmp(ta, tb, la) == 0;
+}
+
+/* Whether TEXT is what the host may put on a client's line: valid UTF-8
+ * JSON that json-c parses in full (nested as deep as a result may be, and
+ * a little more), no control byte. */
+static inline bool fz_is_line(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20)
+            return false;
+    if (!th_utf8_valid(text, len))
+        return false;
+    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 16);
+    if (!tok)
+        abort();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    bool ok = json_tokener_get_error(tok) == json_tokener_success && (size_t)json_tokener_get_parse_end(tok) == len &&
+              o != NULL;
+    json_object_put(o);
+    json_tokener_free(tok);
+    return ok;
 }
 
 /*

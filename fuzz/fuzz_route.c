@@ -103,19 +103,8 @@ static uint8_t byte(void)
 
 static void check_line(const char *text, size_t len, const char *what)
 {
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)text[i] < 0x20)
-            DIE(what);
-    json_tokener *tok = json_tokener_new_ex(TH_RESULT_MAX_DEPTH + 16);
-    if (!tok)
-        abort();
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
-    if (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len || !o ||
-        !th_utf8_valid(text, len))
+    if (!fz_is_line(text, len))
         DIE(what);
-    json_object_put(o);
-    json_tokener_free(tok);
 }
 
 static void on_notify(void *ctx, json_object *n)
