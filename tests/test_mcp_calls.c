@@ -574,14 +574,16 @@ START_TEST(a_slow_call_does_not_delay_other_requests)
 }
 END_TEST
 
+/* Each call runs until four have run at once (until_peak): calls that
+ * cannot overlap are not answered. It used to be four 1 s calls that had
+ * to be answered within 3 s, which a loaded machine need not do. */
 START_TEST(slow_calls_run_at_the_same_time)
 {
     mh_proc *p = start_era(MODERN, NULL, NULL);
-    long long t0 = mh_now_ms();
     for (int i = 1; i <= 4; i++) {
         char id[16];
         snprintf(id, sizeof id, "%d", i);
-        send_call(p, MODERN, id, "slow", "{\"ms\":1000}", "");
+        send_call(p, MODERN, id, "slow", "{\"ms\":0,\"until_peak\":4}", "");
     }
     int peak = 0;
     for (int i = 0; i < 4; i++) {
@@ -594,8 +596,6 @@ START_TEST(slow_calls_run_at_the_same_time)
         peak = v > peak ? v : peak;
         json_object_put(o);
     }
-    long long took = mh_now_ms() - t0;
-    ck_assert_msg(took < 3000, "4 calls of 1 s took %lld ms: they did not overlap", took);
     ck_assert_msg(peak == 4, "at most %d of 4 calls ran at once", peak);
     mh_finish(p);
 }
@@ -603,9 +603,12 @@ END_TEST
 
 /*
 ** Calls that arrive in one read behind slow ones: with the core threads
-** busy for 3 s, the instant call must get a thread of its own at once (the
-** pool once counted woken-but-not-yet-running threads as free and let it
-** wait).
+** busy, the instant call must get a thread of its own at once (the pool
+** once counted woken-but-not-yet-running threads as free and let it
+** wait). The slow calls run until three calls have run at once, so they
+** end only if the instant one ran beside them: held up behind them, no
+** call is answered. (They used to sleep 3 s, and the instant answer had
+** to come within 2 s.)
 */
 START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
 {
@@ -618,26 +621,28 @@ START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
         json_object_put(mh_next(p));
     }
     char line[3][1024];
-    const char *ms[3] = {"3000", "3000", "0"};
+    const char *args[3] = {"\"ms\":0,\"until_peak\":3", "\"ms\":0,\"until_peak\":3", "\"ms\":0"};
     size_t total = 0;
     static char batch[4096];
     for (int i = 0; i < 3; i++) {
         int n = snprintf(line[i], sizeof line[i],
                          "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
-                         "\"arguments\":{\"ms\":%s}%s}}\n",
-                         10 + i, ms[i], meta(MODERN, ""));
+                         "\"arguments\":{%s}%s}}\n",
+                         10 + i, args[i], meta(MODERN, ""));
         memcpy(batch + total, line[i], (size_t)n);
         total += (size_t)n;
     }
-    long long t0 = mh_now_ms();
     mh_send_raw(p, batch, total); /* one write: one read, one batch */
-    json_object *o = mh_next(p);
-    MH_ASSERT_ID(o, "12");
-    long long took = mh_now_ms() - t0;
-    ck_assert_msg(took < 2000, "the instant call waited %lld ms behind slow calls", took);
-    json_object_put(o);
-    json_object_put(mh_next(p));
-    json_object_put(mh_next(p));
+    bool seen[3] = {false};
+    for (int i = 0; i < 3; i++) {
+        json_object *o = mh_next(p);
+        int id = json_object_get_int(mh_at(o, "id"));
+        ck_assert_msg(id >= 10 && id <= 12 && !seen[id - 10], "%s", mh_json(o));
+        seen[id - 10] = true;
+        const char *text = mh_str(o, "result content 0 text");
+        ck_assert_msg(text && (id == 12 || strstr(text, "peak 3")), "%s", mh_json(o));
+        json_object_put(o);
+    }
     mh_finish(p);
 }
 END_TEST

@@ -1,7 +1,9 @@
 /*
 ** slow.c: test plugin slow.so for the MCP integration tests. It sleeps in
 ** small steps for "ms" milliseconds, polling th_call_cancelled() (unless
-** "ignore_cancel"), and says on stderr when it saw a cancellation.
+** "ignore_cancel"), and says on stderr when it saw a cancellation. With
+** "until_peak" N it sleeps on until N calls have run at once: a test of
+** overlap then does not depend on how fast the machine starts them.
 */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -35,6 +37,7 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
         progress = json_object_get_boolean(v);
     if (json_object_object_get_ex(args, "tag", &v))
         tag = json_object_get_string(v);
+    int until_peak = json_object_object_get_ex(args, "until_peak", &v) ? json_object_get_int(v) : 0;
 
     int now = atomic_fetch_add(&running, 1) + 1;
     int seen = atomic_load(&peak);
@@ -44,7 +47,8 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     long long start = now_ms(), waited = 0;
     bool cancelled = false;
     int step = 0;
-    while ((waited = now_ms() - start) < ms) {
+    /* At most a minute past MS waiting for the peak. */
+    while ((waited = now_ms() - start) < ms || (atomic_load(&peak) < until_peak && waited < ms + 60000)) {
         if (!ignore && th_call_cancelled(call)) {
             cancelled = true;
             break;
@@ -72,7 +76,8 @@ static const th_tool slow_tool = {
                     "\"ms\":{\"type\":\"integer\",\"minimum\":0},"
                     "\"ignore_cancel\":{\"type\":\"boolean\"},"
                     "\"progress\":{\"type\":\"boolean\"},"
-                    "\"tag\":{\"type\":\"string\"}},"
+                    "\"tag\":{\"type\":\"string\"},"
+                    "\"until_peak\":{\"type\":\"integer\",\"minimum\":0}},"
                     "\"required\":[\"ms\"]}",
     .handler = slow,
 };
