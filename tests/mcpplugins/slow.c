@@ -3,10 +3,13 @@
 ** small steps for "ms" milliseconds, polling th_call_cancelled() (unless
 ** "ignore_cancel"), and says on stderr when it saw a cancellation. With
 ** "until_peak" N it sleeps on until N calls have run at once: a test of
-** overlap then does not depend on how fast the machine starts them.
+** overlap then does not depend on how fast the machine starts them. With
+** "mark" it creates that file as it starts: a test waits for it, not for
+** a while that is usually enough.
 */
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <toolhost/plugin.h>
@@ -38,6 +41,11 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     if (json_object_object_get_ex(args, "tag", &v))
         tag = json_object_get_string(v);
     int until_peak = json_object_object_get_ex(args, "until_peak", &v) ? json_object_get_int(v) : 0;
+    if (json_object_object_get_ex(args, "mark", &v)) {
+        FILE *f = fopen(json_object_get_string(v), "w");
+        if (f)
+            fclose(f);
+    }
 
     int now = atomic_fetch_add(&running, 1) + 1;
     int seen = atomic_load(&peak);
@@ -77,7 +85,8 @@ static const th_tool slow_tool = {
                     "\"ignore_cancel\":{\"type\":\"boolean\"},"
                     "\"progress\":{\"type\":\"boolean\"},"
                     "\"tag\":{\"type\":\"string\"},"
-                    "\"until_peak\":{\"type\":\"integer\",\"minimum\":0}},"
+                    "\"until_peak\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"mark\":{\"type\":\"string\"}},"
                     "\"required\":[\"ms\"]}",
     .handler = slow,
 };
