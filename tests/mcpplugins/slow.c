@@ -5,12 +5,14 @@
 ** "until_peak" N it sleeps on until N calls have run at once: a test of
 ** overlap then does not depend on how fast the machine starts them. With
 ** "mark" it creates that file as it starts: a test waits for it, not for
-** a while that is usually enough.
+** a while that is usually enough. With "gate" it sleeps on until that
+** file exists (at most a minute past "ms"): it ends when the test says.
 */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <toolhost/plugin.h>
 
@@ -41,6 +43,7 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     if (json_object_object_get_ex(args, "tag", &v))
         tag = json_object_get_string(v);
     int until_peak = json_object_object_get_ex(args, "until_peak", &v) ? json_object_get_int(v) : 0;
+    const char *gate = json_object_object_get_ex(args, "gate", &v) ? json_object_get_string(v) : NULL;
     if (json_object_object_get_ex(args, "mark", &v)) {
         FILE *f = fopen(json_object_get_string(v), "w");
         if (f)
@@ -55,8 +58,9 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     long long start = now_ms(), waited = 0;
     bool cancelled = false;
     int step = 0;
-    /* At most a minute past MS waiting for the peak. */
-    while ((waited = now_ms() - start) < ms || (atomic_load(&peak) < until_peak && waited < ms + 60000)) {
+    /* At most a minute past MS waiting for the peak or the gate. */
+    while ((waited = now_ms() - start) < ms ||
+           ((atomic_load(&peak) < until_peak || (gate && access(gate, F_OK) != 0)) && waited < ms + 60000)) {
         if (!ignore && th_call_cancelled(call)) {
             cancelled = true;
             break;
@@ -86,7 +90,8 @@ static const th_tool slow_tool = {
                     "\"progress\":{\"type\":\"boolean\"},"
                     "\"tag\":{\"type\":\"string\"},"
                     "\"until_peak\":{\"type\":\"integer\",\"minimum\":0},"
-                    "\"mark\":{\"type\":\"string\"}},"
+                    "\"mark\":{\"type\":\"string\"},"
+                    "\"gate\":{\"type\":\"string\"}},"
                     "\"required\":[\"ms\"]}",
     .handler = slow,
 };
