@@ -1191,13 +1191,6 @@ int main(int argc, char **argv)
         } else if (hopts.auth = auth, !(http = th_http_start(mcp, &hopts, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--http: %s", err);
             status = 1;
-        } else if (hopts.use_listen_fd) {
-            th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
-                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
-        } else {
-            th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
-                   hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",
-                   th_http_port(http), hopts.path ? hopts.path : "/mcp");
         }
     }
     /* Rescans (SIGHUP, and inotify with --watch) run on a thread of their
@@ -1218,6 +1211,17 @@ int main(int argc, char **argv)
             status = 1;
             goto stop;
         }
+    }
+    /* Announced once --watch is armed too: a client that waits for this
+     * line and subscribes sees every change made after it (a plugin
+     * installed between the two went unnoticed under load). */
+    if (http && hopts.use_listen_fd) {
+        th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
+               th_http_port(http), hopts.path ? hopts.path : "/mcp");
+    } else if (http) {
+        th_log(TH_LOG_INFO, "listening on http://%s%s%s:%u%s", strchr(hopts.addr ? hopts.addr : "", ':') ? "[" : "",
+               hopts.addr ? hopts.addr : "127.0.0.1", strchr(hopts.addr ? hopts.addr : "", ':') ? "]" : "",
+               th_http_port(http), hopts.path ? hopts.path : "/mcp");
     }
     /* stdio is the default; with --http it runs only when asked for. */
     if (http_on && !http) {

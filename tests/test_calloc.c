@@ -25,10 +25,15 @@
  * a block that is freed next. */
 static void *(*volatile fill)(void *, int, size_t) = memset;
 
+/* One assertion per block: Check's assertion reports each pass to the
+ * parent process (a write), which for every byte of 200,000 took 1.5 s,
+ * 2.2 s under ASan, and past the tcase's 4 s on a loaded machine. */
 static void all_zero(const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(p[i] == 0, "byte %zu of %zu is 0x%02x", i, n, p[i]);
+    size_t i = 0;
+    while (i < n && p[i] == 0)
+        i++;
+    ck_assert_msg(i == n, "byte %zu of %zu is 0x%02x", i, n, i < n ? p[i] : 0);
 }
 
 /* A block just freed with garbage in it is what malloc hands out next for

@@ -737,15 +737,39 @@ END_TEST
 
 /* ---- shutdown ------------------------------------------------------------------ */
 
+/* A file name for slow's "mark" (made when the call starts), not there yet. */
+static void mark_path(char *buf, size_t size)
+{
+    snprintf(buf, size, "/tmp/mh-mark-%ld", (long)getpid());
+    unlink(buf);
+}
+
+/* Until the slow call marked MARK has started (it used to be a 500 ms
+ * sleep: a loaded machine may not have read the request by then). */
+static void await_mark(const char *mark)
+{
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    while (access(mark, F_OK) != 0) {
+        ck_assert_msg(mh_now_ms() < until, "the slow call did not start in %d ms", MH_TIMEOUT_MS);
+        usleep(10 * 1000);
+    }
+    unlink(mark);
+}
+
 START_TEST(sigterm_finishes_calls_in_flight)
 {
     int port;
     mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=15000", NULL);
+    char mark[64], body[512];
+    mark_path(mark, sizeof mark);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+             "\"arguments\":{\"ms\":1500,\"mark\":\"%s\"}," MH_MODERN_META "}}",
+             mark);
     int fd = send_request(port, "POST", "/mcp", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
-                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
-                          "\"arguments\":{\"ms\":1500}," MH_MODERN_META "}}");
-    /* Let the call start, then ask the host to stop. */
-    usleep(500 * 1000);
+                          body);
+    /* Once the call runs, ask the host to stop. */
+    await_mark(mark);
     mh_kill(p, SIGTERM);
     hres r = read_response(fd);
     ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
@@ -772,10 +796,15 @@ START_TEST(sigterm_cancels_a_modern_call)
 {
     int port;
     mh_proc *p = start_http(&port, isolation[_i], "--shutdown-grace-ms=300", "--call-timeout=100");
+    char mark[64], body[512];
+    mark_path(mark, sizeof mark);
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+             "\"arguments\":{\"ms\":90000,\"tag\":\"long\",\"mark\":\"%s\"}," MH_MODERN_META "}}",
+             mark);
     int fd = send_request(port, "POST", "/mcp", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n",
-                          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
-                          "\"arguments\":{\"ms\":90000,\"tag\":\"long\"}," MH_MODERN_META "}}");
-    usleep(500 * 1000); /* let the call start */
+                          body);
+    await_mark(mark);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     char *err = mh_stderr(p);

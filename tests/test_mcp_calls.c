@@ -574,14 +574,16 @@ START_TEST(a_slow_call_does_not_delay_other_requests)
 }
 END_TEST
 
+/* Each call runs until four have run at once (until_peak): calls that
+ * cannot overlap are not answered. It used to be four 1 s calls that had
+ * to be answered within 3 s, which a loaded machine need not do. */
 START_TEST(slow_calls_run_at_the_same_time)
 {
     mh_proc *p = start_era(MODERN, NULL, NULL);
-    long long t0 = mh_now_ms();
     for (int i = 1; i <= 4; i++) {
         char id[16];
         snprintf(id, sizeof id, "%d", i);
-        send_call(p, MODERN, id, "slow", "{\"ms\":1000}", "");
+        send_call(p, MODERN, id, "slow", "{\"ms\":0,\"until_peak\":4}", "");
     }
     int peak = 0;
     for (int i = 0; i < 4; i++) {
@@ -594,8 +596,6 @@ START_TEST(slow_calls_run_at_the_same_time)
         peak = v > peak ? v : peak;
         json_object_put(o);
     }
-    long long took = mh_now_ms() - t0;
-    ck_assert_msg(took < 3000, "4 calls of 1 s took %lld ms: they did not overlap", took);
     ck_assert_msg(peak == 4, "at most %d of 4 calls ran at once", peak);
     mh_finish(p);
 }
@@ -603,9 +603,11 @@ END_TEST
 
 /*
 ** Calls that arrive in one read behind slow ones: with the core threads
-** busy for 3 s, the instant call must get a thread of its own at once (the
-** pool once counted woken-but-not-yet-running threads as free and let it
-** wait).
+** busy, the instant call must get a thread of its own at once (the pool
+** once counted woken-but-not-yet-running threads as free and let it
+** wait). The slow calls run until the test has the instant call's answer
+** (a gate file): held up behind them, it is never answered. (They used to
+** sleep 3 s, and the instant answer had to come within 2 s.)
 */
 START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
 {
@@ -618,35 +620,56 @@ START_TEST(instant_call_read_with_slow_ones_is_not_held_up)
         json_object_put(mh_next(p));
     }
     char line[3][1024];
-    const char *ms[3] = {"3000", "3000", "0"};
+    char gate[64], slow_args[128];
+    snprintf(gate, sizeof gate, "/tmp/mh-gate-%ld", (long)getpid());
+    unlink(gate);
+    snprintf(slow_args, sizeof slow_args, "\"ms\":0,\"gate\":\"%s\"", gate);
+    const char *args[3] = {slow_args, slow_args, "\"ms\":0"};
     size_t total = 0;
     static char batch[4096];
     for (int i = 0; i < 3; i++) {
         int n = snprintf(line[i], sizeof line[i],
                          "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
-                         "\"arguments\":{\"ms\":%s}%s}}\n",
-                         10 + i, ms[i], meta(MODERN, ""));
+                         "\"arguments\":{%s}%s}}\n",
+                         10 + i, args[i], meta(MODERN, ""));
         memcpy(batch + total, line[i], (size_t)n);
         total += (size_t)n;
     }
-    long long t0 = mh_now_ms();
     mh_send_raw(p, batch, total); /* one write: one read, one batch */
     json_object *o = mh_next(p);
     MH_ASSERT_ID(o, "12");
-    long long took = mh_now_ms() - t0;
-    ck_assert_msg(took < 2000, "the instant call waited %lld ms behind slow calls", took);
+    MH_ASSERT_RESULT(o);
     json_object_put(o);
+    FILE *g = fopen(gate, "w");
+    ck_assert(g && fclose(g) == 0);
     json_object_put(mh_next(p));
     json_object_put(mh_next(p));
+    unlink(gate);
     mh_finish(p);
 }
 END_TEST
 
 /* ---- cancellation ---------------------------------------------------------------------------- */
 
+/* The next message that is not progress, NULL at EOF. Progress the slow
+ * call sent before its handler saw the cancellation may still be on its
+ * way (from the worker, through the host's output queue: seen later than
+ * 300 ms after the handler's log line on a loaded machine), in any number. */
+static json_object *next_past_progress(mh_proc *p)
+{
+    for (;;) {
+        json_object *o = mh_read(p, MH_TIMEOUT_MS);
+        if (!o || !mh_has(o, "method"))
+            return o;
+        MH_ASSERT_STR(o, "method", "notifications/progress");
+        json_object_put(o);
+    }
+}
+
 /* Start a slow call with progress, wait until it runs (first progress),
  * cancel it, wait until the handler saw it, and check nothing more comes
- * for it: the next message answers the request sent after. */
+ * for it: not before the answers to the requests sent after, nor after
+ * them until the host has ended (EOF on its stdout). */
 static void cancel_in_flight_as(int era, const char *id_json, const char *cancel_json)
 {
     mh_proc *p = start_era(era, NULL, NULL);
@@ -658,30 +681,31 @@ static void cancel_in_flight_as(int era, const char *id_json, const char *cancel
     mh_send(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%s,"
                "\"reason\":\"test\"}}",
             cancel_json);
-    /* Progress sent before the cancellation was read may still be in the pipe. */
     ck_assert_msg(mh_stderr_wait(p, "slow[victim]: saw cancellation", MH_TIMEOUT_MS),
                   "the handler never saw the cancellation");
-    usleep(300 * 1000); /* let a (wrong) response reach the pipe */
-    for (;;) {
-        o = mh_read(p, 0);
-        if (!o)
-            break;
-        ck_assert_msg(!mh_has(o, "id"), "a response was sent for the cancelled call: %s", mh_json(o));
-        MH_ASSERT_STR(o, "method", "notifications/progress");
-        json_object_put(o);
-    }
-    if (era == LEGACY) {
-        mh_ping_is_next(p, 77);
-    } else {
-        o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
-        MH_ASSERT_ID(o, "77");
-        MH_ASSERT_RESULT(o);
-        json_object_put(o);
-    }
-    o = call(p, era, "echo", "{\"text\":\"after\"}");
+    if (era == LEGACY)
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"ping\"}");
+    else
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    o = next_past_progress(p); /* a response to the cancelled call fails here */
+    ck_assert_msg(o != NULL, "no answer to the request after the cancellation");
+    MH_ASSERT_ID(o, "77");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    send_call(p, era, "78", "echo", "{\"text\":\"after\"}", "");
+    o = next_past_progress(p);
+    ck_assert_msg(o != NULL, "no answer to the call after the cancellation");
+    MH_ASSERT_ID(o, "78");
     MH_ASSERT_STR(o, "result content 0 text", "after");
     json_object_put(o);
-    mh_finish(p);
+    /* The handler has returned: whatever its call could still cause is
+     * out before the host ends. */
+    mh_close_stdin(p);
+    o = next_past_progress(p);
+    ck_assert_msg(o == NULL, "a response was sent for the cancelled call: %s", mh_json(o));
+    ck_assert_msg(mh_eof(p), "stdout did not close after EOF on stdin");
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
 }
 
 static void cancel_in_flight(int era, const char *id_json)

@@ -237,19 +237,25 @@ static long task_status(pid_t tid, const char *key)
     return v;
 }
 
-/* True once thread TID sleeps (state S). */
-static bool task_sleeps(pid_t tid)
+/*
+** True once thread TID is blocked in system call NR: switched out and off
+** the run queue, its voluntary context switch counted. The kernel prints
+** the call in /proc/.../syscall only then ("running" while the thread is
+** on a CPU or preempted). State S alone is not that: a thread shows S
+** from the moment it marks itself sleeping, before it has switched out,
+** and a loaded machine can preempt it right there (seen: "before" 0, then
+** 1 with no wake-up at all).
+*/
+static bool task_blocked_in(pid_t tid, long nr)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", (long)tid);
     FILE *f = fopen(path, "r");
-    bool s = false;
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "State:", 6) == 0)
-            s = strchr(line, 'S') != NULL;
+    long got = -1;
+    bool blocked = f && fscanf(f, "%ld", &got) == 1 && got == nr;
     if (f)
         fclose(f);
-    return s;
+    return blocked;
 }
 
 /*
@@ -274,8 +280,11 @@ START_TEST(a_waiting_reader_sleeps_through_the_peers_reads)
     int queued = 0;
     while (ioctl(down[0], FIONREAD, &queued) == 0 && queued < TH_IPC_HEADER + 2)
         nanosleep(&tick, NULL);
-    while (!__atomic_load_n(&w.tid, __ATOMIC_SEQ_CST) || !task_sleeps(w.tid))
+    long long until = th_now_ms() + 20000;
+    while (!__atomic_load_n(&w.tid, __ATOMIC_SEQ_CST) || !task_blocked_in(w.tid, SYS_read)) {
+        ck_assert_msg(th_now_ms() < until, "the waiter was not seen blocked in read(2) for 20 s");
         nanosleep(&tick, NULL);
+    }
     long before = task_status(w.tid, "voluntary_ctxt_switches");
     ck_assert_int_ge(before, 0);
     /* The peer reads the request: the waiter must sleep on. */

@@ -1,11 +1,18 @@
 /*
 ** slow.c: test plugin slow.so for the MCP integration tests. It sleeps in
 ** small steps for "ms" milliseconds, polling th_call_cancelled() (unless
-** "ignore_cancel"), and says on stderr when it saw a cancellation.
+** "ignore_cancel"), and says on stderr when it saw a cancellation. With
+** "until_peak" N it sleeps on until N calls have run at once: a test of
+** overlap then does not depend on how fast the machine starts them. With
+** "mark" it creates that file as it starts: a test waits for it, not for
+** a while that is usually enough. With "gate" it sleeps on until that
+** file exists (at most a minute past "ms"): it ends when the test says.
 */
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <toolhost/plugin.h>
 
@@ -35,6 +42,13 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
         progress = json_object_get_boolean(v);
     if (json_object_object_get_ex(args, "tag", &v))
         tag = json_object_get_string(v);
+    int until_peak = json_object_object_get_ex(args, "until_peak", &v) ? json_object_get_int(v) : 0;
+    const char *gate = json_object_object_get_ex(args, "gate", &v) ? json_object_get_string(v) : NULL;
+    if (json_object_object_get_ex(args, "mark", &v)) {
+        FILE *f = fopen(json_object_get_string(v), "w");
+        if (f)
+            fclose(f);
+    }
 
     int now = atomic_fetch_add(&running, 1) + 1;
     int seen = atomic_load(&peak);
@@ -44,7 +58,9 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     long long start = now_ms(), waited = 0;
     bool cancelled = false;
     int step = 0;
-    while ((waited = now_ms() - start) < ms) {
+    /* At most a minute past MS waiting for the peak or the gate. */
+    while ((waited = now_ms() - start) < ms ||
+           ((atomic_load(&peak) < until_peak || (gate && access(gate, F_OK) != 0)) && waited < ms + 60000)) {
         if (!ignore && th_call_cancelled(call)) {
             cancelled = true;
             break;
@@ -72,7 +88,10 @@ static const th_tool slow_tool = {
                     "\"ms\":{\"type\":\"integer\",\"minimum\":0},"
                     "\"ignore_cancel\":{\"type\":\"boolean\"},"
                     "\"progress\":{\"type\":\"boolean\"},"
-                    "\"tag\":{\"type\":\"string\"}},"
+                    "\"tag\":{\"type\":\"string\"},"
+                    "\"until_peak\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"mark\":{\"type\":\"string\"},"
+                    "\"gate\":{\"type\":\"string\"}},"
                     "\"required\":[\"ms\"]}",
     .handler = slow,
 };
