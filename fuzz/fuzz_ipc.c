@@ -64,12 +64,8 @@ static void check_line(const char *text, size_t len, const char *what)
 static void on_notify(void *ctx, json_object *n)
 {
     (void)ctx;
-    size_t len;
-    const char *text = th_rpc_serialize(n, &len);
-    if (!text)
-        abort();
-    check_line(text, len, "a notification from a worker's frame is not one line of JSON");
-    json_object_put(n);
+    if (!fz_notice_is_line(n))
+        DIE("a notification from a worker's frame is not one line of JSON");
 }
 
 static void on_updated(const char *uri, void *ctx)

@@ -57,6 +57,19 @@ static inline bool fz_is_line(const char *text, size_t len)
     return ok;
 }
 
+/* Whether notification N, as the host serialises it, is fz_is_line; N is
+ * taken (a notify hook's argument). */
+static inline bool fz_notice_is_line(json_object *n)
+{
+    size_t len;
+    const char *text = th_rpc_serialize(n, &len);
+    if (!text)
+        abort();
+    bool ok = fz_is_line(text, len);
+    json_object_put(n);
+    return ok;
+}
+
 /*
 ** Parse LEN bytes of schema text as the registry parses a plugin's
 ** input_schema: strict RFC 8259, UTF-8 checked (json-c's check and

@@ -125,9 +125,9 @@ hostile_sigpipe_fork_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 # Issue 9 (test_hostile): a worker's RESULT frame that is not JSON, has a
 # byte after its JSON, a raw newline or a byte that is not UTF-8.
 check_LTLIBRARIES += hostile/forge_result.la
-hostile_forge_result_la_SOURCES = hostile/forge_result.c
+hostile_forge_result_la_SOURCES = hostile/forge_result.c hostile/forge.h
 hostile_forge_result_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 # Forged ASK, RESULT and stray frames around a real question (test_hostile_ask).
 check_LTLIBRARIES += hostile/forge_ask.la
-hostile_forge_ask_la_SOURCES = hostile/forge_ask.c
+hostile_forge_ask_la_SOURCES = hostile/forge_ask.c hostile/forge.h
 hostile_forge_ask_la_LDFLAGS = $(TEST_MODULE_FLAGS)

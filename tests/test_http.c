@@ -887,6 +887,15 @@ END_TEST
     "\"arguments\":{\"ms\":" #ms ",\"tag\":\"" tag "\"},\"_meta\":{" meta MH_MODERN_META_FIELDS "}}}"
 #define SLOW_HEADERS ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: slow\r\n"
 
+/* A modern echo call on PORT is answered: the host serves on. */
+static void echo_answers(int port)
+{
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
+                     MODERN_CALL("echo"));
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+}
+
 START_TEST(modern_calls_answer_on_time)
 {
     int port;
@@ -995,10 +1004,7 @@ START_TEST(modern_worker_calls_wait_on_their_connection)
     int port;
     mh_proc *p = start_http(&port, isolation[_i], NULL, NULL);
     for (int i = 0; i < 3; i++) {
-        hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
-                         MODERN_CALL("echo"));
-        ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
-        hres_free(&r);
+        echo_answers(port);
     }
     char names[8192];
     thread_names(p, names, sizeof names);
@@ -1030,10 +1036,7 @@ START_TEST(modern_call_let_go_at_deadline_is_finished_by_the_monitor)
     hres_free(&r);
     ck_assert_msg(mh_stderr_wait(p, "'slow' ignored cancellation for 300 ms", MH_TIMEOUT_MS),
                   "the worker of the abandoned call was not killed");
-    r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
-                MODERN_CALL("echo"));
-    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
-    hres_free(&r);
+    echo_answers(port);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
@@ -1058,10 +1061,7 @@ START_TEST(modern_worker_call_streams_progress_as_it_comes)
     ck_assert_msg(read_until(fd, buf, sizeof buf, &len, 0, "notifications/progress"), "no progress came: %s", buf);
     ck_assert_msg(!strstr(buf, "\"result\""), "the progress came with the result: %s", buf);
     close(fd); /* a modern client that leaves cancels its call */
-    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n",
-                     MODERN_CALL("echo"));
-    ck_assert_msg(r.status == 200 && strstr(r.body, "\"text\":\"x\""), "HTTP %d %s", r.status, r.body);
-    hres_free(&r);
+    echo_answers(port);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);

@@ -13,8 +13,7 @@
 
 #include <toolhost/plugin.h>
 
-#include "worker/ipc.h"
-#include "worker/spawn.h"
+#include "forge.h"
 
 static const struct {
     const char *kind;
@@ -28,21 +27,6 @@ static const struct {
      * fuzz_rawresult found the scan passed it on as bytes. */
     {"dup_member", "{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":5}]}"},
 };
-
-/* Whether this process is a worker (in the host, fd 4 is the host's). */
-static int in_worker(void)
-{
-    char cmd[4096];
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    size_t n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
-    if (f)
-        fclose(f);
-    cmd[n] = '\0';
-    for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
-        if (strcmp(cmd + i, TH_WORKER_ARG) == 0)
-            return 1;
-    return 0;
-}
 
 /* The host numbers a worker's calls from 1 and the test makes them one at a time. */
 static uint32_t calls;
@@ -58,13 +42,7 @@ static th_rc forge_result(th_call *call, json_object *args, void *user_data)
     for (size_t i = 0; i < sizeof forgeries / sizeof forgeries[0]; i++) {
         if (strcmp(kind, forgeries[i].kind) != 0)
             continue;
-        unsigned char frame[256];
-        uint32_t len = (uint32_t)strlen(forgeries[i].payload);
-        memcpy(frame, &len, 4);
-        frame[4] = TH_IPC_RESULT;
-        memcpy(frame + 5, &id, 4);
-        memcpy(frame + TH_IPC_HEADER, forgeries[i].payload, len);
-        if (write(TH_WORKER_OUT_FD, frame, TH_IPC_HEADER + len) != (ssize_t)(TH_IPC_HEADER + len))
+        if (forge(TH_IPC_RESULT, id, forgeries[i].payload) != 0)
             return th_call_error(call, "could not write the forged frame");
         /* The real answer follows: it must not reach the client either. */
         return th_call_text(call, "the real answer");
