@@ -974,6 +974,7 @@ int main(int argc, char **argv)
             printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
                    TH_MCP_MODERN_VERSION);
             printf("Linux interfaces used: %s\n", th_compat_linux_features());
+            printf("License: %s\n", TH_LICENSE);
             free_boxes(boxes);
             free(dirs);
             free(origins);
