@@ -354,10 +354,21 @@ static void session_unref(th_mcp_session *s)
 */
 typedef struct rpc_batch {
     th_mcp_session *s;   /* a session reference */
-    pthread_mutex_t lock; /* replies, refs */
-    json_object *replies;
+    pthread_mutex_t lock; /* replies, refs, bytes */
+    json_object *replies; /* each kept as its text (batch_add) */
     int refs;
+    size_t bytes;        /* the replies' text so far */
+    size_t max_bytes;    /* past it, results become busy errors */
 } rpc_batch;
+
+/*
+** A batch is small on the wire but not in memory: 200 reads of a large
+** resource in 17 KB once asked for a 100 MB answer. Past BATCH_MAX_REQUESTS
+** elements, or once its answers hold --max-result-bytes (one batch may
+** answer what one tool result may), the rest of the batch is answered
+** busy, as a client sending too much at once is elsewhere.
+*/
+#define BATCH_MAX_REQUESTS 128
 
 /* The batch whose responses the calling thread is producing, or NULL: set
  * by the reader while it dispatches a batch's elements and by a pool thread
@@ -376,6 +387,7 @@ static rpc_batch *batch_new(th_mcp_session *s)
     }
     b->s = s;
     b->refs = 1;
+    b->max_bytes = s->mcp->cfg.max_result_bytes;
     atomic_fetch_add(&s->refs, 1);
     pthread_mutex_init(&b->lock, NULL);
     return b;
@@ -426,6 +438,62 @@ static void trace(const char *dir, const char *text, size_t len)
     json_object_put(f);
 }
 
+/* Under B->lock: whether B's answers reached their bound. */
+static bool batch_full(const rpc_batch *b)
+{
+    return b->bytes >= b->max_bytes;
+}
+
+static void batch_busy(th_mcp_session *s, json_object *id, size_t max_bytes);
+
+static bool batch_is_full(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    bool full = batch_full(b);
+    pthread_mutex_unlock(&b->lock);
+    return full;
+}
+
+/*
+** Add MSG (taken) to B's replies as its text, which is all the array's
+** serialisation needs and a fraction of the tree's size. A result that
+** would take B past its bound is replaced by the busy error.
+*/
+static void batch_add(rpc_batch *b, json_object *msg)
+{
+    size_t len = 0;
+    const char *text = th_rpc_serialize(msg, &len);
+    json_object *id = NULL, *v;
+    bool result = th_rpc_member(msg, "result", &v) && th_rpc_member(msg, "id", &id);
+    /* Taken here, so answers finishing together cannot all fit. */
+    pthread_mutex_lock(&b->lock);
+    bool over = result && b->bytes + len > b->max_bytes;
+    if (over)
+        b->bytes = b->max_bytes > b->bytes ? b->max_bytes : b->bytes; /* full: the rest is busy too */
+    else
+        b->bytes += len;
+    pthread_mutex_unlock(&b->lock);
+    if (over) {
+        json_object_get(id);
+        json_object_put(msg);
+        batch_busy(b->s, id, b->max_bytes);
+        json_object_put(id);
+        return;
+    }
+    char *copy = text ? strdup(text) : NULL;
+    json_object *o = copy ? json_object_new_object() : NULL;
+    json_object_put(msg);
+    if (!o) {
+        free(copy);
+        th_log(TH_LOG_ERROR, "out of memory adding a response to a JSON-RPC batch; it was not sent");
+        return;
+    }
+    json_object_set_serializer(o, json_object_userdata_to_json_string, copy, json_object_free_userdata);
+    pthread_mutex_lock(&b->lock);
+    json_object_array_add(b->replies, o);
+    pthread_mutex_unlock(&b->lock);
+}
+
 static void send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
@@ -433,9 +501,7 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         return;
     }
     if (answering && answering->s == s) {
-        pthread_mutex_lock(&answering->lock);
-        json_object_array_add(answering->replies, msg);
-        pthread_mutex_unlock(&answering->lock);
+        batch_add(answering, msg);
         return;
     }
     if (th_log_enabled(TH_LOG_DEBUG))
@@ -477,6 +543,15 @@ static void send_errorf(th_mcp_session *s, json_object *id, int code, const char
     va_end(ap);
     th_utf8_clip(m); /* names from the client may have been cut mid-character */
     send_error(s, id, code, m, NULL);
+}
+
+/* The answer to a batch's request past the batch's bounds (ANSWERING's). */
+static void batch_busy(th_mcp_session *s, json_object *id, size_t max_bytes)
+{
+    send_errorf(s, id, TH_RPC_SERVER_BUSY,
+                "Server busy: a JSON-RPC batch is served up to %d requests and %zu bytes of answers "
+                "(--max-result-bytes); send this request again outside the batch",
+                BATCH_MAX_REQUESTS, max_bytes);
 }
 
 static json_object *server_info(const th_mcp *m)
@@ -2220,6 +2295,17 @@ static void run_resource(void *p)
     }
     q.hooks = &hooks;
     th_mcpres_answer a = {0};
+    if (rj->batch && rj->op.s && batch_is_full(rj->batch)) {
+        /* Its answer could only be replaced by the busy error: not read. */
+        if (op_finish(&rj->op)) { /* else cancelled: no answer */
+            answering = rj->batch;
+            batch_busy(s, rj->id, rj->batch->max_bytes);
+            answering = NULL;
+        }
+        batch_release(rj->batch); /* no deadline was armed to release it */
+        res_job_free(rj);
+        return;
+    }
     bool run = !rj->op.s || op_start(&rj->op);
     if (run)
         th_mcpres_serve(&q, &a);
@@ -2891,7 +2977,10 @@ static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
         th_rpc_msg m;
         th_rpc_parse_value(json_object_array_get_idx(msg->msg, i), &m);
         answering = b;
-        dispatch(s, &m);
+        if (m.kind == TH_RPC_REQUEST && (i >= BATCH_MAX_REQUESTS || batch_is_full(b)))
+            batch_busy(s, m.id, b->max_bytes);
+        else
+            dispatch(s, &m);
         answering = NULL;
         th_rpc_msg_clear(&m);
     }

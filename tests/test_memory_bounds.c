@@ -1,0 +1,184 @@
+/*
+** test_memory_bounds.c: what one request or a slow reader can make the host
+** hold over stdio: a JSON-RPC batch's answers. Each test measures the
+** host's own RSS (/proc/PID/status) with a wide margin.
+*/
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcp_harness.h"
+#include "check_main.h"
+
+#define FILES_SO TOP_BUILDDIR "/plugins/.libs/files.so"
+#define BIG_BYTES (512 * 1024)
+
+static const char *const modes[] = {"--isolation=none", "--isolation=process"};
+
+static char froot[64];
+
+/* A files root holding one 512 KiB text file, served by the files plugin. */
+static void setup(void)
+{
+    mh_global_setup();
+    snprintf(froot, sizeof froot, "/tmp/th-membound-%ld", (long)getpid());
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && head -c %d /dev/zero | tr '\\000' a > %s/big", froot,
+             froot, BIG_BYTES, froot);
+    if (system(cmd) != 0) { /* before the runner: no ck_assert here */
+        fprintf(stderr, "cannot create the files root %s\n", froot);
+        exit(1);
+    }
+    setenv("TOOLHOST_FILES_ROOT", froot, 1);
+    setenv("TOOLHOST_FILES_MAX_BYTES", "1048576", 1);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", froot);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", froot);
+    mh_global_teardown();
+}
+
+/* FIELD (VmRSS, VmHWM) of PID in KiB. */
+static long status_kib(long pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    long kib = -1;
+    size_t flen = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            kib = strtol(line + flen + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    ck_assert_msg(kib > 0, "no %s in %s", field, path);
+    return kib;
+}
+
+/* Read the big file once, so the baseline includes what serving it costs. */
+static void read_big_once(mh_proc *p)
+{
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+                               "\"params\":{\"uri\":\"file:///big\"}}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+}
+
+/* The batch's elements answered with a result, and busy; it must answer each. */
+static void count_batch(json_object *a, size_t n, size_t *results, size_t *busy)
+{
+    ck_assert_msg(json_object_is_type(a, json_type_array) && json_object_array_length(a) == n,
+                  "want an array of %zu answers", n);
+    *results = *busy = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *o = json_object_array_get_idx(a, i);
+        if (mh_has(o, "result"))
+            (*results)++;
+        else if (json_object_get_int(mh_at(o, "error code")) == -31000)
+            (*busy)++;
+        else
+            ck_abort_msg("unexpected answer %s", mh_json(o));
+    }
+}
+
+/*
+** 200 reads of a 512 KiB file in one 17 KB batch used to answer 100 MB and
+** grow the host by 322 MB. The batch is answered in full, but past the
+** bound (--max-result-bytes, 16 MiB by default) the reads are busy errors.
+*/
+START_TEST(batch_answers_are_bounded)
+{
+    char *dir = mh_private_dir(FILES_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", NULL);
+    mh_initialize(p, "2025-03-26");
+    read_big_once(p);
+    long before = status_kib(mh_pid(p), "VmRSS");
+
+    enum { N = 200 };
+    size_t cap = N * 96 + 16, len = 0;
+    char *batch = malloc(cap);
+    ck_assert_ptr_nonnull(batch);
+    batch[len++] = '[';
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(batch + len, cap - len,
+                                "%s{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
+                                "\"params\":{\"uri\":\"file:///big\"}}",
+                                i ? "," : "", 10 + i);
+    batch[len++] = ']';
+    mh_send_raw(p, batch, len);
+    mh_send_raw(p, "\n", 1);
+    free(batch);
+
+    char *line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_msg(line != NULL, "no answer to the batch");
+    size_t answer = strlen(line);
+    json_object *a = mh_parse(line);
+    free(line);
+    size_t results, busy;
+    count_batch(a, N, &results, &busy);
+    json_object_put(a);
+    long hwm = status_kib(mh_pid(p), "VmHWM");
+    fprintf(stderr, "test_memory_bounds: %s: batch of %d reads: %zu results, %zu busy, answer %zu bytes; "
+                    "host VmRSS %ld kB before, VmHWM %ld kB after\n",
+            modes[_i], N, results, busy, answer, before, hwm);
+    ck_assert_msg(busy > 0 && results > 0, "want both results and busy errors, got %zu and %zu", results, busy);
+    ck_assert_msg(answer <= (size_t)20 << 20, "the batch's answer is %zu bytes", answer);
+    ck_assert_msg(hwm - before < 160 * 1024, "the host grew from %ld kB to a peak of %ld kB", before, hwm);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Past the count bound, a batch's requests are busy even when small. */
+START_TEST(batch_count_is_bounded)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-03-26");
+    enum { N = 300 };
+    size_t cap = N * 48 + 16, len = 0;
+    char *batch = malloc(cap);
+    ck_assert_ptr_nonnull(batch);
+    batch[len++] = '[';
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(batch + len, cap - len, "%s{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}",
+                                i ? "," : "", 10 + i);
+    batch[len++] = ']';
+    mh_send_raw(p, batch, len);
+    mh_send_raw(p, "\n", 1);
+    free(batch);
+    char *line = mh_read_line(p, MH_TIMEOUT_MS);
+    ck_assert_msg(line != NULL, "no answer to the batch");
+    json_object *a = mh_parse(line);
+    free(line);
+    size_t results, busy;
+    count_batch(a, N, &results, &busy);
+    json_object_put(a);
+    ck_assert_msg(results == 128 && busy == N - 128, "want 128 results and %d busy, got %zu and %zu", N - 128,
+                  results, busy);
+    mh_finish(p);
+}
+END_TEST
+
+static Suite *memory_suite(void)
+{
+    Suite *s = suite_create("memory_bounds");
+    TCase *tc = tcase_create("batches");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, batch_answers_are_bounded, 0, 2);
+    tcase_add_test(tc, batch_count_is_bounded);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(memory_suite, setup, teardown)
