@@ -1,7 +1,8 @@
 /*
 ** test_memory_bounds.c: what one request or a slow reader can make the host
-** hold over stdio: a JSON-RPC batch's answers. Each test measures the
-** host's own RSS (/proc/PID/status) with a wide margin.
+** hold over stdio: a JSON-RPC batch's answers and the parsed arguments of
+** calls in flight. Each test
+** measures the host's own RSS (/proc/PID/status) with a wide margin.
 */
 #include "config.h"
 
@@ -170,6 +171,94 @@ START_TEST(batch_count_is_bounded)
 }
 END_TEST
 
+/*
+** 20 calls held by a gate, each with a 3 MB array argument (1.5 million
+** numbers): the parsed trees used to take ~100 MiB each (2.5 GiB in all
+** with 4 MB) while --max-inflight-bytes counted text. Now the host counts
+** the parsed size, and drops the tree of a call its worker runs once it
+** is validated: each call runs or is answered busy, and the host stays
+** under 512 MiB. The test waits until every call has either started (its
+** mark file) or been answered.
+*/
+START_TEST(parsed_arguments_are_bounded)
+{
+    enum { N = 20, ELEMS = 1500000 };
+    mh_proc *p = mh_start(modes[_i], NULL);
+    mh_initialize(p, "2025-11-25");
+    long before = status_kib(mh_pid(p), "VmRSS");
+    char gate[64], mark[80];
+    snprintf(gate, sizeof gate, "/tmp/th-membound-gate-%ld", (long)getpid());
+    unlink(gate);
+
+    size_t cap = (size_t)ELEMS * 2 + 512;
+    char *line = malloc(cap);
+    ck_assert_ptr_nonnull(line);
+    for (int i = 0; i < N; i++) {
+        snprintf(mark, sizeof mark, "%s.%d", gate, i);
+        unlink(mark);
+        int len = snprintf(line, cap,
+                           "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                           "\"arguments\":{\"ms\":0,\"gate\":\"%s\",\"mark\":\"%s\",\"pad\":[",
+                           100 + i, gate, mark);
+        for (int k = 0; k < ELEMS; k++) {
+            line[len++] = '0';
+            line[len++] = ',';
+        }
+        len--; /* the last comma */
+        len += snprintf(line + len, cap - (size_t)len, "]}}}\n");
+        mh_send_raw(p, line, (size_t)len);
+    }
+    free(line);
+
+    /* Each call either runs (it made its mark) or was answered busy. */
+    bool answered[N] = {0}, running[N] = {0};
+    int settled = 0, busy = 0, ran = 0;
+    long long give_up = mh_now_ms() + MH_TIMEOUT_MS;
+    while (settled < N) {
+        for (int i = 0; i < N; i++) {
+            snprintf(mark, sizeof mark, "%s.%d", gate, i);
+            if (!running[i] && !answered[i] && access(mark, F_OK) == 0) {
+                running[i] = true;
+                settled++;
+                ran++;
+            }
+        }
+        json_object *o = mh_read(p, 20);
+        if (o) {
+            int id = json_object_get_int(mh_at(o, "id")) - 100;
+            ck_assert_msg(id >= 0 && id < N && !running[id] && !answered[id], "unexpected %s", mh_json(o));
+            MH_ASSERT_ERROR(o, -31000);
+            answered[id] = true;
+            settled++;
+            busy++;
+            json_object_put(o);
+        }
+        ck_assert_msg(mh_now_ms() < give_up, "%d of %d calls neither ran nor were answered", N - settled, N);
+    }
+    long rss = status_kib(mh_pid(p), "VmRSS");
+    fprintf(stderr, "test_memory_bounds: %s: %d calls with a 3 MB array: %d running, %d busy; host VmRSS %ld kB "
+                    "before, %ld kB with the calls in flight\n",
+            modes[_i], N, ran, busy, before, rss);
+    ck_assert_msg(rss < 512 * 1024, "the host holds %ld kB with %d calls in flight", rss, ran);
+    ck_assert_msg(ran >= 1, "no call ran");
+
+    FILE *f = fopen(gate, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    for (int k = 0; k < ran; k++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    unlink(gate);
+    for (int i = 0; i < N; i++) {
+        snprintf(mark, sizeof mark, "%s.%d", gate, i);
+        unlink(mark);
+    }
+    mh_finish(p);
+}
+END_TEST
+
 static Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory_bounds");
@@ -177,6 +266,10 @@ static Suite *memory_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, batch_answers_are_bounded, 0, 2);
     tcase_add_test(tc, batch_count_is_bounded);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("arguments");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, parsed_arguments_are_bounded, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -143,7 +143,9 @@ struct job {
     json_object *id;        /* a copy of the request's id */
     json_object *args;      /* detached from the request, owned */
     json_object *token;     /* a copy of the progress token, or NULL */
-    size_t bytes;           /* the request's text length */
+    size_t bytes;           /* the request's text length, plus TREE */
+    size_t tree;            /* what parsing ARGS took (tree_cost); 0 once dropped */
+    bool args_as_text;      /* the call carries its arguments' text (args_room) */
     bool modern;
     int version;            /* index into versions[] */
     th_call *call;
@@ -1271,6 +1273,50 @@ static bool answer_as_text(job *j, th_rc rc)
     return true;
 }
 
+/*
+** What parsed arguments hold beyond their text, roughly: json-c spends
+** about 64 bytes on a value and as much on an object member, so 20 calls
+** with a 4 MB array each held 2.5 GiB while --max-inflight-bytes counted
+** 80 MB of text. Counted in flight with the text, the bound is on memory.
+*/
+#define TREE_VALUE_BYTES 64
+static size_t tree_cost(json_object *o)
+{
+    size_t n = TREE_VALUE_BYTES;
+    if (json_object_is_type(o, json_type_array)) {
+        size_t len = json_object_array_length(o);
+        for (size_t i = 0; i < len; i++)
+            n += tree_cost(json_object_array_get_idx(o, i));
+    } else if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v) {
+            (void)k;
+            n += TREE_VALUE_BYTES + tree_cost(v);
+        }
+    }
+    return n;
+}
+
+/*
+** Validated arguments of a call its worker runs: the worker is sent their
+** text (th_call_hooks.args_text), so the host need not hold the tree while
+** the call runs, nor count it in flight.
+*/
+static void drop_args(job *j)
+{
+    if (!j->args_as_text || j->entry->typed || !th_call_is_waiting_handler(j->entry->handler))
+        return;
+    json_object *empty = json_object_new_object();
+    if (!empty)
+        return;
+    json_object_put(j->args);
+    j->args = empty;
+    pthread_mutex_lock(&j->s->lock);
+    j->s->inflight_bytes -= j->tree;
+    j->bytes -= j->tree;
+    j->tree = 0;
+    pthread_mutex_unlock(&j->s->lock);
+}
+
 /* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
  * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
@@ -1294,6 +1340,7 @@ static void run_job(void *p)
         free(violations);
         result = th_call_finish(j->call, TH_OK);
     } else {
+        drop_args(j);
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
@@ -1906,6 +1953,7 @@ static void m_tools_call(request *r)
     if (args_room) {
         hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
         hooks.args_len = args_room;
+        j->args_as_text = true;
     }
     /* The handler sees the name it registered, as a worker does. */
     j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
@@ -1927,7 +1975,8 @@ static void m_tools_call(request *r)
     j->s = s;
     j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
     j->entry = e;
-    j->bytes = s->msg_len;
+    j->tree = tree_cost(j->args);
+    j->bytes = s->msg_len + j->tree;
     j->modern = r->modern;
     j->version = r->version;
     j->batch = answering;
@@ -1945,8 +1994,8 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    /* Parsed JSON takes many times its text, so memory is bounded by the
-     * bytes of requests in flight too. One call is always admitted. */
+    /* Memory is bounded by what requests in flight hold: their text and
+     * their parsed arguments (tree_cost). One call is always admitted. */
     size_t max_bytes = s->mcp->cfg.max_inflight_bytes;
     if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
         size_t held = s->inflight_bytes;
@@ -1955,7 +2004,8 @@ static void m_tools_call(request *r)
         j->call = NULL;
         atomic_fetch_add(&s->refs, 1);
         send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
-                    "Server busy: tool calls in flight hold %zu bytes of requests, and this one (%zu bytes) "
+                    "Server busy: tool calls in flight hold %zu bytes of requests (text and parsed arguments), "
+                    "and this one (%zu bytes) "
                     "would pass --max-inflight-bytes (%zu); retry when some have finished",
                     held, j->bytes, max_bytes);
         job_free(j);
