@@ -1,15 +1,17 @@
 /*
 ** test_memory_bounds.c: what one request or a slow reader can make the host
-** hold over stdio: a JSON-RPC batch's answers and the parsed arguments of
-** calls in flight. Each test
+** hold over stdio: a JSON-RPC batch's answers, the parsed arguments of calls
+** in flight, and answers queued for a client that does not read. Each test
 ** measures the host's own RSS (/proc/PID/status) with a wide margin.
 */
 #include "config.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -172,6 +174,75 @@ START_TEST(batch_count_is_bounded)
 END_TEST
 
 /*
+** Send pings until the host's stdin pipe is full: the host stopped
+** reading (it waits for its client to read). Returns how many were sent.
+*/
+static int fill_stdin(mh_proc *p)
+{
+    int fd = mh_stdin_fd(p), sent = 0, unread = 0;
+    long long give_up = mh_now_ms() + MH_TIMEOUT_MS;
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        if (poll(&pfd, 1, 0) == 1) { /* room for PIPE_BUF bytes: a line never blocks */
+            mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}", sent++);
+            continue;
+        }
+        ck_assert_msg(ioctl(fd, FIONREAD, &unread) == 0, "FIONREAD on the host's stdin");
+        if (unread > 32768)
+            return sent;
+        ck_assert_msg(mh_now_ms() < give_up, "the host's stdin neither drains nor fills");
+    }
+}
+
+/*
+** A client that sends 400 reads of a 512 KiB file (35 KB) and never reads
+** its answers used to grow the host to 235 MB: the output bound was
+** checked between read() calls, and one read brought all 400. The host
+** now stops before the message that would pass it. The test waits until
+** the host stops reading (its stdin pipe fills), then reads everything.
+*/
+START_TEST(unread_answers_are_bounded)
+{
+    char *dir = mh_private_dir(FILES_SO, NULL);
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", NULL);
+    mh_initialize(p, "2025-11-25");
+    read_big_once(p);
+    long before = status_kib(mh_pid(p), "VmRSS");
+
+    enum { N = 400 };
+    size_t cap = (size_t)N * 96, len = 0;
+    char *lines = malloc(cap);
+    ck_assert_ptr_nonnull(lines);
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(lines + len, cap - len,
+                                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\","
+                                "\"params\":{\"uri\":\"file:///big\"}}\n",
+                                10 + i);
+    mh_send_raw(p, lines, len);
+    free(lines);
+    int pings = fill_stdin(p);
+
+    int reads = 0, pongs = 0;
+    while (reads < N || pongs < pings) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_RESULT(o);
+        if (json_object_is_type(mh_at(o, "id"), json_type_string))
+            pongs++;
+        else
+            reads++;
+        json_object_put(o);
+    }
+    long hwm = status_kib(mh_pid(p), "VmHWM");
+    fprintf(stderr, "test_memory_bounds: %s: %d unread reads of 512 KiB then %d pings: host VmRSS %ld kB before, "
+                    "VmHWM %ld kB after\n",
+            modes[_i], N, pings, before, hwm);
+    ck_assert_msg(hwm - before < 120 * 1024, "the host grew from %ld kB to a peak of %ld kB", before, hwm);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/*
 ** 20 calls held by a gate, each with a 3 MB array argument (1.5 million
 ** numbers): the parsed trees used to take ~100 MiB each (2.5 GiB in all
 ** with 4 MB) while --max-inflight-bytes counted text. Now the host counts
@@ -266,6 +337,10 @@ static Suite *memory_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, batch_answers_are_bounded, 0, 2);
     tcase_add_test(tc, batch_count_is_bounded);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("stdio");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, unread_answers_are_bounded, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("arguments");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);

@@ -3144,6 +3144,14 @@ size_t th_mcp_session_inflight(th_mcp_session *s)
     return n;
 }
 
+size_t th_mcp_session_open(th_mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->nopen;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 bool th_mcp_session_drain(th_mcp_session *s, long long deadline_ms)
 {
     pthread_mutex_lock(&s->lock);
