@@ -389,28 +389,72 @@ START_TEST(legacy_ask_on_the_call_stream)
 }
 END_TEST
 
-START_TEST(full_session_table_ends_the_idlest)
+/* POST initialize; the response (the caller frees it). */
+static hres try_initialize(int port)
+{
+    return request(port, "POST", ACCEPT_BOTH, INIT_BODY);
+}
+
+/* HTTP status of a tools/list in session SID. */
+static int list_status(int port, const char *sid)
+{
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    int status = r.status;
+    hres_free(&r);
+    return status;
+}
+
+/* A flood of initialize calls used to end other clients' live sessions:
+ * a full table now refuses the newcomer, 503 with Retry-After. */
+START_TEST(a_full_session_table_refuses_newcomers)
 {
     int port;
-    mh_proc *p = start_http(&port, "--http-max-sessions=2", NULL, NULL);
-    char *a = open_session(port), *b = open_session(port);
-    char hdrs[256];
-    /* Use A, so B is the one idle longest when C arrives. */
-    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", a);
-    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    ck_assert_int_eq(r.status, 200);
+    mh_proc *p = start_http(&port, "--http-max-sessions=4", NULL, NULL);
+    char *mine = open_session(port);
+    char *flood[3];
+    for (int i = 0; i < 3; i++)
+        flood[i] = open_session(port);
+    hres r = try_initialize(port);
+    assert_error(&r, 503, -32603);
+    char *after = header_of(&r, "Retry-After");
+    ck_assert_msg(after && atoi(after) >= 1, "Retry-After: %s in %s", after ? after : "(none)", r.headers);
+    free(after);
     hres_free(&r);
-    char *c = open_session(port);
-    const char *want[][2] = {{a, "200"}, {b, "404"}, {c, "200"}};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", want[i][0]);
-        r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
-        ck_assert_msg(r.status == atoi(want[i][1]), "session %zu: HTTP %d", i, r.status);
-        hres_free(&r);
+    ck_assert_int_eq(list_status(port, mine), 200);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(list_status(port, flood[i]), 200);
+        free(flood[i]);
     }
-    free(a);
-    free(b);
-    free(c);
+    free(mine);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* A session unused for --http-timeout expires: it makes room for a new
+ * one, and its client gets 404. The test retries initialize until the
+ * table has room (each refusal says when to retry). */
+START_TEST(idle_sessions_expire)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-sessions=1", "--http-timeout=1", NULL);
+    char *old = open_session(port);
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    for (;;) {
+        hres r = try_initialize(port);
+        int status = r.status;
+        hres_free(&r);
+        if (status == 200)
+            break;
+        ck_assert_msg(status == 503, "initialize: HTTP %d", status);
+        ck_assert_msg(mh_now_ms() < until, "the idle session never expired");
+    }
+    ck_assert_int_eq(list_status(port, old), 404);
+    ck_assert(mh_stderr_wait(p, "expired (idle for --http-timeout)", MH_TIMEOUT_MS));
+    free(old);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
@@ -1591,7 +1635,8 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
     tcase_add_loop_test(tc, legacy_ask_on_the_call_stream, 0, 2);
-    tcase_add_test(tc, full_session_table_ends_the_idlest);
+    tcase_add_test(tc, a_full_session_table_refuses_newcomers);
+    tcase_add_test(tc, idle_sessions_expire);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
