@@ -621,6 +621,83 @@ START_TEST(sse_polling_resumes_with_last_event_id)
 }
 END_TEST
 
+/* VmRSS of PID in KiB. */
+static long rss_kib(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/*
+** 48 slow answers of 1 MiB that their client never resumes used to stay
+** for the session's life. A session keeps 16 MiB of them: the oldest are
+** forgotten (GET gets 404), the newest can still be resumed. One tool
+** thread runs the calls in order, so the last call's answer is the last
+** to come: the test resumes only that one, then looks at the first.
+*/
+START_TEST(unresumed_answers_are_bounded)
+{
+    enum { N = 48 };
+    int port;
+    mh_proc *p = start_http(&port, "--http-retry-ms=50", "--max-concurrent-calls=1", "--isolation=none");
+    char *sid = open_session(port);
+    long before = rss_kib(mh_pid(p));
+    char hdrs[256], gate[64], body[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    snprintf(gate, sizeof gate, "/tmp/mh-retain-gate-%ld", (long)getpid());
+    unlink(gate);
+    unsigned long long streams[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(body, sizeof body,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":0,\"gate\":\"%s\",\"bytes\":1048576}}}",
+                 100 + i, gate);
+        hres r = request(port, "POST", hdrs, body);
+        ck_assert_msg(r.status == 200 && sscanf(r.body, "id: %llu-0\nretry: 50\n", &streams[i]) == 1,
+                      "priming event: HTTP %d '%.200s'", r.status, r.body);
+        hres_free(&r);
+    }
+    FILE *g = fopen(gate, "w");
+    ck_assert_ptr_nonnull(g);
+    fclose(g);
+    char get[512], want[32];
+    snprintf(want, sizeof want, "\"id\":%d", 100 + N - 1);
+    bool got = false;
+    while (!got) { /* each GET ends after the retry time: poll until the last answer */
+        snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n",
+                 sid, streams[N - 1]);
+        hres r = request(port, "GET", get, NULL);
+        ck_assert_msg(r.status == 200, "resuming the last stream: HTTP %d %s", r.status, r.body);
+        got = strstr(r.body, want) != NULL;
+        hres_free(&r);
+    }
+    long after = rss_kib(mh_pid(p));
+    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
+             streams[0]);
+    hres r = request(port, "GET", get, NULL);
+    fprintf(stderr, "test_http: %d unresumed 1 MiB answers: host VmRSS %ld kB before, %ld kB after; the first "
+                    "stream: HTTP %d\n",
+            N, before, after, r.status);
+    ck_assert_msg(r.status == 404, "the oldest answer is still kept: HTTP %d", r.status);
+    hres_free(&r);
+    ck_assert_msg(after - before < 48 * 1024, "the host grew from %ld kB to %ld kB", before, after);
+    ck_assert(mh_stderr_wait(p, "a stream nobody resumed was dropped", MH_TIMEOUT_MS));
+    unlink(gate);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the standalone GET stream -------------------------------------------------- */
 
 #define FLIP_V1 TEST_BUILDDIR "/reloadplugins/v1/.libs/flip.so"
@@ -1640,6 +1717,7 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
+    tcase_add_test(tc, unresumed_answers_are_bounded);
     tcase_add_loop_test(tc, standalone_stream_carries_list_changed, 0, 2);
     tcase_add_test(tc, standalone_stream_does_not_delay_shutdown);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);

@@ -246,6 +246,8 @@ static bool unbound(json_object *msg)
     return false;
 }
 
+static void sess_trim_streams(hsess *s);
+
 /* Route what a legacy session sends: a response to the POST that carries
  * its id, a progress notification to the POST with its token, a
  * notification about the server (unbound()) to the standalone GET stream,
@@ -311,6 +313,7 @@ static void sess_send(void *ctx, json_object *msg)
         return;
     }
     exchange_push(to, msg, final);
+    sess_trim_streams(s);
     if (final)
         exchange_unref(to); /* the session list's reference */
     exchange_unref(to);
@@ -364,6 +367,46 @@ static void sess_drop_stream(hsess *s, exchange *ex)
     pthread_mutex_unlock(&s->lock);
     if (found)
         exchange_unref(ex);
+}
+
+/*
+** What a session's resumable answers may hold: past it the oldest streams
+** are forgotten (a GET resuming one gets 404), the newest always kept. 48
+** slow 1 MiB answers a client never resumed used to stay for the session's
+** life, and sessions never ended.
+*/
+#define RETAIN_BYTES ((size_t)16 << 20)
+
+static size_t exchange_bytes(exchange *ex)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&ex->lock);
+    for (size_t i = 0; i < ex->nevents; i++)
+        n += ex->events[i].len;
+    pthread_mutex_unlock(&ex->lock);
+    return n;
+}
+
+static void sess_trim_streams(hsess *s)
+{
+    exchange *drop = NULL;
+    size_t total = 0;
+    pthread_mutex_lock(&s->lock);
+    for (exchange **pp = &s->streams; *pp; pp = &(*pp)->next_stream) {
+        total += exchange_bytes(*pp);
+        if (total > RETAIN_BYTES && pp != &s->streams) {
+            drop = *pp;
+            *pp = NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    for (exchange *n; drop; drop = n) {
+        n = drop->next_stream;
+        th_log(TH_LOG_INFO, "http: session %.8s...: a stream nobody resumed was dropped (its session's resumable "
+                            "answers passed %zu bytes)", s->id, RETAIN_BYTES);
+        exchange_unref(drop);
+    }
 }
 
 /* A reference to the resumable stream number STREAM of S, or NULL. */
@@ -1160,8 +1203,10 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
     bool poll = !modern && k->sess && ex->want_notes && h->opts.retry_ms > 0;
     long long deadline = th_now_ms() + (poll ? h->opts.retry_ms : h->opts.request_timeout_ms);
     pthread_mutex_lock(&ex->lock);
-    while (!ex->nevents && !atomic_load(ex->abort) && th_now_ms() < deadline)
-        th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
+    /* Until the deadline, not the next look at the stop flag: a retry
+     * under POLL_MS used to act as POLL_MS. */
+    for (long long now; !ex->nevents && !atomic_load(ex->abort) && (now = th_now_ms()) < deadline;)
+        th_cond_wait_until(&ex->cond, &ex->lock, now + POLL_MS < deadline ? now + POLL_MS : deadline);
     if (!ex->nevents && !poll) {
         pthread_mutex_unlock(&ex->lock);
         return send_rpc_error(c, atomic_load(ex->abort) ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_GATEWAY_TIMEOUT,
