@@ -243,6 +243,52 @@ START_TEST(unread_answers_are_bounded)
 END_TEST
 
 /*
+** The reader waits while 64 answers are owed; answers written by their own
+** senders (the output idle) must still let it go on. 70 gated calls: the
+** reader stops with 64 owed, the gate opens, and all 70 must be answered.
+*/
+START_TEST(owed_answers_do_not_stall_the_reader)
+{
+    enum { N = 70, OWED = 64 };
+    mh_proc *p = mh_start(modes[_i], NULL);
+    mh_initialize(p, "2025-11-25");
+    char gate[64], mark[80];
+    snprintf(gate, sizeof gate, "/tmp/th-membound-owed-%ld", (long)getpid());
+    unlink(gate);
+    for (int i = 0; i < N; i++) {
+        snprintf(mark, sizeof mark, "%s.%d", gate, i);
+        unlink(mark);
+        mh_send(p,
+                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                "\"arguments\":{\"ms\":0,\"gate\":\"%s\",\"mark\":\"%s\"}}}",
+                100 + i, gate, mark);
+    }
+    long long give_up = mh_now_ms() + MH_TIMEOUT_MS;
+    for (int i = 0; i < OWED; i++) { /* the first 64 run; the reader holds the rest */
+        snprintf(mark, sizeof mark, "%s.%d", gate, i);
+        while (access(mark, F_OK) != 0) {
+            ck_assert_msg(mh_now_ms() < give_up, "call %d never started", i);
+            usleep(10 * 1000);
+        }
+    }
+    FILE *f = fopen(gate, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    for (int k = 0; k < N; k++) {
+        json_object *o = mh_next(p);
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    unlink(gate);
+    for (int i = 0; i < N; i++) {
+        snprintf(mark, sizeof mark, "%s.%d", gate, i);
+        unlink(mark);
+    }
+    mh_finish(p);
+}
+END_TEST
+
+/*
 ** 20 calls held by a gate, each with a 3 MB array argument (1.5 million
 ** numbers): the parsed trees used to take ~100 MiB each (2.5 GiB in all
 ** with 4 MB) while --max-inflight-bytes counted text. Now the host counts
@@ -341,6 +387,7 @@ static Suite *memory_suite(void)
     tc = tcase_create("stdio");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, unread_answers_are_bounded, 0, 2);
+    tcase_add_loop_test(tc, owed_answers_do_not_stall_the_reader, 0, 2);
     suite_add_tcase(s, tc);
     tc = tcase_create("arguments");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);

@@ -63,6 +63,11 @@
 #define OUT_BEHIND_BYTES ((size_t)1 << 20)
 #define OWED_BEHIND 16
 #define OWED_MAX 64
+/* Answers finishing wake the reader only through the writer, which may
+ * have written them before they stopped counting as owed (or never woken
+ * at all: a sender that finds the output idle writes itself); a reader
+ * waiting for owed answers looks again this often. */
+#define OWED_RECHECK_MS 10
 /* Bytes per write(), so the queue shrinks (and the reader resumes) while
  * a large backlog drains. */
 #define WRITE_CHUNK ((size_t)1 << 20)
@@ -911,20 +916,22 @@ static bool handle(srv *v, const char *text, size_t len, char *mine)
 }
 
 /*
-** Whether the output is too far behind to handle another message; sets
-** the writer's reader_waiting to match, under its lock, so a writer that
-** makes room after this wakes the reader.
+** Whether the output is too far behind to handle another message: 0 if
+** not, else how long to wait before looking again (-1: until the writer
+** makes room). Sets the writer's reader_waiting to match, under its lock,
+** so a writer that makes room after this wakes the reader.
 */
-static bool backlog_full(srv *v)
+static int backlog_full(srv *v)
 {
     size_t owed = th_mcp_session_open(v->s);
     writer *w = &v->w;
     pthread_mutex_lock(&w->lock);
     size_t q = queued(w);
-    bool full = q > OUT_HIGH_BYTES || owed >= OWED_MAX || (q > OUT_BEHIND_BYTES && owed >= OWED_BEHIND);
+    bool bytes = q > OUT_HIGH_BYTES || (q > OUT_BEHIND_BYTES && owed >= OWED_BEHIND);
+    bool full = bytes || owed >= OWED_MAX;
     w->reader_waiting = full;
     pthread_mutex_unlock(&w->lock);
-    return full;
+    return !full ? 0 : bytes ? -1 : OWED_RECHECK_MS;
 }
 
 /*
@@ -1041,9 +1048,10 @@ static void end_reading(srv *v, int status)
 /*
 ** Wait in poll() for input (PAUSED: only for a hang-up; POLLHUP is always
 ** reported) or the writer's wake-up (room again, stdout failed, or the
-** sentry's end request). False when reading is to end.
+** sentry's end request), at most TIMEOUT_MS (-1: no limit). False when
+** reading is to end.
 */
-static bool wait_input(srv *v, bool paused)
+static bool wait_input(srv *v, bool paused, int timeout_ms)
 {
     pthread_mutex_lock(&v->lock);
     bool end = v->end_req; /* a request after this writes the wake-up pipe */
@@ -1054,7 +1062,7 @@ static bool wait_input(srv *v, bool paused)
      * the writer's wake-up is waited for. */
     struct pollfd pfd[2] = {{.fd = paused && v->in.hung_up ? -1 : v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
                             {.fd = v->w.wake[0], .events = POLLIN}};
-    if (poll(pfd, 2, -1) < 0) {
+    if (poll(pfd, 2, timeout_ms) < 0) {
         if (errno == EINTR)
             return true;
         th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
@@ -1101,7 +1109,8 @@ static int read_loop(srv *v)
             /* Lines are waiting: no read() until they are handled. */
             in->held = false;
             flush_kept(w);
-            if (backlog_full(v) && !wait_input(v, true))
+            int wait_ms = backlog_full(v);
+            if (wait_ms && !wait_input(v, true, wait_ms))
                 return READ_ENDED;
             continue;
         }
@@ -1127,7 +1136,7 @@ static int read_loop(srv *v)
         pthread_mutex_unlock(&w->lock);
         if (paused) {
             flush_kept(w);
-            if (!wait_input(v, true))
+            if (!wait_input(v, true, -1))
                 return READ_ENDED;
             continue;
         }
@@ -1179,7 +1188,7 @@ static int read_loop(srv *v)
                 continue;
             if (e == EAGAIN || e == EWOULDBLOCK) {
                 /* The caller gave us a non-blocking descriptor. */
-                if (!wait_input(v, false))
+                if (!wait_input(v, false, -1))
                     return READ_ENDED;
                 continue;
             }
