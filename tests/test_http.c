@@ -621,6 +621,15 @@ START_TEST(sse_polling_resumes_with_last_event_id)
 }
 END_TEST
 
+/* Under AddressSanitizer freed memory waits in quarantine (256 MiB by
+ * default) and every block has redzones: RSS says little there, so the
+ * bounds get that much room. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_SLACK_KIB (1024L * 1024)
+#else
+#define RSS_SLACK_KIB 0L
+#endif
+
 /* VmRSS of PID in KiB. */
 static long rss_kib(long pid)
 {
@@ -688,7 +697,7 @@ START_TEST(unresumed_answers_are_bounded)
             N, before, after, r.status);
     ck_assert_msg(r.status == 404, "the oldest answer is still kept: HTTP %d", r.status);
     hres_free(&r);
-    ck_assert_msg(after - before < 48 * 1024, "the host grew from %ld kB to %ld kB", before, after);
+    ck_assert_msg(after - before < 48 * 1024 + RSS_SLACK_KIB, "the host grew from %ld kB to %ld kB", before, after);
     ck_assert(mh_stderr_wait(p, "a stream nobody resumed was dropped", MH_TIMEOUT_MS));
     unlink(gate);
     free(sid);
