@@ -389,28 +389,72 @@ START_TEST(legacy_ask_on_the_call_stream)
 }
 END_TEST
 
-START_TEST(full_session_table_ends_the_idlest)
+/* POST initialize; the response (the caller frees it). */
+static hres try_initialize(int port)
+{
+    return request(port, "POST", ACCEPT_BOTH, INIT_BODY);
+}
+
+/* HTTP status of a tools/list in session SID. */
+static int list_status(int port, const char *sid)
+{
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    int status = r.status;
+    hres_free(&r);
+    return status;
+}
+
+/* A flood of initialize calls used to end other clients' live sessions:
+ * a full table now refuses the newcomer, 503 with Retry-After. */
+START_TEST(a_full_session_table_refuses_newcomers)
 {
     int port;
-    mh_proc *p = start_http(&port, "--http-max-sessions=2", NULL, NULL);
-    char *a = open_session(port), *b = open_session(port);
-    char hdrs[256];
-    /* Use A, so B is the one idle longest when C arrives. */
-    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", a);
-    hres r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    ck_assert_int_eq(r.status, 200);
+    mh_proc *p = start_http(&port, "--http-max-sessions=4", NULL, NULL);
+    char *mine = open_session(port);
+    char *flood[3];
+    for (int i = 0; i < 3; i++)
+        flood[i] = open_session(port);
+    hres r = try_initialize(port);
+    assert_error(&r, 503, -32603);
+    char *after = header_of(&r, "Retry-After");
+    ck_assert_msg(after && atoi(after) >= 1, "Retry-After: %s in %s", after ? after : "(none)", r.headers);
+    free(after);
     hres_free(&r);
-    char *c = open_session(port);
-    const char *want[][2] = {{a, "200"}, {b, "404"}, {c, "200"}};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", want[i][0]);
-        r = request(port, "POST", hdrs, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
-        ck_assert_msg(r.status == atoi(want[i][1]), "session %zu: HTTP %d", i, r.status);
-        hres_free(&r);
+    ck_assert_int_eq(list_status(port, mine), 200);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(list_status(port, flood[i]), 200);
+        free(flood[i]);
     }
-    free(a);
-    free(b);
-    free(c);
+    free(mine);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* A session unused for --http-timeout expires: it makes room for a new
+ * one, and its client gets 404. The test retries initialize until the
+ * table has room (each refusal says when to retry). */
+START_TEST(idle_sessions_expire)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-sessions=1", "--http-timeout=1", NULL);
+    char *old = open_session(port);
+    long long until = mh_now_ms() + MH_TIMEOUT_MS;
+    for (;;) {
+        hres r = try_initialize(port);
+        int status = r.status;
+        hres_free(&r);
+        if (status == 200)
+            break;
+        ck_assert_msg(status == 503, "initialize: HTTP %d", status);
+        ck_assert_msg(mh_now_ms() < until, "the idle session never expired");
+    }
+    ck_assert_int_eq(list_status(port, old), 404);
+    ck_assert(mh_stderr_wait(p, "expired (idle for --http-timeout)", MH_TIMEOUT_MS));
+    free(old);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
     mh_free(p);
@@ -570,6 +614,92 @@ START_TEST(sse_polling_resumes_with_last_event_id)
     r = request(port, "GET", get, NULL);
     ck_assert_int_eq(r.status, 404);
     hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* Under AddressSanitizer freed memory waits in quarantine (256 MiB by
+ * default) and every block has redzones: RSS says little there, so the
+ * bounds get that much room. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_SLACK_KIB (1024L * 1024)
+#else
+#define RSS_SLACK_KIB 0L
+#endif
+
+/* VmRSS of PID in KiB. */
+static long rss_kib(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/*
+** 48 slow answers of 1 MiB that their client never resumes used to stay
+** for the session's life. A session keeps 16 MiB of them: the oldest are
+** forgotten (GET gets 404), the newest can still be resumed. One tool
+** thread runs the calls in order, so the last call's answer is the last
+** to come: the test resumes only that one, then looks at the first.
+*/
+START_TEST(unresumed_answers_are_bounded)
+{
+    enum { N = 48 };
+    int port;
+    mh_proc *p = start_http(&port, "--http-retry-ms=50", "--max-concurrent-calls=1", "--isolation=none");
+    char *sid = open_session(port);
+    long before = rss_kib(mh_pid(p));
+    char hdrs[256], gate[64], body[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    snprintf(gate, sizeof gate, "/tmp/mh-retain-gate-%ld", (long)getpid());
+    unlink(gate);
+    unsigned long long streams[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(body, sizeof body,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":0,\"gate\":\"%s\",\"bytes\":1048576}}}",
+                 100 + i, gate);
+        hres r = request(port, "POST", hdrs, body);
+        ck_assert_msg(r.status == 200 && sscanf(r.body, "id: %llu-0\nretry: 50\n", &streams[i]) == 1,
+                      "priming event: HTTP %d '%.200s'", r.status, r.body);
+        hres_free(&r);
+    }
+    FILE *g = fopen(gate, "w");
+    ck_assert_ptr_nonnull(g);
+    fclose(g);
+    char get[512], want[32];
+    snprintf(want, sizeof want, "\"id\":%d", 100 + N - 1);
+    bool got = false;
+    while (!got) { /* each GET ends after the retry time: poll until the last answer */
+        snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n",
+                 sid, streams[N - 1]);
+        hres r = request(port, "GET", get, NULL);
+        ck_assert_msg(r.status == 200, "resuming the last stream: HTTP %d %s", r.status, r.body);
+        got = strstr(r.body, want) != NULL;
+        hres_free(&r);
+    }
+    long after = rss_kib(mh_pid(p));
+    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
+             streams[0]);
+    hres r = request(port, "GET", get, NULL);
+    fprintf(stderr, "test_http: %d unresumed 1 MiB answers: host VmRSS %ld kB before, %ld kB after; the first "
+                    "stream: HTTP %d\n",
+            N, before, after, r.status);
+    ck_assert_msg(r.status == 404, "the oldest answer is still kept: HTTP %d", r.status);
+    hres_free(&r);
+    ck_assert_msg(after - before < 48 * 1024 + RSS_SLACK_KIB, "the host grew from %ld kB to %ld kB", before, after);
+    ck_assert(mh_stderr_wait(p, "a stream nobody resumed was dropped", MH_TIMEOUT_MS));
+    unlink(gate);
     free(sid);
     mh_kill(p, SIGTERM);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
@@ -1591,10 +1721,12 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, legacy_session_lifecycle, 0, 2);
     tcase_add_loop_test(tc, progress_makes_an_event_stream, 0, 2);
     tcase_add_loop_test(tc, legacy_ask_on_the_call_stream, 0, 2);
-    tcase_add_test(tc, full_session_table_ends_the_idlest);
+    tcase_add_test(tc, a_full_session_table_refuses_newcomers);
+    tcase_add_test(tc, idle_sessions_expire);
     tcase_add_loop_test(tc, modern_headers_checked, 0, 1);
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
+    tcase_add_test(tc, unresumed_answers_are_bounded);
     tcase_add_loop_test(tc, standalone_stream_carries_list_changed, 0, 2);
     tcase_add_test(tc, standalone_stream_does_not_delay_shutdown);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);

@@ -143,7 +143,9 @@ struct job {
     json_object *id;        /* a copy of the request's id */
     json_object *args;      /* detached from the request, owned */
     json_object *token;     /* a copy of the progress token, or NULL */
-    size_t bytes;           /* the request's text length */
+    size_t bytes;           /* the request's text length, plus TREE */
+    size_t tree;            /* what parsing ARGS took (tree_cost); 0 once dropped */
+    bool args_as_text;      /* the call carries its arguments' text (args_room) */
     bool modern;
     int version;            /* index into versions[] */
     th_call *call;
@@ -354,10 +356,21 @@ static void session_unref(th_mcp_session *s)
 */
 typedef struct rpc_batch {
     th_mcp_session *s;   /* a session reference */
-    pthread_mutex_t lock; /* replies, refs */
-    json_object *replies;
+    pthread_mutex_t lock; /* replies, refs, bytes */
+    json_object *replies; /* each kept as its text (batch_add) */
     int refs;
+    size_t bytes;        /* the replies' text so far */
+    size_t max_bytes;    /* past it, results become busy errors */
 } rpc_batch;
+
+/*
+** A batch is small on the wire but not in memory: 200 reads of a large
+** resource in 17 KB once asked for a 100 MB answer. Past BATCH_MAX_REQUESTS
+** elements, or once its answers hold --max-result-bytes (one batch may
+** answer what one tool result may), the rest of the batch is answered
+** busy, as a client sending too much at once is elsewhere.
+*/
+#define BATCH_MAX_REQUESTS 128
 
 /* The batch whose responses the calling thread is producing, or NULL: set
  * by the reader while it dispatches a batch's elements and by a pool thread
@@ -376,6 +389,7 @@ static rpc_batch *batch_new(th_mcp_session *s)
     }
     b->s = s;
     b->refs = 1;
+    b->max_bytes = s->mcp->cfg.max_result_bytes;
     atomic_fetch_add(&s->refs, 1);
     pthread_mutex_init(&b->lock, NULL);
     return b;
@@ -426,6 +440,62 @@ static void trace(const char *dir, const char *text, size_t len)
     json_object_put(f);
 }
 
+/* Under B->lock: whether B's answers reached their bound. */
+static bool batch_full(const rpc_batch *b)
+{
+    return b->bytes >= b->max_bytes;
+}
+
+static void batch_busy(th_mcp_session *s, json_object *id, size_t max_bytes);
+
+static bool batch_is_full(rpc_batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    bool full = batch_full(b);
+    pthread_mutex_unlock(&b->lock);
+    return full;
+}
+
+/*
+** Add MSG (taken) to B's replies as its text, which is all the array's
+** serialisation needs and a fraction of the tree's size. A result that
+** would take B past its bound is replaced by the busy error.
+*/
+static void batch_add(rpc_batch *b, json_object *msg)
+{
+    size_t len = 0;
+    const char *text = th_rpc_serialize(msg, &len);
+    json_object *id = NULL, *v;
+    bool result = th_rpc_member(msg, "result", &v) && th_rpc_member(msg, "id", &id);
+    /* Taken here, so answers finishing together cannot all fit. */
+    pthread_mutex_lock(&b->lock);
+    bool over = result && b->bytes + len > b->max_bytes;
+    if (over)
+        b->bytes = b->max_bytes > b->bytes ? b->max_bytes : b->bytes; /* full: the rest is busy too */
+    else
+        b->bytes += len;
+    pthread_mutex_unlock(&b->lock);
+    if (over) {
+        json_object_get(id);
+        json_object_put(msg);
+        batch_busy(b->s, id, b->max_bytes);
+        json_object_put(id);
+        return;
+    }
+    char *copy = text ? strdup(text) : NULL;
+    json_object *o = copy ? json_object_new_object() : NULL;
+    json_object_put(msg);
+    if (!o) {
+        free(copy);
+        th_log(TH_LOG_ERROR, "out of memory adding a response to a JSON-RPC batch; it was not sent");
+        return;
+    }
+    json_object_set_serializer(o, json_object_userdata_to_json_string, copy, json_object_free_userdata);
+    pthread_mutex_lock(&b->lock);
+    json_object_array_add(b->replies, o);
+    pthread_mutex_unlock(&b->lock);
+}
+
 static void send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
@@ -433,9 +503,7 @@ static void send_msg(th_mcp_session *s, json_object *msg)
         return;
     }
     if (answering && answering->s == s) {
-        pthread_mutex_lock(&answering->lock);
-        json_object_array_add(answering->replies, msg);
-        pthread_mutex_unlock(&answering->lock);
+        batch_add(answering, msg);
         return;
     }
     if (th_log_enabled(TH_LOG_DEBUG))
@@ -477,6 +545,15 @@ static void send_errorf(th_mcp_session *s, json_object *id, int code, const char
     va_end(ap);
     th_utf8_clip(m); /* names from the client may have been cut mid-character */
     send_error(s, id, code, m, NULL);
+}
+
+/* The answer to a batch's request past the batch's bounds (ANSWERING's). */
+static void batch_busy(th_mcp_session *s, json_object *id, size_t max_bytes)
+{
+    send_errorf(s, id, TH_RPC_SERVER_BUSY,
+                "Server busy: a JSON-RPC batch is served up to %d requests and %zu bytes of answers "
+                "(--max-result-bytes); send this request again outside the batch",
+                BATCH_MAX_REQUESTS, max_bytes);
 }
 
 static json_object *server_info(const th_mcp *m)
@@ -1196,6 +1273,50 @@ static bool answer_as_text(job *j, th_rc rc)
     return true;
 }
 
+/*
+** What parsed arguments hold beyond their text, roughly: json-c spends
+** about 64 bytes on a value and as much on an object member, so 20 calls
+** with a 4 MB array each held 2.5 GiB while --max-inflight-bytes counted
+** 80 MB of text. Counted in flight with the text, the bound is on memory.
+*/
+#define TREE_VALUE_BYTES 64
+static size_t tree_cost(json_object *o)
+{
+    size_t n = TREE_VALUE_BYTES;
+    if (json_object_is_type(o, json_type_array)) {
+        size_t len = json_object_array_length(o);
+        for (size_t i = 0; i < len; i++)
+            n += tree_cost(json_object_array_get_idx(o, i));
+    } else if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v) {
+            (void)k;
+            n += TREE_VALUE_BYTES + tree_cost(v);
+        }
+    }
+    return n;
+}
+
+/*
+** Validated arguments of a call its worker runs: the worker is sent their
+** text (th_call_hooks.args_text), so the host need not hold the tree while
+** the call runs, nor count it in flight.
+*/
+static void drop_args(job *j)
+{
+    if (!j->args_as_text || j->entry->typed || !th_call_is_waiting_handler(j->entry->handler))
+        return;
+    json_object *empty = json_object_new_object();
+    if (!empty)
+        return;
+    json_object_put(j->args);
+    j->args = empty;
+    pthread_mutex_lock(&j->s->lock);
+    j->s->inflight_bytes -= j->tree;
+    j->bytes -= j->tree;
+    j->tree = 0;
+    pthread_mutex_unlock(&j->s->lock);
+}
+
 /* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
  * validate, call, answer (unless cancelled). */
 static void run_job(void *p)
@@ -1219,6 +1340,7 @@ static void run_job(void *p)
         free(violations);
         result = th_call_finish(j->call, TH_OK);
     } else {
+        drop_args(j);
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
         th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
@@ -1831,6 +1953,7 @@ static void m_tools_call(request *r)
     if (args_room) {
         hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
         hooks.args_len = args_room;
+        j->args_as_text = true;
     }
     /* The handler sees the name it registered, as a worker does. */
     j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
@@ -1852,7 +1975,8 @@ static void m_tools_call(request *r)
     j->s = s;
     j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
     j->entry = e;
-    j->bytes = s->msg_len;
+    j->tree = tree_cost(j->args);
+    j->bytes = s->msg_len + j->tree;
     j->modern = r->modern;
     j->version = r->version;
     j->batch = answering;
@@ -1870,8 +1994,8 @@ static void m_tools_call(request *r)
         job_free(j);
         return;
     }
-    /* Parsed JSON takes many times its text, so memory is bounded by the
-     * bytes of requests in flight too. One call is always admitted. */
+    /* Memory is bounded by what requests in flight hold: their text and
+     * their parsed arguments (tree_cost). One call is always admitted. */
     size_t max_bytes = s->mcp->cfg.max_inflight_bytes;
     if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
         size_t held = s->inflight_bytes;
@@ -1880,7 +2004,8 @@ static void m_tools_call(request *r)
         j->call = NULL;
         atomic_fetch_add(&s->refs, 1);
         send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
-                    "Server busy: tool calls in flight hold %zu bytes of requests, and this one (%zu bytes) "
+                    "Server busy: tool calls in flight hold %zu bytes of requests (text and parsed arguments), "
+                    "and this one (%zu bytes) "
                     "would pass --max-inflight-bytes (%zu); retry when some have finished",
                     held, j->bytes, max_bytes);
         job_free(j);
@@ -2220,6 +2345,17 @@ static void run_resource(void *p)
     }
     q.hooks = &hooks;
     th_mcpres_answer a = {0};
+    if (rj->batch && rj->op.s && batch_is_full(rj->batch)) {
+        /* Its answer could only be replaced by the busy error: not read. */
+        if (op_finish(&rj->op)) { /* else cancelled: no answer */
+            answering = rj->batch;
+            batch_busy(s, rj->id, rj->batch->max_bytes);
+            answering = NULL;
+        }
+        batch_release(rj->batch); /* no deadline was armed to release it */
+        res_job_free(rj);
+        return;
+    }
     bool run = !rj->op.s || op_start(&rj->op);
     if (run)
         th_mcpres_serve(&q, &a);
@@ -2891,7 +3027,10 @@ static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
         th_rpc_msg m;
         th_rpc_parse_value(json_object_array_get_idx(msg->msg, i), &m);
         answering = b;
-        dispatch(s, &m);
+        if (m.kind == TH_RPC_REQUEST && (i >= BATCH_MAX_REQUESTS || batch_is_full(b)))
+            batch_busy(s, m.id, b->max_bytes);
+        else
+            dispatch(s, &m);
         answering = NULL;
         th_rpc_msg_clear(&m);
     }
@@ -3001,6 +3140,14 @@ size_t th_mcp_session_inflight(th_mcp_session *s)
 {
     pthread_mutex_lock(&s->lock);
     size_t n = s->nunanswered;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+size_t th_mcp_session_open(th_mcp_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->nopen;
     pthread_mutex_unlock(&s->lock);
     return n;
 }

@@ -144,6 +144,11 @@ void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
  * being or has been sent no longer counts, even if its handler runs on. */
 size_t th_mcp_session_inflight(th_mcp_session *s);
 
+/* Requests whose response is not yet written (or dropped): tool calls and
+ * resource, prompt and completion requests still running. A transport that
+ * cannot keep up with its client stops reading while many are owed. */
+size_t th_mcp_session_open(th_mcp_session *s);
+
 /* Wait until every call's response is written (or dropped) or DEADLINE_MS
  * passes; true if so. A timed-out handler still running is not waited for:
  * it was cancelled when its deadline answered. */

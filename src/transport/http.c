@@ -51,6 +51,8 @@
 /* Events a standalone stream keeps for Last-Event-ID resumption; past
  * that the oldest half is forgotten. */
 #define STANDALONE_KEEP 256
+/* How often requests look for expired sessions (sess_sweep). */
+#define SWEEP_MS 1000
 
 /* Legacy revisions a session may name in MCP-Protocol-Version. */
 static const char *const legacy_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
@@ -213,6 +215,7 @@ struct th_http {
     pthread_cond_t idle;    /* active dropped to zero */
     hsess *sessions;
     size_t nsessions;
+    long long next_sweep_ms; /* when sess_sweep looks for expired sessions again */
     size_t active;          /* requests being answered */
     struct conn *moderns;   /* modern requests being served (modern_track) */
 };
@@ -242,6 +245,8 @@ static bool unbound(json_object *msg)
             return true;
     return false;
 }
+
+static void sess_trim_streams(hsess *s);
 
 /* Route what a legacy session sends: a response to the POST that carries
  * its id, a progress notification to the POST with its token, a
@@ -308,6 +313,7 @@ static void sess_send(void *ctx, json_object *msg)
         return;
     }
     exchange_push(to, msg, final);
+    sess_trim_streams(s);
     if (final)
         exchange_unref(to); /* the session list's reference */
     exchange_unref(to);
@@ -363,6 +369,46 @@ static void sess_drop_stream(hsess *s, exchange *ex)
         exchange_unref(ex);
 }
 
+/*
+** What a session's resumable answers may hold: past it the oldest streams
+** are forgotten (a GET resuming one gets 404), the newest always kept. 48
+** slow 1 MiB answers a client never resumed used to stay for the session's
+** life, and sessions never ended.
+*/
+#define RETAIN_BYTES ((size_t)16 << 20)
+
+static size_t exchange_bytes(exchange *ex)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&ex->lock);
+    for (size_t i = 0; i < ex->nevents; i++)
+        n += ex->events[i].len;
+    pthread_mutex_unlock(&ex->lock);
+    return n;
+}
+
+static void sess_trim_streams(hsess *s)
+{
+    exchange *drop = NULL;
+    size_t total = 0;
+    pthread_mutex_lock(&s->lock);
+    for (exchange **pp = &s->streams; *pp; pp = &(*pp)->next_stream) {
+        total += exchange_bytes(*pp);
+        if (total > RETAIN_BYTES && pp != &s->streams) {
+            drop = *pp;
+            *pp = NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    for (exchange *n; drop; drop = n) {
+        n = drop->next_stream;
+        th_log(TH_LOG_INFO, "http: session %.8s...: a stream nobody resumed was dropped (its session's resumable "
+                            "answers passed %zu bytes)", s->id, RETAIN_BYTES);
+        exchange_unref(drop);
+    }
+}
+
 /* A reference to the resumable stream number STREAM of S, or NULL. */
 static exchange *sess_find_stream(hsess *s, unsigned long long stream)
 {
@@ -406,9 +452,12 @@ static void sess_unref(th_http *h, hsess *s)
     free(s);
 }
 
+static void sess_sweep(th_http *h);
+
 /* A reference to the live session ID, or NULL. */
 static hsess *sess_find(th_http *h, const char *id)
 {
+    sess_sweep(h);
     pthread_mutex_lock(&h->lock);
     hsess *s = h->sessions;
     while (s && strcmp(s->id, id) != 0)
@@ -439,9 +488,67 @@ static void sess_end(th_http *h, hsess *s)
         sess_unref(h, s);
 }
 
+/*
+** Sessions expire after --http-timeout without a request, like an idle
+** connection: their client gets 404 and initializes again, as the
+** specification has it. Until then a session is never ended for another:
+** a flood of initialize calls used to evict live sessions of other clients.
+*/
+static bool sess_expired(const th_http *h, const hsess *s, long long now)
+{
+    return s->refs == 1 && now - s->last_used >= h->opts.request_timeout_ms;
+}
+
+/* Under h->lock: unlink the expired sessions onto *GONE (through next), and
+ * give in *RETRY_S when the next one could expire (at least 1 s). */
+static void sess_sweep_locked(th_http *h, hsess **gone, long long *retry_s)
+{
+    long long now = th_now_ms(), soonest = h->opts.request_timeout_ms;
+    for (hsess **pp = &h->sessions; *pp;) {
+        hsess *o = *pp;
+        if (sess_expired(h, o, now)) {
+            *pp = o->next;
+            h->nsessions--;
+            o->next = *gone;
+            *gone = o;
+            continue;
+        }
+        if (o->refs == 1 && o->last_used + h->opts.request_timeout_ms - now < soonest)
+            soonest = o->last_used + h->opts.request_timeout_ms - now;
+        pp = &o->next;
+    }
+    if (retry_s)
+        *retry_s = soonest < 1000 ? 1 : (soonest + 999) / 1000;
+}
+
+/* End the sessions sess_sweep_locked unlinked (their table references). */
+static void sess_end_gone(th_http *h, hsess *gone)
+{
+    for (hsess *n; gone; gone = n) {
+        n = gone->next;
+        th_log(TH_LOG_INFO, "http: session %.8s... expired (idle for --http-timeout)", gone->id);
+        sess_unref(h, gone);
+    }
+}
+
+/* Expire idle sessions now and then, so that what they hold (answers
+ * never resumed) goes with them without waiting for a new session. */
+static void sess_sweep(th_http *h)
+{
+    hsess *gone = NULL;
+    pthread_mutex_lock(&h->lock);
+    long long now = th_now_ms();
+    if (now >= h->next_sweep_ms) {
+        h->next_sweep_ms = now + SWEEP_MS;
+        sess_sweep_locked(h, &gone, NULL);
+    }
+    pthread_mutex_unlock(&h->lock);
+    sess_end_gone(h, gone);
+}
+
 /* A new session in the table, with a reference for the caller; NULL when
- * the table is full or memory is short. */
-static hsess *sess_new(th_http *h, const char **why)
+ * the table is full (*RETRY_S: when to try again) or memory is short. */
+static hsess *sess_new(th_http *h, const char **why, long long *retry_s)
 {
     unsigned char rnd[16];
     hsess *s = calloc(1, sizeof *s);
@@ -466,24 +573,9 @@ static hsess *sess_new(th_http *h, const char **why)
         return NULL;
     }
     pthread_mutex_lock(&h->lock);
-    /* Full: the session idle longest makes room (its client gets 404 and
-     * initializes again, as the specification has it); refuse only when
-     * every session has a request open. */
-    hsess *evict = NULL;
-    if (h->nsessions >= h->opts.max_sessions) {
-        for (hsess *o = h->sessions; o; o = o->next)
-            if (o->refs == 1 && (!evict || o->last_used < evict->last_used))
-                evict = o;
-        if (evict) {
-            for (hsess **pp = &h->sessions; *pp; pp = &(*pp)->next) {
-                if (*pp == evict) {
-                    *pp = evict->next;
-                    h->nsessions--;
-                    break;
-                }
-            }
-        }
-    }
+    hsess *gone = NULL;
+    sess_sweep_locked(h, &gone, retry_s);
+    h->next_sweep_ms = th_now_ms() + SWEEP_MS;
     bool full = h->nsessions >= h->opts.max_sessions;
     if (!full) {
         s->last_used = th_now_ms();
@@ -493,16 +585,13 @@ static hsess *sess_new(th_http *h, const char **why)
         h->nsessions++;
     }
     pthread_mutex_unlock(&h->lock);
-    if (evict) {
-        th_log(TH_LOG_INFO, "http: session %.8s... ended to make room (--http-max-sessions)", evict->id);
-        sess_unref(h, evict); /* the table's reference, the last one */
-    }
+    sess_end_gone(h, gone);
     if (full) {
         th_mcp_session_free(s->ms);
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->handle_lock);
         free(s);
-        *why = "too many sessions have requests open; retry later";
+        *why = "Service Unavailable: every session (--http-max-sessions) is in use; retry later";
         return NULL;
     }
     return s;
@@ -556,6 +645,26 @@ static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status,
     enum MHD_Result ret = text ? send_body(c, status, "application/json", text, len, NULL, allow)
                                : send_body(c, status, "text/plain", message, strlen(message), NULL, allow);
     json_object_put(e);
+    return ret;
+}
+
+/* 503 for an initialize the session table has no room for (or no memory),
+ * with Retry-After: when the next session could expire. */
+static enum MHD_Result send_sessions_full(struct MHD_Connection *c, const char *why, long long retry_s)
+{
+    json_object *e = th_rpc_error(NULL, TH_RPC_INTERNAL_ERROR, why, NULL);
+    size_t len = 0;
+    const char *text = e ? th_rpc_serialize(e, &len) : NULL;
+    struct MHD_Response *r = text ? MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY) : NULL;
+    json_object_put(e);
+    if (!r)
+        return MHD_NO;
+    char after[24];
+    snprintf(after, sizeof after, "%lld", retry_s > 0 ? retry_s : 1);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, after);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+    MHD_destroy_response(r);
     return ret;
 }
 
@@ -1094,8 +1203,10 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
     bool poll = !modern && k->sess && ex->want_notes && h->opts.retry_ms > 0;
     long long deadline = th_now_ms() + (poll ? h->opts.retry_ms : h->opts.request_timeout_ms);
     pthread_mutex_lock(&ex->lock);
-    while (!ex->nevents && !atomic_load(ex->abort) && th_now_ms() < deadline)
-        th_cond_wait_until(&ex->cond, &ex->lock, th_now_ms() + POLL_MS);
+    /* Until the deadline, not the next look at the stop flag: a retry
+     * under POLL_MS used to act as POLL_MS. */
+    for (long long now; !ex->nevents && !atomic_load(ex->abort) && (now = th_now_ms()) < deadline;)
+        th_cond_wait_until(&ex->cond, &ex->lock, now + POLL_MS < deadline ? now + POLL_MS : deadline);
     if (!ex->nevents && !poll) {
         pthread_mutex_unlock(&ex->lock);
         return send_rpc_error(c, atomic_load(ex->abort) ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_GATEWAY_TIMEOUT,
@@ -1541,8 +1652,9 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
         ret = modern_post(k, c, msg);
     } else if (init) {
         const char *why = NULL;
-        if (!(k->sess = sess_new(h, &why)))
-            ret = send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR, why, NULL);
+        long long retry_s = 0;
+        if (!(k->sess = sess_new(h, &why, &retry_s)))
+            ret = send_sessions_full(c, why, retry_s);
         else
             ret = legacy_post(k, c, k->sess, msg, true);
     } else {

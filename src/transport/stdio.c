@@ -51,6 +51,23 @@
 ** queue), and the writer wakes it once the queue is below the bound again.
 */
 #define OUT_HIGH_BYTES ((size_t)8 << 20)
+/*
+** The bound is checked before each message, not only before each read():
+** one read of 35 KB brought 400 resource reads whose answers took 235 MB.
+** Answers still being made are owed too, and may all land at once: the
+** reader also waits while OWED_MAX responses are unwritten (as many as the
+** default tool threads can be making), or OWED_BEHIND while the client
+** lags by more than OUT_BEHIND_BYTES. The queue then stays within
+** OUT_HIGH_BYTES plus that many answers.
+*/
+#define OUT_BEHIND_BYTES ((size_t)1 << 20)
+#define OWED_BEHIND 16
+#define OWED_MAX 64
+/* Answers finishing wake the reader only through the writer, which may
+ * have written them before they stopped counting as owed (or never woken
+ * at all: a sender that finds the output idle writes itself); a reader
+ * waiting for owed answers looks again this often. */
+#define OWED_RECHECK_MS 10
 /* Bytes per write(), so the queue shrinks (and the reader resumes) while
  * a large backlog drains. */
 #define WRITE_CHUNK ((size_t)1 << 20)
@@ -787,6 +804,7 @@ typedef struct input {
     bool discarding;  /* inside a line already refused as too long */
     size_t discarded;
     bool hung_up;     /* the client closed its end: read what is left */
+    bool held;        /* complete lines wait for room in the output */
     bool spin;        /* busy-poll before the next read (see busy_poll) */
 } input;
 
@@ -898,6 +916,25 @@ static bool handle(srv *v, const char *text, size_t len, char *mine)
 }
 
 /*
+** Whether the output is too far behind to handle another message: 0 if
+** not, else how long to wait before looking again (-1: until the writer
+** makes room). Sets the writer's reader_waiting to match, under its lock,
+** so a writer that makes room after this wakes the reader.
+*/
+static int backlog_full(srv *v)
+{
+    size_t owed = th_mcp_session_open(v->s);
+    writer *w = &v->w;
+    pthread_mutex_lock(&w->lock);
+    size_t q = queued(w);
+    bool bytes = q > OUT_HIGH_BYTES || (q > OUT_BEHIND_BYTES && owed >= OWED_BEHIND);
+    bool full = bytes || owed >= OWED_MAX;
+    w->reader_waiting = full;
+    pthread_mutex_unlock(&w->lock);
+    return !full ? 0 : bytes ? -1 : OWED_RECHECK_MS;
+}
+
+/*
 ** Handle the complete lines in the input. False when the role was lost
 ** on the way. Output is collected and written once at the end, and tool
 ** calls queued are woken together.
@@ -915,6 +952,10 @@ static bool take_lines(srv *v)
         char *nl = memchr(in->buf + in->scan, '\n', in->len - in->scan);
         if (!nl)
             break;
+        if (backlog_full(v)) {
+            in->held = true;
+            break;
+        }
         size_t end = (size_t)(nl - in->buf), start = in->start, line_len = end - start;
         in->start = in->scan = end + 1; /* consumed before it is handled: see hand_off */
         if (in->discarding) {
@@ -939,7 +980,7 @@ static bool take_lines(srv *v)
         }
     }
     if (kept) {
-        in->scan = in->len;
+        in->scan = in->held ? in->start : in->len;
         /* A read that wrote early came from a pipelining client. When its
          * next requests are already here (they answer our early write),
          * the rest of this read's answers leave with the next read's
@@ -1007,18 +1048,21 @@ static void end_reading(srv *v, int status)
 /*
 ** Wait in poll() for input (PAUSED: only for a hang-up; POLLHUP is always
 ** reported) or the writer's wake-up (room again, stdout failed, or the
-** sentry's end request). False when reading is to end.
+** sentry's end request), at most TIMEOUT_MS (-1: no limit). False when
+** reading is to end.
 */
-static bool wait_input(srv *v, bool paused)
+static bool wait_input(srv *v, bool paused, int timeout_ms)
 {
     pthread_mutex_lock(&v->lock);
     bool end = v->end_req; /* a request after this writes the wake-up pipe */
     pthread_mutex_unlock(&v->lock);
     if (end)
         return false;
-    struct pollfd pfd[2] = {{.fd = v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
+    /* A hung-up input would report so at once, for ever: once known, only
+     * the writer's wake-up is waited for. */
+    struct pollfd pfd[2] = {{.fd = paused && v->in.hung_up ? -1 : v->in_fd, .events = paused ? TH_POLLRDHUP : POLLIN},
                             {.fd = v->w.wake[0], .events = POLLIN}};
-    if (poll(pfd, 2, -1) < 0) {
+    if (poll(pfd, 2, timeout_ms) < 0) {
         if (errno == EINTR)
             return true;
         th_log(TH_LOG_ERROR, "poll: %s", strerror(errno));
@@ -1059,7 +1103,16 @@ static int read_loop(srv *v)
             memmove(in->buf, in->buf + in->start, in->len - in->start);
             in->len -= in->start;
             in->start = 0;
-            in->scan = in->len;
+            in->scan = in->held ? 0 : in->len;
+        }
+        if (in->held) {
+            /* Lines are waiting: no read() until they are handled. */
+            in->held = false;
+            flush_kept(w);
+            int wait_ms = backlog_full(v);
+            if (wait_ms && !wait_input(v, true, wait_ms))
+                return READ_ENDED;
+            continue;
         }
         if (in->len > v->max) {
             in->discarding = true;
@@ -1083,7 +1136,7 @@ static int read_loop(srv *v)
         pthread_mutex_unlock(&w->lock);
         if (paused) {
             flush_kept(w);
-            if (!wait_input(v, true))
+            if (!wait_input(v, true, -1))
                 return READ_ENDED;
             continue;
         }
@@ -1135,7 +1188,7 @@ static int read_loop(srv *v)
                 continue;
             if (e == EAGAIN || e == EWOULDBLOCK) {
                 /* The caller gave us a non-blocking descriptor. */
-                if (!wait_input(v, false))
+                if (!wait_input(v, false, -1))
                     return READ_ENDED;
                 continue;
             }

@@ -7,10 +7,13 @@
 ** "mark" it creates that file as it starts: a test waits for it, not for
 ** a while that is usually enough. With "gate" it sleeps on until that
 ** file exists (at most a minute past "ms"): it ends when the test says.
+** With "bytes" N its answer is N bytes of text.
 */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +80,17 @@ static th_rc slow(th_call *call, json_object *args, void *user_data)
     atomic_fetch_sub(&running, 1);
     if (cancelled) /* after cancellation this must reach stderr, not the client */
         th_call_log(call, TH_LOG_WARNING, "slow[%s]: saw cancellation after %lld ms", tag, waited);
+    long long bytes = json_object_object_get_ex(args, "bytes", &v) ? json_object_get_int64(v) : 0;
+    if (bytes > 0) { /* a large answer, for what the host keeps of it */
+        char *big = malloc((size_t)bytes + 1);
+        if (!big)
+            return th_call_error(call, "out of memory");
+        memset(big, 'x', (size_t)bytes);
+        big[bytes] = '\0';
+        th_rc rc = th_call_text(call, big);
+        free(big);
+        return rc;
+    }
     return th_call_textf(call, "slow[%s]: slept %lld ms, peak %d", tag, waited, atomic_load(&peak));
 }
 
@@ -91,7 +105,8 @@ static const th_tool slow_tool = {
                     "\"tag\":{\"type\":\"string\"},"
                     "\"until_peak\":{\"type\":\"integer\",\"minimum\":0},"
                     "\"mark\":{\"type\":\"string\"},"
-                    "\"gate\":{\"type\":\"string\"}},"
+                    "\"gate\":{\"type\":\"string\"},"
+                    "\"bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16777216}},"
                     "\"required\":[\"ms\"]}",
     .handler = slow,
 };
