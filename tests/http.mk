@@ -3,7 +3,7 @@
 # socket client. The conformance suite over HTTP is in interop.mk.
 check_PROGRAMS += test_http
 TESTS += test_http
-test_http_SOURCES = test_http.c $(MCP_HARNESS) jwt_keys.c jwt_keys.h
+test_http_SOURCES = test_http.c http_client.c http_client.h $(MCP_HARNESS) jwt_keys.c jwt_keys.h
 test_http_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
 test_http_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 
