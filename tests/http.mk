@@ -8,7 +8,8 @@ test_http_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
 test_http_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 
 # Hostile HTTP clients on raw sockets: smuggling, bad Host and Origin,
-# confused tokens and media ranges. Add an attack as a row of its table.
+# confused tokens, slow senders, one address taking every slot. Add an
+# attack as a row of its cases table, or a test beside the slow senders.
 check_PROGRAMS += test_http_hostile
 TESTS += test_http_hostile
 test_http_hostile_SOURCES = test_http_hostile.c http_client.c http_client.h $(MCP_HARNESS)

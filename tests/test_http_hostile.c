@@ -1,12 +1,14 @@
 /*
 ** test_http_hostile.c: hostile HTTP clients against a real src/toolhost on
 ** raw sockets: requests framed two ways (smuggling), bad Host and Origin,
-** confused tokens and media ranges: a table, one row per attack.
+** confused tokens and media ranges (a table, one row per attack), then
+** senders too slow to finish a request and one address taking every slot.
 */
 #define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -281,12 +283,115 @@ START_TEST(hostile_request)
 }
 END_TEST
 
+/* ---- slow senders and one address taking every slot ---------------------- */
+
+/* Trickle a header line on each of FDS every half second (the attack's own
+ * pace) until the server has closed every one; false if that takes longer
+ * than the harness's time limit. */
+static bool trickle_until_closed(int *fds, size_t n)
+{
+    size_t open = n;
+    long long give_up = mh_now_ms() + MH_TIMEOUT_MS;
+    while (open > 0 && mh_now_ms() < give_up) {
+        struct pollfd pf[8];
+        for (size_t i = 0; i < n; i++)
+            pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        if (poll(pf, n, 500) == 0) {
+            for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0)
+                    send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (fds[i] >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && peer_closed(fds[i])) {
+                close(fds[i]);
+                fds[i] = -1;
+                open--;
+            }
+        }
+    }
+    return open == 0;
+}
+
+/* Connections that send a header line every half second never finish their
+ * request: each is closed at the request deadline, though it never idles. */
+START_TEST(slow_headers_meet_the_request_deadline)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-connections=4", "--http-max-client-connections=4", "--http-timeout=2");
+    int fds[4];
+    for (size_t i = 0; i < 4; i++) {
+        fds[i] = connect_to(port);
+        send(fds[i], "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 37, MSG_NOSIGNAL);
+    }
+    ck_assert_msg(trickle_until_closed(fds, 4), "slow senders still hold their connections");
+    ck_assert(mh_stderr_wait(p, "did not deliver its request", MH_TIMEOUT_MS));
+    /* The slots are free again. */
+    hres r = request(port, "POST", ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: tools/list\r\n", PING);
+    ck_assert_msg(r.status == 200, "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* A body that comes slower than the deadline is cut the same way. */
+START_TEST(slow_body_meets_the_request_deadline)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-timeout=2", NULL, NULL);
+    int fd = connect_to(port);
+    const char head[] = POST_HEAD "Host: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{";
+    send(fd, head, sizeof head - 1, MSG_NOSIGNAL);
+    ck_assert_msg(trickle_until_closed(&fd, 1), "a slow body still holds its connection");
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* Four slow connections from one address once took all four slots; now the
+ * first two do, the others are closed at once, and another address is
+ * served meanwhile. */
+START_TEST(one_address_cannot_take_every_slot)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-max-connections=4", NULL, NULL);
+    int fds[4];
+    for (size_t i = 0; i < 4; i++) {
+        fds[i] = connect_to(port);
+        send(fds[i], "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", 37, MSG_NOSIGNAL);
+    }
+    /* Closed unanswered, in the order they came: the third and the fourth. */
+    for (size_t i = 2; i < 4; i++)
+        ck_assert_msg(peer_closed(fds[i]), "connection %zu from one address was kept", i + 1);
+    int other = connect_from(port, "127.0.0.2");
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     POST_HEAD "Host: 127.0.0.1\r\nConnection: close\r\nContent-Length: " PING_LEN "\r\n\r\n" PING);
+    send_all(other, req, (size_t)n);
+    hres r = read_one(other);
+    ck_assert_msg(r.status == 200, "another address got HTTP %d while one held the slots", r.status);
+    hres_free(&r);
+    close(other);
+    for (size_t i = 0; i < 4; i++)
+        close(fds[i]);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("http_hostile");
     TCase *tc = tcase_create("http_hostile");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, hostile_request, 0, (int)(sizeof cases / sizeof cases[0]));
+    tcase_add_test(tc, slow_headers_meet_the_request_deadline);
+    tcase_add_test(tc, slow_body_meets_the_request_deadline);
+    tcase_add_test(tc, one_address_cannot_take_every_slot);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -30,6 +30,7 @@
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
 #include "plugin/qualname.h"
+#include "transport/deadline.h"
 #include "transport/http.h"
 #include "transport/httphead.h"
 #include "transport/mhd.h"
@@ -49,6 +50,10 @@
  * event, so a client that went away is noticed (the write fails) and its
  * connection thread ends. */
 #define KEEPALIVE_MS 10000
+/* The longest a client may take to send a whole request (headers and
+ * body), from the moment its connection waits for one; --http-timeout
+ * when that is shorter. A legitimate client sends a request at once. */
+#define REQUEST_READ_MS 30000
 /* Events a standalone stream keeps for Last-Event-ID resumption; past
  * that the oldest half is forgotten. */
 #define STANDALONE_KEEP 256
@@ -216,6 +221,7 @@ struct th_http {
     size_t nsessions;
     size_t active;          /* requests being answered */
     struct conn *moderns;   /* modern requests being served (modern_track) */
+    th_deadlines *deadlines; /* every connection's whole-request deadline */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -925,6 +931,15 @@ static enum MHD_Result send_and_close(struct MHD_Connection *c, unsigned status,
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* The request on C has been read whole (or is answered before its body):
+ * its connection is off the request clock until the next one. */
+static void request_read(th_http *h, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (i)
+        th_deadline_disarm(h->deadlines, i->socket_context);
 }
 
 /*
@@ -1645,11 +1660,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     conn *k = *con_cls;
     if (!k) {
         refusal r = {0};
-        if (!framing_ok(c, version, &r))
+        if (!framing_ok(c, version, &r)) {
+            request_read(h, c);
             return send_and_close(c, r.status, r.message);
-        if (h->opts.auth && strcmp(method, "GET") == 0 && is_metadata_path(h, url))
+        }
+        if (h->opts.auth && strcmp(method, "GET") == 0 && is_metadata_path(h, url)) {
+            request_read(h, c);
             return serve_metadata(h, c);
+        }
         if (!admit(h, c, url, method, &r)) {
+            request_read(h, c);
             if (r.www_auth[0])
                 return send_auth_refusal(c, r.status, r.message, r.www_auth);
             return send_rpc_error(c, r.status, NULL, TH_RPC_INVALID_REQUEST, r.message, r.allow);
@@ -1680,6 +1700,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    request_read(h, c);
     if (k->too_large)
         return send_and_close(c, MHD_HTTP_CONTENT_TOO_LARGE,
                               "Content Too Large: the message passes --max-message-bytes");
@@ -1696,7 +1717,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     th_http *h = cls;
     conn *k = *con_cls;
-    (void)c;
+    /* A kept-alive connection waits for its next request from now on. */
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci)
+        th_deadline_arm(h->deadlines, ci->socket_context);
     if (!k)
         return;
     *con_cls = NULL;
@@ -1729,6 +1753,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         pthread_mutex_unlock(&h->lock);
     }
     free(k);
+}
+
+/* Every connection is on the request clock from its start to its end. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    th_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        th_deadline_remove(h->deadlines, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = i ? th_deadline_add(h->deadlines, i->connect_fd) : NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1796,7 +1834,18 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         h->opts.max_connections = 64;
     if (h->opts.request_timeout_ms <= 0)
         h->opts.request_timeout_ms = 300000;
+    /* One address may not take every slot (a slow sender can hold one
+     * until its request deadline, then reconnect). */
+    if (!h->opts.max_client_connections)
+        h->opts.max_client_connections = (h->opts.max_connections + 1) / 2;
+    if (h->opts.max_client_connections > h->opts.max_connections)
+        h->opts.max_client_connections = h->opts.max_connections;
     h->loopback = loopback;
+    long long read_ms = h->opts.request_timeout_ms < REQUEST_READ_MS ? h->opts.request_timeout_ms : REQUEST_READ_MS;
+    if (!(h->deadlines = th_deadlines_new(read_ms, err, errlen))) {
+        free(h);
+        return NULL;
+    }
     atomic_init(&h->abort, false);
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
@@ -1807,14 +1856,17 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         {MHD_OPTION_END, 0, NULL},
     };
     h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
-                                 MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log, NULL, MHD_OPTION_END);
+                                 MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->opts.max_client_connections,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                                 NULL, MHD_OPTION_END);
     if (!h->daemon) {
         if (opts->use_listen_fd)
             snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
         else
             snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        th_deadlines_free(h->deadlines);
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
         free(h);
@@ -1850,6 +1902,7 @@ void th_http_stop(th_http *h, long long deadline_ms)
         th_mcp_session_cancel_all(k->ms);
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->daemon); /* joins every connection thread */
+    th_deadlines_free(h->deadlines);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
     while (h->sessions)
