@@ -24,7 +24,7 @@ struct th_deadline {
 };
 
 struct th_deadlines {
-    long long bound_ms;
+    long long wait_ms, request_ms;
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t wake;  /* a deadline came nearer, or stop */
     th_deadline *conns;
@@ -52,7 +52,7 @@ static void expire(th_deadlines *d, long long now)
             continue;
         c->due = 0;
         shutdown(c->fd, SHUT_RDWR);
-        th_log(TH_LOG_INFO, "http: a connection did not deliver its request within %lld ms; closed", d->bound_ms);
+        th_log(TH_LOG_INFO, "http: a connection did not deliver its request in time; closed");
     }
 }
 
@@ -72,14 +72,15 @@ static void *watch(void *arg)
     return NULL;
 }
 
-th_deadlines *th_deadlines_new(long long bound_ms, char *err, size_t errlen)
+th_deadlines *th_deadlines_new(long long wait_ms, long long request_ms, char *err, size_t errlen)
 {
     th_deadlines *d = calloc(1, sizeof *d);
     if (!d) {
         snprintf(err, errlen, "request deadlines: out of memory");
         return NULL;
     }
-    d->bound_ms = bound_ms;
+    d->wait_ms = wait_ms;
+    d->request_ms = request_ms;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->wake, NULL);
     int rc = pthread_create(&d->thread, NULL, watch, d);
@@ -119,21 +120,31 @@ th_deadline *th_deadline_add(th_deadlines *d, int fd)
         d->conns->prev = c;
     d->conns = c;
     pthread_mutex_unlock(&d->lock);
-    th_deadline_arm(d, c);
+    th_deadline_wait(d, c);
     return c;
 }
 
-void th_deadline_arm(th_deadlines *d, th_deadline *c)
+static void arm(th_deadlines *d, th_deadline *c, long long ms)
 {
     if (!c)
         return;
     pthread_mutex_lock(&d->lock);
-    c->due = th_now_ms() + d->bound_ms;
+    c->due = th_now_ms() + ms;
     /* Woken only when this becomes the earliest: the thread sleeps until
      * the earliest, and a later one keeps. */
     if (earliest(d) == c->due)
         pthread_cond_signal(&d->wake);
     pthread_mutex_unlock(&d->lock);
+}
+
+void th_deadline_wait(th_deadlines *d, th_deadline *c)
+{
+    arm(d, c, d->wait_ms);
+}
+
+void th_deadline_request(th_deadlines *d, th_deadline *c)
+{
+    arm(d, c, d->request_ms);
 }
 
 void th_deadline_disarm(th_deadlines *d, th_deadline *c)

@@ -50,10 +50,13 @@
  * event, so a client that went away is noticed (the write fails) and its
  * connection thread ends. */
 #define KEEPALIVE_MS 10000
-/* The longest a client may take to send a whole request (headers and
- * body), from the moment its connection waits for one; --http-timeout
- * when that is shorter. A legitimate client sends a request at once. */
+/* The longest a client may take to send the rest of a request (headers
+ * and body) once its request line came, and to begin one on a connection
+ * waiting for it; --http-timeout when that is shorter. The wait outlasts
+ * nginx's upstream keepalive_timeout (60 s), so a proxy ends an idle
+ * connection before the host does and never sends on one being closed. */
 #define REQUEST_READ_MS 30000
+#define REQUEST_WAIT_MS 75000
 /* Events a standalone stream keeps for Last-Event-ID resumption; past
  * that the oldest half is forgotten. */
 #define STANDALONE_KEEP 256
@@ -1720,7 +1723,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     /* A kept-alive connection waits for its next request from now on. */
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     if (ci)
-        th_deadline_arm(h->deadlines, ci->socket_context);
+        th_deadline_wait(h->deadlines, ci->socket_context);
     if (!k)
         return;
     *con_cls = NULL;
@@ -1767,6 +1770,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     }
     const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     *socket_context = i ? th_deadline_add(h->deadlines, i->connect_fd) : NULL;
+}
+
+/* A request line came: its headers and body are due. Returns the request's
+ * first context: none (on_request makes it). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    th_http *h = cls;
+    (void)uri;
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (i)
+        th_deadline_request(h->deadlines, i->socket_context);
+    return NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1841,8 +1856,9 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     if (h->opts.max_client_connections > h->opts.max_connections)
         h->opts.max_client_connections = h->opts.max_connections;
     h->loopback = loopback;
-    long long read_ms = h->opts.request_timeout_ms < REQUEST_READ_MS ? h->opts.request_timeout_ms : REQUEST_READ_MS;
-    if (!(h->deadlines = th_deadlines_new(read_ms, err, errlen))) {
+    long long limit = h->opts.request_timeout_ms;
+    if (!(h->deadlines = th_deadlines_new(limit < REQUEST_WAIT_MS ? limit : REQUEST_WAIT_MS,
+                                          limit < REQUEST_READ_MS ? limit : REQUEST_READ_MS, err, errlen))) {
         free(h);
         return NULL;
     }
@@ -1859,8 +1875,8 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
                                  MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections,
                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->opts.max_client_connections,
                                  MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-                                 NULL, MHD_OPTION_END);
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_URI_LOG_CALLBACK,
+                                 on_request_line, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!h->daemon) {
         if (opts->use_listen_fd)
             snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
