@@ -1,7 +1,8 @@
 /*
 ** fuzz/fuzz_http_headers.c: a libFuzzer harness for the request-header
-** helpers of transport/http.c (header trimming, Host/Origin host parts,
-** Accept matching, Mcp-Param Base64 and its check against the body).
+** helpers of transport/http.c (header trimming, Host/Origin authorities,
+** Accept matching, Content-Length, Mcp-Param Base64 and its check against
+** the body).
 */
 
 /*
@@ -116,8 +117,9 @@ static void check_buf(const char *buf, size_t size, bool trimmed, const uint8_t 
 
 static void headers(fz_conn *k, const uint8_t *data, size_t size)
 {
-    static const char *const names[] = {"Host", "Origin", "Accept", "Content-Type", H_VERSION, H_METHOD, H_NAME,
-                                        H_SESSION, "Last-Event-ID", "Authorization", "Mcp-Param-Region"};
+    static const char *const names[] = {"Host",      "Origin",         "Accept",          "Content-Type",
+                                        H_VERSION,   H_METHOD,         H_NAME,            H_SESSION,
+                                        "Last-Event-ID", "Authorization", "Mcp-Param-Region", "Content-Length"};
     struct MHD_Connection *c = (struct MHD_Connection *)(void *)k;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         /* Each size the transport uses, and a tiny one for the cut. */
@@ -133,19 +135,23 @@ static void headers(fz_conn *k, const uint8_t *data, size_t size)
         }
     }
     const char *host = fz_lookup(c, MHD_HEADER_KIND, "Host"), *origin = fz_lookup(c, MHD_HEADER_KIND, "Origin");
-    char hb[16], ob[256];
-    if (host) {
-        host_part(host, hb, sizeof hb);
+    char hb[16], ob[TH_HTTP_HOST_MAX];
+    if (host && th_http_authority(host, hb, sizeof hb)) {
         check_buf(hb, sizeof hb, false, data, size);
+        /* What passes is a host alone: no userinfo, nothing after a literal. */
+        if (strpbrk(hb, "@/?#[]") && !(hb[0] == '[' && strchr(hb, ']') == hb + strlen(hb) - 1))
+            die("th_http_authority passed more than a host", data, size);
         for (const char *p = hb; *p; p++)
             if (*p >= 'A' && *p <= 'Z')
-                die("host_part left an upper-case letter", data, size);
+                die("th_http_authority left an upper-case letter", data, size);
         (void)loopback_name(hb);
     }
-    if (origin) {
-        origin_host(origin, ob, sizeof ob);
+    if (origin && th_http_origin_host(origin, ob, sizeof ob))
         check_buf(ob, sizeof ob, false, data, size);
-    }
+    const char *cl = fz_lookup(c, MHD_HEADER_KIND, "Content-Length");
+    size_t len;
+    if (cl && th_http_length(cl, &len) && (size_t)snprintf(NULL, 0, "%zu", len) > strlen(cl))
+        die("th_http_length read more digits than there are", data, size);
     const char *accept = fz_lookup(c, MHD_HEADER_KIND, "Accept");
     (void)accepts(accept, "application/json");
     (void)accepts(accept, "text/event-stream");

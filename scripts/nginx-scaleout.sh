@@ -43,7 +43,9 @@ start() {
     trap 'stop "$dir"' EXIT
     ports="" pids="" k=1
     while [ $k -le "$n" ]; do
-        TOOLHOST_INSTANCE=$k "$TOOLHOST" --http 127.0.0.1:0 --http-session-prefix="i$k-" "$@" </dev/null >"$dir/i$k.log" 2>&1 &
+        # Every connection comes from nginx's address: all may.
+        TOOLHOST_INSTANCE=$k "$TOOLHOST" --http 127.0.0.1:0 --http-session-prefix="i$k-" \
+            --http-max-client-connections=64 "$@" </dev/null >"$dir/i$k.log" 2>&1 &
         pid=$!
         pids="$pids $pid"
         echo "INSTANCE_PIDS='${pids# }'" >>"$dir/scaleout.env" # so stop works even if start fails later

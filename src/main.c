@@ -176,6 +176,8 @@ static const char usage_text[] =
     "                               (repeatable); loopback origins are accepted\n"
     "                               when bound to loopback, others get 403\n"
     "      --http-max-connections=N open connections at once (default 64)\n"
+    "      --http-max-client-connections=N  of them from one client address\n"
+    "                               (default half; behind a proxy, all)\n"
     "      --http-max-sessions=N    legacy sessions at once (default 1024); a new\n"
     "                               one ends the session idle longest\n"
     "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
@@ -262,6 +264,7 @@ enum {
     OPT_HTTP_PATH,
     OPT_HTTP_ORIGIN,
     OPT_HTTP_CONNS,
+    OPT_HTTP_CLIENT_CONNS,
     OPT_HTTP_SESSIONS,
     OPT_HTTP_TIMEOUT,
     OPT_HTTP_RETRY,
@@ -339,6 +342,7 @@ static const struct option long_opts[] = {
     {"http-path", required_argument, NULL, OPT_HTTP_PATH},
     {"http-allow-origin", required_argument, NULL, OPT_HTTP_ORIGIN},
     {"http-max-connections", required_argument, NULL, OPT_HTTP_CONNS},
+    {"http-max-client-connections", required_argument, NULL, OPT_HTTP_CLIENT_CONNS},
     {"http-max-sessions", required_argument, NULL, OPT_HTTP_SESSIONS},
     {"http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT},
     {"http-retry-ms", required_argument, NULL, OPT_HTTP_RETRY},
@@ -834,6 +838,11 @@ int main(int argc, char **argv)
             if (!parse_size("http-max-connections", optarg, 100000, &v) || v == 0)
                 goto usage;
             hopts.max_connections = (unsigned)v;
+            break;
+        case OPT_HTTP_CLIENT_CONNS:
+            if (!parse_size("http-max-client-connections", optarg, 100000, &v) || v == 0)
+                goto usage;
+            hopts.max_client_connections = (unsigned)v;
             break;
         case OPT_HTTP_SESSIONS:
             if (!parse_size("http-max-sessions", optarg, 1000000, &v) || v == 0)

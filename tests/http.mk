@@ -3,9 +3,16 @@
 # socket client. The conformance suite over HTTP is in interop.mk.
 check_PROGRAMS += test_http
 TESTS += test_http
-test_http_SOURCES = test_http.c $(MCP_HARNESS) jwt_keys.c jwt_keys.h
+test_http_SOURCES = test_http.c http_client.c http_client.h $(MCP_HARNESS) jwt_keys.c jwt_keys.h
 test_http_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
 test_http_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
+
+# Hostile HTTP clients on raw sockets: smuggling, bad Host and Origin,
+# confused tokens, slow senders, one address taking every slot. Add an
+# attack as a row of its cases table, or a test beside the slow senders.
+check_PROGRAMS += test_http_hostile
+TESTS += test_http_hostile
+test_http_hostile_SOURCES = test_http_hostile.c http_client.c http_client.h $(MCP_HARNESS)
 
 # JWT bearer tokens: th_auth with a JWKS, keys and tokens made per run.
 check_PROGRAMS += test_jwt

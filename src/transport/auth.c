@@ -208,9 +208,14 @@ th_auth_result th_auth_check(const th_auth *a, const char *authorization, const 
         return TH_AUTH_MISSING;
     const char *tok = authorization + 7;
     tok += strspn(tok, " ");
-    size_t tlen = strcspn(tok, " ");
-    if (tlen == 0)
+    /* RFC 6750 2.1: b64token, then nothing (the caller trimmed the value).
+     * A token followed by more words is not that token. */
+    size_t tlen = strspn(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/");
+    tlen += strspn(tok + tlen, "=");
+    if (tok[0] == '\0')
         return TH_AUTH_MISSING;
+    if (tlen == 0 || tok[tlen] != '\0')
+        return TH_AUTH_INVALID;
     unsigned char h[SHA256_DIGEST_LENGTH];
     SHA256((const unsigned char *)tok, tlen, h);
     /* Every entry is compared, so the time taken does not say which matched. */

@@ -30,7 +30,9 @@
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
 #include "plugin/qualname.h"
+#include "transport/deadline.h"
 #include "transport/http.h"
+#include "transport/httphead.h"
 #include "transport/mhd.h"
 
 #define H_SESSION "Mcp-Session-Id"
@@ -48,6 +50,13 @@
  * event, so a client that went away is noticed (the write fails) and its
  * connection thread ends. */
 #define KEEPALIVE_MS 10000
+/* The longest a client may take to send the rest of a request (headers
+ * and body) once its request line came, and to begin one on a connection
+ * waiting for it; --http-timeout when that is shorter. The wait outlasts
+ * nginx's upstream keepalive_timeout (60 s), so a proxy ends an idle
+ * connection before the host does and never sends on one being closed. */
+#define REQUEST_READ_MS 30000
+#define REQUEST_WAIT_MS 75000
 /* Events a standalone stream keeps for Last-Event-ID resumption; past
  * that the oldest half is forgotten. */
 #define STANDALONE_KEEP 256
@@ -218,6 +227,7 @@ struct th_http {
     long long next_sweep_ms; /* when sess_sweep looks for expired sessions again */
     size_t active;          /* requests being answered */
     struct conn *moderns;   /* modern requests being served (modern_track) */
+    th_deadlines *deadlines; /* every connection's whole-request deadline */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -618,6 +628,21 @@ static const char *header(struct MHD_Connection *c, const char *name, char *buf,
     return buf;
 }
 
+/* A header's value in place, *LEN bytes without the white space around it;
+ * NULL when absent. */
+static const char *header_value(struct MHD_Connection *c, const char *name, size_t *len)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    if (!v)
+        return NULL;
+    v += strspn(v, " \t");
+    size_t n = strlen(v);
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    *len = n;
+    return v;
+}
+
 static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const char *body,
                                  size_t len, const char *sid, const char *allow)
 {
@@ -683,37 +708,9 @@ static enum MHD_Result send_auth_refusal(struct MHD_Connection *c, unsigned stat
     return ret;
 }
 
-/* "host[:port]" or "[v6]:port" without the port, lower-case, into BUF. */
-static void host_part(const char *hostport, char *buf, size_t size)
-{
-    size_t n;
-    if (hostport[0] == '[') {
-        const char *end = strchr(hostport, ']');
-        n = end ? (size_t)(end - hostport) + 1 : strlen(hostport);
-    } else {
-        n = strcspn(hostport, ":");
-    }
-    if (n >= size)
-        n = size - 1;
-    for (size_t i = 0; i < n; i++)
-        buf[i] = (char)(hostport[i] >= 'A' && hostport[i] <= 'Z' ? hostport[i] + 32 : hostport[i]);
-    buf[n] = '\0';
-}
-
 static bool loopback_name(const char *host)
 {
     return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, "[::1]");
-}
-
-/* ORIGIN's host part, for "scheme://host[:port]"; "" if it has no "://". */
-static void origin_host(const char *origin, char *buf, size_t size)
-{
-    const char *p = strstr(origin, "://");
-    if (!p) {
-        buf[0] = '\0';
-        return;
-    }
-    host_part(p + 3, buf, size);
 }
 
 static bool origin_listed(const th_http *h, const char *origin)
@@ -727,41 +724,17 @@ static bool origin_listed(const th_http *h, const char *origin)
 /* HOST (no port) is the host of a listed origin. */
 static bool host_listed(const th_http *h, const char *host)
 {
-    char oh[256];
-    for (size_t i = 0; i < h->opts.norigins; i++) {
-        origin_host(h->opts.origins[i], oh, sizeof oh);
-        if (strcmp(oh, host) == 0)
-            return true;
-    }
-    return false;
-}
-
-static char lower(char c)
-{
-    return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-}
-
-static bool contains_nocase(const char *hay, const char *needle)
-{
-    /* The first byte is compared here: a call per position of an Accept
-     * header was 3% of an echo call's instructions. */
-    size_t n = strlen(needle);
-    char first = lower(needle[0]);
-    for (; *hay; hay++)
-        if (lower(*hay) == first && strncasecmp(hay, needle, n) == 0)
+    char oh[TH_HTTP_HOST_MAX];
+    for (size_t i = 0; i < h->opts.norigins; i++)
+        if (th_http_origin_host(h->opts.origins[i], oh, sizeof oh) && strcmp(oh, host) == 0)
             return true;
     return false;
 }
 
-/* A media type list (Accept) names TYPE, or a wildcard covering it. */
+/* A media type list (Accept) accepts TYPE (NULL: no header, it does). */
 static bool accepts(const char *list, const char *type)
 {
-    if (!list)
-        return true;
-    char major[32];
-    size_t n = strcspn(type, "/");
-    snprintf(major, sizeof major, "%.*s/*", (int)n, type);
-    return contains_nocase(list, type) || strstr(list, "*/*") || contains_nocase(list, major);
+    return th_http_accepts(list, type);
 }
 
 /* ---- admission ------------------------------------------------------------ */
@@ -770,6 +743,7 @@ typedef struct conn {
     th_http *h;
     th_buf body;
     bool counted;      /* in h->active */
+    bool too_large;    /* a chunked body passed the limit: the rest is dropped */
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
@@ -970,6 +944,116 @@ static bool is_metadata_path(const th_http *h, const char *url)
     return strncmp(url, WELL_KNOWN, n) == 0 && (url[n] == '\0' || strcmp(url + n, h->opts.path) == 0);
 }
 
+/* ---- framing ------------------------------------------------------------- */
+
+/* The header fields that decide where a request ends, and the Host. */
+enum { FR_HOST, FR_LENGTH, FR_CODING, FR_COUNT };
+static const char *const framing_fields[FR_COUNT] = {MHD_HTTP_HEADER_HOST, MHD_HTTP_HEADER_CONTENT_LENGTH,
+                                                     MHD_HTTP_HEADER_TRANSFER_ENCODING};
+
+typedef struct framing {
+    unsigned n[FR_COUNT];     /* field lines of each */
+    const char *v[FR_COUNT];  /* the first one's value */
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    framing *f = cls;
+    (void)kind;
+    for (size_t i = 0; i < FR_COUNT; i++)
+        if (strcasecmp(key, framing_fields[i]) == 0 && f->n[i]++ == 0)
+            f->v[i] = value;
+    return MHD_YES;
+}
+
+/* VALUE without the white space around it in BUF; NULL when absent or
+ * longer than BUF (no Host or Content-Length that long is valid). */
+static const char *trimmed(const char *value, char *buf, size_t size)
+{
+    if (!value)
+        return NULL;
+    value += strspn(value, " \t");
+    size_t n = strlen(value);
+    while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    if (n >= size)
+        return NULL;
+    memcpy(buf, value, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/*
+** RFC 9112: a request whose end two parsers could place differently is
+** refused and its connection closed, so that no byte of it can be read as
+** the start of another request (6.1, 6.3); HTTP/1.1 needs exactly one valid
+** Host (3.2). libmicrohttpd takes the first Content-Length of several, and
+** chunked over Content-Length without closing, which a proxy in front may
+** frame otherwise. False with R filled when the request is refused.
+*/
+static bool framing_ok(struct MHD_Connection *c, const char *version, refusal *r)
+{
+    framing f = {0};
+    char hb[TH_HTTP_HOST_MAX + 8], lb[32], cb[32], host[TH_HTTP_HOST_MAX];
+    size_t len;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    bool v11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
+    const char *hv = trimmed(f.v[FR_HOST], hb, sizeof hb), *lv = trimmed(f.v[FR_LENGTH], lb, sizeof lb),
+               *cv = trimmed(f.v[FR_CODING], cb, sizeof cb);
+    const struct {
+        bool bad;
+        unsigned status;
+        const char *message;
+    } rules[] = {
+        {f.n[FR_HOST] > 1, MHD_HTTP_BAD_REQUEST, "Bad Request: more than one Host header"},
+        {f.n[FR_HOST] == 0 && v11, MHD_HTTP_BAD_REQUEST, "Bad Request: an HTTP/1.1 request needs a Host header"},
+        {f.n[FR_HOST] == 1 && (!hv || !th_http_authority(hv, host, sizeof host)), MHD_HTTP_BAD_REQUEST,
+         "Bad Request: the Host header is not host[:port]"},
+        {f.n[FR_LENGTH] > 1, MHD_HTTP_BAD_REQUEST, "Bad Request: more than one Content-Length header"},
+        {f.n[FR_LENGTH] == 1 && (!lv || !th_http_length(lv, &len)), MHD_HTTP_BAD_REQUEST,
+         "Bad Request: Content-Length is not a number"},
+        {f.n[FR_LENGTH] && f.n[FR_CODING], MHD_HTTP_BAD_REQUEST,
+         "Bad Request: both Content-Length and Transfer-Encoding frame the body"},
+        {f.n[FR_CODING] && !v11, MHD_HTTP_BAD_REQUEST, "Bad Request: Transfer-Encoding in an HTTP/1.0 request"},
+        {f.n[FR_CODING] > 1 || (f.n[FR_CODING] && (!cv || strcasecmp(cv, "chunked") != 0)),
+         MHD_HTTP_NOT_IMPLEMENTED, "Not Implemented: the only transfer coding accepted is chunked"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
+        if (rules[i].bad) {
+            *r = (refusal){.status = rules[i].status, .message = rules[i].message};
+            return false;
+        }
+    }
+    return true;
+}
+
+/* An error after which the connection is closed: what follows the refused
+ * request on it cannot be told apart from a request of its own. */
+static enum MHD_Result send_and_close(struct MHD_Connection *c, unsigned status, const char *message)
+{
+    json_object *e = th_rpc_error(NULL, TH_RPC_INVALID_REQUEST, message, NULL);
+    size_t len = 0;
+    const char *text = e ? th_rpc_serialize(e, &len) : NULL;
+    struct MHD_Response *r = text ? MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY) : NULL;
+    json_object_put(e);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* The request on C has been read whole (or is answered before its body):
+ * its connection is off the request clock until the next one. */
+static void request_read(th_http *h, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (i)
+        th_deadline_disarm(h->deadlines, i->socket_context);
+}
+
 /*
 ** The one gate every request passes before its body is read: the endpoint,
 ** the method, and where it comes from. An authorization check belongs here
@@ -977,15 +1061,16 @@ static bool is_metadata_path(const th_http *h, const char *url)
 */
 static bool admit(th_http *h, struct MHD_Connection *c, const char *url, const char *method, refusal *r)
 {
-    char buf[512], host[256];
+    char buf[512], host[TH_HTTP_HOST_MAX];
     if (strcmp(url, h->opts.path) != 0) {
         *r = (refusal){.status = MHD_HTTP_NOT_FOUND, .message = "Not Found: the MCP endpoint is elsewhere"};
         return false;
     }
     const char *origin = header(c, "Origin", buf, sizeof buf);
     if (origin) {
-        origin_host(origin, host, sizeof host);
-        if (!origin_listed(h, origin) && !(h->loopback && loopback_name(host))) {
+        /* Parsed whole: "http://[::1].evil" only begins like loopback. */
+        bool parsed = th_http_origin_host(origin, host, sizeof host);
+        if (!origin_listed(h, origin) && !(h->loopback && parsed && loopback_name(host))) {
             *r = (refusal){.status = MHD_HTTP_FORBIDDEN,
                            .message = "Forbidden: this Origin is not allowed (see --http-allow-origin)"};
             return false;
@@ -995,7 +1080,7 @@ static bool admit(th_http *h, struct MHD_Connection *c, const char *url, const c
      * still sends that name as Host. */
     const char *hostport = header(c, "Host", buf, sizeof buf);
     if (h->loopback && hostport) {
-        host_part(hostport, host, sizeof host);
+        th_http_authority(hostport, host, sizeof host); /* framing_ok() refused one that is not */
         if (!loopback_name(host) && !host_listed(h, host)) {
             *r = (refusal){.status = MHD_HTTP_FORBIDDEN,
                            .message = "Forbidden: this Host is not allowed on a loopback server"};
@@ -1505,7 +1590,7 @@ static const char *name_member(const char *method)
 static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
 {
     th_http *h = k->h;
-    char pvb[64], mb[256], nb[1024];
+    char pvb[64], mb[256];
     json_object *id = NULL, *method = NULL, *params = NULL, *meta = NULL, *mv = NULL, *caps, *v;
     if (!json_object_is_type(msg, json_type_object))
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
@@ -1533,10 +1618,12 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
                                  : "Header mismatch: Mcp-Method is missing",
                               NULL);
     const char *member = name_member(mname);
+    size_t hlen;
     if (member) {
-        const char *hn = header(c, H_NAME, nb, sizeof nb);
+        /* Compared in place: a resource URI may be TH_URI_MAX bytes long. */
+        const char *hn = header_value(c, H_NAME, &hlen);
         const char *bn = params && json_object_object_get_ex(params, member, &v) ? json_object_get_string(v) : NULL;
-        if ((hn || bn) && (!hn || !bn || strcmp(hn, bn) != 0))
+        if ((hn || bn) && (!hn || !bn || strlen(bn) != hlen || memcmp(hn, bn, hlen) != 0))
             return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
                                   hn ? "Header mismatch: Mcp-Name differs from the body"
                                      : "Header mismatch: Mcp-Name is missing",
@@ -1686,12 +1773,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     th_http *h = cls;
     conn *k = *con_cls;
-    (void)version;
     if (!k) {
         refusal r = {0};
-        if (h->opts.auth && strcmp(method, "GET") == 0 && is_metadata_path(h, url))
+        if (!framing_ok(c, version, &r)) {
+            request_read(h, c);
+            return send_and_close(c, r.status, r.message);
+        }
+        if (h->opts.auth && strcmp(method, "GET") == 0 && is_metadata_path(h, url)) {
+            request_read(h, c);
             return serve_metadata(h, c);
+        }
         if (!admit(h, c, url, method, &r)) {
+            request_read(h, c);
             if (r.www_auth[0])
                 return send_auth_refusal(c, r.status, r.message, r.www_auth);
             return send_rpc_error(c, r.status, NULL, TH_RPC_INVALID_REQUEST, r.message, r.allow);
@@ -1707,17 +1800,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*upload_size) {
-        /* Without a Content-Length the size is known only now. */
-        if (k->body.len + *upload_size > k->h->opts.max_body_bytes) {
+        /* A chunked body's size is known only as it comes. libmicrohttpd
+         * cannot answer in the middle of a body, so the rest is read and
+         * dropped (the request deadline bounds that), then 413 closes. */
+        if (k->too_large || k->body.len + *upload_size > k->h->opts.max_body_bytes) {
+            k->too_large = true;
+            free(k->body.data);
+            k->body = (th_buf){0};
             *upload_size = 0;
-            return send_rpc_error(c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, TH_RPC_INVALID_REQUEST,
-                                  "Content Too Large: the message passes --max-message-bytes", NULL);
+            return MHD_YES;
         }
         if (!th_buf_append(&k->body, upload, *upload_size))
             return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
+    request_read(h, c);
+    if (k->too_large)
+        return send_and_close(c, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "Content Too Large: the message passes --max-message-bytes");
     if (atomic_load(&h->abort))
         return send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR,
                               "Service Unavailable: the server is stopping", NULL);
@@ -1731,7 +1832,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     th_http *h = cls;
     conn *k = *con_cls;
-    (void)c;
+    /* A kept-alive connection waits for its next request from now on. */
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci)
+        th_deadline_wait(h->deadlines, ci->socket_context);
     if (!k)
         return;
     *con_cls = NULL;
@@ -1764,6 +1868,32 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         pthread_mutex_unlock(&h->lock);
     }
     free(k);
+}
+
+/* Every connection is on the request clock from its start to its end. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    th_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        th_deadline_remove(h->deadlines, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = i ? th_deadline_add(h->deadlines, i->connect_fd) : NULL;
+}
+
+/* A request line came: its headers and body are due. Returns the request's
+ * first context: none (on_request makes it). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    th_http *h = cls;
+    (void)uri;
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (i)
+        th_deadline_request(h->deadlines, i->socket_context);
+    return NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1831,7 +1961,19 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         h->opts.max_connections = 64;
     if (h->opts.request_timeout_ms <= 0)
         h->opts.request_timeout_ms = 300000;
+    /* One address may not take every slot (a slow sender can hold one
+     * until its request deadline, then reconnect). */
+    if (!h->opts.max_client_connections)
+        h->opts.max_client_connections = (h->opts.max_connections + 1) / 2;
+    if (h->opts.max_client_connections > h->opts.max_connections)
+        h->opts.max_client_connections = h->opts.max_connections;
     h->loopback = loopback;
+    long long limit = h->opts.request_timeout_ms;
+    if (!(h->deadlines = th_deadlines_new(limit < REQUEST_WAIT_MS ? limit : REQUEST_WAIT_MS,
+                                          limit < REQUEST_READ_MS ? limit : REQUEST_READ_MS, err, errlen))) {
+        free(h);
+        return NULL;
+    }
     atomic_init(&h->abort, false);
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
@@ -1842,14 +1984,17 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         {MHD_OPTION_END, 0, NULL},
     };
     h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
-                                 MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log, NULL, MHD_OPTION_END);
+                                 MHD_OPTION_CONNECTION_LIMIT, h->opts.max_connections,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->opts.max_client_connections,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_URI_LOG_CALLBACK,
+                                 on_request_line, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!h->daemon) {
         if (opts->use_listen_fd)
             snprintf(err, errlen, "cannot serve on descriptor %d: %s", opts->listen_fd, strerror(errno));
         else
             snprintf(err, errlen, "cannot listen on %s port %u: %s", addr, opts->port, strerror(errno));
+        th_deadlines_free(h->deadlines);
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
         free(h);
@@ -1885,6 +2030,7 @@ void th_http_stop(th_http *h, long long deadline_ms)
         th_mcp_session_cancel_all(k->ms);
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->daemon); /* joins every connection thread */
+    th_deadlines_free(h->deadlines);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
     while (h->sessions)

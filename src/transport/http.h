@@ -22,6 +22,7 @@ typedef struct th_http_opts {
     size_t norigins;
     size_t max_body_bytes;       /* a larger POST body is refused with 413 */
     unsigned max_connections;    /* open connections at once */
+    unsigned max_client_connections; /* of them from one client address; 0: half */
     size_t max_sessions;         /* legacy sessions at once */
     long long request_timeout_ms; /* idle connection and longest wait for an answer */
     long long retry_ms;          /* SSE polling (legacy sessions): a request silent this

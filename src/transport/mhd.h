@@ -23,6 +23,8 @@
     X(MHD_create_response_from_buffer) \
     X(MHD_create_response_from_callback) \
     X(MHD_destroy_response) \
+    X(MHD_get_connection_info) \
+    X(MHD_get_connection_values) \
     X(MHD_get_daemon_info) \
     X(MHD_lookup_connection_value) \
     X(MHD_queue_response) \
@@ -52,6 +54,8 @@ bool th_mhd_open(char *err, size_t errlen);
 #define MHD_create_response_from_buffer TH_MHD_FN(MHD_create_response_from_buffer)
 #define MHD_create_response_from_callback TH_MHD_FN(MHD_create_response_from_callback)
 #define MHD_destroy_response TH_MHD_FN(MHD_destroy_response)
+#define MHD_get_connection_info TH_MHD_FN(MHD_get_connection_info)
+#define MHD_get_connection_values TH_MHD_FN(MHD_get_connection_values)
 #define MHD_get_daemon_info TH_MHD_FN(MHD_get_daemon_info)
 #define MHD_lookup_connection_value TH_MHD_FN(MHD_lookup_connection_value)
 #define MHD_queue_response TH_MHD_FN(MHD_queue_response)
