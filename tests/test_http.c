@@ -1285,6 +1285,52 @@ START_TEST(tool_scope_checked_at_call)
 }
 END_TEST
 
+/* Messages whose method or tool name is JSON null (alone and in a batch):
+ * with tokens and a per-tool scope they get the answer a server without
+ * tokens gives, not a crash of the scope check. */
+START_TEST(null_method_or_tool_name_with_scopes)
+{
+    static const char *const bodies[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":null}}",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":null}}]",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}]",
+    };
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int open_port, auth_port;
+    mh_proc *open = start_http(&open_port, "--auth-tool-scope=echo=tools", NULL, NULL);
+    mh_proc *authd = start_http(&auth_port, opt, "--auth-tool-scope=echo=tools", NULL);
+    char *open_sid = open_session(open_port), *sid = open_session_as(auth_port, "scoped-token");
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", open_sid);
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        hres want = request(open_port, "POST", hdrs, bodies[i]);
+        hres got = post_as(auth_port, "scoped-token", sid, bodies[i]);
+        ck_assert_msg(got.status == want.status && strcmp(got.body, want.body) == 0,
+                      "%s: with tokens HTTP %d %s, without HTTP %d %s", bodies[i], got.status, got.body, want.status,
+                      want.body);
+        ck_assert_msg(strstr(got.body, "\"error\""), "%s: answered %s", bodies[i], got.body);
+        hres_free(&want);
+        hres_free(&got);
+    }
+    /* Still serving: the same token calls echo. */
+    hres r = post_as(auth_port, "scoped-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    free(open_sid);
+    mh_kill(authd, SIGTERM);
+    ck_assert_int_eq(mh_wait(authd, MH_TIMEOUT_MS), 0);
+    mh_free(authd);
+    mh_kill(open, SIGTERM);
+    ck_assert_int_eq(mh_wait(open, MH_TIMEOUT_MS), 0);
+    mh_free(open);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 /* A 2026-07-28 requestState is bound to the bearer token that earned it:
  * replayed with another client's token it is refused (-32602); the same
  * token completes the call. */
@@ -1614,6 +1660,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, non_loopback_needs_authorization);
     tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
+    tcase_add_test(tc, null_method_or_tool_name_with_scopes);
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
     tcase_add_test(tc, jwks_reread_on_sighup);

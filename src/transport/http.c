@@ -790,9 +790,12 @@ static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
 static const char *tool_scope(const th_http *h, json_object *msg)
 {
     json_object *method, *params, *name;
+    /* A method or name that is not a string (null included) names no tool:
+     * the protocol refuses the message as it would without tokens. */
     if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "method", &method) ||
-        strcmp(json_object_get_string(method), "tools/call") != 0 ||
-        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name))
+        !json_object_is_type(method, json_type_string) || strcmp(json_object_get_string(method), "tools/call") != 0 ||
+        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name) ||
+        !json_object_is_type(name, json_type_string))
         return NULL;
     const char *tool = json_object_get_string(name);
     size_t n = strlen(tool);
