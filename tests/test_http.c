@@ -1453,6 +1453,95 @@ START_TEST(jwt_bearer_tokens)
 }
 END_TEST
 
+/* A JWT by K for https://mcp.example/mcp naming subject SUB, expiring DEXP
+ * seconds from now. */
+static char *jwt_of(const tk_key *k, const char *sub, long dexp)
+{
+    char claims[512];
+    snprintf(claims, sizeof claims,
+             "{\"iss\":\"https://as.example\",\"aud\":\"https://mcp.example/mcp\",\"sub\":\"%s\",\"exp\":%ld}", sub,
+             (long)time(NULL) + dexp);
+    return tk_sign(k, NULL, 0, claims);
+}
+
+/* What another principal gets for session SID opened by OWNER: each way
+ * of reaching it (POST, GET, DELETE) is tried with INTRUDER's token, and
+ * each must be 404; the owner's session is unharmed. */
+static void assert_session_private(int port, const char *owner, const char *intruder, const char *sid)
+{
+    hres r = post_as(port, intruder, sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
+    ck_assert_msg(r.status == 404, "POST with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    char hdrs[4096];
+    snprintf(hdrs, sizeof hdrs, "Accept: text/event-stream\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\n",
+             intruder, sid);
+    r = request(port, "GET", hdrs, NULL);
+    ck_assert_msg(r.status == 404, "GET with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", intruder, sid);
+    r = request(port, "DELETE", hdrs, NULL);
+    ck_assert_msg(r.status == 404, "DELETE with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = post_as(port, owner, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "the owner after the attempts: HTTP %d %s", r.status,
+                  r.body);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", owner, sid);
+    r = request(port, "DELETE", hdrs, NULL);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+}
+
+/* A legacy session belongs to the principal that opened it: a token-file
+ * token (by its hash), or a JWT's subject, so that a fresh token of the
+ * same subject keeps it while another subject's does not reach it. */
+START_TEST(session_bound_to_its_principal)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, NULL, NULL);
+    char *sid = open_session_as(port, "plain-token");
+    assert_session_private(port, "plain-token", "scoped-token", sid);
+    free(sid);
+    /* "hashed-secret" is listed by its hash: the same principal either way. */
+    sid = open_session_as(port, "hashed-secret");
+    assert_session_private(port, "hashed-secret", "plain-token", sid);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1);
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                 "--http-resource-url=https://mcp.example/mcp", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *alice = jwt_of(&k, "alice", 300), *alice2 = jwt_of(&k, "alice", 600), *bob = jwt_of(&k, "bob", 300);
+    sid = open_session_as(port, alice);
+    hres r = post_as(port, alice2, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "alice's next token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    assert_session_private(port, alice, bob, sid);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(alice);
+    free(alice2);
+    free(bob);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 /* --http-session-prefix starts every session id (a load balancer routes by
  * it: tests/scaleout/nginx.sh); a prefix a header cannot carry is refused. */
 /* The status of an initialize with a bearer TOKEN. */
@@ -1664,6 +1753,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
     tcase_add_test(tc, jwks_reread_on_sighup);
+    tcase_add_test(tc, session_bound_to_its_principal);
     tcase_add_loop_test(tc, legacy_task_result_deferred_over_http, 0, 2);
     suite_add_tcase(s, tc);
     return s;

@@ -200,6 +200,7 @@ typedef struct hsess {
     exchange *standalone;        /* the GET stream's messages, once a GET opened it; a reference */
     int refs;                    /* under th_http.lock */
     long long last_used;         /* th_now_ms of its last request; under th_http.lock */
+    th_auth_principal owner;     /* who opened it (all zero without tokens); set once */
     struct hsess *next;
 } hsess;
 
@@ -406,12 +407,14 @@ static void sess_unref(th_http *h, hsess *s)
     free(s);
 }
 
-/* A reference to the live session ID, or NULL. */
-static hsess *sess_find(th_http *h, const char *id)
+/* A reference to the live session ID, or NULL: also when WHO did not open
+ * it, so that another token holder cannot use, resume or end it, nor learn
+ * that it exists. */
+static hsess *sess_find(th_http *h, const char *id, const th_auth_principal *who)
 {
     pthread_mutex_lock(&h->lock);
     hsess *s = h->sessions;
-    while (s && strcmp(s->id, id) != 0)
+    while (s && (strcmp(s->id, id) != 0 || memcmp(&s->owner, who, sizeof *who) != 0))
         s = s->next;
     if (s) {
         s->refs++;
@@ -439,9 +442,9 @@ static void sess_end(th_http *h, hsess *s)
         sess_unref(h, s);
 }
 
-/* A new session in the table, with a reference for the caller; NULL when
- * the table is full or memory is short. */
-static hsess *sess_new(th_http *h, const char **why)
+/* A new session of WHO in the table, with a reference for the caller;
+ * NULL when the table is full or memory is short. */
+static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **why)
 {
     unsigned char rnd[16];
     hsess *s = calloc(1, sizeof *s);
@@ -455,6 +458,7 @@ static hsess *sess_new(th_http *h, const char **why)
     size_t pl = (size_t)snprintf(s->id, sizeof s->id, "%s", h->opts.session_prefix ? h->opts.session_prefix : "");
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(s->id + pl + 2 * i, 3, "%02x", rnd[i]);
+    s->owner = *who;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
@@ -664,6 +668,7 @@ typedef struct conn {
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
+    th_auth_principal who; /* whose token admitted it (all zero without tokens) */
     bool tracked;      /* in h->moderns; under h->lock */
     struct conn *prev, *next; /* in h->moderns */
 } conn;
@@ -706,6 +711,7 @@ typedef struct refusal {
     const char *message;
     const char *allow;
     char www_auth[512]; /* WWW-Authenticate of a 401 or 403, or "" */
+    th_auth_principal who; /* admitted: whose token it was (all zero without tokens) */
 } refusal;
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
@@ -751,7 +757,8 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
     /* JWTs from real authorization servers run to a few KB (RS256 alone
      * adds 342 bytes of signature); a truncated one would fail as invalid. */
     char buf[8192], meta[600];
-    th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
+    th_auth_result res =
+        th_auth_check_as(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope, &r->who);
     if (res == TH_AUTH_OK)
         return true;
     metadata_url(h, c, meta, sizeof meta);
@@ -1208,7 +1215,7 @@ static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
     if (last && sscanf(last, "%llu-%zu", &stream, &n) != 2)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Last-Event-ID is not one of ours",
                               NULL);
-    if (!(k->sess = sess_find(k->h, sid)))
+    if (!(k->sess = sess_find(k->h, sid, &k->who)))
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
     if (!last)
         return serve_standalone(k, c, k->sess, 0, true);
@@ -1533,7 +1540,7 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
         if (pv && !known_legacy(pv) && strcmp(pv, TH_MCP_MODERN_VERSION) != 0) {
             ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                                  "Bad Request: unsupported MCP-Protocol-Version", NULL);
-        } else if (!(k->sess = sess_find(h, sid))) {
+        } else if (!(k->sess = sess_find(h, sid, &k->who))) {
             ret = send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
                                  "Not Found: no such session (it ended, or the server restarted); initialize again",
                                  NULL);
@@ -1544,7 +1551,7 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
         ret = modern_post(k, c, msg);
     } else if (init) {
         const char *why = NULL;
-        if (!(k->sess = sess_new(h, &why)))
+        if (!(k->sess = sess_new(h, &k->who, &why)))
             ret = send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR, why, NULL);
         else
             ret = legacy_post(k, c, k->sess, msg, true);
@@ -1564,7 +1571,7 @@ static enum MHD_Result serve_delete(conn *k, struct MHD_Connection *c)
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     if (!sid)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
-    hsess *s = sess_find(k->h, sid);
+    hsess *s = sess_find(k->h, sid, &k->who);
     if (!s)
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
     sess_end(k->h, s);
@@ -1590,6 +1597,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(k = calloc(1, sizeof *k)))
             return MHD_NO;
         k->h = h;
+        k->who = r.who;
         pthread_mutex_lock(&h->lock);
         h->active++;
         pthread_mutex_unlock(&h->lock);

@@ -210,8 +210,31 @@ static bool claims_ok(const th_jwt_policy *p, json_object *claims, time_t now, c
     return false;
 }
 
+/* Who the token speaks for: its subject, or the token itself when it
+ * names none. The NUL keeps a subject from ever hashing as a token-file
+ * token does (a header value holds no NUL). */
+static void principal_of(json_object *claims, const char *token, size_t len, unsigned char *who)
+{
+    static const char head[] = "jwt sub";
+    json_object *sub;
+    if (!json_object_object_get_ex(claims, "sub", &sub)) {
+        SHA256((const unsigned char *)token, len, who);
+        return;
+    }
+    size_t n = (size_t)json_object_get_string_len(sub);
+    unsigned char *buf = malloc(sizeof head + n);
+    if (!buf) { /* the token itself still names one principal */
+        SHA256((const unsigned char *)token, len, who);
+        return;
+    }
+    memcpy(buf, head, sizeof head); /* with its NUL */
+    memcpy(buf + sizeof head, json_object_get_string(sub), n);
+    SHA256(buf, sizeof head + n, who);
+    free(buf);
+}
+
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
-                           char *why, size_t whylen)
+                           unsigned char *who, char *why, size_t whylen)
 {
     th_jwt_result res = TH_JWT_INVALID;
     char *kid = NULL;
@@ -250,6 +273,8 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
     if (!(claims = jose_object("claims", d1 + 1, (size_t)(d2 - d1 - 1), why, whylen)) ||
         !claims_ok(p, claims, now, why, whylen))
         goto cleanup;
+    if (who)
+        principal_of(claims, token, len, who);
     /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
     const char *granted = opt_string(claims, "scope");
     res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
