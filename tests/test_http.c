@@ -1331,6 +1331,77 @@ START_TEST(null_method_or_tool_name_with_scopes)
 }
 END_TEST
 
+/* With --qualified-names a tool is called default__echo__echo: a scope on
+ * "echo" names no tool, and would leave it open, so start-up refuses it
+ * and says which name was meant; on the qualified name the scope holds. */
+START_TEST(tool_scope_names_an_exposed_tool)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--qualified-names", "--auth-tool-scope=echo=tools", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-tool-scope: 'echo' names no tool served") &&
+                      strstr(err, "'default__echo__echo'") && !strstr(err, "listening"),
+                  "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--qualified-names", "--auth-tool-scope=default__echo__echo=tools",
+                 NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"default__echo__echo\",\"arguments\":{\"text\":\"hi\"}}}";
+    char *sid = open_session_as(port, "plain-token");
+    hres r = post_as(port, "plain-token", sid, call);
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, "scoped-token");
+    r = post_as(port, "scoped-token", sid, call);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* A reload that removes the scoped tool warns and keeps serving. */
+START_TEST(tool_scope_on_a_removed_tool_warns)
+{
+    char *file = token_file(), opt[128], so[512];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    char *dir = mh_private_dir(TOP_BUILDDIR "/plugins/.libs/echo.so", NULL);
+    mh_proc *p = mh_spawn("--http", "127.0.0.1:0", opt, "--auth-tool-scope=echo=tools", "-d", dir, NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    snprintf(so, sizeof so, "%s/echo.so", dir);
+    ck_assert(unlink(so) == 0);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "--auth-tool-scope: 'echo' names no tool served", MH_TIMEOUT_MS),
+                  "no warning after the reload");
+    char *sid = open_session_as(port, "plain-token");
+    hres r = post_as(port, "plain-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 403, "a call of the removed tool: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 /* A 2026-07-28 requestState is bound to the bearer token that earned it:
  * replayed with another client's token it is refused (-32602); the same
  * token completes the call. */
@@ -1750,6 +1821,8 @@ static Suite *http_suite(void)
     tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
     tcase_add_test(tc, null_method_or_tool_name_with_scopes);
+    tcase_add_test(tc, tool_scope_names_an_exposed_tool);
+    tcase_add_test(tc, tool_scope_on_a_removed_tool_warns);
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
     tcase_add_test(tc, jwks_reread_on_sighup);
