@@ -492,6 +492,39 @@ static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
     return ok;
 }
 
+/*
+** Whether every --auth-tool-scope names a tool REG serves, by the name a
+** client calls it (with --qualified-names, BOX__PLUGIN__TOOL). A scope on
+** a name no tool has protects nothing while the tool stays open, so at
+** start-up (LEVEL critical) it is refused; after a reload removed the tool
+** (LEVEL warning) the scope stays, for the tool may come back.
+*/
+static bool tool_scopes_name_tools(const th_registry *reg, const char *const *scopes, size_t n, th_log_level level)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strcspn(scopes[i], "=");
+        char name[TH_QUALNAME_MAX + 1];
+        if (len < sizeof name) {
+            memcpy(name, scopes[i], len);
+            name[len] = '\0';
+            if (th_registry_get(reg, name))
+                continue;
+        }
+        /* The exposed name a plugin's own name became, to say what was meant. */
+        const char *meant = NULL;
+        for (size_t j = 0; !meant && j < th_registry_count(reg); j++) {
+            const th_entry *e = th_registry_at(reg, j);
+            if (e->original_name && strlen(e->original_name) == len && strncmp(e->original_name, scopes[i], len) == 0)
+                meant = e->name;
+        }
+        th_log(level, "--auth-tool-scope: '%.*s' names no tool served%s%s%s", (int)len, scopes[i],
+               meant ? " (tools are called by their qualified names, as '" : "", meant ? meant : "", meant ? "')" : "");
+        ok = false;
+    }
+    return ok;
+}
+
 /* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
  * OPTS; ADDR is copied into ADDR_BUF. */
 static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
@@ -535,6 +568,8 @@ typedef struct reloader {
     unsigned long long generation;
     th_supervisor *sup;
     th_auth *auth; /* its JWKS is re-read on SIGHUP (key rotation), or NULL */
+    const char *const *tool_scopes; /* --auth-tool-scope, checked against each new registry */
+    size_t ntool_scopes;
 } reloader;
 
 /* A registry's release hook: its supervisor goes after its proxy tools. */
@@ -562,6 +597,7 @@ static void rescan(void *ctx, const char *why)
     th_registry_unref(old);
     if (reg) {
         r->sup = sup;
+        tool_scopes_name_tools(reg, r->tool_scopes, r->ntool_scopes, TH_LOG_WARNING);
         th_mcp_swap_registry(r->mcp, reg);
         th_registry_unref(reg);
     }
@@ -1189,7 +1225,12 @@ int main(int argc, char **argv)
         const char *a = hopts.addr;
         bool loopback = hopts.use_listen_fd ? passed_loopback
                                             : !a || strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
-        if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
+        th_registry *served = th_mcp_registry(mcp);
+        bool scopes_ok = tool_scopes_name_tools(served, tool_scopes, ntool_scopes, TH_LOG_CRITICAL);
+        th_registry_unref(served);
+        if (!scopes_ok) {
+            status = 1;
+        } else if (auth_file && !(auth = th_auth_load(auth_file, err, sizeof err))) {
             th_log(TH_LOG_CRITICAL, "--auth-token-file: %s", err);
             status = 1;
         } else if (jwks_file && !add_jwks(&auth, jwks_file, &hopts)) {
@@ -1211,6 +1252,8 @@ int main(int argc, char **argv)
     reload.opts.load.scanned = false;
     reload.mcp = mcp;
     reload.auth = auth;
+    reload.tool_scopes = tool_scopes;
+    reload.ntool_scopes = ntool_scopes;
     if (!http_on || http) {
         th_err werr;
         th_watch_opts wopts = {.dirs = (const char *const *)dirs, .ndirs = ndirs, .inotify = watch,

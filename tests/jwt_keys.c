@@ -113,3 +113,50 @@ char *tk_sign(const tk_key *k, const char *alg, int no_kid, const char *claims)
     jwt_free(j);
     return tok;
 }
+
+char *tk_sign_raw(const tk_key *k, const char *header, const char *claims)
+{
+    char *h = th_b64url_encode((const unsigned char *)header, strlen(header)),
+         *c = th_b64url_encode((const unsigned char *)claims, strlen(claims));
+    ck_assert(h && c);
+    size_t inlen = strlen(h) + 1 + strlen(c);
+    char *input = malloc(inlen + 1);
+    ck_assert(input);
+    snprintf(input, inlen + 1, "%s.%s", h, c);
+    BIO *b = BIO_new_mem_buf(k->priv_pem, -1);
+    EVP_PKEY *key = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char sig[1024];
+    size_t siglen = sizeof sig;
+    ck_assert(key && ctx && EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
+              EVP_DigestSign(ctx, sig, &siglen, (const unsigned char *)input, inlen) == 1);
+    char *s = th_b64url_encode(sig, siglen);
+    ck_assert(s);
+    char *tok = malloc(inlen + 2 + strlen(s));
+    ck_assert(tok);
+    sprintf(tok, "%s.%s", input, s);
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(key);
+    BIO_free(b);
+    free(h);
+    free(c);
+    free(s);
+    free(input);
+    return tok;
+}
+
+char *tk_rsa_modulus(int bits, size_t pad)
+{
+    EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+    BIGNUM *bn = NULL;
+    ck_assert(k && EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_N, &bn) == 1);
+    size_t n = (size_t)BN_num_bytes(bn);
+    unsigned char *buf = calloc(1, pad + n);
+    ck_assert(buf && BN_bn2bin(bn, buf + pad) == (int)n);
+    char *s = th_b64url_encode(buf, pad + n);
+    ck_assert(s);
+    free(buf);
+    BN_free(bn);
+    EVP_PKEY_free(k);
+    return s;
+}

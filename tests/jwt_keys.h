@@ -28,4 +28,12 @@ char *tk_jwks_file(const tk_key *keys, size_t n);
 ** public PEM as the secret (the algorithm-confusion forgery). */
 char *tk_sign(const tk_key *k, const char *alg, int no_kid, const char *claims);
 
+/* A token of HEADER and CLAIMS exactly as given (JSON texts, sent as they
+** are: duplicate names, NaN and all), RS256-signed by the RSA key K. */
+char *tk_sign_raw(const tk_key *k, const char *header, const char *claims);
+
+/* The base64url modulus of a fresh RSA key of BITS bits, after PAD zero
+** bytes (a short key made to look long). */
+char *tk_rsa_modulus(int bits, size_t pad);
+
 #endif

@@ -1276,6 +1276,123 @@ START_TEST(tool_scope_checked_at_call)
 }
 END_TEST
 
+/* Messages whose method or tool name is JSON null (alone and in a batch):
+ * with tokens and a per-tool scope they get the answer a server without
+ * tokens gives, not a crash of the scope check. */
+START_TEST(null_method_or_tool_name_with_scopes)
+{
+    static const char *const bodies[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":null}}",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":null}}]",
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}]",
+    };
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int open_port, auth_port;
+    mh_proc *open = start_http(&open_port, "--auth-tool-scope=echo=tools", NULL, NULL);
+    mh_proc *authd = start_http(&auth_port, opt, "--auth-tool-scope=echo=tools", NULL);
+    char *open_sid = open_session(open_port), *sid = open_session_as(auth_port, "scoped-token");
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", open_sid);
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        hres want = request(open_port, "POST", hdrs, bodies[i]);
+        hres got = post_as(auth_port, "scoped-token", sid, bodies[i]);
+        ck_assert_msg(got.status == want.status && strcmp(got.body, want.body) == 0,
+                      "%s: with tokens HTTP %d %s, without HTTP %d %s", bodies[i], got.status, got.body, want.status,
+                      want.body);
+        ck_assert_msg(strstr(got.body, "\"error\""), "%s: answered %s", bodies[i], got.body);
+        hres_free(&want);
+        hres_free(&got);
+    }
+    /* Still serving: the same token calls echo. */
+    hres r = post_as(auth_port, "scoped-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    free(open_sid);
+    mh_kill(authd, SIGTERM);
+    ck_assert_int_eq(mh_wait(authd, MH_TIMEOUT_MS), 0);
+    mh_free(authd);
+    mh_kill(open, SIGTERM);
+    ck_assert_int_eq(mh_wait(open, MH_TIMEOUT_MS), 0);
+    mh_free(open);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* With --qualified-names a tool is called default__echo__echo: a scope on
+ * "echo" names no tool, and would leave it open, so start-up refuses it
+ * and says which name was meant; on the qualified name the scope holds. */
+START_TEST(tool_scope_names_an_exposed_tool)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--qualified-names", "--auth-tool-scope=echo=tools", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-tool-scope: 'echo' names no tool served") &&
+                      strstr(err, "'default__echo__echo'") && !strstr(err, "listening"),
+                  "stderr: %s", err);
+    free(err);
+    mh_free(p);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--qualified-names", "--auth-tool-scope=default__echo__echo=tools",
+                 NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"default__echo__echo\",\"arguments\":{\"text\":\"hi\"}}}";
+    char *sid = open_session_as(port, "plain-token");
+    hres r = post_as(port, "plain-token", sid, call);
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
+    hres_free(&r);
+    free(sid);
+    sid = open_session_as(port, "scoped-token");
+    r = post_as(port, "scoped-token", sid, call);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* A reload that removes the scoped tool warns and keeps serving. */
+START_TEST(tool_scope_on_a_removed_tool_warns)
+{
+    char *file = token_file(), opt[128], so[512];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    char *dir = mh_private_dir(TOP_BUILDDIR "/plugins/.libs/echo.so", NULL);
+    mh_proc *p = mh_spawn("--http", "127.0.0.1:0", opt, "--auth-tool-scope=echo=tools", "-d", dir, NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    snprintf(so, sizeof so, "%s/echo.so", dir);
+    ck_assert(unlink(so) == 0);
+    mh_kill(p, SIGHUP);
+    ck_assert_msg(mh_stderr_wait(p, "--auth-tool-scope: 'echo' names no tool served", MH_TIMEOUT_MS),
+                  "no warning after the reload");
+    char *sid = open_session_as(port, "plain-token");
+    hres r = post_as(port, "plain-token", sid, CALL_ECHO);
+    ck_assert_msg(r.status == 403, "a call of the removed tool: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    mh_rm_dir(dir);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
 /* A 2026-07-28 requestState is bound to the bearer token that earned it:
  * replayed with another client's token it is refused (-32602); the same
  * token completes the call. */
@@ -1395,6 +1512,95 @@ START_TEST(jwt_bearer_tokens)
     unlink(jwks);
     free(jwks);
     tk_key_free(&k);
+}
+END_TEST
+
+/* A JWT by K for https://mcp.example/mcp naming subject SUB, expiring DEXP
+ * seconds from now. */
+static char *jwt_of(const tk_key *k, const char *sub, long dexp)
+{
+    char claims[512];
+    snprintf(claims, sizeof claims,
+             "{\"iss\":\"https://as.example\",\"aud\":\"https://mcp.example/mcp\",\"sub\":\"%s\",\"exp\":%ld}", sub,
+             (long)time(NULL) + dexp);
+    return tk_sign(k, NULL, 0, claims);
+}
+
+/* What another principal gets for session SID opened by OWNER: each way
+ * of reaching it (POST, GET, DELETE) is tried with INTRUDER's token, and
+ * each must be 404; the owner's session is unharmed. */
+static void assert_session_private(int port, const char *owner, const char *intruder, const char *sid)
+{
+    hres r = post_as(port, intruder, sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
+    ck_assert_msg(r.status == 404, "POST with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    char hdrs[4096];
+    snprintf(hdrs, sizeof hdrs, "Accept: text/event-stream\r\nAuthorization: Bearer %s\r\nMcp-Session-Id: %s\r\n",
+             intruder, sid);
+    r = request(port, "GET", hdrs, NULL);
+    ck_assert_msg(r.status == 404, "GET with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", intruder, sid);
+    r = request(port, "DELETE", hdrs, NULL);
+    ck_assert_msg(r.status == 404, "DELETE with another token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    r = post_as(port, owner, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "the owner after the attempts: HTTP %d %s", r.status,
+                  r.body);
+    hres_free(&r);
+    snprintf(hdrs, sizeof hdrs, "Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\n", owner, sid);
+    r = request(port, "DELETE", hdrs, NULL);
+    ck_assert_int_eq(r.status, 200);
+    hres_free(&r);
+}
+
+/* A legacy session belongs to the principal that opened it: a token-file
+ * token (by its hash), or a JWT's subject, so that a fresh token of the
+ * same subject keeps it while another subject's does not reach it. */
+START_TEST(session_bound_to_its_principal)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = start_http(&port, opt, NULL, NULL);
+    char *sid = open_session_as(port, "plain-token");
+    assert_session_private(port, "plain-token", "scoped-token", sid);
+    free(sid);
+    /* "hashed-secret" is listed by its hash: the same principal either way. */
+    sid = open_session_as(port, "hashed-secret");
+    assert_session_private(port, "hashed-secret", "plain-token", sid);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1);
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                 "--http-resource-url=https://mcp.example/mcp", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *alice = jwt_of(&k, "alice", 300), *alice2 = jwt_of(&k, "alice", 600), *bob = jwt_of(&k, "bob", 300);
+    sid = open_session_as(port, alice);
+    hres r = post_as(port, alice2, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "alice's next token: HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    assert_session_private(port, alice, bob, sid);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    free(alice);
+    free(alice2);
+    free(bob);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+    unlink(file);
+    free(file);
 }
 END_TEST
 
@@ -1607,9 +1813,13 @@ static Suite *http_suite(void)
     tcase_add_test(tc, non_loopback_needs_authorization);
     tcase_add_test(tc, request_state_bound_to_the_token);
     tcase_add_test(tc, tool_scope_checked_at_call);
+    tcase_add_test(tc, null_method_or_tool_name_with_scopes);
+    tcase_add_test(tc, tool_scope_names_an_exposed_tool);
+    tcase_add_test(tc, tool_scope_on_a_removed_tool_warns);
     tcase_add_test(tc, jwt_bearer_tokens);
     tcase_add_test(tc, session_prefix);
     tcase_add_test(tc, jwks_reread_on_sighup);
+    tcase_add_test(tc, session_bound_to_its_principal);
     tcase_add_loop_test(tc, legacy_task_result_deferred_over_http, 0, 2);
     suite_add_tcase(s, tc);
     return s;

@@ -6,12 +6,14 @@
 #include "config.h"
 
 #include <jwt.h>
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "check_main.h"
 #include "jwt_keys.h"
 #include "transport/auth.h"
@@ -276,6 +278,173 @@ START_TEST(bad_jwks_named)
 }
 END_TEST
 
+/* TEXT as a JWKS file: the loaded checker, or NULL with ERR. */
+static th_auth *load_text(const char *text, char *err, size_t errlen)
+{
+    char path[] = "/tmp/th-jwks-text-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    th_auth *a = NULL;
+    err[0] = '\0';
+    if (!th_auth_add_jwks(&a, path, ISS, AUD, err, errlen))
+        a = NULL;
+    unlink(path);
+    return a;
+}
+
+/* A token whose "signature" is the PKCS #1 v1.5 encoding of its own
+ * RS256 digest: under e = 1 that is what a real signature decrypts to,
+ * so it verifies without any private key. */
+static char *forge_for_e1(const char *kid)
+{
+    static const unsigned char digest_info[] = {0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+                                                0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20};
+    char header[128], *cl = claims(ISS, "\"" AUD "\"", 300, NULL);
+    snprintf(header, sizeof header, "{\"alg\":\"RS256\",\"kid\":\"%s\"}", kid);
+    char *h = th_b64url_encode(header, strlen(header)), *c = th_b64url_encode(cl, strlen(cl));
+    char input[1024];
+    snprintf(input, sizeof input, "%s.%s", h, c);
+    unsigned char em[256];
+    size_t pad = sizeof em - 3 - sizeof digest_info - SHA256_DIGEST_LENGTH;
+    em[0] = 0x00;
+    em[1] = 0x01;
+    memset(em + 2, 0xff, pad);
+    em[2 + pad] = 0x00;
+    memcpy(em + 3 + pad, digest_info, sizeof digest_info);
+    SHA256((const unsigned char *)input, strlen(input), em + 3 + pad + sizeof digest_info);
+    char *sig = th_b64url_encode(em, sizeof em), *tok = malloc(strlen(input) + strlen(sig) + 2);
+    ck_assert(sig && tok);
+    sprintf(tok, "%s.%s", input, sig);
+    free(h);
+    free(c);
+    free(cl);
+    free(sig);
+    return tok;
+}
+
+/* An RSA key the host must not trust: e = 1 (anyone can sign), an even or
+ * small e, and a 1024-bit modulus padded to 256 bytes with zeros. Each is
+ * refused at load naming the member; had one loaded, the forgery is tried
+ * and its verdict reported. */
+START_TEST(weak_rsa_keys_refused)
+{
+    char *n2048 = tk_rsa_modulus(2048, 0), *n1024 = tk_rsa_modulus(1024, 200), text[2048], err[256];
+    static const struct {
+        int which; /* 0: n2048, 1: n1024 */
+        const char *e, *want;
+    } cases[] = {
+        {0, "AQ", "keys[0].e: the RSA exponent must be odd and at least 65537"},   /* 1 */
+        {0, "Aw", "keys[0].e: the RSA exponent must be odd and at least 65537"},   /* 3 */
+        {0, "AQAC", "keys[0].e: the RSA exponent must be odd and at least 65537"}, /* 65538 */
+        {0, "AAAAAQ", "keys[0].e: the RSA exponent must be odd and at least 65537"}, /* 1, zero-padded */
+        {1, "AQAB", "keys[0].n: an RSA modulus of at least 2048 bits is required (it has 1024)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(text, sizeof text, "{\"keys\":[{\"kty\":\"RSA\",\"kid\":\"weak\",\"n\":\"%s\",\"e\":\"%s\"}]}",
+                 cases[i].which ? n1024 : n2048, cases[i].e);
+        th_auth *a = load_text(text, err, sizeof err);
+        if (a) {
+            char *forged = forge_for_e1("weak");
+            th_auth_result r = check_tok(a, forged, NULL);
+            th_auth_free(a);
+            ck_abort_msg("e=%s: the key loaded; a token forged without its private key got %s", cases[i].e,
+                         r == TH_AUTH_OK ? "TH_AUTH_OK (accepted)" : "refused");
+        }
+        ck_assert_msg(strstr(err, cases[i].want), "e=%s: %s", cases[i].e, err);
+    }
+    /* The usual key still loads: 2048 bits, e = 65537. */
+    snprintf(text, sizeof text, "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"AQAB\"}]}", n2048);
+    th_auth *a = load_text(text, err, sizeof err);
+    ck_assert_msg(a, "%s", err);
+    th_auth_free(a);
+    free(n2048);
+    free(n1024);
+}
+END_TEST
+
+/* exp, nbf and iat are numbers (RFC 7519 section 4.1): a signed token with
+ * one as a string, NaN or Infinity is refused, not read as "no limit". */
+START_TEST(dates_must_be_numbers)
+{
+    th_auth *a = load();
+    long later = (long)time(NULL) + 300;
+    char good[256], text[256];
+    snprintf(good, sizeof good, "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"sub\":\"alice\",\"exp\":%ld}", later);
+    ck_assert_int_eq(check_tok(a, tk_sign_raw(&rsa, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", good), NULL), TH_AUTH_OK);
+    const char *bad[] = {"\"exp\":\"%ld\"", "\"exp\":%ld,\"nbf\":\"0\"", "\"exp\":%ld,\"iat\":\"now\"",
+                         "\"exp\":%ld,\"nbf\":null", "\"exp\":NaN,\"x\":%ld", "\"exp\":Infinity,\"x\":%ld",
+                         "\"exp\":1e999,\"x\":%ld", "\"exp\":%ld,\"iat\":[1]"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char dates[64];
+        snprintf(dates, sizeof dates, bad[i], later);
+        snprintf(text, sizeof text, "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",%s}", dates);
+        th_auth_result r = check_tok(a, tk_sign_raw(&rsa, "{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", text), NULL);
+        ck_assert_msg(r == TH_AUTH_INVALID, "%s: got %d, not TH_AUTH_INVALID", text, r);
+    }
+    th_auth_free(a);
+}
+END_TEST
+
+/* The header and the claims are parsed as strictly as a request: a name
+ * twice (json-c would keep the last), trailing bytes or bad UTF-8 refuse
+ * the token even with a good signature; so does a JWKS file with a name
+ * twice. */
+START_TEST(jose_parsed_strictly)
+{
+    th_auth *a = load();
+    long later = (long)time(NULL) + 300;
+    char text[256];
+    static const struct {
+        const char *header, *claims; /* claims: a format taking exp */
+    } bad[] = {
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\",\"kid\":\"rsa-1\"}", "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld}"},
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", "{\"iss\":\"https://evil.example\",\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld}"},
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld,\"exp\":1}"},
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\"} x", "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld}"},
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld,\"n\":\"\xed\xa0\x80\"}"},
+        {"{\"alg\":\"RS256\",\"kid\":\"rsa-1\"}", "{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"exp\":%ld,\"sub\":7}"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, bad[i].claims, later);
+        th_auth_result r = check_tok(a, tk_sign_raw(&rsa, bad[i].header, text), NULL);
+        ck_assert_msg(r == TH_AUTH_INVALID, "%s . %s: got %d, not TH_AUTH_INVALID", bad[i].header, text, r);
+    }
+    th_auth_free(a);
+    char err[256];
+    ck_assert_ptr_null(load_text("{\"keys\":[],\"keys\":[{\"kty\":\"EC\"}]}", err, sizeof err));
+    ck_assert_msg(strstr(err, "a member name appears twice"), "%s", err);
+}
+END_TEST
+
+/* A JWK's "alg" restricts the tokens it verifies: the same key's RS384
+ * signature is good, but the key says RS256. */
+START_TEST(jwk_alg_restricts_the_token)
+{
+    tk_key k = tk_key_new("pinned", "RS256");
+    char *jwk = malloc(strlen(k.jwk) + 32);
+    ck_assert(jwk);
+    sprintf(jwk, "{\"alg\":\"RS256\",%s", k.jwk + 1);
+    free(k.jwk);
+    k.jwk = jwk;
+    char *path = tk_jwks_file(&k, 1), err[256];
+    th_auth *a = NULL;
+    ck_assert_msg(th_auth_add_jwks(&a, path, ISS, AUD, err, sizeof err), "%s", err);
+    ck_assert_int_eq(check_claims(a, &k, NULL, 0, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_OK);
+    ck_assert_int_eq(check_claims(a, &k, "RS384", 0, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_INVALID);
+    ck_assert_int_eq(check_claims(a, &k, "RS512", 1, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_INVALID);
+    th_auth_free(a);
+    /* Without "alg" the key's type decides: RS384 by the same kind of key passes. */
+    a = load();
+    ck_assert_int_eq(check_claims(a, &rsa, "RS384", 0, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_OK);
+    th_auth_free(a);
+    unlink(path);
+    free(path);
+    tk_key_free(&k);
+}
+END_TEST
+
 static Suite *jwt_suite(void)
 {
     Suite *s = suite_create("jwt");
@@ -289,6 +458,10 @@ static Suite *jwt_suite(void)
     tcase_add_test(tc, scope_claim);
     tcase_add_test(tc, kid_selects_key);
     tcase_add_test(tc, bad_jwks_named);
+    tcase_add_test(tc, weak_rsa_keys_refused);
+    tcase_add_test(tc, dates_must_be_numbers);
+    tcase_add_test(tc, jose_parsed_strictly);
+    tcase_add_test(tc, jwk_alg_restricts_the_token);
     suite_add_tcase(s, tc);
     return s;
 }

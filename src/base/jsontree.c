@@ -5,6 +5,8 @@
 */
 #include "config.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,4 +279,90 @@ void *th_json_carried(json_object *o, const void *tag)
 {
     th_json_tag *b = json_object_is_type(o, json_type_int) ? json_object_get_userdata(o) : NULL;
     return b && b->tag == tag ? b : NULL;
+}
+
+/* Member names in TEXT (valid JSON): strings followed by a colon. */
+static size_t names_in_text(const char *t, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] != '"')
+            continue;
+        for (i++; i < len && t[i] != '"'; i++)
+            if (t[i] == '\\')
+                i++;
+        size_t j = i + 1;
+        while (j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r' || t[j] == '\n'))
+            j++;
+        n += j < len && t[j] == ':';
+    }
+    return n;
+}
+
+/* Members in the tree O (json-c kept one per name), or SIZE_MAX when a
+ * number in it is not finite. Recursion is bounded by the parse depth. */
+static size_t names_in_tree(json_object *o)
+{
+    size_t n = 0, sub;
+    switch (json_object_get_type(o)) {
+    case json_type_double:
+        return isfinite(json_object_get_double(o)) ? 0 : SIZE_MAX;
+    case json_type_array:
+        for (size_t i = 0; i < json_object_array_length(o); i++) {
+            if ((sub = names_in_tree(json_object_array_get_idx(o, i))) == SIZE_MAX)
+                return SIZE_MAX;
+            n += sub;
+        }
+        return n;
+    case json_type_object: {
+        json_object_object_foreach(o, key, v) {
+            (void)key;
+            if ((sub = names_in_tree(v)) == SIZE_MAX)
+                return SIZE_MAX;
+            n += sub + 1;
+        }
+        return n;
+    }
+    default:
+        return 0;
+    }
+}
+
+json_object *th_json_parse_strict(const char *text, size_t len, int max_depth, const char **why)
+{
+    json_tokener *tok = len <= INT_MAX ? json_tokener_new_ex(max_depth) : NULL;
+    json_object *o = NULL;
+    *why = "not one JSON value (or out of memory)";
+    if (!tok)
+        return NULL;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    o = json_tokener_parse_ex(tok, text, (int)len);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (json_tokener_get_error(tok) == json_tokener_continue && end == len)
+        o = json_tokener_parse_ex(tok, "", 1); /* a top-level scalar ends at a delimiter */
+    bool parsed = json_tokener_get_error(tok) == json_tokener_success;
+    json_tokener_free(tok);
+    while (parsed && end < len && (text[end] == ' ' || text[end] == '\t' || text[end] == '\r' || text[end] == '\n'))
+        end++;
+    if (!parsed || end != len)
+        goto refuse;
+    /* json-c's own check lets overlong forms and surrogates through. */
+    if (!th_utf8_valid(text, len)) {
+        *why = "not valid UTF-8";
+        goto refuse;
+    }
+    size_t kept = names_in_tree(o);
+    if (kept == SIZE_MAX) {
+        *why = "a number is not finite (NaN or Infinity)";
+        goto refuse;
+    }
+    if (kept != names_in_text(text, len)) {
+        *why = "a member name appears twice in one object";
+        goto refuse;
+    }
+    *why = NULL;
+    return o;
+refuse:
+    json_object_put(o);
+    return NULL;
 }

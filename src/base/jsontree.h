@@ -54,4 +54,15 @@ json_object *th_json_carrier(th_json_tag *block, const void *tag, json_object_to
 /* O's block when O is a carrier made with TAG, else NULL (O may be NULL). */
 void *th_json_carried(json_object *o, const void *tag);
 
+/*
+** The one JSON value TEXT (LEN bytes) holds, for text that decides who is
+** let in (a JOSE header, JWT claims, a key set): json-c's strict tokener
+** with UTF-8 checked in full (th_utf8_valid), nothing but white space
+** after the value, nesting of at most MAX_DEPTH, and refused besides what
+** json-c lets through: a member name twice in one object (RFC 7515 4,
+** where json-c would keep the last silently) and NaN or an infinite
+** number. NULL with a short reason in *WHY (static text) when not so.
+*/
+json_object *th_json_parse_strict(const char *text, size_t len, int max_depth, const char **why);
+
 #endif

@@ -204,6 +204,14 @@ bool th_auth_note_scopes(th_auth *a, const char *scopes)
 
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope)
 {
+    return th_auth_check_as(a, authorization, scope, NULL);
+}
+
+th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, const char *scope,
+                                th_auth_principal *who)
+{
+    th_auth_principal none = {{0}}, *out = who ? who : &none;
+    *out = none;
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
         return TH_AUTH_MISSING;
     const char *tok = authorization + 7;
@@ -230,7 +238,7 @@ th_auth_result th_auth_check(const th_auth *a, const char *authorization, const 
         char why[160];
         pthread_rwlock_rdlock(lock);
         th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
-        th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), why, sizeof why);
+        th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), out->id, why, sizeof why);
         pthread_rwlock_unlock(lock);
         if (r == TH_JWT_INVALID)
             th_log(TH_LOG_DEBUG, "bearer JWT refused: %s", why);
@@ -238,6 +246,8 @@ th_auth_result th_auth_check(const th_auth *a, const char *authorization, const 
     }
     if (!hit)
         return TH_AUTH_INVALID;
+    _Static_assert(sizeof out->id == sizeof h, "a principal is a SHA-256");
+    memcpy(out->id, h, sizeof h);
     if (scope && *scope && !has_word(hit->scopes, scope))
         return TH_AUTH_SCOPE;
     return TH_AUTH_OK;

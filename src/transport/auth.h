@@ -41,8 +41,20 @@ bool th_auth_reload_jwks(th_auth *a, char *err, size_t errlen);
 ** no scope list of its own: the required scopes are what clients may ask). */
 bool th_auth_note_scopes(th_auth *a, const char *scopes);
 
+/* Who a token speaks for: the SHA-256 of a token-file token (so a line
+** "sha256:HEX" names the same one), or of a JWT's subject, which stays the
+** same across the tokens an authorization server issues to it. */
+typedef struct th_auth_principal {
+    unsigned char id[32];
+} th_auth_principal;
+
 /* Checks an Authorization header value (may be NULL); SCOPE may be NULL. */
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope);
+
+/* th_auth_check, naming in *WHO (if not NULL) the principal of a token
+** that is known (TH_AUTH_OK or TH_AUTH_SCOPE); *WHO is all zero otherwise. */
+th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, const char *scope,
+                                th_auth_principal *who);
 
 /* The scopes named in the file, space-separated (owned by A). */
 const char *th_auth_scopes(const th_auth *a);

@@ -211,6 +211,7 @@ typedef struct hsess {
     exchange *standalone;        /* the GET stream's messages, once a GET opened it; a reference */
     int refs;                    /* under th_http.lock */
     long long last_used;         /* th_now_ms of its last request; under th_http.lock */
+    th_auth_principal owner;     /* who opened it (all zero without tokens); set once */
     struct hsess *next;
 } hsess;
 
@@ -464,13 +465,15 @@ static void sess_unref(th_http *h, hsess *s)
 
 static void sess_sweep(th_http *h);
 
-/* A reference to the live session ID, or NULL. */
-static hsess *sess_find(th_http *h, const char *id)
+/* A reference to the live session ID, or NULL: also when WHO did not open
+ * it, so that another token holder cannot use, resume or end it, nor learn
+ * that it exists. */
+static hsess *sess_find(th_http *h, const char *id, const th_auth_principal *who)
 {
     sess_sweep(h);
     pthread_mutex_lock(&h->lock);
     hsess *s = h->sessions;
-    while (s && strcmp(s->id, id) != 0)
+    while (s && (strcmp(s->id, id) != 0 || memcmp(&s->owner, who, sizeof *who) != 0))
         s = s->next;
     if (s) {
         s->refs++;
@@ -556,9 +559,9 @@ static void sess_sweep(th_http *h)
     sess_end_gone(h, gone);
 }
 
-/* A new session in the table, with a reference for the caller; NULL when
- * the table is full (*RETRY_S: when to try again) or memory is short. */
-static hsess *sess_new(th_http *h, const char **why, long long *retry_s)
+/* A new session of WHO in the table, with a reference for the caller; NULL
+ * when the table is full (*RETRY_S: when to try again) or memory is short. */
+static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **why, long long *retry_s)
 {
     unsigned char rnd[16];
     hsess *s = calloc(1, sizeof *s);
@@ -572,6 +575,7 @@ static hsess *sess_new(th_http *h, const char **why, long long *retry_s)
     size_t pl = (size_t)snprintf(s->id, sizeof s->id, "%s", h->opts.session_prefix ? h->opts.session_prefix : "");
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(s->id + pl + 2 * i, 3, "%02x", rnd[i]);
+    s->owner = *who;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
@@ -747,6 +751,7 @@ typedef struct conn {
     exchange *ex;      /* the POST's answers, or NULL */
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
+    th_auth_principal who; /* whose token admitted it (all zero without tokens) */
     bool tracked;      /* in h->moderns; under h->lock */
     struct conn *prev, *next; /* in h->moderns */
 } conn;
@@ -789,6 +794,7 @@ typedef struct refusal {
     const char *message;
     const char *allow;
     char www_auth[512]; /* WWW-Authenticate of a 401 or 403, or "" */
+    th_auth_principal who; /* admitted: whose token it was (all zero without tokens) */
 } refusal;
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
@@ -834,7 +840,8 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
     /* JWTs from real authorization servers run to a few KB (RS256 alone
      * adds 342 bytes of signature); a truncated one would fail as invalid. */
     char buf[8192], meta[600];
-    th_auth_result res = th_auth_check(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope);
+    th_auth_result res =
+        th_auth_check_as(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope, &r->who);
     if (res == TH_AUTH_OK)
         return true;
     metadata_url(h, c, meta, sizeof meta);
@@ -873,9 +880,12 @@ static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
 static const char *tool_scope(const th_http *h, json_object *msg)
 {
     json_object *method, *params, *name;
+    /* A method or name that is not a string (null included) names no tool:
+     * the protocol refuses the message as it would without tokens. */
     if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "method", &method) ||
-        strcmp(json_object_get_string(method), "tools/call") != 0 ||
-        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name))
+        !json_object_is_type(method, json_type_string) || strcmp(json_object_get_string(method), "tools/call") != 0 ||
+        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name) ||
+        !json_object_is_type(name, json_type_string))
         return NULL;
     const char *tool = json_object_get_string(name);
     size_t n = strlen(tool);
@@ -1401,7 +1411,7 @@ static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
     if (last && sscanf(last, "%llu-%zu", &stream, &n) != 2)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Last-Event-ID is not one of ours",
                               NULL);
-    if (!(k->sess = sess_find(k->h, sid)))
+    if (!(k->sess = sess_find(k->h, sid, &k->who)))
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
     if (!last)
         return serve_standalone(k, c, k->sess, 0, true);
@@ -1728,7 +1738,7 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
         if (pv && !known_legacy(pv) && strcmp(pv, TH_MCP_MODERN_VERSION) != 0) {
             ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                                  "Bad Request: unsupported MCP-Protocol-Version", NULL);
-        } else if (!(k->sess = sess_find(h, sid))) {
+        } else if (!(k->sess = sess_find(h, sid, &k->who))) {
             ret = send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST,
                                  "Not Found: no such session (it ended, or the server restarted); initialize again",
                                  NULL);
@@ -1740,7 +1750,7 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
     } else if (init) {
         const char *why = NULL;
         long long retry_s = 0;
-        if (!(k->sess = sess_new(h, &why, &retry_s)))
+        if (!(k->sess = sess_new(h, &k->who, &why, &retry_s)))
             ret = send_sessions_full(c, why, retry_s);
         else
             ret = legacy_post(k, c, k->sess, msg, true);
@@ -1760,7 +1770,7 @@ static enum MHD_Result serve_delete(conn *k, struct MHD_Connection *c)
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     if (!sid)
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST, "Bad Request: Mcp-Session-Id is required", NULL);
-    hsess *s = sess_find(k->h, sid);
+    hsess *s = sess_find(k->h, sid, &k->who);
     if (!s)
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
     sess_end(k->h, s);
@@ -1792,6 +1802,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(k = calloc(1, sizeof *k)))
             return MHD_NO;
         k->h = h;
+        k->who = r.who;
         pthread_mutex_lock(&h->lock);
         h->active++;
         pthread_mutex_unlock(&h->lock);

@@ -4,9 +4,11 @@
 ** with EVP_PKEY_fromdata (libjwt 1.10 has no JWK parser).
 */
 #include "base/base64.h"
+#include "base/jsontree.h"
 #include "base/crypto.h"
 #include "transport/jwt.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,13 @@ static const struct {
     {"P-384", "secp384r1", 48},
     {"P-521", "secp521r1", 66},
 };
+
+/* A key set of a few dozen keys is a few tens of KB; past this it is not one. */
+#define JWKS_MAX_BYTES (1u << 20)
+#define JWKS_MAX_DEPTH 8
+
+/* Below 2048 bits RS256 gives no real protection (RFC 7518 section 3.3). */
+#define RSA_MIN_BITS 2048
 
 typedef struct ctx {
     const char *path;
@@ -52,6 +61,41 @@ static unsigned char *member_b64(const ctx *c, json_object *jwk, const char *nam
     return b;
 }
 
+/* Significant bits of the big-endian number B (LEN bytes): leading zero
+ * bytes add nothing, so padding cannot make a short modulus look long. */
+static size_t bits_of(const unsigned char *b, size_t len)
+{
+    while (len && *b == 0) {
+        b++;
+        len--;
+    }
+    size_t bits = len * 8;
+    for (unsigned char top = len ? *b : 0x80; !(top & 0x80); top <<= 1)
+        bits--;
+    return len ? bits : 0;
+}
+
+/*
+** The modulus has RSA_MIN_BITS significant bits; the exponent is odd and at
+** least 65537 (F4). e = 1 makes every "signature" its own message, so
+** anyone could sign; e = 3 is safe only with padding checks done exactly
+** right, and no issuer of tokens needs it.
+*/
+static bool rsa_numbers_ok(const ctx *c, const unsigned char *n, size_t nlen, const unsigned char *e, size_t elen)
+{
+    if (bits_of(n, nlen) < RSA_MIN_BITS) {
+        snprintf(c->err, c->errlen, "%s: keys[%zu].n: an RSA modulus of at least %d bits is required (it has %zu)",
+                 c->path, c->index, RSA_MIN_BITS, bits_of(n, nlen));
+        return false;
+    }
+    if (bits_of(e, elen) < 17 || !(e[elen - 1] & 1)) {
+        snprintf(c->err, c->errlen, "%s: keys[%zu].e: the RSA exponent must be odd and at least 65537", c->path,
+                 c->index);
+        return false;
+    }
+    return true;
+}
+
 static EVP_PKEY *rsa_key(const ctx *c, json_object *jwk)
 {
     size_t nlen = 0, elen = 0;
@@ -61,14 +105,8 @@ static EVP_PKEY *rsa_key(const ctx *c, json_object *jwk)
     EVP_PKEY_CTX *pc = NULL;
     EVP_PKEY *key = NULL;
     BIGNUM *bn = NULL, *be = NULL;
-    if (!e)
+    if (!e || !rsa_numbers_ok(c, n, nlen, e, elen))
         goto cleanup;
-    /* Below 2048 bits RS256 gives no real protection (RFC 7518 section 3.3). */
-    if (nlen < 256 || (n[0] == 0 && nlen == 256)) {
-        snprintf(c->err, c->errlen, "%s: keys[%zu].n: an RSA modulus of at least 2048 bits is required", c->path,
-                 c->index);
-        goto cleanup;
-    }
     bn = BN_bin2bn(n, (int)nlen, NULL);
     be = BN_bin2bn(e, (int)elen, NULL);
     bld = OSSL_PARAM_BLD_new();
@@ -171,17 +209,41 @@ void th_jwks_free(th_jwks *ks)
     free(ks);
 }
 
+/* PATH parsed as strictly as a request (base/jsontree.h); NULL with ERR. */
+static json_object *read_json(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = malloc(JWKS_MAX_BYTES + 1);
+    size_t len = 0;
+    json_object *o = NULL;
+    const char *why = NULL;
+    if (!f || !text) {
+        snprintf(err, errlen, "%s: cannot read it (%s)", path, f ? "out of memory" : strerror(errno));
+        goto cleanup;
+    }
+    len = fread(text, 1, JWKS_MAX_BYTES + 1, f);
+    if (ferror(f) || len > JWKS_MAX_BYTES) {
+        snprintf(err, errlen, "%s: cannot read it (%s)", path, ferror(f) ? "read error" : "larger than 1 MiB");
+        goto cleanup;
+    }
+    if (!(o = th_json_parse_strict(text, len, JWKS_MAX_DEPTH, &why)))
+        snprintf(err, errlen, "%s: cannot read it as JSON (%s)", path, why);
+cleanup:
+    if (f)
+        fclose(f);
+    free(text);
+    return o;
+}
+
 th_jwks *th_jwks_load(const char *path, char *err, size_t errlen)
 {
-    json_object *root = json_object_from_file(path), *keys;
+    json_object *root = read_json(path, err, errlen), *keys;
     th_jwks *ks = calloc(1, sizeof *ks);
     ctx c = {path, 0, err, errlen};
+    if (!root)
+        goto fail;
     if (!ks) {
         snprintf(err, errlen, "%s: out of memory", path);
-        goto fail;
-    }
-    if (!root) {
-        snprintf(err, errlen, "%s: cannot read it as JSON (%s)", path, json_util_get_last_err());
         goto fail;
     }
     if (!json_object_object_get_ex(root, "keys", &keys) || !json_object_is_type(keys, json_type_array)) {

@@ -5,6 +5,7 @@
 ** token alone.
 */
 #include "base/base64.h"
+#include "base/jsontree.h"
 #include "base/crypto.h"
 #include "transport/jwt.h"
 
@@ -29,6 +30,29 @@ static const struct {
 };
 
 #define WHY(...) (why ? (void)snprintf(why, whylen, __VA_ARGS__) : (void)0)
+
+/* A JOSE header or a claims set nests no deeper than this in practice
+ * (RFC 9396 authorization_details adds a few levels). */
+#define JOSE_MAX_DEPTH 16
+
+/* The base64url JSON object at TEXT (LEN bytes), parsed as strictly as a
+ * request (base/jsontree.h), or NULL with WHY naming WHAT. */
+static json_object *jose_object(const char *what, const char *text, size_t len, char *why, size_t whylen)
+{
+    size_t n;
+    const char *bad = "not base64url";
+    unsigned char *raw = th_b64url_decode(text, len, &n);
+    json_object *o = raw ? th_json_parse_strict((const char *)raw, n, JOSE_MAX_DEPTH, &bad) : NULL;
+    free(raw);
+    if (o && !json_object_is_type(o, json_type_object)) {
+        bad = "not a JSON object";
+        json_object_put(o);
+        o = NULL;
+    }
+    if (!o)
+        WHY("the %s: %s", what, bad);
+    return o;
+}
 
 static const char *opt_string(json_object *o, const char *name)
 {
@@ -65,32 +89,33 @@ static bool audience_ok(json_object *claims, const char *audience)
     return false;
 }
 
-/* A NumericDate claim (seconds, possibly fractional); false if absent or not a number. */
-static bool numeric_date(json_object *claims, const char *name, double *out)
+/* What a NumericDate claim holds (RFC 7519 section 2: a JSON number). */
+typedef enum date_claim { DATE_ABSENT, DATE_SET, DATE_BAD } date_claim;
+
+/* The NumericDate claim NAME (seconds, possibly fractional) into *OUT.
+ * Anything but a number is DATE_BAD: a string "exp" must not read as
+ * "no expiry", nor a string "nbf" as "valid now". */
+static date_claim numeric_date(json_object *claims, const char *name, double *out)
 {
     json_object *v;
-    if (!json_object_object_get_ex(claims, name, &v) ||
-        !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
-        return false;
+    if (!json_object_object_get_ex(claims, name, &v))
+        return DATE_ABSENT;
+    if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+        return DATE_BAD;
     *out = json_object_get_double(v);
-    return true;
+    return DATE_SET;
 }
 
 /* The header's algorithm row and "kid", before the signature is checked: they
  * only choose which key to try, and the key then decides. */
 static bool read_header(const char *token, size_t hlen, size_t *ai, char **kid, char *why, size_t whylen)
 {
-    size_t len;
-    unsigned char *raw = th_b64url_decode(token, hlen, &len);
-    json_object *h = raw ? json_tokener_parse((const char *)raw) : NULL;
+    json_object *h = jose_object("header", token, hlen, why, whylen), *crit;
     bool ok = false;
     const char *alg = opt_string(h, "alg"), *k = opt_string(h, "kid");
-    json_object *crit;
     *kid = NULL;
-    if (!json_object_is_type(h, json_type_object)) {
-        WHY("the header is not base64url JSON");
+    if (!h)
         goto cleanup;
-    }
     /* RFC 7515 section 4.1.11: extensions we do not know must be refused. */
     if (json_object_object_get_ex(h, "crit", &crit)) {
         WHY("the header has \"crit\" extensions");
@@ -110,7 +135,6 @@ static bool read_header(const char *token, size_t hlen, size_t *ai, char **kid, 
     ok = true;
 cleanup:
     json_object_put(h);
-    free(raw);
     return ok;
 }
 
@@ -159,15 +183,65 @@ cleanup:
     return ok;
 }
 
+/* Whether CLAIMS admit the token at NOW under P; false with WHY set. */
+static bool claims_ok(const th_jwt_policy *p, json_object *claims, time_t now, char *why, size_t whylen)
+{
+    const char *iss = opt_string(claims, "iss");
+    double exp = 0, nbf = 0, iat = 0;
+    date_claim e = numeric_date(claims, "exp", &exp), n = numeric_date(claims, "nbf", &nbf),
+               i = numeric_date(claims, "iat", &iat);
+    json_object *sub;
+    if (!iss || strcmp(iss, p->issuer) != 0)
+        WHY("iss \"%s\" is not \"%s\"", iss ? iss : "(missing)", p->issuer);
+    else if (!audience_ok(claims, p->audience))
+        WHY("aud does not name \"%s\"", p->audience);
+    else if (e == DATE_ABSENT)
+        WHY("exp is missing: tokens must expire");
+    else if (e == DATE_BAD || n == DATE_BAD || i == DATE_BAD)
+        WHY("exp, nbf and iat must be numbers (RFC 7519 section 4.1)");
+    else if ((double)now > exp + (double)p->leeway_s)
+        WHY("expired");
+    else if (n == DATE_SET && (double)now + (double)p->leeway_s < nbf)
+        WHY("not valid yet (nbf)");
+    else if (json_object_object_get_ex(claims, "sub", &sub) && !json_object_is_type(sub, json_type_string))
+        WHY("sub is not a string");
+    else
+        return true;
+    return false;
+}
+
+/* Who the token speaks for: its subject, or the token itself when it
+ * names none. The NUL keeps a subject from ever hashing as a token-file
+ * token does (a header value holds no NUL). */
+static void principal_of(json_object *claims, const char *token, size_t len, unsigned char *who)
+{
+    static const char head[] = "jwt sub";
+    json_object *sub;
+    if (!json_object_object_get_ex(claims, "sub", &sub)) {
+        SHA256((const unsigned char *)token, len, who);
+        return;
+    }
+    size_t n = (size_t)json_object_get_string_len(sub);
+    unsigned char *buf = malloc(sizeof head + n);
+    if (!buf) { /* the token itself still names one principal */
+        SHA256((const unsigned char *)token, len, who);
+        return;
+    }
+    memcpy(buf, head, sizeof head); /* with its NUL */
+    memcpy(buf + sizeof head, json_object_get_string(sub), n);
+    SHA256(buf, sizeof head + n, who);
+    free(buf);
+}
+
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
-                           char *why, size_t whylen)
+                           unsigned char *who, char *why, size_t whylen)
 {
     th_jwt_result res = TH_JWT_INVALID;
     char *kid = NULL;
-    unsigned char *sig = NULL, *payload = NULL;
+    unsigned char *sig = NULL;
     json_object *claims = NULL;
     const char *d1 = memchr(token, '.', len), *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - token)) : NULL;
-    size_t ai, siglen = 0, plen = 0;
+    size_t ai, siglen = 0;
     if (!d2 || d1 == token || d2 == d1 + 1 || d2 + 1 == token + len ||
         memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - token))) {
         WHY("not a compact JWS (header.payload.signature)");
@@ -196,31 +270,16 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
             WHY("no key%s%s%s for %s", kid ? " with kid \"" : "", kid ? kid : "", kid ? "\"" : "", algs[ai].name);
         goto cleanup;
     }
-    if (!(payload = th_b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &plen)) ||
-        !(claims = json_tokener_parse((const char *)payload)) || !json_object_is_type(claims, json_type_object)) {
-        WHY("the claims are not a JSON object");
+    if (!(claims = jose_object("claims", d1 + 1, (size_t)(d2 - d1 - 1), why, whylen)) ||
+        !claims_ok(p, claims, now, why, whylen))
         goto cleanup;
-    }
-    const char *iss = opt_string(claims, "iss");
-    double exp, nbf;
-    if (!iss || strcmp(iss, p->issuer) != 0) {
-        WHY("iss \"%s\" is not \"%s\"", iss ? iss : "(missing)", p->issuer);
-    } else if (!audience_ok(claims, p->audience)) {
-        WHY("aud does not name \"%s\"", p->audience);
-    } else if (!numeric_date(claims, "exp", &exp)) {
-        WHY("exp is missing: tokens must expire");
-    } else if ((double)now > exp + (double)p->leeway_s) {
-        WHY("expired");
-    } else if (numeric_date(claims, "nbf", &nbf) && (double)now + (double)p->leeway_s < nbf) {
-        WHY("not valid yet (nbf)");
-    } else {
-        /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
-        const char *granted = opt_string(claims, "scope");
-        res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
-    }
+    if (who)
+        principal_of(claims, token, len, who);
+    /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
+    const char *granted = opt_string(claims, "scope");
+    res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
 cleanup:
     json_object_put(claims);
-    free(payload);
     free(sig);
     free(kid);
     return res;
