@@ -24,7 +24,7 @@
 #include "plugin/trust.h"
 
 /* Bumped whenever the file's layout or the meaning of an entry changes. */
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2
 
 struct th_cache {
     char *path;
@@ -260,6 +260,19 @@ th_cache_key th_cache_key_with(const char *plugin, const th_config *settings)
     return k;
 }
 
+bool th_cache_key_digest(th_cache_key *key, const char *plugin)
+{
+    struct stat st;
+    int fd = open(plugin, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    bool same = fd >= 0 && fstat(fd, &st) == 0 && key->valid && (unsigned long long)st.st_ino == key->ino &&
+                (unsigned long long)st.st_dev == key->dev && (long long)st.st_size == key->size;
+    if (!same || !th_loader_digest_fd(fd, key->digest))
+        key->valid = false;
+    if (fd >= 0)
+        close(fd);
+    return key->valid;
+}
+
 static long long get_i64(json_object *o, const char *key, bool *ok)
 {
     json_object *v;
@@ -280,9 +293,9 @@ static unsigned long long get_u64(json_object *o, const char *key, bool *ok)
     return (unsigned long long)json_object_get_uint64(v);
 }
 
-json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key)
+json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key, const char **digest)
 {
-    json_object *e, *tools;
+    json_object *e, *tools, *sha;
     bool ok = true;
     if (!c || !key->valid || !json_object_object_get_ex(c->old, plugin, &e) ||
         !json_object_is_type(e, json_type_object))
@@ -294,15 +307,17 @@ json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key
     ok = get_u64(e, "dev", &ok) == key->dev && ok;
     ok = get_u64(e, "settings", &ok) == key->settings && ok;
     if (!ok || !json_object_object_get_ex(e, "tools", &tools) || !json_object_is_type(tools, json_type_array) ||
-        json_object_array_length(tools) == 0)
+        json_object_array_length(tools) == 0 || !json_object_object_get_ex(e, "sha256", &sha) ||
+        !json_object_is_type(sha, json_type_string) || json_object_get_string_len(sha) != TH_SHA256_DIGEST_LEN)
         return NULL; /* changed: scanned again, and put replaces the entry */
     json_object_object_add(c->keep, plugin, json_object_get(e));
+    *digest = json_object_get_string(sha);
     return tools;
 }
 
 void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json_object *tools)
 {
-    if (!c || !key->valid || !tools)
+    if (!c || !key->valid || !key->digest[0] || !tools)
         return;
     json_object *e = json_object_new_object();
     if (!e)
@@ -313,6 +328,7 @@ void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json
     json_object_object_add(e, "ino", json_object_new_uint64(key->ino));
     json_object_object_add(e, "dev", json_object_new_uint64(key->dev));
     json_object_object_add(e, "settings", json_object_new_uint64(key->settings));
+    json_object_object_add(e, "sha256", json_object_new_string(key->digest));
     json_object_object_add(e, "tools", json_object_get(tools));
     json_object_object_add(c->keep, plugin, e);
     c->dirty = true;

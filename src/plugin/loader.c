@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "plugin/skills.h"
 #include "base/handle.h"
 #include "base/log.h"
+#include "base/sha256.h"
 #include "base/signals.h"
 
 /*
@@ -780,6 +782,42 @@ static const char *dl_error(const char *dlpath, const char *path)
     return buf;
 }
 
+bool th_loader_digest_fd(int fd, char *out)
+{
+    struct stat st;
+    out[0] = '\0';
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    /* Mapped rather than read: a plugin is hashed just before dlopen()
+     * maps it, so the pages are read from the disk once. */
+    size_t len = (size_t)st.st_size;
+    void *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    if (len && m == MAP_FAILED)
+        return false;
+    th_sha256_digest(m ? m : "", len, out);
+    if (m)
+        munmap(m, len);
+    return true;
+}
+
+/* Are FD's bytes those OPTS expects for PATH? Refuses (logs, counts) when not. */
+static th_rc check_digest(int fd, const char *path, const th_load_opts *opts, th_load_stats *stats)
+{
+    char got[TH_SHA256_DIGEST_LEN + 1];
+    if (!opts || !opts->expect_digest)
+        return TH_OK;
+    if (!th_loader_digest_fd(fd, got))
+        return refuse(stats, path, "cannot read it to check its content: %s%s", strerror(errno), "");
+    if (strcmp(got, opts->expect_digest) == 0)
+        return TH_OK;
+    char why[300];
+    snprintf(why, sizeof why, "%s, not %s", got, opts->expect_digest);
+    return refuse(stats, path,
+                  "its content (%s) is not what its tools were listed from; not loaded (a rescan, --watch or SIGHUP, "
+                  "serves the new version)%s",
+                  why, "");
+}
+
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
 static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
@@ -791,6 +829,10 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     int fd;
     if ((rc = check_plugin(path, name, sizeof name, opts, stats, &fd)) != TH_OK)
         return rc;
+    if ((rc = check_digest(fd, path, opts, stats)) != TH_OK) {
+        close(fd);
+        return rc;
+    }
 
     /* Absolute either way, so dlopen() never searches the library path. */
     const char *dlpath = fd_name(fd, path, spelled, sizeof spelled);
