@@ -1157,11 +1157,14 @@ int main(int argc, char **argv)
             for (size_t k = 0; scanned[i].tools && k < json_object_array_length(scanned[i].tools); k++)
                 has_resources |= th_resproxy_is_resource(json_object_array_get_idx(scanned[i].tools, k), NULL);
             if (has_resources) {
+                th_load_opts one = load_opts; /* only the bytes its tools were listed from */
+                one.expect_digest = scanned[i].digest[0] ? scanned[i].digest : NULL;
                 th_signals_loading(paths[i]);
-                th_loader_load_listed(reg, paths, npaths, i, &load_opts, &stats);
+                th_loader_load_listed(reg, paths, npaths, i, &one, &stats);
                 th_signals_loading(NULL);
                 continue;
             }
+            th_lazy_expect(lazy, i, scanned[i].digest);
             th_lazy_register(lazy, reg, i, scanned[i].tools, &stats);
             stats.tools_refused += scanned[i].tools_refused; /* by the scan, already logged */
         }
@@ -1171,7 +1174,9 @@ int main(int argc, char **argv)
             if (!scanned[i].accepted)
                 continue;
             th_signals_loading(paths[i]); /* a stop signal names it from now on */
-            th_loader_load_listed(reg, paths, npaths, i, &load_opts, &stats);
+            th_load_opts one = load_opts; /* only the bytes its tools were listed from */
+            one.expect_digest = scanned[i].digest[0] ? scanned[i].digest : NULL;
+            th_loader_load_listed(reg, paths, npaths, i, &one, &stats);
             th_signals_loading(NULL);
         }
     }

@@ -763,6 +763,35 @@ START_TEST(test_directory_writable_by_others_refused)
 }
 END_TEST
 
+/* Whoever may write a directory above the plugin directory can swap the
+ * plugin directory itself between the check and dlopen(): a parent anyone
+ * may write to, without the sticky bit, refuses the listing and a load of
+ * one of its files, naming the parent and the rule; a sticky one (/tmp)
+ * is accepted. */
+START_TEST(test_parent_writable_by_others_refused)
+{
+    make_dir("open");
+    make_dir("open/p");
+    copy_plugin("good", "open/p/good.so");
+    ck_assert_int_eq(chmod(tpath("open"), 0777), 0);
+    char parent[PATH_MAX], why[PATH_MAX + 128];
+    ck_assert_ptr_nonnull(realpath(tpath("open"), parent));
+    snprintf(why, sizeof why, "%s above it: writable by group and others without the sticky bit (mode 0777)", parent);
+
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("open/p"), NULL, &stats), TH_ERR_IO);
+    assert_stats(0, 0, 0, 0, 1);
+    assert_logged("plugin directory", tpath("open/p"), "refused", why, "fix with: chmod go-w");
+    /* A worker loads one file by its path: the same walk refuses it. */
+    ck_assert_int_eq(th_loader_load_file(reg, tpath("open/p/good.so"), NULL, &stats), TH_ERR_VALUE);
+    assert_logged("plugin", tpath("open/p/good.so"), "refused: its directory is refused", why);
+    ck_assert_str_eq(names(), "");
+
+    ck_assert_int_eq(chmod(tpath("open"), 01777), 0);
+    ck_assert_int_eq(th_loader_load_dir(reg, tpath("open/p"), NULL, &stats), TH_OK);
+    ck_assert_str_eq(names(), "good");
+}
+END_TEST
+
 /* Issue 9 (trust): one the user named is an error, and nothing is loaded. */
 START_TEST(test_required_directory_writable_loads_nothing)
 {
@@ -1034,6 +1063,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_trust_rule);
     tcase_add_test(tc, test_file_owned_by_another_user_refused);
     tcase_add_test(tc, test_directory_writable_by_others_refused);
+    tcase_add_test(tc, test_parent_writable_by_others_refused);
     tcase_add_test(tc, test_required_directory_writable_loads_nothing);
     tcase_add_test(tc, test_group_writable_refused);
     tcase_add_test(tc, test_file_writable_by_others_refused);

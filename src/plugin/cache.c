@@ -1,7 +1,8 @@
 /*
-** plugin/cache.c: the registry cache file: reading it (anything unexpected
-** means an empty cache and a warning), matching plugin files against their
-** keys, and writing it back atomically with mode 0600.
+** plugin/cache.c: the registry cache file: reading it (an untrusted file or
+** directory, or anything unexpected, means an empty cache and a warning),
+** matching plugin files against their keys, and writing it back atomically
+** with mode 0600.
 */
 #include "config.h"
 
@@ -20,9 +21,10 @@
 #include "plugin/cache.h"
 #include "plugin/qualname.h"
 #include "plugin/settings.h"
+#include "plugin/trust.h"
 
 /* Bumped whenever the file's layout or the meaning of an entry changes. */
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2
 
 struct th_cache {
     char *path;
@@ -30,6 +32,7 @@ struct th_cache {
     json_object *old;    /* plugins object as read (never NULL) */
     json_object *keep;   /* entries to write: hits and new scans */
     bool dirty;          /* something to write even if KEEP equals OLD */
+    bool untrusted_dir;  /* its directory is refused: never written there */
 };
 
 /* FNV-1a, 64 bits: names a file, not a secret. */
@@ -119,29 +122,92 @@ static const char *unusable(json_object *root, const char *fingerprint)
     return NULL;
 }
 
+/*
+** Open the cache file PATH for reading, after the trust rules: every
+** directory up to / as for a plugin directory's ancestors (sticky allowed,
+** a file of ours there cannot be replaced by others), then the file itself,
+** not a link, owned by root or this user and writable by nobody else: its
+** descriptors are served as the plugins' without running them. -1 with
+** *MISSING when there is no file, or with WHY (and *DIR_REFUSED when the
+** directory is at fault) when it is refused.
+*/
+static int open_trusted(const char *path, bool *missing, bool *dir_refused, char *why, size_t size)
+{
+    struct stat st;
+    bool ok = false;
+    int dfd = -1, fd = -1;
+    char *dir = strdup(path), *real = NULL, *slash = dir ? strrchr(dir, '/') : NULL;
+    *missing = *dir_refused = false;
+    if (!dir || !slash) {
+        snprintf(why, size, "%s", dir ? "not an absolute path" : strerror(ENOMEM));
+        goto cleanup;
+    }
+    *(slash == dir ? slash + 1 : slash) = '\0';
+    if (!(real = realpath(dir, NULL))) {
+        *missing = errno == ENOENT;
+        snprintf(why, size, "cannot resolve its directory: %s", strerror(errno));
+        goto cleanup;
+    }
+    /* The directory itself is judged like the ones above it: the file's
+     * own checks below cover what a sticky directory leaves open. */
+    if ((dfd = th_trust_open_dir(real, geteuid(), &ok, why, size)) < 0 || !ok || fstat(dfd, &st) != 0 ||
+        !th_trust_check_ancestor(&st, geteuid(), real, why, size)) {
+        *dir_refused = dfd >= 0;
+        goto cleanup;
+    }
+    fd = openat(dfd, strrchr(path, '/') + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        *missing = errno == ENOENT;
+        snprintf(why, size, "cannot open: %s", strerror(errno));
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !th_trust_check(&st, geteuid(), path, why, size)) {
+        if (!S_ISREG(st.st_mode))
+            snprintf(why, size, "not a regular file");
+        close(fd);
+        fd = -1;
+    }
+
+cleanup:
+    if (dfd >= 0)
+        close(dfd);
+    free(real);
+    free(dir);
+    return fd;
+}
+
 th_cache *th_cache_open(const char *path, const th_load_opts *opts)
 {
     th_cache *c = calloc(1, sizeof *c);
     json_object *root = NULL;
+    char why[1536];
+    bool missing, dir_refused;
+    int fd = -1;
     if (!c || !(c->path = strdup(path)) || !(c->fingerprint = fingerprint_of(opts)) ||
         !(c->keep = json_object_new_object()))
         goto nomem;
-    if (access(path, F_OK) == 0) {
-        /* json_object_from_file: a strict parse of the whole file would
+    if ((fd = open_trusted(path, &missing, &dir_refused, why, sizeof why)) >= 0) {
+        /* json_object_from_fd: a strict parse of the whole file would
          * cost more than the file saves; the entries are checked as used. */
-        root = json_object_from_file(path);
-        const char *why = unusable(root, c->fingerprint);
-        if (why) {
+        root = json_object_from_fd(fd);
+        const char *bad = unusable(root, c->fingerprint);
+        if (bad) {
             th_log(TH_LOG_WARNING, "registry cache %s: ignored (%s); every plugin is scanned and the file rewritten",
-                   path, why);
+                   path, bad);
             c->dirty = true;
         } else {
             json_object_object_get_ex(root, "plugins", &c->old);
             json_object_get(c->old);
         }
-    } else if (errno != ENOENT) {
-        th_log(TH_LOG_WARNING, "registry cache %s: cannot read: %s; every plugin is scanned", path, strerror(errno));
+    } else if (dir_refused) {
+        c->untrusted_dir = true;
+        th_log(TH_LOG_WARNING, "registry cache %s: ignored and not written: its directory is refused: %s; every "
+               "plugin is scanned", path, why);
+    } else if (!missing) {
+        th_log(TH_LOG_WARNING, "registry cache %s: ignored (%s); every plugin is scanned and the file rewritten", path,
+               why);
+        c->dirty = true;
     }
+    if (fd >= 0)
+        close(fd);
     json_object_put(root);
     if (!c->old && !(c->old = json_object_new_object()))
         goto nomem;
@@ -194,6 +260,19 @@ th_cache_key th_cache_key_with(const char *plugin, const th_config *settings)
     return k;
 }
 
+bool th_cache_key_digest(th_cache_key *key, const char *plugin)
+{
+    struct stat st;
+    int fd = open(plugin, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    bool same = fd >= 0 && fstat(fd, &st) == 0 && key->valid && (unsigned long long)st.st_ino == key->ino &&
+                (unsigned long long)st.st_dev == key->dev && (long long)st.st_size == key->size;
+    if (!same || !th_loader_digest_fd(fd, key->digest))
+        key->valid = false;
+    if (fd >= 0)
+        close(fd);
+    return key->valid;
+}
+
 static long long get_i64(json_object *o, const char *key, bool *ok)
 {
     json_object *v;
@@ -214,9 +293,9 @@ static unsigned long long get_u64(json_object *o, const char *key, bool *ok)
     return (unsigned long long)json_object_get_uint64(v);
 }
 
-json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key)
+json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key, const char **digest)
 {
-    json_object *e, *tools;
+    json_object *e, *tools, *sha;
     bool ok = true;
     if (!c || !key->valid || !json_object_object_get_ex(c->old, plugin, &e) ||
         !json_object_is_type(e, json_type_object))
@@ -228,15 +307,17 @@ json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key
     ok = get_u64(e, "dev", &ok) == key->dev && ok;
     ok = get_u64(e, "settings", &ok) == key->settings && ok;
     if (!ok || !json_object_object_get_ex(e, "tools", &tools) || !json_object_is_type(tools, json_type_array) ||
-        json_object_array_length(tools) == 0)
+        json_object_array_length(tools) == 0 || !json_object_object_get_ex(e, "sha256", &sha) ||
+        !json_object_is_type(sha, json_type_string) || json_object_get_string_len(sha) != TH_SHA256_DIGEST_LEN)
         return NULL; /* changed: scanned again, and put replaces the entry */
     json_object_object_add(c->keep, plugin, json_object_get(e));
+    *digest = json_object_get_string(sha);
     return tools;
 }
 
 void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json_object *tools)
 {
-    if (!c || !key->valid || !tools)
+    if (!c || !key->valid || !key->digest[0] || !tools)
         return;
     json_object *e = json_object_new_object();
     if (!e)
@@ -247,6 +328,7 @@ void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json
     json_object_object_add(e, "ino", json_object_new_uint64(key->ino));
     json_object_object_add(e, "dev", json_object_new_uint64(key->dev));
     json_object_object_add(e, "settings", json_object_new_uint64(key->settings));
+    json_object_object_add(e, "sha256", json_object_new_string(key->digest));
     json_object_object_add(e, "tools", json_object_get(tools));
     json_object_object_add(c->keep, plugin, e);
     c->dirty = true;
@@ -276,7 +358,7 @@ th_rc th_cache_save(th_cache *c, th_err *err)
     char *tmp = NULL;
     int fd = -1;
     json_object *root = NULL;
-    if (!c || (!c->dirty && json_object_object_length(c->keep) == json_object_object_length(c->old)))
+    if (!c || c->untrusted_dir || (!c->dirty && json_object_object_length(c->keep) == json_object_object_length(c->old)))
         return TH_OK; /* every entry was a hit: the file is already right */
     size_t len = strlen(c->path) + 16;
     if (!(tmp = malloc(len)) || !(root = json_object_new_object())) {

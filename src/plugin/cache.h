@@ -1,7 +1,9 @@
 /*
 ** plugin/cache.h: the registry cache (like GStreamer's registry.bin): what a
 ** scan found for each accepted plugin file, keyed by the file's path, size,
-** mtime (ns), inode and device, so an unchanged plugin is not scanned again.
+** mtime (ns), inode and device, so an unchanged plugin is not scanned again,
+** and bound to the SHA-256 of the bytes scanned: whoever loads the plugin
+** later checks that digest on what it loads (th_load_opts.expect_digest).
 ** Only clean acceptances are kept; a refusal is rescanned on every start.
 */
 #ifndef TH_CACHE_H
@@ -12,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "base/sha256.h"
 #include "plugin/loader.h"
 
 typedef struct th_cache th_cache;
@@ -24,6 +27,8 @@ typedef struct th_cache_key {
     unsigned long long ino, dev;
     unsigned long long settings; /* th_config_digest of its settings: they
                                   * can change what register does */
+    char digest[TH_SHA256_DIGEST_LEN + 1]; /* of its bytes; "" until
+                                  * th_cache_key_digest */
 } th_cache_key;
 
 /*
@@ -66,14 +71,23 @@ th_cache_key th_cache_key_of(const char *plugin);
 th_cache_key th_cache_key_with(const char *plugin, const struct th_config *settings);
 
 /*
+** Hash PLUGIN's bytes into KEY->digest, for a plugin about to be scanned
+** (a warm start hashes nothing: the load checks the digest). A file that
+** is no longer the one KEY describes makes KEY invalid. False then.
+*/
+bool th_cache_key_digest(th_cache_key *key, const char *plugin);
+
+/*
 ** The descriptors (a JSON array as the scanner reports them; borrowed, valid
 ** until th_cache_free) cached for PLUGIN when its entry's key equals KEY,
-** else NULL. A hit keeps the entry for the next save.
+** else NULL; *DIGEST (borrowed likewise) then gets the SHA-256 they were
+** scanned from. A hit keeps the entry for the next save.
 */
-json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key);
+json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key *key, const char **digest);
 
 /* Remember TOOLS (a new reference is taken) for PLUGIN as it was at KEY
- * (taken before it was scanned, so a change during the scan is noticed). */
+ * (taken, digest too, before it was scanned, so a change during the scan
+ * is noticed). Nothing is kept without a digest. */
 void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json_object *tools);
 
 /*

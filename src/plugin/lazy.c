@@ -26,6 +26,7 @@ typedef struct lazy_plugin {
     bool tried;                  /* under lock: opened, or failed for good */
     th_registry *reg;            /* its tools as it registered them; NULL until opened */
     char why[512];               /* under lock: why it could not be opened */
+    char digest[72];             /* what its tools were listed from; "": unchecked */
 } lazy_plugin;
 
 struct th_lazy_set {
@@ -114,8 +115,9 @@ static const th_entry *resolve(lazy_tool *t, char *why, size_t size)
         p->tried = true;
         th_load_stats stats = {0};
         th_registry *reg = th_registry_new();
-        th_rc rc = reg ? th_loader_load_listed(reg, set->paths, set->n, p->which, &set->opts, &stats)
-                       : TH_ERR_NOMEM;
+        th_load_opts opts = set->opts;
+        opts.expect_digest = p->digest[0] ? p->digest : NULL;
+        th_rc rc = reg ? th_loader_load_listed(reg, set->paths, set->n, p->which, &opts, &stats) : TH_ERR_NOMEM;
         if (rc == TH_OK && th_registry_count(reg) > 0) {
             th_registry_start(reg);
             p->reg = reg;
@@ -218,6 +220,12 @@ static uint32_t task_support_of(json_object *d)
         return 0;
     int64_t n = json_object_get_int64(v);
     return n > 0 && n <= UINT32_MAX ? (uint32_t)n : UINT32_MAX;
+}
+
+void th_lazy_expect(th_lazy_set *set, size_t which, const char *digest)
+{
+    if (which < set->n)
+        snprintf(set->plugins[which].digest, sizeof set->plugins[which].digest, "%s", digest ? digest : "");
 }
 
 void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_object *tools, th_load_stats *stats)

@@ -35,4 +35,8 @@ void th_lazy_set_unref(th_lazy_set *set);
 */
 void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_object *tools, th_load_stats *stats);
 
+/* PATHS[WHICH] is opened only if its bytes have the SHA-256 DIGEST (the
+ * bytes its listed tools were scanned from; NULL or "": not checked). */
+void th_lazy_expect(th_lazy_set *set, size_t which, const char *digest);
+
 #endif

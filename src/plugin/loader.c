@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "plugin/skills.h"
 #include "base/handle.h"
 #include "base/log.h"
+#include "base/sha256.h"
 #include "base/signals.h"
 
 /*
@@ -555,25 +557,64 @@ cleanup:
 }
 
 /*
+** Open directory DIR (absolute) through th_trust_open_dir, so every
+** directory above it is judged as it is walked, and judge DIR itself.
+** --allow-insecure-plugins lets a refusal through, with a warning when WARN
+** (the listing warns; a later load of one of its files need not again).
+** The descriptor, or -1 with WHY and *REFUSED (false: it could not be opened).
+*/
+static int open_trusted_dir(const char *dir, const th_load_opts *opts, bool warn, bool *refused, char *why,
+                            size_t size)
+{
+    struct stat st;
+    bool ok;
+    int fd = -1;
+    char *real = realpath(dir, NULL);
+    *refused = false;
+    if (!real) {
+        snprintf(why, size, "%s", strerror(errno));
+        return -1;
+    }
+    if ((fd = th_trust_open_dir(real, geteuid(), &ok, why, size)) < 0)
+        goto cleanup;
+    if (!ok && opts && opts->allow_insecure && warn)
+        th_log(TH_LOG_WARNING, "plugin directory %s: %s; let through by --allow-insecure-plugins", dir, why);
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, size, "cannot stat: %s", strerror(errno));
+        close(fd);
+        fd = -1;
+    } else if ((!ok && !(opts && opts->allow_insecure)) ||
+               !(warn ? trusted(&st, "plugin directory", dir, opts, why, size)
+                      : th_trust_check(&st, geteuid(), dir, why, size) || (opts && opts->allow_insecure))) {
+        *refused = true;
+        close(fd);
+        fd = -1;
+    }
+
+cleanup:
+    free(real);
+    return fd;
+}
+
+/*
 ** The checks on plugin file PATH before any of its code runs: a regular file,
 ** not a symbolic link unless links are followed (then see check_link), and
-** passing the trust rule. The rule is applied to the opened file (fstat), so
-** what is judged is what was opened. dlopen() then takes the path, not
-** "/proc/self/fd/N": that form loads, but $ORIGIN in the plugin's run path
-** would then mean /proc/self/fd (its bundled libraries would not be found),
-** and dlerror() and the link map would name the descriptor, not the file.
-** What is left, the file being replaced between the check and dlopen(), needs
-** write access to its directory, which the trust rule gives only to root and
-** the user running toolhost. Refuses (logs, counts) and returns TH_ERR_VALUE.
+** it, its directory and every directory above passing the trust rule. The
+** file is opened from its directory's descriptor, itself opened one checked
+** component at a time, and judged by fstat: *FD gets that descriptor, and
+** the load goes through it (see fd_name), so what was judged is what runs.
+** Refuses (logs, counts) and returns TH_ERR_VALUE.
 */
-static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stats *stats)
+static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stats *stats, int *fd_out)
 {
     char why[1536];
-    char *target = NULL;
-    int fd = -1;
+    char *target = NULL, *dir = NULL;
+    int dfd = -1, fd = -1;
+    bool refused;
     th_rc rc;
     struct stat st;
 
+    *fd_out = -1;
     if (lstat(path, &st) != 0)
         return refuse(stats, path, "cannot stat: %s%s", strerror(errno), "");
     if (S_ISLNK(st.st_mode)) {
@@ -589,9 +630,20 @@ static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stat
         rc = refuse(stats, path, "not a regular file%s%s", "", "");
         goto cleanup;
     }
+    const char *file = target ? target : path;
+    if (!(dir = strdup(file))) {
+        rc = refuse(stats, path, "out of memory%s%s", "", "");
+        goto cleanup;
+    }
+    *strrchr(dir, '/') = '\0'; /* FILE is absolute: it has a slash */
+    if ((dfd = open_trusted_dir(*dir ? dir : "/", opts, false, &refused, why, sizeof why)) < 0) {
+        rc = refuse(stats, path, refused ? "its directory is refused: %s%s" : "cannot open its directory: %s%s", why,
+                    "");
+        goto cleanup;
+    }
     /* O_NONBLOCK: should a FIFO take its place meanwhile, open() must not
      * wait for a writer; it is refused as not regular below. */
-    fd = open(target ? target : path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    fd = openat(dfd, base_name(file), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0 || fstat(fd, &st) != 0) {
         rc = refuse(stats, path, "cannot open: %s%s", strerror(errno), "");
         goto cleanup;
@@ -600,33 +652,43 @@ static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stat
         rc = refuse(stats, path, "not a regular file%s%s", "", "");
         goto cleanup;
     }
-    rc = trusted(&st, "plugin", target ? target : path, opts, why, sizeof why)
-             ? TH_OK
-             : refuse(stats, path, "%s%s", why, "");
+    rc = trusted(&st, "plugin", file, opts, why, sizeof why) ? TH_OK : refuse(stats, path, "%s%s", why, "");
+    if (rc == TH_OK) {
+        *fd_out = fd;
+        fd = -1;
+    }
 
 cleanup:
     if (fd >= 0)
         close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
     free(target);
     return rc;
 }
 
 /* Everything about PATH that is judged before its code runs; NAME gets
- * NAME of NAME.so. */
+ * NAME of NAME.so, *FD the opened file (see check_file). */
 static th_rc check_plugin(const char *path, char *name, size_t size, const th_load_opts *opts,
-                          th_load_stats *stats)
+                          th_load_stats *stats, int *fd)
 {
+    *fd = -1;
     if (!plugin_name(path, name, size))
         return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
     if (!identifier_ok(name))
         return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
-    return check_file(path, opts, stats);
+    return check_file(path, opts, stats, fd);
 }
 
 th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats)
 {
     char name[256];
-    return check_plugin(path, name, sizeof name, opts, stats);
+    int fd;
+    th_rc rc = check_plugin(path, name, sizeof name, opts, stats, &fd);
+    if (fd >= 0)
+        close(fd);
+    return rc;
 }
 
 /* See th_loader_set_generation; written only by the thread that loads. */
@@ -637,6 +699,7 @@ void th_loader_set_generation(unsigned long long gen)
     dl_generation = gen;
 }
 
+#if !defined(__linux__) || defined(TH_PORTABLE_ONLY)
 /*
 ** The name PATH is dlopen()ed by. glibc returns an object already loaded
 ** under the same name without looking at the file, so a reload would get
@@ -666,6 +729,94 @@ static const char *dl_name(const char *path, char *buf, size_t size)
     strcpy(buf + len, slash + 1);
     return buf;
 }
+#endif
+
+/*
+** The name the plugin opened as FD (the file at PATH) is dlopen()ed by. On
+** Linux that is the descriptor itself, /proc/self/fd/N, so the bytes that
+** were judged are the bytes mapped even if PATH is replaced meanwhile. The
+** price: $ORIGIN in a plugin's run path means /proc/self/fd, so a plugin
+** finds a bundled library through an absolute run path or the system's.
+** glibc returns an object already loaded under the same name without
+** opening anything, and descriptor numbers are reused, so each load spells
+** /proc/self/ uniquely ("./" or "/" per bit of a counter, as dl_name does).
+** Elsewhere (--disable-linux-extensions) PATH is loaded by dl_name's
+** spelling: the ancestors' check leaves the swap to root and this user.
+*/
+static const char *fd_name(int fd, const char *path, char *buf, size_t size)
+{
+#if defined(__linux__) && !defined(TH_PORTABLE_ONLY)
+    static unsigned long long loads; /* the thread that loads only */
+    unsigned long long n = ++loads;
+    int bits = 0;
+    while (bits < 63 && (n >> bits) > 1)
+        bits++;
+    size_t len = (size_t)snprintf(buf, size, "/proc/self/");
+    if (len + 2 * ((size_t)bits + 1) + 32 > size)
+        return NULL;
+    for (int b = bits; b >= 0; b--) {
+        if ((n >> b) & 1)
+            buf[len++] = '.';
+        buf[len++] = '/';
+    }
+    snprintf(buf + len, size - len, "fd/%d", fd);
+    (void)path;
+    return buf;
+#else
+    (void)fd;
+    return dl_name(path, buf, size);
+#endif
+}
+
+/* dlerror()'s text, naming PATH where it names DLPATH, the spelling loaded. */
+static const char *dl_error(const char *dlpath, const char *path)
+{
+    static char buf[1024];
+    const char *e = dlerror();
+    size_t len = strlen(dlpath);
+    if (!e)
+        return "unknown error";
+    if (strncmp(e, dlpath, len) != 0)
+        return e;
+    snprintf(buf, sizeof buf, "%s%s", path, e + len);
+    return buf;
+}
+
+bool th_loader_digest_fd(int fd, char *out)
+{
+    struct stat st;
+    out[0] = '\0';
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    /* Mapped rather than read: a plugin is hashed just before dlopen()
+     * maps it, so the pages are read from the disk once. */
+    size_t len = (size_t)st.st_size;
+    void *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    if (len && m == MAP_FAILED)
+        return false;
+    th_sha256_digest(m ? m : "", len, out);
+    if (m)
+        munmap(m, len);
+    return true;
+}
+
+/* Are FD's bytes those OPTS expects for PATH? Refuses (logs, counts) when not. */
+static th_rc check_digest(int fd, const char *path, const th_load_opts *opts, th_load_stats *stats)
+{
+    char got[TH_SHA256_DIGEST_LEN + 1];
+    if (!opts || !opts->expect_digest)
+        return TH_OK;
+    if (!th_loader_digest_fd(fd, got))
+        return refuse(stats, path, "cannot read it to check its content: %s%s", strerror(errno), "");
+    if (strcmp(got, opts->expect_digest) == 0)
+        return TH_OK;
+    char why[300];
+    snprintf(why, sizeof why, "%s, not %s", got, opts->expect_digest);
+    return refuse(stats, path,
+                  "its content (%s) is not what its tools were listed from; not loaded (a rescan, --watch or SIGHUP, "
+                  "serves the new version)%s",
+                  why, "");
+}
 
 /* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
  * tool name. */
@@ -675,17 +826,23 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     char name[256], symbol[300], spelled[PATH_MAX + 160];
     th_rc rc;
 
-    if ((rc = check_plugin(path, name, sizeof name, opts, stats)) != TH_OK)
+    int fd;
+    if ((rc = check_plugin(path, name, sizeof name, opts, stats, &fd)) != TH_OK)
         return rc;
+    if ((rc = check_digest(fd, path, opts, stats)) != TH_OK) {
+        close(fd);
+        return rc;
+    }
 
-    /* PATH is absolute, so dlopen() never searches the library path. */
-    const char *dlpath = dl_name(path, spelled, sizeof spelled);
+    /* Absolute either way, so dlopen() never searches the library path. */
+    const char *dlpath = fd_name(fd, path, spelled, sizeof spelled);
+    void *handle = dlpath ? dlopen(dlpath, RTLD_NOW | RTLD_LOCAL) : NULL;
+    close(fd); /* the mapping, if any, holds the file now */
     if (!dlpath)
         return refuse(stats, path, "path too long to load again%s%s", "", "");
-    void *handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
     if (!handle)
         return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
-                      dlerror(), "");
+                      dl_error(dlpath, path), "");
 
     snprintf(symbol, sizeof symbol, "register_%s_tool", name);
     dlerror();
@@ -805,36 +962,27 @@ static int cmp_names(const void *a, const void *b)
 ** that cannot be read or breaks the trust rule is an error when REQUIRED (the
 ** user named it), else a warning; both are counted as refused directories.
 ** TH_ERR_IO then. The rule is applied to the opened directory, the one that
-** is then listed.
+** is then listed, and to every directory above it as it is walked.
 */
 static th_rc list_dir(const char *dir, bool required, const th_load_opts *opts, plugin_list *files,
                       th_load_stats *stats)
 {
     char why[1536];
-    struct stat st;
     char **names = NULL;
     size_t n = 0, cap = 0, listed = 0;
     th_rc rc = TH_OK;
     DIR *d = NULL;
+    bool refused = false;
+    int fd = -1;
     char *abs = absolute_path(dir);
-    if (abs)
-        d = opendir(abs);
+    snprintf(why, sizeof why, "%s", strerror(errno));
+    if (abs && (fd = open_trusted_dir(abs, opts, true, &refused, why, sizeof why)) >= 0 && !(d = fdopendir(fd))) {
+        snprintf(why, sizeof why, "%s", strerror(errno));
+        close(fd);
+    }
     if (!d) {
-        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot open: %s", dir,
-               strerror(errno));
-        stats->dirs_refused++;
-        rc = TH_ERR_IO;
-        goto cleanup;
-    }
-    if (fstat(dirfd(d), &st) != 0) {
-        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s: cannot stat: %s", dir,
-               strerror(errno));
-        stats->dirs_refused++;
-        rc = TH_ERR_IO;
-        goto cleanup;
-    }
-    if (!trusted(&st, "plugin directory", dir, opts, why, sizeof why)) {
-        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s refused: %s", dir, why);
+        th_log(required ? TH_LOG_ERROR : TH_LOG_WARNING, "plugin directory %s%s: %s", dir,
+               refused ? " refused" : ": cannot open", why);
         stats->dirs_refused++;
         rc = TH_ERR_IO;
         goto cleanup;

@@ -27,6 +27,12 @@ typedef struct th_load_opts {
                            * but log them at debug level only */
     const struct th_config *config; /* per-plugin settings (plugin/settings.h)
                            * for th_server_config(); NULL: none. Borrowed. */
+    const char *expect_digest; /* for a load of one plugin: the SHA-256
+                           * (th_sha256_digest's form) of the bytes its
+                           * listed tools were scanned from. The descriptor
+                           * that is then dlopen()ed is hashed and another
+                           * content refused before its code runs. NULL:
+                           * not checked. Borrowed. */
 } th_load_opts;
 
 /* Counters a load adds to (zero-initialise before the first load). */
@@ -58,6 +64,12 @@ th_rc th_loader_load_dirs(th_registry *reg, const char *const *dirs, size_t ndir
 /* th_loader_load_dirs with one directory. */
 th_rc th_loader_load_dir(th_registry *reg, const char *dir, const th_load_opts *opts,
                          th_load_stats *stats);
+
+/*
+** The SHA-256 of the open regular file FD into OUT (th_sha256_digest's
+** form). False, OUT "", when it cannot be read.
+*/
+bool th_loader_digest_fd(int fd, char *out);
 
 /* Load one plugin file. Returns TH_OK when its tool was registered. */
 th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts *opts,

@@ -1,11 +1,17 @@
 /*
-** plugin/trust.c: the StrictModes rule for plugin files and directories. It
-** judges a struct stat only; what was opened and checked is the loader's
-** concern, so the rule can be tested on any owner without being root.
+** plugin/trust.c: the StrictModes rule for plugin files, their directories
+** and every directory above them. The rules judge a struct stat only, so
+** they can be tested on any owner without being root; th_trust_open_dir
+** applies them to each directory as it opens it.
 */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "plugin/trust.h"
 
@@ -21,7 +27,7 @@ static const struct {
     {S_IWGRP, "group"},
 };
 
-bool th_trust_check(const struct stat *st, uid_t euid, const char *path, char *why, size_t size)
+static bool owner_ok(const struct stat *st, uid_t euid, const char *path, char *why, size_t size)
 {
     /* root may write anything anyway; trusting it costs nothing. */
     if (st->st_uid != 0 && st->st_uid != euid) {
@@ -30,6 +36,13 @@ bool th_trust_check(const struct stat *st, uid_t euid, const char *path, char *w
                  (unsigned long)st->st_uid, (unsigned long)euid, (unsigned long)euid, path);
         return false;
     }
+    return true;
+}
+
+bool th_trust_check(const struct stat *st, uid_t euid, const char *path, char *why, size_t size)
+{
+    if (!owner_ok(st, euid, path, why, size))
+        return false;
     for (size_t i = 0; i < sizeof writable_by / sizeof writable_by[0]; i++) {
         if ((st->st_mode & writable_by[i].bits) == writable_by[i].bits) {
             snprintf(why, size, "writable by %s (mode %04o); fix with: chmod go-w %s", writable_by[i].who,
@@ -38,4 +51,76 @@ bool th_trust_check(const struct stat *st, uid_t euid, const char *path, char *w
         }
     }
     return true;
+}
+
+bool th_trust_check_ancestor(const struct stat *st, uid_t euid, const char *path, char *why, size_t size)
+{
+    if (!owner_ok(st, euid, path, why, size))
+        return false;
+    /* Sticky (/tmp): others may add entries but not rename or remove
+     * ours, and the entry below is judged in its turn. */
+    if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
+        return true;
+    for (size_t i = 0; i < sizeof writable_by / sizeof writable_by[0]; i++) {
+        if ((st->st_mode & writable_by[i].bits) == writable_by[i].bits) {
+            snprintf(why, size,
+                     "writable by %s without the sticky bit (mode %04o), so they can replace what is below it; "
+                     "fix with: chmod go-w %s",
+                     writable_by[i].who, (unsigned)(st->st_mode & 07777), path);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Step from directory FD into NAME without following a link. */
+static int open_below(int fd, const char *name)
+{
+    return openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int th_trust_open_dir(const char *path, uid_t euid, bool *trusted, char *why, size_t size)
+{
+    struct stat st;
+    char *copy = NULL, *save = NULL;
+    int fd = -1;
+    *trusted = true;
+    why[0] = '\0';
+    if (path[0] != '/' || !(copy = strdup(path))) {
+        snprintf(why, size, "cannot open %s: %s", path, path[0] != '/' ? "not an absolute path" : strerror(errno));
+        return -1;
+    }
+    if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        goto fail;
+    /* Each directory is judged as opened, and the next opened from it:
+     * what was judged is what is walked through, whatever is renamed. */
+    size_t done = 0; /* bytes of PATH walked, for naming an ancestor */
+    for (char *name = strtok_r(copy, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+        if (fstat(fd, &st) != 0)
+            goto fail;
+        char here[4096];
+        snprintf(here, sizeof here, "%.*s", done ? (int)done : 1, done ? path : "/");
+        char rule[1536];
+        if (*trusted && !th_trust_check_ancestor(&st, euid, here, rule, sizeof rule)) {
+            snprintf(why, size, "%s above it: %s", here, rule);
+            *trusted = false;
+        }
+        int next = open_below(fd, name);
+        if (next < 0)
+            goto fail;
+        close(fd);
+        fd = next;
+        done = (size_t)(name - copy) + strlen(name);
+    }
+    free(copy);
+    return fd;
+
+fail:
+    snprintf(why, size, "cannot open %s: %s%s", path, strerror(errno),
+             errno == ELOOP || errno == ENOTDIR ? " (a component was replaced by a symbolic link or a file)" : "");
+    if (fd >= 0)
+        close(fd);
+    free(copy);
+    *trusted = false;
+    return -1;
 }

@@ -19,4 +19,24 @@
 */
 bool th_trust_check(const struct stat *st, uid_t euid, const char *path, char *why, size_t size);
 
+/*
+** The rule for a directory above a plugin directory (or above the registry
+** cache), as sshd's StrictModes walks to /: owned by root or EUID, and
+** writable by nobody else unless it is sticky (/tmp), where others cannot
+** rename or remove what they do not own. Same WHY as th_trust_check.
+*/
+bool th_trust_check_ancestor(const struct stat *st, uid_t euid, const char *path, char *why, size_t size);
+
+/*
+** Open directory PATH (absolute, a realpath: a symbolic link in it is not
+** followed but refused) one component at a time from /, never following a
+** link, judging every directory above PATH by th_trust_check_ancestor as it
+** is opened; PATH itself is left to the caller's th_trust_check. Returns its
+** descriptor (O_CLOEXEC), through which what lies below is then opened, so
+** the check and the use see the same directory. *TRUSTED is false, with WHY
+** naming the first ancestor refused and the rule, when one was. -1 when it
+** cannot be opened, WHY saying why.
+*/
+int th_trust_open_dir(const char *path, uid_t euid, bool *trusted, char *why, size_t size);
+
 #endif

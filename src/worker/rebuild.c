@@ -75,9 +75,12 @@ th_registry *th_rebuild(const th_rebuild_opts *o, th_registry *old, unsigned lon
         th_load_opts load = o->load;
         load.scanned = true; /* the scan logged the tools it refused */
         th_loader_set_generation(generation);
-        for (size_t j = 0; j < n; j++)
-            if (scanned[order[j]].accepted)
+        for (size_t j = 0; j < n; j++) {
+            const th_scanned *sc = &scanned[order[j]];
+            load.expect_digest = sc->digest[0] ? sc->digest : NULL; /* the bytes its tools came from */
+            if (sc->accepted)
                 th_loader_load_listed(reg, paths, n, order[j], &load, &stats);
+        }
         th_loader_set_generation(0);
     }
     /* A plugin still listed that served before but has no tools now was

@@ -302,13 +302,19 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
         keys[i] = th_cache_key_with(paths[i], opts->load.config);
-        json_object *tools = th_cache_lookup(cache, paths[i], &keys[i]);
+        const char *digest = NULL;
+        json_object *tools = th_cache_lookup(cache, paths[i], &keys[i], &digest);
         if (!tools) {
+            /* Hashed before the scan too: the entry is bound to bytes
+             * that are not newer than what the scanner loads. */
+            if (cache)
+                th_cache_key_digest(&keys[i], paths[i]);
             sub[nstale] = paths[i];
             stale[nstale++] = i;
         } else if (opts->host_loads || th_loader_check_plugin(paths[i], &opts->load, stats) == TH_OK) {
             out[i].accepted = true;
             out[i].tools = json_object_get(tools);
+            snprintf(out[i].digest, sizeof out[i].digest, "%s", digest);
         }
     }
     if (nstale == 0)
@@ -319,6 +325,8 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         size_t i = stale[j];
         out[i] = subout[j];
         memset(&subout[j], 0, sizeof subout[j]); /* moved */
+        if (keys[i].valid)
+            memcpy(out[i].digest, keys[i].digest, sizeof out[i].digest);
         if (out[i].accepted && nstale < n)
             own_names(paths, n, paths[i], &out[i], stats);
         /* Only clean acceptances: a refusal's message is the loader's, and

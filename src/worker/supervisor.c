@@ -119,6 +119,8 @@ struct slot {
     size_t crashes;
     long long backoff_ms, next_start_ms, quarantined_until_ms;
     th_cache_key key; /* the file whose tools were registered (hot reload) */
+    char digest[TH_SHA256_DIGEST_LEN + 1]; /* of the bytes they were scanned
+                       * from: its worker loads only those ("": unknown) */
     bool registered;  /* its tools or resources are in the registry */
 };
 
@@ -688,6 +690,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
     json_object_object_add(hello, "max_result_bytes", json_object_new_int64((int64_t)sup->opts.max_result_bytes));
     json_object_object_add(hello, "threads", json_object_new_int64((int64_t)sup->opts.threads));
+    if (s->digest[0])
+        json_object_object_add(hello, "sha256", json_object_new_string(s->digest));
     th_rc rc = th_ipc_send_json(w->ch.to, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
 
@@ -1588,6 +1592,7 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
             continue;
         th_staged staged = th_loader_stage(reg);
         bool own_refused = false;
+        memcpy(s->digest, scanned[i].digest, sizeof s->digest);
         s->tools = json_object_new_array();
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);

@@ -82,6 +82,9 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
     c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
+    /* The bytes its tools were listed from; the hello lives as long. */
+    if (!c->scan && json_object_object_get_ex(c->hello, "sha256", &v) && json_object_is_type(v, json_type_string))
+        c->load.expect_digest = json_object_get_string(v);
     /* Kept for the life of the process: plugins read it while they register. */
     if (!(c->load.config = th_config_from_json(json_object_object_get_ex(c->hello, "settings", &v) ? v : NULL)))
         return false;
