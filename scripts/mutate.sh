@@ -178,7 +178,7 @@ top=$(pwd)
 tree=$scratch/tree
 log=$scratch/log
 echo "mutate: copying the tree to $tree"
-$make -s distdir distdir="$tree" >"$log" 2>&1 || { cat "$log" >&2; echo "mutate: make distdir failed" >&2; exit 1; }
+$make -s distdir top_distdir="$tree" distdir="$tree" >"$log" 2>&1 || { cat "$log" >&2; echo "mutate: make distdir failed" >&2; exit 1; }
 cp -R "$tree" "$scratch/orig"
 eval "set -- $("$top/config.status" --config)"
 echo "mutate: configuring and building it (the host and the test programs)"
