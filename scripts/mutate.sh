@@ -103,8 +103,8 @@ apply() {
         close(path)
         return s
     }
-    BEGIN { find = slurp(ff); repl = slurp(rf) }
-    { text = text (NR > 1 ? "\n" : "") $0 }
+    BEGIN { find = slurp(ff); repl = slurp(rf); RS = "\001" }
+    { text = $0 } # the whole file: C sources have no \001
     END {
         i = index(text, find)
         if (!i)
@@ -112,7 +112,7 @@ apply() {
         rest = substr(text, i + length(find))
         if (index(rest, find))
             exit 3
-        printf "%s%s%s\n", substr(text, 1, i - 1), repl, rest
+        printf "%s%s%s", substr(text, 1, i - 1), repl, rest
     }' "$2"
 }
 
