@@ -178,7 +178,12 @@ top=$(pwd)
 tree=$scratch/tree
 log=$scratch/log
 echo "mutate: copying the tree to $tree"
-$make -s distdir top_distdir="$tree" distdir="$tree" >"$log" 2>&1 || { cat "$log" >&2; echo "mutate: make distdir failed" >&2; exit 1; }
+# distdir must be relative (automake prefixes ../ for the subdirectories),
+# hence a name in the build directory, moved into the scratch at once.
+rel=.mutate-tree.$$
+rm -rf "$rel"
+$make -s distdir top_distdir="$rel" distdir="$rel" >"$log" 2>&1 || { cat "$log" >&2; rm -rf "$rel"; echo "mutate: make distdir failed" >&2; exit 1; }
+mv "$rel" "$tree"
 cp -R "$tree" "$scratch/orig"
 eval "set -- $("$top/config.status" --config)"
 echo "mutate: configuring and building it (the host and the test programs)"
