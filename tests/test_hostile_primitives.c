@@ -68,6 +68,15 @@ static void assert_stderr_has(const mh_proc *p, const char *needle)
     ck_assert_msg(mh_stderr_wait(p, needle, MH_TIMEOUT_MS), "stderr lacks \"%s\":\n%s", needle, mh_stderr(p));
 }
 
+/* The slow read, get and completion have returned their late results
+ * (primitives.c says so on stderr just before). */
+static void assert_late_results_returned(const mh_proc *p)
+{
+    assert_stderr_has(p, "primitives: read returning after its cancellation");
+    assert_stderr_has(p, "primitives: get returning after its cancellation");
+    assert_stderr_has(p, "primitives: completion returning after its cancellation");
+}
+
 /* ---- SIGSEGV in a read, a get and a completion (a worker) --------------------------- */
 
 START_TEST(a_segfault_in_read_get_or_complete_is_reported_and_the_host_serves_on)
@@ -183,7 +192,9 @@ START_TEST(slow_read_get_and_complete_time_out_with_one_response_each)
     snprintf(want, sizeof want, "completion of prompt 'fine' %s", after);
     assert_error(p, "5", -31001, want);
     assert_stderr_has(p, "its late result will be discarded");
-    usleep(200 * 1000); /* a late result would be out by now */
+    /* The three late results are on their way: none may be sent, before
+     * the ping's answer or after it (mh_finish fails on any line). */
+    assert_late_results_returned(p);
     mh_ping_is_next(p, 6);
     mh_send(p, READ(7, "fine"));
     json_object *o = mh_await(p, "7", NULL);
@@ -281,7 +292,9 @@ START_TEST(cancelled_read_get_and_complete_get_no_response)
     mh_send(p, CANCEL(3));
     mh_send(p, CANCEL(4));
     assert_echo_serves(p, 6);
-    usleep(200 * 1000); /* a response to a cancelled request would be out by now */
+    /* The functions saw their cancellation and returned: a response to a
+     * cancelled request would come now, before the ping's or after it. */
+    assert_late_results_returned(p);
     mh_ping_is_next(p, 7);
     /* The ids are free again, and the functions ran to their end: EOF
      * needs no waiting for them. */

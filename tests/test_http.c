@@ -824,6 +824,26 @@ static hres try_post(int port, const char *body)
     return read_response_or_empty(fd);
 }
 
+/* How many connections wait in the accept queue of the server listening
+ * on 127.0.0.1:PORT: the rx_queue of its LISTEN line in /proc/net/tcp. */
+static unsigned accept_backlog(int port)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    ck_assert_msg(f, "/proc/net/tcp: %s", strerror(errno));
+    char line[512];
+    bool found = false;
+    unsigned backlog = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned local, state, tx, rx;
+        found = sscanf(line, " %*u: %*x:%x %*x:%*x %x %x:%x", &local, &state, &tx, &rx) == 4 &&
+                local == (unsigned)port && state == 0x0A;
+        backlog = rx;
+    }
+    fclose(f);
+    ck_assert_msg(found, "no socket listens on port %d in /proc/net/tcp", port);
+    return backlog;
+}
+
 START_TEST(connection_limit_holds)
 {
     int port;
@@ -832,14 +852,18 @@ START_TEST(connection_limit_holds)
     int held = connect_to(port);
     const char partial[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     ck_assert(write(held, partial, sizeof partial - 1) == (ssize_t)(sizeof partial - 1));
-    usleep(200 * 1000);
+    /* It holds the slot once the server has accepted it: the kernel queued
+     * it for accept() when connect() returned. */
+    while (accept_backlog(port) > 0)
+        usleep(10 * 1000);
     /* A second one is closed without an answer. */
     hres r = try_post(port, INIT_BODY);
     ck_assert_msg(r.status == 0, "a connection past the limit was served: HTTP %d", r.status);
     close(held);
-    /* The slot is free again once the server saw the close. */
-    for (int i = 0; i < 100 && r.status != 200; i++) {
-        usleep(100 * 1000);
+    /* The slot is free again once the server saw the close (Check's time
+     * limit bounds the wait). */
+    while (r.status != 200) {
+        usleep(10 * 1000);
         hres_free(&r);
         r = try_post(port, INIT_BODY);
     }
@@ -1706,6 +1730,31 @@ START_TEST(non_loopback_needs_authorization)
 }
 END_TEST
 
+/* How many of P's threads serve an HTTP connection: libmicrohttpd names
+ * each "MHD-connection", and it ends once its connection is closed. */
+static int connection_threads(const mh_proc *p)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/task", mh_pid(p));
+    DIR *d = opendir(dir);
+    ck_assert_msg(d, "%s: %s", dir, strerror(errno));
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[sizeof dir + sizeof e->d_name + 8], comm[32] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/comm", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* that thread ended meanwhile */
+        if (fgets(comm, sizeof comm, f) && strncmp(comm, "MHD-connection", 14) == 0)
+            n++;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
 /* A resource read in process isolation starts the plugin's worker; it must
  * outlive the HTTP connection whose request started it (a worker dies with
  * the thread that spawned it, and a modern request is served on its
@@ -1726,7 +1775,8 @@ START_TEST(resource_worker_outlives_its_connection)
         ck_assert_msg(r.status == 200, "read %d: HTTP %d %s", k, r.status, r.body);
         ck_assert_msg(strstr(r.body, "\"text\":\"item 3\""), "read %d: %s", k, r.body);
         hres_free(&r);
-        usleep(200000); /* the connection's thread ends meanwhile */
+        while (connection_threads(p) > 0) /* the connection's thread ends */
+            usleep(10 * 1000);
     }
     err = mh_stderr(p);
     ck_assert_msg(!strstr(err, "ended:"), "a worker ended:\n%s", err);

@@ -7,6 +7,7 @@
 ** deadline of their own (timeout_ms).
 */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,11 +16,14 @@
 
 #define HUGE_BYTES ((size_t)50 << 20)
 
-/* Until cancelled, then a result that must never reach the client. */
-static th_rc until_cancelled(th_call *call)
+/* Until cancelled, then a result that must never reach the client. The
+ * line on stderr comes before the result is handed over: a test that has
+ * read it knows the late result is on its way, and must never see it. */
+static th_rc until_cancelled(th_call *call, const char *what)
 {
     while (!th_call_cancelled(call))
         usleep(10 * 1000);
+    fprintf(stderr, "primitives: %s returning after its cancellation\n", what);
     return th_call_text(call, "late");
 }
 
@@ -38,7 +42,7 @@ static th_rc read_fn(th_call *call, const char *uri, json_object *vars, void *us
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
     if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
-        return until_cancelled(call);
+        return until_cancelled(call, "read");
     if (strcmp(what, "hang") == 0)
         forever();
     if (strcmp(what, "badutf8") == 0)
@@ -63,7 +67,7 @@ static th_rc get_fn(th_call *call, json_object *args, void *user_data)
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
     if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
-        return until_cancelled(call);
+        return until_cancelled(call, "get");
     if (strcmp(what, "hang") == 0)
         forever();
     if (strcmp(what, "bad_utf8") == 0)
@@ -81,7 +85,7 @@ static th_rc complete_fn(th_call *call, const char *argument, const char *value,
     if (strcmp(value, "segv") == 0)
         raise(SIGSEGV);
     if (strcmp(value, "slow") == 0)
-        return until_cancelled(call);
+        return until_cancelled(call, "completion");
     if (strcmp(value, "hang") == 0)
         forever();
     return th_call_textf(call, "%s-done", value);
