@@ -308,7 +308,9 @@ END_TEST
 START_TEST(parsed_arguments_are_bounded)
 {
     enum { N = 20, ELEMS = 1500000 };
-    mh_proc *p = mh_start(modes[_i], NULL);
+    /* The running call waits for the gate, however long the others take to
+     * be read (minutes under a sanitizer): no deadline answers it first. */
+    mh_proc *p = mh_start(modes[_i], "--call-timeout=3600", NULL);
     mh_initialize(p, "2025-11-25");
     long before = status_kib(mh_pid(p), "VmRSS");
     char gate[64], mark[80];
@@ -337,7 +339,7 @@ START_TEST(parsed_arguments_are_bounded)
 
     /* Each call either runs (it made its mark) or was answered busy. */
     bool answered[N] = {0}, running[N] = {0};
-    int settled = 0, busy = 0, ran = 0;
+    int settled = 0, busy = 0, ran = 0, early = 0;
     long long give_up = mh_now_ms() + MH_TIMEOUT_MS;
     while (settled < N) {
         for (int i = 0; i < N; i++) {
@@ -349,8 +351,16 @@ START_TEST(parsed_arguments_are_bounded)
             }
         }
         json_object *o = mh_read(p, 20);
+        int id = o ? json_object_get_int(mh_at(o, "id")) - 100 : -1;
+        if (o && id >= 0 && id < N && running[id] && !answered[id] && mh_has(o, "result")) {
+            /* The plugin waits a minute at most for its gate: a slow
+             * (sanitizer) build may get here later than that. */
+            answered[id] = true;
+            early++;
+            json_object_put(o);
+            o = NULL;
+        }
         if (o) {
-            int id = json_object_get_int(mh_at(o, "id")) - 100;
             ck_assert_msg(id >= 0 && id < N && !running[id] && !answered[id], "unexpected %s", mh_json(o));
             MH_ASSERT_ERROR(o, -31000);
             answered[id] = true;
@@ -370,7 +380,7 @@ START_TEST(parsed_arguments_are_bounded)
     FILE *f = fopen(gate, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
-    for (int k = 0; k < ran; k++) {
+    for (int k = early; k < ran; k++) {
         json_object *o = mh_next(p);
         MH_ASSERT_RESULT(o);
         json_object_put(o);
