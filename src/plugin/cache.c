@@ -358,7 +358,8 @@ th_rc th_cache_save(th_cache *c, th_err *err)
     char *tmp = NULL;
     int fd = -1;
     json_object *root = NULL;
-    if (!c || c->untrusted_dir || (!c->dirty && json_object_object_length(c->keep) == json_object_object_length(c->old)))
+    if (!c || c->untrusted_dir ||
+        (!c->dirty && json_object_object_length(c->keep) == json_object_object_length(c->old)))
         return TH_OK; /* every entry was a hit: the file is already right */
     size_t len = strlen(c->path) + 16;
     if (!(tmp = malloc(len)) || !(root = json_object_new_object())) {

@@ -116,8 +116,7 @@ int th_trust_open_dir(const char *path, uid_t euid, bool *trusted, char *why, si
     return fd;
 
 fail:
-    snprintf(why, size, "cannot open %s: %s%s", path, strerror(errno),
-             errno == ELOOP || errno == ENOTDIR ? " (a component was replaced by a symbolic link or a file)" : "");
+    snprintf(why, size, "%s%s", strerror(errno), errno == ELOOP ? " (a symbolic link in its path)" : "");
     if (fd >= 0)
         close(fd);
     free(copy);
