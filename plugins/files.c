@@ -116,21 +116,11 @@ static char *base64(const unsigned char *p, size_t n)
     return out;
 }
 
-/* Text when it is UTF-8 without NUL bytes (the host shows other bytes as
- * U+FFFD, which would change the file), else a blob. */
+/* Text when it is UTF-8 by the host's own rule, without NUL bytes (the
+ * host would show other bytes as U+FFFD, changing the file), else a blob. */
 static int is_text(const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (c == 0 || len == 0 || i + len > n || (len == 2 && c < 0xC2))
-            return 0;
-        for (size_t k = 1; k < len; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += len;
-    }
-    return 1;
+    return !memchr(p, 0, n) && th_utf8_valid((const char *)p, n);
 }
 
 /* Refuse what never names a file beneath the root, with a message that says why. */

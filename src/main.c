@@ -1122,8 +1122,17 @@ int main(int argc, char **argv)
     /* An unchanged plugin's scan comes from the registry cache instead. */
     if (use_cache && (cache_path = cache_opt ? strdup(cache_opt) : th_cache_default_path_named(dirs, (const char *const *)boxes, ndirs, qualified)))
         cache = th_cache_open(cache_path, &load_opts);
+    /* A stdio client that leaves while a plugin loads ends the host then,
+     * as its end of input would once serving: not after --load-timeout. */
+    if (!http_on || stdio_on)
+        scan_opts.client_in = proto_in;
     scanned = calloc(npaths + 1, sizeof *scanned);
-    if (!scanned || th_scan_plugins_cached(paths, npaths, &scan_opts, cache, scanned, &stats) != TH_OK) {
+    th_rc scan_rc = scanned ? th_scan_plugins_cached(paths, npaths, &scan_opts, cache, scanned, &stats) : TH_ERR_NOMEM;
+    if (scan_rc == TH_ERR_CANCELLED) {
+        status = 0;
+        goto cleanup;
+    }
+    if (scan_rc != TH_OK) {
         th_log(TH_LOG_ERROR, "cannot scan the plugins (see above); exiting");
         goto cleanup;
     }

@@ -250,8 +250,6 @@ static const struct {
     {"{\"type\":\"text\",\"text\":42}",
      REFUSED("t", "content[1]: a \\\"text\\\" block needs a string \\\"text\\\", got number")},
     {"{\"type\":\"video\"}", REFUSED("t", "content[1]: unknown content block type \\\"video\\\"")},
-    {"{\"text\":\"x\"}", REFUSED("t", "content[1]: a content block needs a string \\\"type\\\"")},
-    {"[1]", REFUSED("t", "content[1]: a content block must be an object, got array")},
     {"{\"type\":\"image\",\"mimeType\":\"image/png\"}",
      REFUSED("t", "content[1]: a \\\"image\\\" block needs a string \\\"data\\\", got none")},
     {"{\"type\":\"audio\",\"data\":\"AA\",\"mimeType\":null}",
@@ -273,6 +271,23 @@ START_TEST(blocks_the_schema_refuses_become_tool_errors)
     ck_assert_ptr_nonnull(b);
     ck_assert_int_eq(th_call_content(c, b), TH_ERR_VALUE);
     ck_finish(c, block_cases[_i].want);
+}
+END_TEST
+
+/* What is no content block at all is a mistake at the call site: the
+ * call says so, and what the handler built before and after stands. */
+static const char *const not_blocks[] = {"[1]", "[{\"type\":\"text\",\"text\":\"x\"}]", "{\"text\":\"x\"}",
+                                         "{\"type\":7,\"text\":\"x\"}", "{\"type\":null}", "\"text\"", NULL};
+
+START_TEST(what_is_no_block_is_misuse_and_the_result_stands)
+{
+    th_call *c = new_call("t", 0);
+    ck_assert_int_eq(th_call_text(c, "before"), TH_OK);
+    json_object *b = not_blocks[_i] ? json_tokener_parse(not_blocks[_i]) : NULL;
+    ck_assert(b || !not_blocks[_i]);
+    ck_assert_int_eq(th_call_content(c, b), TH_ERR_MISUSE);
+    ck_assert_int_eq(th_call_text(c, "after"), TH_OK);
+    ck_finish(c, "{\"content\":[{\"type\":\"text\",\"text\":\"before\"},{\"type\":\"text\",\"text\":\"after\"}]}");
 }
 END_TEST
 
@@ -754,6 +769,8 @@ static Suite *callctx_suite(void)
                         (int)(sizeof structured_cases / sizeof structured_cases[0]));
     tcase_add_loop_test(tc, blocks_the_schema_refuses_become_tool_errors, 0,
                         (int)(sizeof block_cases / sizeof block_cases[0]));
+    tcase_add_loop_test(tc, what_is_no_block_is_misuse_and_the_result_stands, 0,
+                        (int)(sizeof not_blocks / sizeof not_blocks[0]));
     tcase_add_test(tc, a_refused_value_leaves_shared_parts_alone);
     tcase_add_test(tc, valid_blocks_and_structured_pass);
     tcase_add_test(tc, size_estimate_tracks_serialised_size);

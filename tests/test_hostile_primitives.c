@@ -275,6 +275,28 @@ START_TEST(a_descriptors_own_deadline_applies)
 }
 END_TEST
 
+/* A descriptor's own timeout_ms longer than the host's (600 s against
+ * --call-timeout=1) does not lengthen the deadline: the host's applies, in
+ * a worker too. A deadline the plugin lengthened would leave the test
+ * waiting (Check's timeout) instead. */
+START_TEST(a_descriptor_cannot_lengthen_the_hosts_deadline)
+{
+    char *dir;
+    mh_proc *p = start(&dir, modes[_i], "--call-timeout=1", NULL);
+    mh_send(p, READ(2, "greedy"));
+    assert_error(p, "2", -31001, "resource 'hostile://greedy' timed out after 1 s");
+    mh_send(p, GET(3, "greedy"));
+    assert_error(p, "3", -31001, "prompt 'greedy' timed out after 1 s");
+    mh_send(p, REQ(4, "completion/complete",
+                   "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"greedy\"},\"argument\":{\"name\":\"x\",\"value\":\"slow\"}"));
+    assert_error(p, "4", -31001, "completion of prompt 'greedy' timed out after 1 s");
+    assert_echo_serves(p, 5);
+    mh_ping_is_next(p, 6);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* ---- cancellation by the client -------------------------------------------------------- */
 
 /* notifications/cancelled stops a read, a get and a completion: none gets a
@@ -318,6 +340,7 @@ static Suite *hostile_primitives_suite(void)
     tcase_add_loop_test(tc, slow_read_get_and_complete_time_out_with_one_response_each, 0, 2);
     tcase_add_test(tc, a_function_ignoring_cancellation_gets_its_worker_killed);
     tcase_add_loop_test(tc, a_descriptors_own_deadline_applies, 0, 2);
+    tcase_add_loop_test(tc, a_descriptor_cannot_lengthen_the_hosts_deadline, 0, 2);
     tcase_add_loop_test(tc, cancelled_read_get_and_complete_get_no_response, 0, 2);
     suite_add_tcase(s, tc);
     return s;

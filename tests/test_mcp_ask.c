@@ -299,6 +299,39 @@ START_TEST(modern_tampered_or_foreign_state_is_refused)
 }
 END_TEST
 
+/* A requestState whose MAC is cut short (nothing, one byte, all but its
+ * last byte) is refused: a check that compared only the bytes given would
+ * let anyone forge a state with an empty MAC. The whole one still works. */
+START_TEST(modern_state_with_a_truncated_mac_is_refused)
+{
+    mh_proc *p = start(_i, NULL);
+    json_object *r1 = modern_call(p, 1, "test_input_required_result_tampered_state", NULL);
+    const char *s1 = mh_str(r1, "result requestState");
+    ck_assert_msg(s1 != NULL, "%s", mh_json(r1));
+    size_t mac_at = (size_t)(strrchr(s1, '.') + 1 - s1);
+    ck_assert_uint_eq(strlen(s1) - mac_at, 43); /* 32 bytes, base64url without padding */
+    static const size_t keep[] = {0, 2, 42}; /* characters: 0, 1 and 31 bytes of the MAC */
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        char *forged = strndup(s1, mac_at + keep[i]);
+        char *m = retry_members("confirm", "ok", "yes", forged);
+        json_object *o = modern_call(p, 2 + (int)i, "test_input_required_result_tampered_state", m);
+        MH_ASSERT_ERROR(o, -32602);
+        ck_assert_msg(strstr(mh_str(o, "error message"), "integrity"), "MAC of %zu characters: %s", keep[i],
+                      mh_json(o));
+        json_object_put(o);
+        free(m);
+        free(forged);
+    }
+    char *m = retry_members("confirm", "ok", "yes", s1);
+    json_object *o = modern_call(p, 9, "test_input_required_result_tampered_state", m);
+    MH_ASSERT_STR(o, "result content 0 text", "integrity-ok: state verified");
+    json_object_put(o);
+    free(m);
+    json_object_put(r1);
+    mh_finish(p);
+}
+END_TEST
+
 /* Instances sharing --state-key-file accept each other's state (a load
  * balancer may send the retry anywhere); one with another key refuses it. */
 START_TEST(modern_state_key_is_shared_by_configuration)
@@ -378,6 +411,7 @@ static Suite *ask_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, modern_rounds_carry_earlier_answers, 0, 2);
     tcase_add_loop_test(tc, modern_tampered_or_foreign_state_is_refused, 0, 2);
+    tcase_add_loop_test(tc, modern_state_with_a_truncated_mac_is_refused, 0, 2);
     tcase_add_loop_test(tc, modern_state_key_is_shared_by_configuration, 0, 2);
     tcase_add_loop_test(tc, modern_undeclared_capability_is_32021, 0, 2);
     suite_add_tcase(s, tc);

@@ -411,6 +411,36 @@ START_TEST(discover_without_modern_meta_is_an_error)
 }
 END_TEST
 
+/* A request whose _meta names another revision than the session
+ * negotiated is refused naming both, never served in the wrong revision;
+ * the negotiated one, named, is served. */
+START_TEST(meta_version_other_than_the_negotiated_one_is_refused)
+{
+    mh_proc *p = mh_start(NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                               "{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}}");
+    MH_ASSERT_ID(o, "4");
+    MH_ASSERT_ERROR(o, -32600);
+    ck_assert_msg(strstr(mh_str(o, "error message"), "names 2025-06-18, but initialize negotiated 2025-11-25"), "%s",
+                  mh_json(o));
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                  "\"arguments\":{\"text\":\"x\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2024-11-05\"}}}");
+    MH_ASSERT_ID(o, "5");
+    MH_ASSERT_ERROR(o, -32600);
+    ck_assert_msg(strstr(mh_str(o, "error message"), "names 2024-11-05, but initialize negotiated 2025-11-25"), "%s",
+                  mh_json(o));
+    json_object_put(o);
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                  "{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}}");
+    MH_ASSERT_ID(o, "6");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 /* ---- JSON-RPC batches (2025-03-26 only) ---------------------------------------- */
 
 #define RPC "{\"jsonrpc\":\"2.0\","
@@ -542,6 +572,7 @@ static Suite *legacy_suite(void)
     tcase_add_loop_test(tc, call_results_follow_the_negotiated_version, 0, 4);
     tcase_add_test(tc, legacy_results_carry_no_modern_fields);
     tcase_add_test(tc, discover_without_modern_meta_is_an_error);
+    tcase_add_test(tc, meta_version_other_than_the_negotiated_one_is_refused);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("batches");

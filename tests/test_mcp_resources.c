@@ -38,8 +38,11 @@ static void setup(void)
     snprintf(cmd, sizeof cmd,
              "rm -rf %s && mkdir -p %s/sub && printf 'hello\\n' > %s/a.txt && printf '\\000\\001\\002' > %s/sub/b.bin "
              "&& head -c 5000 /dev/zero > %s/big && printf secret > %s && ln -s %s %s/out && ln -s a.txt %s/in && "
-             "ln -s ../.. %s/sub/up && printf 'spaced\\n' > '%s/a b%%.txt' && printf 'accent\\n' > '%s/\xc3\xa9.txt'",
-             froot, froot, froot, froot, froot, outside, outside, froot, froot, froot, froot, froot);
+             "ln -s ../.. %s/sub/up && printf 'spaced\\n' > '%s/a b%%.txt' && printf 'accent\\n' > '%s/\xc3\xa9.txt' && "
+             "printf 'a\\355\\240\\200b' > %s/sub/surrogate && printf 'a\\340\\200\\200b' > %s/sub/overlong && "
+             "printf 'a\\364\\220\\200\\200b' > %s/sub/above && printf 'a\\364\\217\\277\\277b' > %s/sub/last",
+             froot, froot, froot, froot, froot, outside, outside, froot, froot, froot, froot, froot, froot, froot, froot,
+             froot);
     if (system(cmd) != 0) { /* before the runner: no ck_assert here */
         fprintf(stderr, "cannot create the files root %s\n", froot);
         exit(1);
@@ -305,6 +308,33 @@ START_TEST(test_registry_cache_keeps_resources)
 }
 END_TEST
 
+/* Bytes that are not UTF-8 by the host's rules (a surrogate, an overlong
+ * form, a code point above U+10FFFF) are served as a blob of exactly the
+ * file's bytes: as text the host would show them as U+FFFD. The last code
+ * point there is still text. */
+START_TEST(test_files_plugin_serves_what_is_not_utf8_unchanged)
+{
+    static const struct {
+        const char *uri, *blob;
+    } blobs[] = {
+        {"file:///sub/surrogate", "Ye2ggGI="},
+        {"file:///sub/overlong", "YeCAgGI="},
+        {"file:///sub/above", "YfSQgIBi"},
+    };
+    mh_proc *p = start(_i, false);
+    for (size_t i = 0; i < sizeof blobs / sizeof blobs[0]; i++) {
+        json_object *o = read_uri(p, false, blobs[i].uri);
+        ck_assert_msg(!mh_has(o, "result contents 0 text"), "%s: %s", blobs[i].uri, mh_json(o));
+        MH_ASSERT_STR(o, "result contents 0 blob", blobs[i].blob);
+        json_object_put(o);
+    }
+    json_object *o = read_uri(p, false, "file:///sub/last");
+    MH_ASSERT_STR(o, "result contents 0 text", "a\xf4\x8f\xbf\xbf" "b");
+    json_object_put(o);
+    mh_finish(p);
+}
+END_TEST
+
 START_TEST(test_files_plugin_refuses_escapes)
 {
     mh_proc *p = start(_i, false);
@@ -384,6 +414,7 @@ static Suite *mcp_resources_suite(void)
     tcase_add_loop_test(tc, test_subscribe_and_updates, 0, 2);
     tcase_add_loop_test(tc, test_oversized_read_is_refused, 0, 2);
     tcase_add_loop_test(tc, test_files_plugin_refuses_escapes, 0, 2);
+    tcase_add_loop_test(tc, test_files_plugin_serves_what_is_not_utf8_unchanged, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_a_refused_resource, 0, 2);
     tcase_add_test(tc, test_crashing_read_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_resources);

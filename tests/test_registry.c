@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,59 @@ START_TEST(test_timeout_ms_past_an_older_struct_size_reads_as_zero)
 }
 END_TEST
 
+/* Every character at the edges of the allowed classes is taken where the
+ * rule allows it, and each one just outside them refused, first or not:
+ * a name is lowercase letters, then also digits and '_'. */
+START_TEST(test_tool_name_character_classes_at_their_edges)
+{
+    static const char *const taken[] = {"a", "z", "az", "za", "a0", "a9", "a_", "z_9", "abcdefghijklmnopqrstuvwxyz"};
+    static const char *const refused[] = {"`", "{", "A", "Z", "a`", "a{", "aA", "aZ", "a/", "a:", "a^", "a-",
+                                          "a ", "a.", "0a", "9a", "_a", "-a", "a\x7f"};
+    th_err err;
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+        th_tool t = make_tool(taken[i], "A name inside the classes");
+        ck_assert_msg(add(&t, &err) == TH_OK, "'%s' refused: %s", taken[i], err.msg);
+        ck_assert_ptr_nonnull(th_registry_get(reg, taken[i]));
+    }
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        th_tool t = make_tool(refused[i], "A name with a character just outside the classes");
+        ck_assert_msg(add(&t, &err) == TH_ERR_VALUE, "'%s' taken", refused[i]);
+        ck_assert_msg(strstr(err.msg, "invalid (must be lowercase, alphanumeric, underscores)"), "'%s': %s",
+                      refused[i], err.msg);
+    }
+    ck_assert_uint_eq(th_registry_count(reg), sizeof taken / sizeof *taken);
+}
+END_TEST
+
+/* A descriptor smaller than ABI 1's fields (which end at function) is
+ * refused before anything past its end is read; exactly ABI 1's size is a
+ * plugin built then, and is taken. */
+START_TEST(test_tool_smaller_than_abi_1_is_refused)
+{
+    const uint32_t abi1 = (uint32_t)(offsetof(th_tool, function) + sizeof(const th_function *));
+    th_err err;
+    uint32_t sizes[] = {0, 8, abi1 - 1};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        th_tool t = make_tool("small", "Descriptor smaller than ABI 1");
+        t.struct_size = sizes[i];
+        ck_assert_int_eq(add(&t, &err), TH_ERR_ABI);
+        ck_assert_msg(strstr(err.msg, "struct size mismatch"), "size %u: %s", (unsigned)sizes[i], err.msg);
+        ck_assert_msg(!strstr(err.msg, "newer toolhost"), "size %u: %s", (unsigned)sizes[i], err.msg);
+    }
+    ck_assert_uint_eq(th_registry_count(reg), 0);
+    union {
+        th_tool t;
+        unsigned char bytes[sizeof(th_tool)];
+    } old;
+    memset(old.bytes, 0x5a, sizeof old.bytes); /* what lies past the ABI 1 struct */
+    th_tool t = make_tool("abi_one", "Descriptor of exactly ABI 1");
+    memcpy(&old.t, &t, abi1);
+    old.t.struct_size = abi1;
+    ck_assert_msg(add(&old.t, &err) == TH_OK, "%s", err.msg);
+    ck_assert_uint_eq(th_registry_get(reg, "abi_one")->timeout_ms, 0);
+}
+END_TEST
+
 START_TEST(test_register_after_shutdown)
 {
     th_registry_shutdown(reg);
@@ -544,6 +598,8 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
     tcase_add_test(extra, test_abi_checked_first);
     tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
+    tcase_add_test(extra, test_tool_name_character_classes_at_their_edges);
+    tcase_add_test(extra, test_tool_smaller_than_abi_1_is_refused);
     tcase_add_test(extra, test_register_after_shutdown);
     tcase_add_test(extra, test_destroy_only_for_registered_tools);
     tcase_add_test(extra, test_many_tools_lookup);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -690,6 +691,45 @@ START_TEST(sigterm_during_plugin_loading_ends_the_host)
 }
 END_TEST
 
+/* A client that closes its input while a plugin's register function loops
+ * is gone: the host exits then, not after --load-timeout (600 s here, far
+ * past Check's timeout, which bounds the wait). In both isolation modes. */
+START_TEST(end_of_input_during_plugin_loading_ends_the_host)
+{
+    static const char *const modes[] = {"--isolation=process", "--isolation=none"};
+    char *dir = mh_private_dir(mh_hostile("loop_register"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--load-timeout=600", modes[_i], NULL);
+    ck_assert(mh_stderr_wait(p, "loop_register: looping", MH_TIMEOUT_MS));
+    mh_close_stdin(p);
+    int status = mh_wait(p, INT_MAX);
+    ck_assert_msg(status == 0, "exit status %d after end of input during loading", status);
+    ck_assert(mh_stderr_wait(p, "end of input while loading plugin", 1000));
+    ck_assert(mh_stderr_wait(p, "loop_register.so", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* Requests sent before the input closed are still answered once the
+ * plugins are loaded: only a client with nothing left to ask is gone. */
+START_TEST(requests_before_end_of_input_are_answered_after_loading)
+{
+    char *dir = mh_private_dir(mh_hostile("loop_register"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--load-timeout=1", NULL);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    ck_assert(mh_stderr_wait(p, "loop_register: looping", MH_TIMEOUT_MS));
+    mh_close_stdin(p);
+    json_object *o = mh_next(p);
+    MH_ASSERT_INT(o, "id", 1);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    ck_assert_int_eq(mh_wait(p, INT_MAX), 0);
+    ck_assert(mh_stderr_wait(p, "did not finish loading within 1 s", 1000));
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* An earlier plugin's SIG_DFL for SIGTERM is undone before the next loads. */
 START_TEST(sigterm_during_loading_after_a_plugin_reset_it)
 {
@@ -988,6 +1028,8 @@ static Suite *transport_suite(void)
     tcase_add_test(tc, sigterm_while_idle_does_not_wait_for_the_reader);
     tcase_add_test(tc, a_plugin_thread_with_sigterm_unblocked_does_not_bypass_shutdown);
     tcase_add_test(tc, sigterm_during_plugin_loading_ends_the_host);
+    tcase_add_loop_test(tc, end_of_input_during_plugin_loading_ends_the_host, 0, 2);
+    tcase_add_test(tc, requests_before_end_of_input_are_answered_after_loading);
     tcase_add_test(tc, sigterm_during_loading_after_a_plugin_reset_it);
     tcase_add_test(tc, a_segfault_in_a_handler_names_the_tool);
     tcase_add_test(tc, a_stack_overflow_in_a_handler_names_the_tool);

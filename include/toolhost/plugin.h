@@ -964,6 +964,16 @@ const char *th_server_config(th_server *server, const char *key);
 char *th_base64_encode(const void *data, size_t len);
 
 /*
+** Whether the LEN bytes at S are well-formed UTF-8 (RFC 3629: no overlong
+** form, surrogate or code point above U+10FFFF; a NUL byte is UTF-8): the
+** rule the host holds every string it sends to, so a plugin can tell
+** whether bytes arrive as they are, as text, or must go as a blob. S may
+** be NULL when LEN is 0. Usable anywhere, also at registration. (Added
+** after th_call_audio_bytes.)
+*/
+bool th_utf8_valid(const char *s, size_t len);
+
+/*
 ** th_call_image / th_call_audio from raw bytes: LEN bytes at DATA, encoded
 ** here. DATA is read before the call returns. TH_ERR_VALUE for a NULL
 ** MIME_TYPE (or NULL DATA with LEN > 0), TH_ERR_NOMEM when out of memory;

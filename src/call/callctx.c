@@ -325,9 +325,27 @@ static bool within_limit(th_call *c)
     return !c->too_big;
 }
 
+/* Whether BLOCK is no content block at all (not an object, or without a
+ * string "type"): a mistake at the call site, not a result the host must
+ * refuse, so the handler's other output stands. */
+static bool not_a_block(json_object *block)
+{
+    json_object *type;
+    return !json_object_is_type(block, json_type_object) || !json_object_object_get_ex(block, "type", &type) ||
+           !json_object_is_type(type, json_type_string);
+}
+
 static th_rc content_in(th_call *c, json_object *block)
 {
     if (!c || !block) {
+        th_result_free(block);
+        return TH_ERR_MISUSE;
+    }
+    if (not_a_block(block)) {
+        th_log(TH_LOG_WARNING,
+               "tool %s: th_call_content with a %s, not an object with a string \"type\"; refused with "
+               "TH_ERR_MISUSE",
+               c->tool_name, json_type_to_name(json_object_get_type(block)));
         th_result_free(block);
         return TH_ERR_MISUSE;
     }

@@ -3,6 +3,8 @@
 ** child, follow its LOADING/PLUGIN frames with a per-plugin deadline, and
 ** turn a crash, exit or hang into a refusal naming the plugin and the cause.
 */
+/* POLLRDHUP */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
@@ -11,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "plugin/settings.h"
@@ -95,18 +99,27 @@ static void drain(th_outbuf *ob, int fd, const char *tag)
     th_outbuf_pump(ob, -1, tag); /* the last unterminated line */
 }
 
+/* FD (the client's input, whose poll reported a hang-up) holds nothing
+ * unread: the client is gone without a request for the plugins loading. */
+static bool client_left(int fd)
+{
+    int unread = 0;
+    return ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
+}
+
 /*
-** One scanner child from index *NEXT on. Returns false only when no child
-** could be started; *NEXT moves past every plugin it settled.
+** One scanner child from index *NEXT on. Returns TH_OK, TH_ERR_IO when no
+** child could be started, or TH_ERR_CANCELLED when the client left (its
+** child killed); *NEXT moves past every plugin it settled.
 */
-static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_scanned *out, th_load_stats *stats,
-                      size_t *next)
+static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_scanned *out, th_load_stats *stats,
+                       size_t *next)
 {
     th_child ch;
     th_err err;
     if (th_spawn_child(&ch, &err) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "cannot start the plugin scanner: %s", err.msg);
-        return false;
+        return TH_ERR_IO;
     }
     json_object *hello = json_object_new_object();
     json_object_object_add(hello, "role", json_object_new_string("scan"));
@@ -133,19 +146,30 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     char tag[300];
     snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
     int outfd = ch.out;
+    /* Only its hang-up is watched: a request it sends waits for the
+     * plugins, and is not to wake this loop. */
+    int client = o->client_in > 0 ? o->client_in : -1;
+    bool left = false;
 
     while (!done && !eof) {
-        struct pollfd pfd[2] = {{.fd = ch.from, .events = POLLIN}, {.fd = outfd, .events = POLLIN}};
+        struct pollfd pfd[3] = {{.fd = ch.from, .events = POLLIN},
+                                {.fd = outfd, .events = POLLIN},
+                                {.fd = client, .events = TH_POLLRDHUP}};
         long long wait = deadline ? deadline - th_now_ms() : -1;
         if (deadline && wait <= 0) {
             timed_out = true;
             break;
         }
-        int k = poll(pfd, outfd >= 0 ? 2 : 1, wait > 1000 ? 1000 : (int)wait);
+        int k = poll(pfd, 3, wait > 1000 ? 1000 : (int)wait);
         if (k < 0 && errno != EINTR)
             break;
         if (k <= 0)
             continue;
+        if (pfd[2].revents) {
+            if ((left = client_left(client)))
+                break;
+            client = -1; /* it closed after its requests: they are answered once loaded */
+        }
         if (outfd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             if (th_outbuf_pump(&ob, outfd, tag) <= 0)
                 outfd = -1; /* closed: keep following the frames */
@@ -211,7 +235,10 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     if (outfd >= 0)
         drain(&ob, outfd, tag);
     th_signals_loading(NULL);
-    if (!done) {
+    if (left)
+        th_log(TH_LOG_INFO, "end of input while loading plugin %s; not waiting for it",
+               current >= 0 ? paths[current] : "(the scanner starting)");
+    else if (!done) {
         char why[200];
         if (timed_out)
             snprintf(why, sizeof why, "did not finish loading within %g s", (double)o->load_timeout_ms / 1000.0);
@@ -229,7 +256,7 @@ static bool scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_sc
     close(ch.to);
     close(ch.from);
     close(ch.out);
-    return true;
+    return left ? TH_ERR_CANCELLED : TH_OK;
 }
 
 th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
@@ -237,10 +264,10 @@ th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th
 {
     size_t next = 0;
     memset(out, 0, n * sizeof *out);
-    while (next < n)
-        if (!scan_some(paths, n, opts, out, stats, &next))
-            return TH_ERR_IO;
-    return TH_OK;
+    th_rc rc = TH_OK;
+    while (rc == TH_OK && next < n)
+        rc = scan_some(paths, n, opts, out, stats, &next);
+    return rc;
 }
 
 /* The first of PATHS[0..N) named NAME.so: the file tool name NAME belongs to. */

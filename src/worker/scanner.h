@@ -22,6 +22,9 @@ typedef struct th_scan_opts {
                                 * right after (--isolation=none), applying the
                                 * trust rule then: a cached plugin need not be
                                 * checked twice */
+    int client_in;             /* the stdio client's input (0: none): its end,
+                                * with no request left unread, stops the scan,
+                                * since nobody is left to serve */
 } th_scan_opts;
 
 /* What the scan found for one plugin. */
@@ -39,8 +42,9 @@ typedef struct th_scanned {
 /*
 ** Scan PATHS[0..N) (from th_loader_list_dirs). OUT gets N entries (free
 ** with th_scan_free). Refused plugins are counted in STATS
-** (plugins_refused, and the tools they took with them). TH_OK, or
-** TH_ERR_NOMEM / TH_ERR_IO when no scanner could be started at all.
+** (plugins_refused, and the tools they took with them). TH_OK,
+** TH_ERR_NOMEM / TH_ERR_IO when no scanner could be started at all, or
+** TH_ERR_CANCELLED when OPTS->client_in ended meanwhile.
 */
 th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
                       th_load_stats *stats);

@@ -4,7 +4,8 @@
 ** completion that crash with SIGSEGV, a 50 MB resource, invalid UTF-8 in a
 ** resource's and a prompt's text, and functions that outlast a deadline,
 ** one stopping when cancelled and one ignoring it; "own" ones have a
-** deadline of their own (timeout_ms).
+** deadline of their own (timeout_ms), "greedy" ones ask for a longer one
+** than the host's.
 */
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ static th_rc read_fn(th_call *call, const char *uri, json_object *vars, void *us
     const char *what = uri + strlen("hostile://");
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
-    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
+    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0 || strcmp(what, "greedy") == 0)
         return until_cancelled(call, "read");
     if (strcmp(what, "hang") == 0)
         forever();
@@ -66,7 +67,7 @@ static th_rc get_fn(th_call *call, json_object *args, void *user_data)
     const char *what = user_data;
     if (strcmp(what, "segv") == 0)
         raise(SIGSEGV);
-    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0)
+    if (strcmp(what, "slow") == 0 || strcmp(what, "own") == 0 || strcmp(what, "greedy") == 0)
         return until_cancelled(call, "get");
     if (strcmp(what, "hang") == 0)
         forever();
@@ -115,5 +116,14 @@ TH_REGISTER(primitives)
     th_server_add_prompt(server, &pown);
     th_completion cown = {TH_COMPLETION_INIT, .prompt = "own", .complete = complete_fn, .timeout_ms = 300};
     th_server_add_completion(server, &cown);
+    /* Longer than any host deadline a test sets: the host's must win. */
+    th_resource greedy = {TH_RESOURCE_INIT, .uri = "hostile://greedy", .name = "greedy", .read = read_fn,
+                          .timeout_ms = 600000};
+    th_server_add_resource(server, &greedy);
+    th_prompt pgreedy = {TH_PROMPT_INIT, .name = "greedy", .arguments = "[{\"name\":\"x\"}]", .get = get_fn,
+                         .user_data = (void *)"greedy", .timeout_ms = 600000};
+    th_server_add_prompt(server, &pgreedy);
+    th_completion cgreedy = {TH_COMPLETION_INIT, .prompt = "greedy", .complete = complete_fn, .timeout_ms = 600000};
+    th_server_add_completion(server, &cgreedy);
     return th_server_added_only(server);
 }

@@ -98,12 +98,15 @@ static const th_tool slow_tool = {
     TH_TOOL_INIT,
     .name = "slow",
     .description = "Sleep for ms milliseconds in small steps, honouring cancellation.",
+    /* Types only: the host checks such arguments without a walk that
+     * polls for cancellation, so a call cancelled while queued reaches the
+     * queue's own check. */
     .input_schema = "{\"type\":\"object\",\"properties\":{"
-                    "\"ms\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"ms\":{\"type\":\"integer\"},"
                     "\"ignore_cancel\":{\"type\":\"boolean\"},"
                     "\"progress\":{\"type\":\"boolean\"},"
                     "\"tag\":{\"type\":\"string\"},"
-                    "\"until_peak\":{\"type\":\"integer\",\"minimum\":0},"
+                    "\"until_peak\":{\"type\":\"integer\"},"
                     "\"mark\":{\"type\":\"string\"},"
                     "\"gate\":{\"type\":\"string\"},"
                     "\"bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16777216}},"
