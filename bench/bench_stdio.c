@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** bench_stdio.c: toolhost's stdio throughput against the pipe's floor. The
 ** same request bytes are pushed through `cat` (a child that only copies

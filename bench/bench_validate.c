@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** bench_validate.c: the cost of validating one tools/call's arguments
 ** against a typical 10-property input schema, in ns per validation and as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** dlopen_loop.c: the bare reference for toolhost's start-up with many
 ** plugins: list DIR, and for every NAME.so dlopen() it the way the host does

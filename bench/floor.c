@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** floor.c: the benchmark's floor, the least an MCP server over stdio can do.
 ** It reads request lines, finds the id and (for tools/call) the "text"

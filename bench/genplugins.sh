@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/genplugins.sh: the generated plugins of the start-up benchmarks.
 # Writes N one-tool toolhost plugins pNNNN.c (an echo handler each, using
 # include/toolhost/plugin.h) into DIR and builds pNNNN.so beside them with

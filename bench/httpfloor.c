@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** httpfloor.c: the HTTP floor of the benchmark: libmicrohttpd set up as
 ** toolhost's transport is (a thread per connection, poll()), answering

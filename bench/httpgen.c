@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** httpgen.c: the benchmark's HTTP load driver. It spawns a server that says
 ** "listening on http://127.0.0.1:PORT" on stderr (toolhost --http, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** loadgen.c: the benchmark's load driver. It spawns any stdio MCP server,
 ** talks either protocol era to it and measures one thing per run: pipelined

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/loadgen_check.sh: the benchmark's tools work (a functional test run
 # by `make check`; nothing here is timed). loadgen must check every response:
 # it passes against the floor and toolhost in both eras and payload sizes

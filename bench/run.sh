@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/run.sh: the benchmark suite of `make bench` (issue 11). Runs
 # bench/loadgen (stdio) and bench/httpgen (HTTP, issue 10) against toolhost
 # in both isolation modes and against the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_config.c: a libFuzzer harness for the settings parsers of
 ** plugin/settings.c: a --config file (INI-like), a --set argument, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_fastjson.c: a differential libFuzzer harness for base/fastjson.c:
 ** whatever text fastjson accepts, json-c's strict tokener must accept too and

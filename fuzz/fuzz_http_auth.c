@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_http_auth.c: a libFuzzer harness for authorised POSTs through
 ** the real HTTP transport (transport/http.c behind libmicrohttpd, on a

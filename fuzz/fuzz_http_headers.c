@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_http_headers.c: a libFuzzer harness for the request-header
 ** helpers of transport/http.c (header trimming, Host/Origin authorities,

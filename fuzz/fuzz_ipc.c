@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_ipc.c: a libFuzzer harness for what a worker writes on its pipe:
 ** worker/ipc.c's frame reader on a real pipe fed in pieces, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_json.h: how the harnesses turn fuzz bytes into JSON exactly as
 ** the host would: schema text as the registry parses a plugin's schema, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_jwt.c: a libFuzzer harness for the bearer-token parsers of
 ** transport/jwt.c and jwks.c: raw tokens, JWKS files, claims under a valid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_message.c: a libFuzzer harness for the MCP layer: each input is
 ** one session's messages, one per line; what the host sends must be UTF-8

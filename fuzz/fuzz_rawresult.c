@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_rawresult.c: a differential libFuzzer harness for call/rawresult.c,
 ** the scan that lets a worker's CallToolResult text reach the client as its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_route.c: a libFuzzer harness for the supervisor's matching of
 ** a worker's frames to calls by id (worker/route.c) and for the answer to

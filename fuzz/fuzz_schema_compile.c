@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_schema_compile.c: a libFuzzer harness for JSON Schema
 ** compilation: each input is one schema's text, parsed as the registry parses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_schema_validate.c: a libFuzzer harness for JSON Schema
 ** validation: the input's first line is a schema, the rest the instance

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_skill.c: a libFuzzer harness for skill registration: each input
 ** is a SKILL.md, registered as a skill with one more file; a refusal must come

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_state.c: a libFuzzer harness for the opaque tokens clients hand
 ** back: the MRTR requestState of protocol/mrtr.c (forged, signed with the

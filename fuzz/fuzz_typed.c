@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fuzz/fuzz_typed.c: a libFuzzer harness for typed calls: the input's first
 ** byte picks a th_function from a table whose parameter lists cover every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** add.c: the smallest typed tool, and the model for one: an ordinary C
 ** function described for the host, which generates the schema and calls it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** echo.c: the smallest useful tool, and the model for a handler plugin:
 ** returns one text block with exactly the "text" argument.

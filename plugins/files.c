@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** files.c: the bundled files plugin. Serves one directory read-only as MCP
 ** resources: its top-level files are listed, and the template file:///{path}

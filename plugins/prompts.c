@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugins/prompts.c: a bundled prompt plugin. code_review asks for a review
 ** of a piece of code in a given language (with a few-shot assistant turn

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** skills.c: the bundled skills plugin. Serves a directory of skill folders
 ** (each with a SKILL.md at its top) through the skills extension: every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** text.c: a typed tool over a string: word, character (code point) and line
 ** counts, and case conversion, chosen by an enum with a default. Case

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/check-valgrind.sh: `make check-valgrind`: runs the tests that spawn
 # the host (worker, hostile, load, MCP) with every host, worker and scanner
 # under valgrind (memcheck, children traced, one log per process), then fails

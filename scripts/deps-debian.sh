@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/deps-debian.sh: install what toolhost needs to build (and, with
 # --test, to run every test; with --fuzz, for `make fuzz`; with --bench, for
 # `make bench`; with --package, for `dpkg-buildpackage`) on Debian 12 or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/mutate.sh: `make mutate`, mutation testing of the checks that guard
 # security and the protocol. Each entry of a list (tests/mutate/mutations)
 # breaks one check in a scratch copy of the tree; the tests that cover it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/nginx-scaleout.sh: nginx in front of N toolhost --http instances on
 # free loopback ports, everything under one directory (no root, nothing in
 # /etc), with the proxy settings of contrib/nginx/toolhost-proxy.conf and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/run.sh: build toolhost and its bundled plugins in the source tree,
 # then serve them over stdio. Extra arguments go to toolhost.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/test.sh: every test, as CI runs them. Installs what is missing
 # (Debian, as root), builds with -Werror, runs `make check` (unit,
 # integration and SDK interop tests), then the unit and integration tests

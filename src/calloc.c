@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** calloc.c: the executable's calloc, so that small zeroed blocks (json-c's
 ** objects, ours, in-process plugins') come from glibc's per-thread cache.

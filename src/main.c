@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** main.c: the toolhost command: options, protecting stdout, loading the
 ** plugins, then serving MCP over stdio until end of input or a signal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** check_main.h: the main() every Check test program shares: run one suite
 ** (with optional process-wide setup and teardown) and exit non-zero when a

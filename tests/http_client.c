@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** http_client.c: the plain socket HTTP/1.1 client of the --http tests (see
 ** http_client.h).

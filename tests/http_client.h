@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** http_client.h: a plain socket HTTP/1.1 client for the tests that drive a
 ** real src/toolhost over --http (test_http, test_http_hostile): start the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/jwt_keys.c: key pairs, JWKS files and signed tokens for the JWT
 ** tests (see jwt_keys.h). Keys are generated per run; nothing is fixed.

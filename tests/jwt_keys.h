@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/jwt_keys.h: what the JWT tests need of an authorization server:
 ** fresh key pairs (OpenSSL), a JWKS file of their public halves, and tokens

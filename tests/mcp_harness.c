@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** mcp_harness.c: runs src/toolhost as a child with its stdin and stdout on
 ** pipes and its stderr in a temporary file, for the MCP integration tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** mcp_harness.h: drives a real src/toolhost over pipes for the MCP
 ** integration tests: spawn it, send lines, read lines with a timeout (every

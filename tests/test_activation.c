@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/test_activation.c: --http=systemd takes the listening socket a
 ** service manager passes (LISTEN_PID, LISTEN_FDS, descriptor 3), serves MCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_ask.c: th_call_ask's checks before a request reaches the host (key,
 ** method, params, capabilities, a handle used after its call), and the

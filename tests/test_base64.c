@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/test_base64.c: src/base/base64.c. RFC 4648's test vectors in both
 ** alphabets, and the texts the decoders must refuse: for base64url also

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_cache.c: issue 11's registry cache, through the real binary: a warm
 ** start loads no plugin code for an unchanged plugin (a constructor's mark

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_callctx.c: th_call and the result checks in-process: C strings
 ** repaired to UTF-8, non-finite progress refused, values JSON cannot carry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_calloc.c: src/calloc.c, the executable's calloc, linked into this
 ** test as into toolhost: every block it hands out is zeroed (a reused one

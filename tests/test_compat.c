@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_compat.c: each portable call of src/base/compat.c does what its
 ** Linux original does, whichever this build chose, and the portable

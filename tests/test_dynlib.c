@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_dynlib.c: a library opened on first use (src/base/dynlib.c) opens
 ** once whatever the number of threads, says which library or function is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_earlyflush.c: the stdio transport's early-write policy
 ** (src/transport/earlyflush.c): when corked answers leave before the end of

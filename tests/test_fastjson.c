@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_fastjson.c: the quick JSON path (src/base/fastjson.c) builds
 ** exactly the tree json-c's strict tokener builds for the plain subset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_hostile.c: issue 9's corpus of hostile plugins, each run in both
 ** isolation modes where it applies: a handler ignoring cancellation past its

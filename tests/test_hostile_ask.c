@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_hostile_ask.c: a plugin that forges ASK, RESULT and stray frames on
 ** its worker's real pipe (hostile/forge_ask.c), in a legacy session whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_hostile_primitives.c: issue 14's hostile plugin (hostile/primitives)
 ** against the callbacks beyond tools, in both isolation modes where it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_hot_swap.c: hot reload below the binary: swapping the served
 ** registry (a request sees the registry it began with; the old one dies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_http.c: integration tests of the Streamable HTTP transport with a
 ** plain socket client: legacy sessions (issued, required, ended, unknown),

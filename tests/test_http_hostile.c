@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_http_hostile.c: hostile HTTP clients against a real src/toolhost on
 ** raw sockets: requests framed two ways (smuggling), bad Host and Origin,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_jsonrpc.c: unit tests of the JSON-RPC layer (src/jsonrpc.c): how
 ** every kind of line is classified and which error code it earns, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_jsonschema.c: unit tests for th_schema: compile-time refusals with
 ** their exact messages, violation message format and cap, the limits that

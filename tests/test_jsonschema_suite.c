@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_jsonschema_suite.c: runs the official JSON Schema Test Suite (draft
 ** 2020-12, copied under tests/jsonschema-suite/) against th_schema and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_jsontree.c: src/base/jsontree.c against json-c itself: th_json_append
 ** writes byte for byte what json-c's compact serialiser writes, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/test_jwt.c: JWT bearer tokens (transport/auth.c with jwt.c and
 ** jwks.c): signature against a JWKS, kid selection, issuer, audience,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_lazy.c: --lazy-load's registration (src/plugin/lazy.c) against a real
 ** plugin file: a tool listed as its plugin registers it opens the plugin at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_load_limits.c: the worker resource limits of issue 9 against the
 ** hostile plugin limits.so: --worker-memory-limit fails only the call that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_load_refusals.c: a tool refused while its plugin loads is logged
 ** once, by the scan, in both isolation modes: neither the in-host load of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_loader.c: the plugin loader against real shared objects. Each test
 ** builds its plugin directory at run time in a fresh temporary directory,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_loader_host.c: the plugin loading rules as the toolhost binary applies
 ** them: who owns a tool name, relative directories that survive a plugin's

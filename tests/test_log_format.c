@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_log_format.c: base/log.c alone: the text line's timestamp, level and
 ** " key=value" fields; the JSON line's fixed members, its fields, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_logs.c: the host's log lines (issue 12, "Logs and portability"): the
 ** stable text format with a timestamp, --log-format=json (every line a JSON

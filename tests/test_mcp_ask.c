@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_ask.c: integration tests of tools that ask the client
 ** (th_call_ask) over stdio against the real toolhost, in both isolation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_calls.c: integration tests of tools/list and tools/call against
 ** the real toolhost: order and pagination, echo's exact text, argument and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_fuzz.c: seeded mutations of valid messages of both eras, fed in
 ** process to sessions serving echo, add and text; all the host sends is

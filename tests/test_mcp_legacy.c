@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_legacy.c: integration tests of the legacy era (2024-11-05 to
 ** 2025-11-25) against the real toolhost: the initialize handshake and

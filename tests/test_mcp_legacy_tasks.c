@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_legacy_tasks.c: the experimental core tasks of 2025-11-25
 ** (protocol/tasks.c through mcp.c) over stdio against the real toolhost,

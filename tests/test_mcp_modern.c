@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_modern.c: integration tests of the modern era (2026-07-28)
 ** against the real toolhost: per-request _meta, server/discover, version and

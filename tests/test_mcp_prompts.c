@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_prompts.c: integration tests of prompts and completion against
 ** the real toolhost, each in both isolation modes (loop index: none,

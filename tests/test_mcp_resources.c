@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_resources.c: integration tests of resources against the real
 ** toolhost, each in both isolation modes (loop index: none, process) and

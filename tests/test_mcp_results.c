@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_results.c: integration tests that what careless plugins hand
 ** back stays valid on the wire: the real toolhost with the hostile plugins

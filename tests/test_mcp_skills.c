@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_skills.c: the skills extension against the real toolhost, each
 ** test in both isolation modes (loop index: none, process): the capability

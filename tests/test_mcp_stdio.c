@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_stdio.c: integration tests of toolhost's stdio transport and
 ** JSON-RPC handling: framing, every kind of malformed input (each followed

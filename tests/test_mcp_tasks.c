@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_tasks.c: integration tests of the tasks extension (SEP-2663,
 ** protocol/tasks.c) over stdio against the real toolhost, in both

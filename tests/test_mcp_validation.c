@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_mcp_validation.c: argument and output validation seen through the
 ** host: tools/call on a tool with a demanding schema, valid and invalid,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_memory_bounds.c: what one request or a slow reader can make the host
 ** hold over stdio: a JSON-RPC batch's answers, the parsed arguments of calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_prompts.c: the prompt and completion registry's rules in-process:
 ** each refusal's code and exact message, ABI checks, duplicates naming the

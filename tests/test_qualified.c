@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_qualified.c: toolboxes and qualified names through the real
 ** src/toolhost, in both isolation modes: tools/list (_meta, description

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_qualname.c: seed 002's contract section against src/plugin/qualname.c:
 ** every generateToolName and parseToolName example and contract test, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_rawresult.c: a worker's result passed on as its bytes (issue 9):
 ** which texts the one-pass scan lets through as they are, which it leaves

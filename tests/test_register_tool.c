@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_register_tool.c: seed 000's 23 register_tool test scenarios against
 ** th_registry_add, one Check test per scenario named after it, asserting the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_registry.c: seed 001's 16 ToolRegistry unit tests, named after them,
 ** against the C registry (register, register_all, get_tool, list_tools,

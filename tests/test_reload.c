@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_reload.c: hot reload through the real binary, in both isolation
 ** modes: plugins added, replaced (also while a call runs on the old code),

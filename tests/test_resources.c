@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_resources.c: unit tests of the resource registry (plugin/resources.c:
 ** every rule and its message, URI resolution and template matching, update

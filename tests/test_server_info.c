@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_server_info.c: what toolhost says about itself to a client (issue 12
 ** defect 8): --name for serverInfo.name, default instructions built from the

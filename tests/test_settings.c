@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_settings.c: per-plugin settings (issue 12, "Configuration for
 ** plugins"): the three sources (--set, TOOLHOST_NAME_KEY, --config FILE)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_skills.c: unit tests of the skills extension in-process: SHA-256,
 ** SKILL.md's frontmatter subset (what is accepted and how it is typed, each

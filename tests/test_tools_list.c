@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_tools_list.c: issue 11's "tools/list serialised once per registry
 ** version and revision": a second identical tools/list does not serialise

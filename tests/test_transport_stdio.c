@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_transport_stdio.c: integration tests of how toolhost guards its stdio
 ** and its process: backpressure from a client that stops reading, end of

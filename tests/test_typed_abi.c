@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_abi.c: the calling convention. Functions of 26 mixed integer,
 ** floating and pointer parameters (more than the argument registers of

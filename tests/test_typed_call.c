@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_call.c: calls of typed functions: every conversion rule
 ** (integer ranges and integral values, floats, strict booleans, strings,

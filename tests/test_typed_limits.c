@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_limits.c: typed tools, second round: parameter constraints in
 ** the generated schema and enforced on calls, refusals naming the

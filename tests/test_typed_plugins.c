@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_plugins.c: the bundled typed plugins, loaded from the build
 ** tree as the host loads them: add (the issue's example call and schema) and

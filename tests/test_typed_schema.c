@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_schema.c: the schemas generated from th_function descriptions
 ** (golden text for every supported type, defaults, enums, arrays, required,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_worker.c: the process boundary with hostile plugins. Loading: a plugin
 ** that crashes, exits or hangs in its constructor or register function is

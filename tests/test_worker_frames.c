@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_worker_frames.c: worker/frames.c, what a worker's frames do to the
 ** host's call: progress and log onto it, a result as bytes or parsed, a

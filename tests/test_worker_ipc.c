@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_worker_ipc.c: the host-child framing: frames split across reads at
 ** every byte, many frames in one read, an oversized length refused before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_worker_route.c: worker/route.c, the matching of a worker's frames to
 ** the host's calls by id (in order, interleaved, late, stray, after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_workpool.c: the pool's deadline timers in-process: they fire in
 ** deadline order on the supervisor, a stopped one never fires, and stopping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** toolhost/plugin.h: the one header a toolhost plugin includes.
 **

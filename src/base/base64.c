@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/base64.c: base64url encoding, and strict decoding of base64url and
 ** of standard base64, one table-driven loop for both alphabets.

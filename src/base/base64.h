@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/base64.h: the host's base64 decoding, and base64url encoding: the
 ** URL alphabet without padding (RFC 4648 section 5) for JWTs and JWKs (RFC

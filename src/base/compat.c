@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/compat.c: the Linux interface where configure found it, the POSIX
 ** fallback otherwise (see compat.h). Each fallback is what macOS and the

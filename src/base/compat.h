@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/compat.h: one portable call for each Linux-only interface the host
 ** uses. configure decides (HAVE_* in config.h); --disable-linux-extensions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/crypto.c: libcrypto opened on first use (see crypto.h and dynlib.h).
 ** Owns the function table and the one OPENSSL_init_crypto() call.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/crypto.h: the OpenSSL libcrypto functions the host calls (bearer
 ** tokens, JWT signatures, requestState MACs), resolved with dlopen() the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/dynlib.c: opening a library with dlopen() on first use and
 ** resolving its functions into a table (see dynlib.h). Why: the dynamic

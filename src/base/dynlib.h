@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/dynlib.h: a library the host needs only for some features (HTTP,
 ** tokens, MACs), opened with dlopen() the first time one of them runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/fastjson.c: JSON text to a json-c tree without json-c's tokener
 ** for the plain subset (fastjson.h), which was a third of a tool call's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/fastjson.h: a quick path from JSON text to json-c trees for the
 ** plain messages nearly every request is, declining everything else so

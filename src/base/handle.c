@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/handle.c: the handle table. Slots live in chunks that are allocated
 ** on demand and never freed or moved, so a stale handle always reads valid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/handle.h: handles that stay safe to use after what they name has
 ** ended. A handle packs a slot index and a generation into a pointer-sized

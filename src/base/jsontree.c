@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/jsontree.c: cheaper member lookups and compact serialisation for
 ** json-c trees (jsontree.h). Together they were about a sixth of a tool

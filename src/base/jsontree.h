@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/jsontree.h: json-c trees on the hot path, cheaper than json-c's own
 ** calls: a member lookup that walks a small object instead of hashing the

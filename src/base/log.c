@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/log.c: the host's diagnostics. One line per event on stderr, serialised
 ** so lines from worker threads never mix, in a stable format: text

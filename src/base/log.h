@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/log.h: the host's own diagnostics on stderr (never stdout, which carries
 ** protocol messages), in one stable line format: text or JSON Lines. Tests

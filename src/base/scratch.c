@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/scratch.c: the per-thread scratch buffer (scratch.h). A pthread key
 ** frees it when its thread ends: pool threads come and go, and a buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/scratch.h: one reusable text buffer per thread, for text that is
 ** built, copied out and forgotten on every call (a result printed before

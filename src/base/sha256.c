@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/sha256.c: a plain SHA-256 (FIPS 180-4). Skill files are hashed once,
 ** at registration, so this favours being short and obviously right over speed.

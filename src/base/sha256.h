@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/sha256.h: SHA-256 (FIPS 180-4) of a byte string, for the digests the
 ** skills extension publishes. Built in, so the host does not need OpenSSL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/signals.c: signal dispositions installed with sigaction and handlers that
 ** do not care which thread runs them, so neither a plugin's thread mask nor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/signals.h: the host's signal dispositions. Stop signals (SIGTERM, SIGINT)
 ** become a readable descriptor while serving and end the process while

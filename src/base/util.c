@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/util.c: the error record, UTF-8 checks and the growable string buffer
 ** shared by the rest of the host.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** base/util.h: small helpers every part of the host uses: the error record that
 ** carries a result code with its message, UTF-8 checks, and string building.

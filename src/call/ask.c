@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/ask.c: th_call_ask and its helpers, the handler's side of asking the
 ** client (elicitation, sampling, roots). It checks the request and hands it

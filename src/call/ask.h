@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/ask.h: the requests a handler may send its client (th_call_ask),
 ** named once for the call context, the worker IPC and the protocol.

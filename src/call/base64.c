@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/base64.c: th_base64_encode and the image/audio blocks from raw
 ** bytes (plugin.h "Binary content"); the blocks themselves, and their way

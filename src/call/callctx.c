@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/callctx.c: th_call, the one way a running handler talks to the host. It
 ** collects content blocks, structured content and the error flag, and turns

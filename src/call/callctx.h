@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/callctx.h: the host side of th_call, the call context a handler builds
 ** its result through. The protocol layer creates one per tools/call, runs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/calllog.c: the per-call log line: one at info for every tools/call
 ** the host answered (or dropped), with its outcome, so an operator can see

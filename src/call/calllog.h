@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/calllog.h: the one log line every tool call ends with (tool, id,
 ** duration, outcome), the same in both isolation modes and every transport.

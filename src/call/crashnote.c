@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/crashnote.c: a fixed table of running tool names (atomic slots, no lock)
 ** and the fatal-signal handler that writes them to stderr with write(2),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/crashnote.h: which tools are running, kept lock-free so that a fatal
 ** signal handler (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) can name them on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/rawresult.c: a worker's CallToolResult passed through as its bytes.
 ** Owns the one-pass scan that decides whether the bytes can go to the client

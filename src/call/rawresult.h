@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/rawresult.h: a CallToolResult kept as the JSON text a worker process
 ** sent, checked by one scan instead of parsed, and written to the client as

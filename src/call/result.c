@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/result.c: the wire checks for what plugins hand back: one iterative walk
 ** per value (JSON-representable numbers, UTF-8 strings and keys, a depth

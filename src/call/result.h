@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/result.h: what a plugin hands back must be valid on the wire. Checks one
 ** JSON value (or one MCP content block) for what JSON and the MCP result

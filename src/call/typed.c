@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/typed.c: plain C functions as tools. At registration it checks a
 ** th_function, generates its schemas, converts defaults and prepares the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/typed.h: plain C functions as tools. From a th_function description this
 ** generates the input and output schemas, prepares a libffi CIF once, and at

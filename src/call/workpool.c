@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/workpool.c: the thread pool tool calls run on, with one FIFO queue. A
 ** core of threads (one per CPU) starts on demand; beyond it a supervisor adds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** call/workpool.h: the threads tool calls run on. Threads are started on demand up
 ** to a maximum and then kept, so a slow call never waits for another and a

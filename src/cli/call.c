@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cli/call.c: `toolhost call TOOL 'JSON'`, one tool call from the shell. The
 ** call goes through a real server (this executable, over pipes, as a client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cli/cli.h: the subcommands for plugin authors, above the protocol layer:
 ** `toolhost inspect`, `toolhost call` and `toolhost new-plugin`. Each takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cli/confargs.c: --config FILE for the toolhost command: the file's plugin
 ** sections go to the settings store, and its [toolhost] section becomes

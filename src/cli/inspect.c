@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cli/inspect.c: `toolhost inspect [DIR|FILE.so]...`, a report on plugins for
 ** their authors: each plugin, its tools with their final schemas, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** cli/scaffold.c: `toolhost new-plugin NAME [--typed]`, a commented plugin
 ** skeleton NAME.c and a Makefile that builds it against the installed

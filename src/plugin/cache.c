@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/cache.c: the registry cache file: reading it (an untrusted file or
 ** directory, or anything unexpected, means an empty cache and a warning),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/cache.h: the registry cache (like GStreamer's registry.bin): what a
 ** scan found for each accepted plugin file, keyed by the file's path, size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/dirpoll.c: the portable --watch (see dirpoll.h): each look lists
 ** the NAME.so files of every directory, sorted, and compares them with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/dirpoll.h: --watch where there is no inotify: the plugin
 ** directories' NAME.so files (name, size, change time, inode) compared

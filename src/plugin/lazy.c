@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/lazy.c: --lazy-load (in-process isolation): tools registered from
 ** their scan without opening the plugin, which is dlopen()ed by the first

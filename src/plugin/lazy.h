@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/lazy.h: --lazy-load for --isolation=none: a plugin's tools are
 ** registered from its scan (or the registry cache) without opening it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/loader.c: the plugin loader and the th_server handle plugins register
 ** through. Every plugin directory is listed, as absolute paths, before any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/loader.h: turns directories of NAME.so files into registered tools. All
 ** directories are listed first (NAME.so owns the tool name NAME); then each

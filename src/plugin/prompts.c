@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/prompts.c: the prompt and completion registry. Checks descriptors
 ** field by field (messages name the field and the rule), keeps deep copies

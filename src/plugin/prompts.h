@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/prompts.h: the prompt and completion side of the registry. Checks
 ** th_prompt and th_completion descriptors against their rules, owns a copy

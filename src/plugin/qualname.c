@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/qualname.c: toolboxes and qualified tool names (seed 002): the
 ** naming table of plugin directories, building and parsing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/qualname.h: toolboxes and qualified tool names (seed 002). Which
 ** toolbox each plugin directory is, how `{toolbox}__{plugin}__{tool}` is

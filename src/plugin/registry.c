@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/registry.c: the tool registry. Validation follows the registry
 ** specification step by step, with its messages word for word; accepted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/registry.h: the tool registry. It validates descriptors against the
 ** registry rules, owns a copy of every accepted tool, and answers lookups by

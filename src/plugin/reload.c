@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/reload.c: hot reload's plugin-side half: the registry slot swapped
 ** whole, the tool-set comparison, carrying a refused replacement's

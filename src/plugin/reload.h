@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/reload.h: hot reload's plugin-side half. The one pointer to the
 ** registry being served (swapped whole; readers keep the one they took), the

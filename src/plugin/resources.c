@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/resources.c: the resource registry. Checks resource and template
 ** descriptors field by field (messages name the field and the rule), keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/resources.h: the resource side of the registry. Validates th_resource
 ** descriptors against the resource rules, owns a copy of every accepted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/settings.c: the per-plugin settings store: the three sources and
 ** their precedence, the configuration file's parser, the JSON form a child

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/settings.h: per-plugin settings (issue 12): from the command line
 ** (--set NAME.key=value, --set-secret), the environment (TOOLHOST_NAME_KEY)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/skills.c: skill registration. Parses SKILL.md's frontmatter (a YAML
 ** subset: what it accepts is documented at th_server_add_skill), checks the

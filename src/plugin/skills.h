@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/skills.h: the skill side of the registry (SEP-2640). Checks a
 ** th_skill against the skill rules (its SKILL.md frontmatter in a YAML subset

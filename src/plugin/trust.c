@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/trust.c: the StrictModes rule for plugin files, their directories
 ** and every directory above them. The rules judge a struct stat only, so

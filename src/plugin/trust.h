@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** plugin/trust.h: who may have written a plugin file or directory, the rule
 ** sshd applies as StrictModes: owned by root or the user running toolhost,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/asks.c: a legacy session's own requests to its client, and the
 ** table of handlers waiting for their responses. Request ids are strings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/asks.h: requests a legacy session sends its client on a
 ** handler's behalf (elicitation/create, sampling/createMessage, roots/list)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/completion.c: completion/complete (server/utilities/completion)
 ** for both eras: the reference (a prompt's argument or a resource

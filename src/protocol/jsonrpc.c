@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/jsonrpc.c: JSON-RPC 2.0 parsing and message building. Every way a line can
 ** be wrong maps to one error code here, so transports and the MCP layer never

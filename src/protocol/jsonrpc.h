@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/jsonrpc.h: JSON-RPC 2.0 as MCP uses it: parsing one message and telling
 ** requests, notifications and responses apart, and building result and error

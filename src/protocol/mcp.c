@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/mcp.c: the MCP protocol for both eras. A request with modern per-request
 ** _meta (2026-07-28) is served statelessly; anything else follows the legacy

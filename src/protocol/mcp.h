@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/mcp.h: the MCP protocol, independent of any transport. A th_mcp holds what
 ** every connection shares (the registry, the configuration, the threads tool

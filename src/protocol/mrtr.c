@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/mrtr.c: the multi round-trip pattern of 2026-07-28 for one
 ** tools/call (see mrtr.h), and the key its requestState is signed with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/mrtr.h: the multi round-trip requests of 2026-07-28
 ** (basic/patterns/mrtr.mdx) for one tools/call: the answers a retry brought

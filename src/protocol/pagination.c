@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/pagination.c: offset cursors for the resource, template and
 ** prompt lists (see pagination.h).

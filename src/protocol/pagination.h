@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/pagination.h: the offset cursors of the resource, template and
 ** prompt lists ("PREFIX<offset>"), read and written in one place. The tool

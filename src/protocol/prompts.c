@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/prompts.c: prompts/list (paginated) and prompts/get of MCP for
 ** both eras: the argument checks of server/prompts ("Invalid prompt name"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/prompts.h: the MCP prompt methods (prompts/list, prompts/get,
 ** protocol/prompts.c) and completion/complete (protocol/completion.c) for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/resources.c: the resource methods of MCP for both eras, the legacy
 ** resources/subscribe table (session, URI), and the fan-out of resource

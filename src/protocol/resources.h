@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/resources.h: the MCP resource methods (resources/list,
 ** resources/templates/list, resources/read, resources/subscribe and

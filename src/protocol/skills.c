@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/skills.c: skills/list (paginated, an entry never split), skills/get
 ** and resources/directory/read over the skill files the registry holds; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/skills.h: the methods of the skills extension (SEP-2640,
 ** io.modelcontextprotocol/skills): skills/list, skills/get and

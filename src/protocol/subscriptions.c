@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/subscriptions.c: one session's subscriptions/listen streams: the
 ** table of subscription kinds, filter parsing and acknowledgment, and the

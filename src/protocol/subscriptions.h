@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/subscriptions.h: the 2026-07-28 subscriptions/listen streams of one
 ** session (basic/patterns/subscriptions.mdx): which event kinds exist (a

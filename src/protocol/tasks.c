@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/tasks.c: the task store (see tasks.h): each task's state and
 ** lifetime, the limits, the run of its call on the pool, the JSON of both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol/tasks.h: tool calls that run as tasks, in both shapes MCP has
 ** given them: the tasks extension of 2026-07-28 (SEP-2663,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** schema/ecma_regex.c: ECMA-262 regular expressions on PCRE2. Owns the rewriting of
 ** the escapes whose meaning differs between the dialects and the options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** schema/ecma_regex.h: compiles an ECMA-262 regular expression (the dialect JSON
 ** Schema's "pattern" and "patternProperties" use) into a PCRE2 pattern.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** schema/jsonschema.c: JSON Schema draft 2020-12. Owns compiling a schema document
 ** (and the documents its $refs name) into a graph of nodes, refusing schemas

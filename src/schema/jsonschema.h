@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** schema/jsonschema.h: JSON Schema (draft 2020-12) compiled once, validated many
 ** times. The registry compiles each tool's input schema at registration; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** Socket activation without libsystemd: the protocol is three environment
 ** variables and descriptors from 3 (sd_listen_fds(3)); checking them is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/activation.h: socket activation. Takes the listening socket a
 ** service manager passed (the sd_listen_fds(3) protocol: LISTEN_PID,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** Bearer token checks: against a token file (tokens compared as SHA-256
 ** hashes in constant time, so the file may hold hashes instead of tokens),

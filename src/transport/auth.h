@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** Bearer token checks for the HTTP transport: loads a token file and/or a
 ** JWKS file and says whether a presented token is good and carries a scope.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/deadline.c: one thread sleeps until the earliest deadline of
 ** the connections it watches and shuts down the sockets past theirs (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/deadline.h: the whole-request deadline of HTTP connections. A
 ** connection must begin a request (its request line) within one bound of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/earlyflush.c: the early-write policy of the stdio transport
 ** (why: see the comment above early_flush in stdio.c): half a read, within

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/earlyflush.h: when the answers a reader corks leave before the
 ** end of its read, so that a pipelined client on another CPU works while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/http.c: MCP over Streamable HTTP on libmicrohttpd, one thread per
 ** connection (bounded by max_connections), so a POST simply waits for its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/http.h: MCP over Streamable HTTP (libmicrohttpd). It admits
 ** requests (path, method, Origin/Host, media types, size), keeps the legacy

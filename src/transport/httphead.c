@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/httphead.c: the grammar of the header values admission trusts
 ** (see httphead.h). Each parser takes the whole value or refuses it: a value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/httphead.h: HTTP header values read as their RFCs define them,
 ** not by prefix: Host and Origin as authorities (RFC 3986 3.2, RFC 6454),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** The key set JWT bearer tokens are checked against: a JWKS file turned into
 ** public keys, each JWK (n, e or crv, x, y) an OpenSSL 3 EVP_PKEY built once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** JWT bearer token verification: which key and algorithm may check a token,
 ** then the signature (OpenSSL, with the key built at load) and the claims

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/jwt.h: JWT bearer tokens (RFC 7519) checked against a JWKS file
 ** (RFC 7517): key set loading in jwks.c, verification and claims in jwt.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/mhd.c: libmicrohttpd opened on first use (see mhd.h and
 ** base/dynlib.h). Owns the function table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/mhd.h: the libmicrohttpd functions the HTTP transport calls,
 ** resolved with dlopen() when --http first needs them instead of by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/stdio.c: newline-delimited JSON-RPC over file descriptors. The
 ** reader splits lines in place (no copy for a message that arrives whole),

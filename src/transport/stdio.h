@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** transport/stdio.h: MCP over a pair of byte streams, one JSON-RPC message
 ** per line. It frames, enforces the message size limit, writes replies whole,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/frames.c: a worker's frames for a call, applied to the host's call.
 ** Owns the parsing of PROGRESS, LOG, RESULT, FAILED, ASK and UPDATED

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/frames.h: what a worker's frames for a call in flight do to the
 ** host's call (progress, log, the result), apart from the pipe they came

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/ipc.c: frames on the host-child pipes: reading them out of a
 ** byte stream that may split them anywhere, writing each with one call,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/ipc.h: the framing between the host and its child processes: on a
 ** pair of pipes (worker/spawn.h says why pipes), u32 payload length, u8 type, u32 call id (little-endian

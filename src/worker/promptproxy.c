@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/promptproxy.c: prompt and completion descriptors as the scanner
 ** reports them and the host registers them again (with proxy functions),

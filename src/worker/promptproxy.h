@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/promptproxy.h: prompts and completions across the process
 ** boundary, as worker/resproxy.h does it for resources. The scanner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/rebuild.c: one hot-reload rebuild: list and scan the plugin
 ** directories, register what was accepted into a new registry (proxies to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/rebuild.h: building the registry the plugin directories hold now,
 ** for a hot reload (--watch, SIGHUP): list, scan out of process (with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/resproxy.c: resource descriptors as the scanner reports them and the
 ** host registers them again (with a proxy read), and the worker's lookup of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/resproxy.h: resources across the process boundary. The scanner
 ** describes a plugin's resources and templates as JSON descriptors (in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/route.c: a worker's calls in flight, by id, and the routing of
 ** the frames it writes to them. The worker runs plugin code, so an id or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/route.h: the calls in flight on one worker, by id, and where each
 ** frame the worker writes goes: onto the call it names, in order, to no call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/scanner.c: the host side of out-of-process loading: start a scanner
 ** child, follow its LOADING/PLUGIN frames with a per-plugin deadline, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/scanner.h: opening plugins out of process. A scanner child loads the
 ** listed plugins one after another and reports each one's descriptors; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/spawn.c: posix_spawn of the host's own executable as a worker or
 ** scanner child, with exactly the descriptors, mask and dispositions the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/spawn.h: starting a child process of the host's own executable in
 ** its internal worker role: the IPC pipes at fds 3 (in) and 4 (out), stdin

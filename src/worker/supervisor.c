@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/supervisor.c: process isolation, host side. Owns one slot per plugin
 ** file (its worker, restart backoff and circuit breaker), the proxy handler

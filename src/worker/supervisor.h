@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/supervisor.h: the host side of --isolation=process. Every scanned
 ** tool is registered with a proxy handler; a plugin's worker process is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/worker.c: the child process. Its start-up is one ordered sequence
 ** (die with the host, no new privileges, receive the configuration, resource

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** worker/worker.h: the child side of the process boundary. The host's own
 ** executable, started with TH_WORKER_ARG, runs one ordered start-up

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/authors/call.sh: `toolhost call` runs one call through a server and
 # prints the result; exit 0 for a result, 1 for isError, 2 for usage and
 # protocol errors (unknown tool), in both isolation modes.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/authors/inspect.sh: `toolhost inspect` on good plugins (the bundled
 # ones) and bad ones (one that crashes while registering, one refused by the
 # registry rules, a duplicate), in text and JSON, and a plugin's resources,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/authors/install-layout.sh: a staged install (DESTDIR) puts the
 # binary, bundled plugins, header, pkg-config file and man page where they
 # belong, quietly; pkg-config reports them; uninstall leaves no file behind

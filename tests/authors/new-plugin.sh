@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/authors/new-plugin.sh: `toolhost new-plugin` writes a skeleton that,
 # as generated, builds with -Wall -Wextra -Werror against the source tree's
 # header, passes `toolhost inspect` and answers `toolhost call`; handler

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/authors/registry-rules.sh: doc/registry-rules.md states every
 # refusal's message and the code words them. Each message in the document's
 # tables (the last backquoted cell of a row), with its stand-ins (NAME,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** client_asking_tools.c: the conformance suite's fixture tools that ask the
 ** client, before 2026-07-28 as server-to-client requests (test_sampling,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** conformance_prompts.c: the conformance suite's fixture prompts (the
 ** everything-server's test_simple_prompt, test_prompt_with_arguments,

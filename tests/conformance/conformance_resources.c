@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** conformance_resources.c: the conformance suite's fixture resources (the
 ** everything-server's test://static-text, test://static-binary,

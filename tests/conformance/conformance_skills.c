@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** conformance_skills.c: skills for the conformance suite's SEP-2640 scenarios
 ** (sep-2640-skills-manifest, -enumeration, -directory): pdf-processing, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** input_required_tools.c: the conformance suite's fixture tools of the
 ** multi round-trip pattern (input-required-result-* scenarios, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** json_schema_2020_12_tool.c: the conformance suite's json_schema_2020_12_tool
 ** fixture (scenario json-schema-2020-12): an inputSchema using $schema, $defs

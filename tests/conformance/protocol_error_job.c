@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** protocol_error_job.c: protocol_error_job, the tasks fixture whose call
 ** ends in a protocol-level error rather than a tool error: it crashes its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** task_tools.c: the conformance suite's fixture tools of the tasks
 ** extension (tasks-* scenarios, SEP-2663): greet runs synchronously, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_audio_content.c: the conformance suite's test_audio_content fixture
 ** (scenario tools-call-audio): one audio block holding a minimal WAV file.

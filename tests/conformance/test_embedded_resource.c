@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_embedded_resource.c: the conformance suite's test_embedded_resource
 ** fixture (scenario tools-call-embedded-resource): one embedded text resource.

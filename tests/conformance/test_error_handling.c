@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_error_handling.c: the conformance suite's test_error_handling fixture
 ** (scenario tools-call-error): always fails, as a tool result with isError.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_header_param.c: a fixture for the suite's
 ** http-custom-header-server-validation scenario (SEP-2243): a string

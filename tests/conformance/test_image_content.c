@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_image_content.c: the conformance suite's test_image_content fixture
 ** (scenario tools-call-image): one image block holding a 1x1 red PNG.

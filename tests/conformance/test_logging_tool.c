@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_logging_tool.c: the conformance suite's test_logging_tool fixture
 ** (scenario server-stateless): it logs, so the scenario can check that a

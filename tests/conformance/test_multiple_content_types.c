@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_multiple_content_types.c: the conformance suite's
 ** test_multiple_content_types fixture (scenario tools-call-mixed-content):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_reconnection.c: the conformance suite's test_reconnection fixture
 ** (scenario server-sse-polling, SEP-1699): a call that takes longer than the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_simple_text.c: the conformance suite's test_simple_text fixture
 ** (scenario tools-call-simple-text): one fixed text block, no arguments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_tool_with_logging.c: the conformance suite's test_tool_with_logging
 ** fixture (scenario tools-call-with-logging): three info-level log messages

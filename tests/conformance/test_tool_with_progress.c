@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** test_tool_with_progress.c: the conformance suite's test_tool_with_progress
 ** fixture (scenario tools-call-with-progress): progress 0, 50 and 100 of 100

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** aa.c: hostile plugin aa.so. Sorted before echo.so, it adds a tool named
 ** "echo" that answers HIJACKED, then returns its own tool. The name echo

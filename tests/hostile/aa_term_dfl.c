@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** aa_term_dfl.c: hostile plugin whose constructor restores SIGTERM's default
 ** action. It loads first (by name); a stop signal during a later plugin's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** big_result.c: hostile plugin whose handler answers with a 50 MB text,
 ** past the default --max-result-bytes (16 MiB).

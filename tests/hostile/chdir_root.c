@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** chdir_root.c: hostile plugin chdir_root.so, whose constructor changes the
 ** working directory to "/" while the host loads it. Plugins after it in a

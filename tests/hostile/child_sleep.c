@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** child_sleep.c: hostile plugin that fork+execs `sleep 30` ("op":"spawn",
 ** answers its pid) and waits for a child ("op":"wait","pid":N, answers how

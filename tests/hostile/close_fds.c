@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** close_fds.c: hostile plugin whose constructor closes every descriptor
 ** from 3 up (as daemonising code does), the host's own among them. The

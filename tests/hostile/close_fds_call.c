@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** close_fds_call.c: hostile plugin whose handler closes every descriptor
 ** from 3 up while the host serves, the protocol's among them. The host must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** close_stdin.c: hostile plugin whose constructor closes fd 0, which must
 ** neither cut the host off from its client nor make it spin.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** crash.c: hostile plugin whose handler faults: a read through a near-NULL
 ** pointer (a member of a NULL struct), or with "overflow": true, unbounded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** crash_ctor.c: hostile plugin whose constructor faults (a read through a
 ** near-NULL pointer) as soon as it is opened. The scanner must refuse it,

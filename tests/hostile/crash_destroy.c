@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** crash_destroy.c: hostile plugin whose tool works but whose destroy
 ** callback (run when the host, or its worker, lets go of the tool at exit)

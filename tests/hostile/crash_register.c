@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** crash_register.c: hostile plugin whose register function faults. The
 ** scanner must refuse it, naming it and the signal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** ctor_mark.c: a plugin whose constructor appends a line to the file named
 ** by $TH_TEST_CTOR_MARK, so a test can count how often its code was loaded

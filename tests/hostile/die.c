@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** die.c: hostile plugin whose handler ends its process as "how" says:
 ** "abort", "exit" (exit(3)), "_exit" (_exit(4)), "exit125" (exit(125)), "hang" (loops for ever,

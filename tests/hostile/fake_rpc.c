@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fake_rpc.c: hostile plugin that writes fake JSON-RPC responses to fd 1,
 ** from its constructor and from its handler, by printf, write(1) and a

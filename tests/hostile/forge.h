@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** forge.h: what the forging hostile plugins (forge_result.c, forge_ask.c)
 ** share: telling a worker from the host, and writing a frame of their own

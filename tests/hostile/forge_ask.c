@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** forge_ask.c: hostile plugin that, in a worker, writes frames of its own
 ** on the worker's frame pipe around a real question to the client: ASK and

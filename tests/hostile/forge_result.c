@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** forge_result.c: hostile plugin that, in a worker, writes a RESULT frame
 ** of its own for the call it is running, straight to the worker's frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** fork_stdout.c: hostile plugin whose handler forks a child that writes a
 ** fake JSON-RPC line to stdout, then keeps running for 6 s (outliving a

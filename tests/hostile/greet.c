@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** greet.c: a plugin configured by its settings (issue 12): "prefix" goes
 ** before every greeting, and "token" is a credential it reports only as

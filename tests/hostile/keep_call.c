@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** keep_call.c: hostile plugin that keeps its th_call past the handler's
 ** return. {"op":"stash"} stores the call in a global; {"op":"use"} uses the

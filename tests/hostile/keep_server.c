@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** keep_server.c: hostile plugin that keeps its th_server past
 ** register_keep_server_tool: a tool call and a detached thread then try to

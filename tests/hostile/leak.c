@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** leak.c: careless plugin whose handler keeps 1 MiB more on every call
 ** (malloc'd, touched so it is resident, never freed). The blocks stay

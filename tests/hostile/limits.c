@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** limits.c: hostile test plugin for the worker resource limits. "hog"
 ** allocates and touches "mib" MiB (512 by default) without checking what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** loop_register.c: hostile plugin whose register function never returns.
 ** SIGTERM must still end the host promptly, naming this plugin.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** many_tools.c: plugin that adds 10,000 tools, t0 .. t9999, each answering
 ** its own name, plus itself.

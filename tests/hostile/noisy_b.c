@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** noisy_b.c: a plugin that writes to stderr while it is scanned, in its
 ** constructor and register function, the last line without a newline: the

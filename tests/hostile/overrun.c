@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** overrun.c: hostile plugin whose handlers run past their deadline.
 ** overrun_ignore sleeps "ms" milliseconds whatever happens, then returns a

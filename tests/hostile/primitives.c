@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** primitives.c: a hostile plugin for the callbacks beyond tools
 ** (test_hostile_primitives): a resource read, a prompt get and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** reglog.c: a plugin that logs while it registers, at debug, info and
 ** warning, through th_server_log: the lines must follow --log-level and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** setlocale.c: hostile test plugin setlocale.so. Its constructor calls
 ** setlocale(LC_ALL, ""), as plugins linking a GUI or i18n library do, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** sigpipe_dfl.c: hostile plugin that restores SIGPIPE's default action, in
 ** its constructor and again in its handler. A client closing stdout early

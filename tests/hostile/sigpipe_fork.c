@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** sigpipe_fork.c: test plugin that fork()s and reports whether the child
 ** starts with SIGPIPE blocked. The host keeps SIGPIPE blocked in the threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** sleep30.c: hostile plugin whose handler sleeps 30 s, ignoring
 ** cancellation, then answers.

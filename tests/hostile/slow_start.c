@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** slow_start.c: a plugin whose register function takes a second, so its
 ** worker takes that long to start: a call's deadline must not count it

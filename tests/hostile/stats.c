@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** stats.c: hostile test plugin stats.so, a careless plugin whose one tool
 ** "stats" hands back, as argument "kind" selects, a value the wire cannot

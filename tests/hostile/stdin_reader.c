@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** stdin_reader.c: hostile plugin whose register function reads stdin (for
 ** up to 3 s), as a plugin prompting for a password would. It must find

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** stdin_shell.c: hostile plugin whose handler runs a command that reads its
 ** inherited stdin for 2 s (`timeout 2 cat`), as a careless system() call

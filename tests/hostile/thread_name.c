@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** thread_name.c: test plugin that answers with the name of the thread its
 ** handler runs on (after sleeping "ms" milliseconds, or until the file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** unblock_term.c: hostile plugin that starts a thread with SIGTERM, SIGINT
 ** and SIGHUP unblocked, which then sleeps. A stop signal delivered to that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** failer.c: test plugin failer.so for the MCP integration tests. "failer"
 ** reports a tool error with th_call_error() (and may also return

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** logger.c: test plugin logger.so for the MCP integration tests. It logs
 ** one line at every level through th_call_log(), tagged so a test can find

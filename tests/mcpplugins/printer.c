@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** printer.c: test plugin printer.so for the MCP integration tests. It writes
 ** to stdout every way a careless plugin might (printf at registration and in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** progress.c: test plugin progress.so for the MCP integration tests. It
 ** reports progress 1..steps through th_call_progress(), with or without a

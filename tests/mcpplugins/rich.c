@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** rich.c: test plugin rich.so for the MCP integration tests. "rich" returns
 ** one content block of every kind the call API can build; "rich_structured"

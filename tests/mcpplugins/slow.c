@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** slow.c: test plugin slow.so for the MCP integration tests. It sleeps in
 ** small steps for "ms" milliseconds, polling th_call_cancelled() (unless

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/mutate/snippets.sh: the mutation list cannot rot. Every entry of
 # tests/mutate/mutations must still find its snippet, once, in its file
 # (scripts/mutate.sh --check); and the check itself must refuse an entry

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/packaging/client-config.sh: the README's MCP client snippets work
 # when pasted. Every ```json block holding "mcpServers" or "servers" must be
 # strict JSON (mcpconfig.c) whose servers run toolhost by a path an install

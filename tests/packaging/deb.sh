@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/packaging/deb.sh: the Debian packages (debian/) build from a clean
 # copy of the checkout, hold what they should, and work unpacked: the
 # packaged toolhost serves calls with its packaged plugins, and a plugin

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/packaging/man-plugin.sh: toolhost-plugin(3) cannot fall behind
 # <toolhost/plugin.h>: every th_ function the header declares has its
 # prototype in the page's SYNOPSIS and a paragraph of its own (a .TP entry),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** mcpconfig.c: reads one MCP client configuration (a README snippet) and
 ** prints each stdio server it defines, one per line, for client-config.sh:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** abi.c: test plugin abi.so, built as if against a future header: its
 ** descriptor carries ABI version TH_ABI_VERSION + 1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** addMemory.c: test plugin addMemory.so. Its tool name matches the file but
 ** breaks the name pattern (uppercase), so the registry refuses it.

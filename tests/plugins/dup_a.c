@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** dup_a.c: test plugin dup_a.so. Besides its own tool it registers dup_b
 ** through the server handle, so that dup_b.so, loaded after it, collides.

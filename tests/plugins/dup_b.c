@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** dup_b.c: test plugin dup_b.so, a valid tool whose name dup_a.so has
 ** already taken when the two are loaded in sorted order.

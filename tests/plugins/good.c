@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** good.c: test plugin good.so, a valid handler tool. Its handler answers
 ** with its user_data and the "text" argument, so a test can call it through

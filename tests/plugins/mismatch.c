@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** mismatch.c: test plugin mismatch.so. Its tool is valid but named
 ** other_tool, not after the file, so the loader refuses it.

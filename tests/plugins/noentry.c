@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** noentry.c: test plugin noentry.so, which exports a valid descriptor under
 ** a misspelled entry point, so the expected register_noentry_tool is absent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** nulldesc.c: test plugin nulldesc.so, whose entry point declines by
 ** returning NULL.

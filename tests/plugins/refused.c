@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** refused.c: test plugin refused.so, whose returned descriptor breaks a rule
 ** (description too short) and owns heap user_data. The host must release it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** selfdup.c: test plugin selfdup.so, which registers its own tool through
 ** th_server_add_tool and then also returns that descriptor. The returned

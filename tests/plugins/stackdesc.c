@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** stackdesc.c: test plugin stackdesc.so, a careless one whose entry point
 ** returns a descriptor that lives in its own stack frame. That frame is gone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** staged.c: test plugin staged.so. It adds the tool staged_extra with heap
 ** user_data, then ends as TH_TEST_STAGED_MODE says: "null" returns NULL,

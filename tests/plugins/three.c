@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** three.c: test plugin three.so, which registers three tools: three_a
 ** through the server handle (valid, with heap user_data the host must free

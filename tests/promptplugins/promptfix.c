@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** promptfix.c: fixture prompts and completions for test_mcp_prompts: one
 ** with arguments and roles, one that asks its client (th_call_ask), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** promptlate.c: a second plugin, loaded after promptfix, registering a
 ** prompt promptfix already has: refused, the message naming promptfix as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** qual.c: the test plugins of seed 002's examples, one source built three
 ** times (tests/qualname.mk): QP_NAME.so registers the tool QP_NAME and,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** flip.c: test plugin flip.so for the hot-reload tests, built three ways
 ** from this file: v1 and v2 (FLIP_VERSION; the description, schema and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** resfix.c: the resource test plugin. Plain resources (text, blob, a
 ** parameterless failure), a template whose id picks the outcome (found,

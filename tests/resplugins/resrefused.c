@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** resrefused.c: a plugin that registers a resource and then declines
 ** (returns NULL): its resource must be taken back with it.

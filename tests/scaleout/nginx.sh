@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/scaleout/nginx.sh: nginx in front of three toolhost --http instances
 # (scripts/nginx-scaleout.sh, with contrib/nginx/toolhost-proxy.conf):
 # modern requests go round-robin and succeed on every instance; legacy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** badoutput.c: test plugin badoutput.so, which declares an output schema
 ** and breaks it (argument "mode": "wrong" returns a string where an integer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** badregex.c: test plugin badregex.so, whose input schema has a pattern that
 ** is not a regular expression: the host must refuse it at registration.

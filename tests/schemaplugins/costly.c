@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** costly.c: test plugin costly.so: "costly", whose input schema makes every
 ** array item cost a whole work budget to check (anyOf nested 24 deep over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** demanding.c: test plugin demanding.so, a tool whose input schema uses
 ** most of JSON Schema 2020-12, so tests can check through the host that

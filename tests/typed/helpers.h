@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** tests/typed/helpers.h: what the typed tests share: preparing a th_function
 ** (asserting success or the exact refusal) and running one call through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
 ** limits.c: the typed tools of typed round 2 (tests/test_typed_limits.c):
 ** "limits" has constrained parameters, "greet" takes the tool's user_data,
