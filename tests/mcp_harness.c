@@ -502,6 +502,24 @@ long mh_pid(const mh_proc *p)
     return (long)p->pid;
 }
 
+long mh_status_kib(long pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    long kib = -1;
+    size_t flen = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            kib = strtol(line + flen + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    ck_assert_msg(kib > 0, "no %s in %s", field, path);
+    return kib;
+}
+
 int mh_stdin_fd(const mh_proc *p)
 {
     return p->to_child;

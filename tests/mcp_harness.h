@@ -108,6 +108,9 @@ int mh_wait(mh_proc *p, int timeout_ms);
 void mh_kill(mh_proc *p, int sig);
 /* The toolhost process id (to read /proc/PID/status). */
 long mh_pid(const mh_proc *p);
+/* FIELD of /proc/PID/status (VmRSS, VmHWM, Threads) as a number (kB for
+ * sizes); fails the test when the file or the field is missing. */
+long mh_status_kib(long pid, const char *field);
 /* The pipe to its stdin, for a test that writes without blocking (poll it;
  * it stays the harness's: do not close it, use mh_close_stdin). */
 int mh_stdin_fd(const mh_proc *p);

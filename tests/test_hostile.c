@@ -371,23 +371,6 @@ END_TEST
 
 /* ---- a plugin that leaks on every call ---------------------------------------------- */
 
-/* VmRSS of PID in KiB, from /proc/PID/status. */
-static long rss_kib(long pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    char line[256];
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    ck_assert_msg(kib > 0, "no VmRSS in %s", path);
-    return kib;
-}
-
 #define LEAK_CALLS 64 /* 1 MiB each */
 
 START_TEST(a_leak_stays_in_the_worker)
@@ -397,7 +380,7 @@ START_TEST(a_leak_stays_in_the_worker)
     /* One call first, so the baseline includes a started worker's link. */
     mh_send(p, CALL(2, "leak", "{}"));
     assert_text_result(p, "2", "leaked 1 MiB");
-    long before = rss_kib(mh_pid(p));
+    long before = mh_status_kib(mh_pid(p), "VmRSS");
     for (int i = 0; i < LEAK_CALLS; i++) {
         mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"leak\","
                    "\"arguments\":{}," MH_MODERN_META "}}",
@@ -406,7 +389,7 @@ START_TEST(a_leak_stays_in_the_worker)
         snprintf(id, sizeof id, "%d", 10 + i);
         assert_text_result(p, id, "leaked 1 MiB");
     }
-    long after = rss_kib(mh_pid(p));
+    long after = mh_status_kib(mh_pid(p), "VmRSS");
     fprintf(stderr, "test_hostile: %s: host VmRSS %ld kB before %d leaking calls, %ld kB after\n", modes[_i], before,
             LEAK_CALLS, after);
     if (IN_PROCESS)

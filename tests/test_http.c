@@ -492,21 +492,6 @@ END_TEST
 #define RSS_SLACK_KIB 0L
 #endif
 
-/* VmRSS of PID in KiB. */
-static long rss_kib(long pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
 /*
 ** 48 slow answers of 1 MiB that their client never resumes used to stay
 ** for the session's life. A session keeps 16 MiB of them: the oldest are
@@ -520,7 +505,7 @@ START_TEST(unresumed_answers_are_bounded)
     int port;
     mh_proc *p = start_http(&port, "--http-retry-ms=50", "--max-concurrent-calls=1", "--isolation=none");
     char *sid = open_session(port);
-    long before = rss_kib(mh_pid(p));
+    long before = mh_status_kib(mh_pid(p), "VmRSS");
     char hdrs[256], gate[64], body[256];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
     snprintf(gate, sizeof gate, "/tmp/mh-retain-gate-%ld", (long)getpid());
@@ -550,7 +535,7 @@ START_TEST(unresumed_answers_are_bounded)
         got = strstr(r.body, want) != NULL;
         hres_free(&r);
     }
-    long after = rss_kib(mh_pid(p));
+    long after = mh_status_kib(mh_pid(p), "VmRSS");
     snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
              streams[0]);
     hres r = request(port, "GET", get, NULL);

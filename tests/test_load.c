@@ -85,24 +85,6 @@ static long calls_wanted(void)
     return n;
 }
 
-static long status_kib(long pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    long kib = -1;
-    size_t flen = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            kib = strtol(line + flen + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    ck_assert_msg(kib > 0, "no %s in %s", field, path);
-    return kib;
-}
-
 static int format_call(char *buf, size_t size, long i, enum kind k)
 {
     const char *args = "{}";
@@ -224,8 +206,8 @@ static void run_load(mh_proc *p, long calls, bool crashing, tally *t, long rss[2
                 ++answered;
                 if (answered == calls / 2 || answered == calls / 4 * 3) {
                     int k = answered != calls / 2;
-                    rss[k] = status_kib(mh_pid(p), "VmRSS");
-                    threads[k] = status_kib(mh_pid(p), "Threads");
+                    rss[k] = mh_status_kib(mh_pid(p), "VmRSS");
+                    threads[k] = mh_status_kib(mh_pid(p), "Threads");
                 }
             }
             json_object_put(o);
@@ -265,9 +247,9 @@ START_TEST(pipelined_calls_each_get_one_response_and_memory_stays_bounded)
     long rss[3] = {0}, threads[3] = {0}; /* at half, three quarters, the end */
     long long start = mh_now_ms();
     run_load(p, calls, in_process, &t, rss, threads);
-    rss[2] = status_kib(mh_pid(p), "VmRSS");
-    threads[2] = status_kib(mh_pid(p), "Threads");
-    long hwm = status_kib(mh_pid(p), "VmHWM");
+    rss[2] = mh_status_kib(mh_pid(p), "VmRSS");
+    threads[2] = mh_status_kib(mh_pid(p), "Threads");
+    long hwm = mh_status_kib(mh_pid(p), "VmHWM");
     fprintf(stderr,
             "test_load: %s: %ld calls, %d in flight, in %lld ms: %ld ok, %ld tool errors, %ld crashed, "
             "%ld quarantined, %ld other crash-tool errors, %ld busy; host VmRSS %ld kB at half, %ld at three "

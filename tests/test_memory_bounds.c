@@ -59,25 +59,6 @@ static void teardown(void)
     mh_global_teardown();
 }
 
-/* FIELD (VmRSS, VmHWM) of PID in KiB. */
-static long status_kib(long pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    long kib = -1;
-    size_t flen = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            kib = strtol(line + flen + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    ck_assert_msg(kib > 0, "no %s in %s", field, path);
-    return kib;
-}
-
 /* Read the big file once, so the baseline includes what serving it costs. */
 static void read_big_once(mh_proc *p)
 {
@@ -115,7 +96,7 @@ START_TEST(batch_answers_are_bounded)
     mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", NULL);
     mh_initialize(p, "2025-03-26");
     read_big_once(p);
-    long before = status_kib(mh_pid(p), "VmRSS");
+    long before = mh_status_kib(mh_pid(p), "VmRSS");
 
     enum { N = 200 };
     size_t cap = N * 96 + 16, len = 0;
@@ -140,7 +121,7 @@ START_TEST(batch_answers_are_bounded)
     size_t results, busy;
     count_batch(a, N, &results, &busy);
     json_object_put(a);
-    long hwm = status_kib(mh_pid(p), "VmHWM");
+    long hwm = mh_status_kib(mh_pid(p), "VmHWM");
     fprintf(stderr, "test_memory_bounds: %s: batch of %d reads: %zu results, %zu busy, answer %zu bytes; "
                     "host VmRSS %ld kB before, VmHWM %ld kB after\n",
             modes[_i], N, results, busy, answer, before, hwm);
@@ -216,7 +197,7 @@ START_TEST(unread_answers_are_bounded)
     mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", NULL);
     mh_initialize(p, "2025-11-25");
     read_big_once(p);
-    long before = status_kib(mh_pid(p), "VmRSS");
+    long before = mh_status_kib(mh_pid(p), "VmRSS");
 
     enum { N = 400 };
     size_t cap = (size_t)N * 96, len = 0;
@@ -241,7 +222,7 @@ START_TEST(unread_answers_are_bounded)
             reads++;
         json_object_put(o);
     }
-    long hwm = status_kib(mh_pid(p), "VmHWM");
+    long hwm = mh_status_kib(mh_pid(p), "VmHWM");
     fprintf(stderr, "test_memory_bounds: %s: %d unread reads of 512 KiB then %d pings: host VmRSS %ld kB before, "
                     "VmHWM %ld kB after\n",
             modes[_i], N, pings, before, hwm);
@@ -313,7 +294,7 @@ START_TEST(parsed_arguments_are_bounded)
      * be read (minutes under a sanitizer): no deadline answers it first. */
     mh_proc *p = mh_start(modes[_i], "--call-timeout=3600", NULL);
     mh_initialize(p, "2025-11-25");
-    long before = status_kib(mh_pid(p), "VmRSS");
+    long before = mh_status_kib(mh_pid(p), "VmRSS");
     char gate[64], mark[80];
     snprintf(gate, sizeof gate, "/tmp/th-membound-gate-%ld", (long)getpid());
     unlink(gate);
@@ -371,7 +352,7 @@ START_TEST(parsed_arguments_are_bounded)
         }
         ck_assert_msg(mh_now_ms() < give_up, "%d of %d calls neither ran nor were answered", N - settled, N);
     }
-    long rss = status_kib(mh_pid(p), "VmRSS");
+    long rss = mh_status_kib(mh_pid(p), "VmRSS");
     fprintf(stderr, "test_memory_bounds: %s: %d calls with a 3 MB array: %d running, %d busy; host VmRSS %ld kB "
                     "before, %ld kB with the calls in flight\n",
             modes[_i], N, ran, busy, before, rss);

@@ -649,7 +649,7 @@ static const char *header_value(struct MHD_Connection *c, const char *name, size
 }
 
 static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const char *type, const char *body,
-                                 size_t len, const char *sid, const char *allow)
+                                 size_t len, const char *sid, const char *hname, const char *hvalue)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!r)
@@ -658,47 +658,45 @@ static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, cons
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (sid)
         MHD_add_response_header(r, H_SESSION, sid);
-    if (allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (hname && hvalue)
+        MHD_add_response_header(r, hname, hvalue);
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-/* An HTTP error whose body is a JSON-RPC error, so MCP clients show it. */
-static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status, json_object *id, int code,
-                                      const char *message, const char *allow)
+/* An HTTP error whose body is a JSON-RPC error, so MCP clients show it,
+ * with one more header (HNAME:
+ * HVALUE, when both are given); plain text when memory is too short for
+ * JSON. */
+static enum MHD_Result send_rpc_error_with(struct MHD_Connection *c, unsigned status, json_object *id, int code,
+                                           const char *message, const char *hname, const char *hvalue)
 {
     json_object *e = th_rpc_error(id, code, message, NULL); /* ID is copied */
     size_t len = 0;
     const char *text = e ? th_rpc_serialize(e, &len) : NULL;
-    enum MHD_Result ret = text ? send_body(c, status, "application/json", text, len, NULL, allow)
-                               : send_body(c, status, "text/plain", message, strlen(message), NULL, allow);
+    enum MHD_Result ret = text ? send_body(c, status, "application/json", text, len, NULL, hname, hvalue)
+                               : send_body(c, status, "text/plain", message, strlen(message), NULL, hname, hvalue);
     json_object_put(e);
     return ret;
+}
+
+static enum MHD_Result send_rpc_error(struct MHD_Connection *c, unsigned status, json_object *id, int code,
+                                      const char *message, const char *allow)
+{
+    return send_rpc_error_with(c, status, id, code, message, MHD_HTTP_HEADER_ALLOW, allow);
 }
 
 /* 503 for an initialize the session table has no room for (or no memory),
  * with Retry-After: when the next session could expire. */
 static enum MHD_Result send_sessions_full(struct MHD_Connection *c, const char *why, long long retry_s)
 {
-    json_object *e = th_rpc_error(NULL, TH_RPC_INTERNAL_ERROR, why, NULL);
-    size_t len = 0;
-    const char *text = e ? th_rpc_serialize(e, &len) : NULL;
-    struct MHD_Response *r = text ? MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY) : NULL;
-    json_object_put(e);
-    if (!r)
-        return MHD_NO;
     char after[24];
     snprintf(after, sizeof after, "%lld", retry_s > 0 ? retry_s : 1);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, after);
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
-    MHD_destroy_response(r);
-    return ret;
+    return send_rpc_error_with(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR, why,
+                               MHD_HTTP_HEADER_RETRY_AFTER, after);
 }
 
-/* A 401 or 403 of the authorization check, with its WWW-Authenticate. */
 static enum MHD_Result send_auth_refusal(struct MHD_Connection *c, unsigned status, const char *message,
                                          const char *www_auth)
 {
@@ -942,7 +940,7 @@ static enum MHD_Result serve_metadata(th_http *h, struct MHD_Connection *c)
     json_object_array_add(methods, json_object_new_string("header"));
     json_object_object_add(o, "bearer_methods_supported", methods);
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    ret = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), NULL, NULL);
+    ret = send_body(c, MHD_HTTP_OK, "application/json", text, strlen(text), NULL, NULL, NULL);
 cleanup:
     json_object_put(o);
     return ret;
@@ -1042,18 +1040,7 @@ static bool framing_ok(struct MHD_Connection *c, const char *version, refusal *r
  * request on it cannot be told apart from a request of its own. */
 static enum MHD_Result send_and_close(struct MHD_Connection *c, unsigned status, const char *message)
 {
-    json_object *e = th_rpc_error(NULL, TH_RPC_INVALID_REQUEST, message, NULL);
-    size_t len = 0;
-    const char *text = e ? th_rpc_serialize(e, &len) : NULL;
-    struct MHD_Response *r = text ? MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY) : NULL;
-    json_object_put(e);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return send_rpc_error_with(c, status, NULL, TH_RPC_INVALID_REQUEST, message, MHD_HTTP_HEADER_CONNECTION, "close");
 }
 
 /* The request on C has been read whole (or is answered before its body):
@@ -1316,7 +1303,7 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
         ex->delivered = true;
         pthread_mutex_unlock(&ex->lock);
         unsigned status = modern ? modern_status(e->text, e->len) : 200;
-        return send_body(c, status, "application/json", e->text, e->len, sid, NULL);
+        return send_body(c, status, "application/json", e->text, e->len, sid, NULL, NULL);
     }
     bool silent = ex->nevents == 0;
     pthread_mutex_unlock(&ex->lock);
@@ -1482,7 +1469,7 @@ static exchange *exchange_for(th_http *h, struct MHD_Connection *c, json_object 
 
 static enum MHD_Result accepted(struct MHD_Connection *c, const char *sid)
 {
-    return send_body(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid, NULL);
+    return send_body(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid, NULL, NULL);
 }
 
 static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, json_object *msg, bool opened)
@@ -1776,7 +1763,7 @@ static enum MHD_Result serve_delete(conn *k, struct MHD_Connection *c)
         return send_rpc_error(c, MHD_HTTP_NOT_FOUND, NULL, TH_RPC_INVALID_REQUEST, "Not Found: no such session", NULL);
     sess_end(k->h, s);
     sess_unref(k->h, s);
-    return send_body(c, MHD_HTTP_OK, NULL, "", 0, NULL, NULL);
+    return send_body(c, MHD_HTTP_OK, NULL, "", 0, NULL, NULL, NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
