@@ -433,6 +433,46 @@ START_TEST(input_required_while_the_elicitation_waits)
 }
 END_TEST
 
+/* A handler that asks at once races the CreateTaskResult: the client must
+ * learn the task's id before anything related to it, so the first line
+ * after each tools/call is its answer. Repeated, as the race is. */
+START_TEST(the_task_id_comes_before_its_questions)
+{
+    mh_proc *p = start(_i, "2025-11-25", "{\"elicitation\":{}}", NULL);
+    for (int n = 0; n < 25; n++) {
+        int rid = post(p, "tools/call", "\"name\":\"confirm_delete\",\"arguments\":{},\"task\":{}");
+        json_object *o = next_any(p);
+        ck_assert_msg(mh_at(o, "id") && json_object_get_int(mh_at(o, "id")) == rid && !mh_at(o, "method"),
+                      "round %d: before the CreateTaskResult came %s", n, mh_json(o));
+        char *id = strdup(mh_str(o, "result task taskId"));
+        json_object_put(o);
+        json_object *ask = NULL;
+        while (!ask) { /* its status notification may come first */
+            json_object *m = next_any(p);
+            const char *method = mh_str(m, "method");
+            if (method && strcmp(method, "elicitation/create") == 0)
+                ask = m;
+            else
+                json_object_put(m);
+        }
+        MH_ASSERT_STR(ask, "params " RELATED, id);
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"decline\"}}",
+                mh_json(mh_at(ask, "id")));
+        json_object_put(ask);
+        /* Its last word, before the next round begins. */
+        for (bool ended = false; !ended;) {
+            json_object *m = next_any(p);
+            const char *st = mh_str(m, "params status");
+            ended = st && strcmp(mh_str(m, "params taskId"), id) == 0 &&
+                    (strcmp(st, "completed") == 0 || strcmp(st, "failed") == 0);
+            json_object_put(m);
+        }
+        free(id);
+    }
+    finish(p);
+}
+END_TEST
+
 START_TEST(an_expiring_task_answers_its_waiting_result)
 {
     mh_proc *p = start(_i, "2025-11-25", "{}", "--max-concurrent-calls=1");
@@ -481,6 +521,7 @@ static Suite *legacy_tasks_suite(void)
     tcase_add_loop_test(tc, cancel_answers_the_waiting_result_and_refuses_twice, 0, 2);
     tcase_add_loop_test(tc, list_pages_through_the_sessions_own_tasks, 0, 2);
     tcase_add_loop_test(tc, input_required_while_the_elicitation_waits, 0, 2);
+    tcase_add_loop_test(tc, the_task_id_comes_before_its_questions, 0, 2);
     tcase_add_loop_test(tc, an_expiring_task_answers_its_waiting_result, 0, 2);
     suite_add_tcase(s, tc);
     /* Apart: it ends the host with a handler still running, which

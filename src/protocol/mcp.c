@@ -1787,10 +1787,16 @@ static bool legacy_call_as_task(request *r, const th_entry *e, json_object *args
                                    sizeof msg);
     else
         json_object_put(copy);
-    if (res)
-        reply(r, res);
-    else
+    if (!res) {
         send_error(r->s, r->msg->id, code, msg, NULL);
+        return true;
+    }
+    char id[80];
+    json_object *tid = NULL;
+    json_object_object_get_ex(json_object_object_get(res, "task"), "taskId", &tid);
+    snprintf(id, sizeof id, "%s", tid ? json_object_get_string(tid) : "");
+    reply(r, res);
+    th_tasks_start(r->s->mcp->tasks, id, owner);
     return true;
 }
 

@@ -79,6 +79,7 @@ struct task {
     char *owner;               /* "" for nobody */
     int refs;                  /* the store's, plus one while a run is queued or running; under ts->lock */
     bool stored;               /* still in the store (not expired) */
+    bool unstarted;            /* ERA_CORE: created, until th_tasks_start */
     status st;
     task_era era;
     long long ttl_ms;                     /* as granted */
@@ -775,10 +776,11 @@ static json_object *create(th_tasks *ts, task_era era, th_registry *reg, const t
             json_object *wrap = json_object_new_object();
             put(wrap, "task", out);
             out = wrap;
+            t->unstarted = true; /* th_tasks_start, once the answer is out */
         } else {
             put(out, "resultType", json_object_new_string("task"));
+            schedule(t);
         }
-        schedule(t);
         t = NULL;
     }
     pthread_mutex_unlock(&ts->lock);
@@ -805,6 +807,19 @@ json_object *th_tasks_create_core(th_tasks *ts, th_registry *reg, const th_entry
                                   const th_tasks_peer *peer, int *code, char *msg, size_t msgsize)
 {
     return create(ts, ERA_CORE, reg, e, args, NULL, owner, caps, ttl_ms, token, peer, code, msg, msgsize);
+}
+
+void th_tasks_start(th_tasks *ts, const char *id, const char *owner)
+{
+    pthread_mutex_lock(&ts->lock);
+    task *t = find(ts, id, owner);
+    if (t && t->unstarted) {
+        t->unstarted = false;
+        if (t->st == T_WORKING) /* else cancelled before it began */
+            schedule(t);
+    }
+    pthread_mutex_unlock(&ts->lock);
+    flush(ts);
 }
 
 /* tasks/update: keep the answers to pending questions; once none is left

@@ -97,10 +97,20 @@ typedef struct th_tasks_peer {
 ** asked for (<= 0: none), capped at the store's. TOKEN: the call's
 ** progressToken (borrowed, copied; NULL: none), valid for the task's life.
 ** Returns the CreateTaskResult ({task:{...}}), or NULL with *CODE and MSG.
+** The handler waits for th_tasks_start: nothing the task sends (a status
+** notification, a question to the client) may reach the client before the
+** CreateTaskResult that tells it the task's id.
 */
 json_object *th_tasks_create_core(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
                                   const char *owner, unsigned caps, long long ttl_ms, json_object *token,
                                   const th_tasks_peer *peer, int *code, char *msg, size_t msgsize);
+
+/*
+** Let the task ID of OWNER, made by th_tasks_create_core, begin: call it
+** once its CreateTaskResult was sent. A task cancelled meanwhile stays
+** cancelled; an unknown ID is ignored.
+*/
+void th_tasks_start(th_tasks *ts, const char *id, const char *owner);
 
 /*
 ** Serve the 2025-11-25 METHOD (tasks/get, tasks/result, tasks/list,
