@@ -110,6 +110,37 @@ START_TEST(legacy_elicitation_is_answered_by_the_client)
 }
 END_TEST
 
+/* As many calls waiting for their client's answers as the reader holds
+ * back for (answers owed) must not stop it reading those answers: sent
+ * before any is read, the seventy calls all end, none by their deadline. */
+START_TEST(legacy_waiting_asks_do_not_stop_the_reader)
+{
+    enum { CALLS = 70 };
+    mh_proc *p = mh_spawn("-d", dir, isolation[_i], "--call-timeout=600", NULL);
+    initialize(p, CAPS_ALL);
+    for (int i = 0; i < CALLS; i++)
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                   "\"test_elicitation\",\"arguments\":{\"message\":\"n%d\"}}}",
+                1000 + i, i);
+    int done = 0, asked = 0;
+    while (done < CALLS) {
+        json_object *o = next_message(p);
+        if (mh_has(o, "method")) {
+            MH_ASSERT_STR(o, "method", "elicitation/create");
+            asked++;
+            mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"decline\"}}",
+                    mh_json(mh_at(o, "id")));
+        } else {
+            MH_ASSERT_RESULT(o);
+            done++;
+        }
+        json_object_put(o);
+    }
+    ck_assert_int_eq(asked, CALLS);
+    mh_finish(p);
+}
+END_TEST
+
 START_TEST(legacy_client_error_reaches_the_handler)
 {
     mh_proc *p = start(_i, NULL);
@@ -402,6 +433,7 @@ static Suite *ask_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, legacy_elicitation_is_answered_by_the_client, 0, 2);
+    tcase_add_loop_test(tc, legacy_waiting_asks_do_not_stop_the_reader, 0, 2);
     tcase_add_loop_test(tc, legacy_client_error_reaches_the_handler, 0, 2);
     tcase_add_loop_test(tc, legacy_undeclared_capability_is_not_asked, 0, 2);
     tcase_add_loop_test(tc, legacy_cancel_ends_the_wait, 0, 2);

@@ -69,6 +69,9 @@
  * at all: a sender that finds the output idle writes itself); a reader
  * waiting for owed answers looks again this often. */
 #define OWED_RECHECK_MS 10
+/* Input read past lines held for answers owed, to find the client's own
+ * answers among it (see take_answers); past it, reading waits too. */
+#define HELD_INPUT_MAX ((size_t)1 << 20)
 /* Bytes per write(), so the queue shrinks (and the reader resumes) while
  * a large backlog drains. */
 #define WRITE_CHUNK ((size_t)1 << 20)
@@ -806,6 +809,7 @@ typedef struct input {
     size_t discarded;
     bool hung_up;     /* the client closed its end: read what is left */
     bool held;        /* complete lines wait for room in the output */
+    size_t checked;   /* held: bytes after start known to hold no answer */
     bool spin;        /* busy-poll before the next read (see busy_poll) */
 } input;
 
@@ -936,6 +940,63 @@ static int backlog_full(srv *v)
 }
 
 /*
+** Held for answers owed, the reader still takes the client's answers to
+** the server's own requests, wherever they are among the held lines: the
+** calls those answers release are among the answers owed, and would
+** otherwise wait for them until their deadline. An answer adds nothing to
+** the output, so taking it out of turn keeps every bound. False when the
+** role was lost on the way.
+*/
+static bool take_answers(srv *v)
+{
+    input *in = &v->in;
+    for (;;) {
+        size_t at = in->start + in->checked;
+        char *nl = memchr(in->buf + at, '\n', in->len - at);
+        if (!nl)
+            return true;
+        size_t line = (size_t)(nl - in->buf) - at;
+        th_rpc_msg m;
+        th_rpc_parse(in->buf + at, line, &m);
+        bool answer = m.kind == TH_RPC_RESPONSE;
+        th_rpc_msg_clear(&m);
+        if (!answer) {
+            in->checked += line + 1;
+            continue;
+        }
+        if (!handle(v, in->buf + at, line, in->buf))
+            return false;
+        memmove(in->buf + at, nl + 1, in->len - (at + line + 1));
+        in->len -= line + 1;
+    }
+}
+
+/*
+** Held for answers owed, read what input is already there (never waiting
+** for it): it may hold answers that take_answers takes. At end of input,
+** the end is left for the main path to see once the held lines are gone.
+*/
+static void read_held(srv *v)
+{
+    input *in = &v->in;
+    struct pollfd pfd = {.fd = v->in_fd, .events = POLLIN};
+    if (in->hung_up || in->len - in->start >= HELD_INPUT_MAX || poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
+        return;
+    if (in->cap - in->len < READ_CHUNK) {
+        char *nb = realloc(in->buf, in->cap * 2);
+        if (!nb)
+            return; /* the main path reports it */
+        in->buf = nb;
+        in->cap *= 2;
+    }
+    ssize_t n = read(v->in_fd, in->buf + in->len, in->cap - in->len);
+    if (n > 0)
+        in->len += (size_t)n;
+    else if (n == 0)
+        in->hung_up = true;
+}
+
+/*
 ** Handle the complete lines in the input. False when the role was lost
 ** on the way. Output is collected and written once at the end, and tool
 ** calls queued are woken together.
@@ -953,12 +1014,16 @@ static bool take_lines(srv *v)
         char *nl = memchr(in->buf + in->scan, '\n', in->len - in->scan);
         if (!nl)
             break;
-        if (backlog_full(v)) {
+        int full = backlog_full(v);
+        if (full) {
             in->held = true;
+            if (full > 0 && !take_answers(v)) /* not when the client does not read */
+                kept = false;
             break;
         }
         size_t end = (size_t)(nl - in->buf), start = in->start, line_len = end - start;
         in->start = in->scan = end + 1; /* consumed before it is handled: see hand_off */
+        in->checked = in->checked > line_len + 1 ? in->checked - (line_len + 1) : 0;
         if (in->discarding) {
             in->discarding = false;
             in->discarded += line_len;
@@ -1113,6 +1178,8 @@ static int read_loop(srv *v)
             int wait_ms = backlog_full(v);
             if (wait_ms && !wait_input(v, true, wait_ms))
                 return READ_ENDED;
+            if (wait_ms > 0)
+                read_held(v);
             continue;
         }
         if (in->len > v->max) {
