@@ -58,6 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static th_registry *reg;
+static th_mcp *mcp; /* serves REG: the Mcp-Param checks read its tools */
 
 static _Noreturn void die(const char *what, const uint8_t *data, size_t size)
 {
@@ -100,6 +101,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         exit(1);
     }
     th_registry_start(reg);
+    th_mcp_config cfg;
+    th_mcp_config_default(&cfg);
+    if (!(mcp = th_mcp_new(reg, &cfg))) {
+        fprintf(stderr, "fuzz_http_headers: cannot start the protocol\n");
+        exit(1);
+    }
     return 0;
 }
 
@@ -119,7 +126,7 @@ static void check_buf(const char *buf, size_t size, bool trimmed, const uint8_t 
 static void headers(fz_conn *k, const uint8_t *data, size_t size)
 {
     static const char *const names[] = {"Host",      "Origin",         "Accept",          "Content-Type",
-                                        H_VERSION,   H_METHOD,         H_NAME,            H_SESSION,
+                                        H_VERSION,   "Mcp-Method",     "Mcp-Name",        H_SESSION,
                                         "Last-Event-ID", "Authorization", "Mcp-Param-Region", "Content-Length"};
     struct MHD_Connection *c = (struct MHD_Connection *)(void *)k;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -195,21 +202,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = le + (nl != NULL);
     }
     headers(&k, data, size);
-    /* The body, as modern_post sees it, then the Mcp-Param checks. */
+    /* The body, parsed as serve_post parses it, then the checks of a
+     * 2026-07-28 request's headers against it. */
     size_t blen = (size_t)(end - p);
     char *body = malloc(blen ? blen : 1);
     if (body) {
         memcpy(body, p, blen);
         th_rpc_msg m;
         th_rpc_parse(body, blen, &m);
-        json_object *method = NULL, *params = NULL;
-        if (m.msg && json_object_is_type(m.msg, json_type_object)) {
-            th_rpc_member(m.msg, "method", &method);
-            const char *mname = json_object_is_type(method, json_type_string) ? json_object_get_string(method) : "";
-            (void)name_member(mname);
-            if (th_rpc_member(m.msg, "params", &params) && json_object_is_type(params, json_type_object))
-                (void)check_params_in(reg, (struct MHD_Connection *)(void *)&k, params);
-        }
+        char why[256];
+        if (m.kind != TH_RPC_BATCH && th_mcp_check_headers(mcp, &m, request_header, &k, why, sizeof why) &&
+            !why[0])
+            die("a refused request without a reason", data, size);
         th_rpc_msg_clear(&m);
         free(body);
     }
