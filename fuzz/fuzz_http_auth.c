@@ -304,7 +304,12 @@ static void start_server(void)
     th_mcp *mcp = th_mcp_new(reg, &cfg);
     th_http_opts o = {.auth = auth, .tool_scopes = scopes, .ntool_scopes = 1, .reg = reg,
                       .resource_url = AUDIENCE, .auth_issuer = ISSUER, .max_body_bytes = 1 << 20,
-                      .request_timeout_ms = 10000};
+                      .request_timeout_ms = 10000,
+                      /* One client, one connection at a time; but the server
+                       * frees a closed connection's slot later, in its accept
+                       * thread, and a starved one lags: room for that lag, so
+                       * that a refused connection means a refused request. */
+                      .max_connections = 1024, .max_client_connections = 1024};
     th_http *h = mcp ? th_http_start(mcp, &o, err, sizeof err) : NULL;
     if (!h) {
         fprintf(stderr, "fuzz_http_auth: cannot serve: %s\n", mcp ? err : "out of memory");
