@@ -37,7 +37,6 @@
 #include "call/workpool.h"
 #include "protocol/asks.h"
 #include "protocol/mrtr.h"
-#include "plugin/qualname.h"
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
 #include "base/jsontree.h"
@@ -2317,6 +2316,16 @@ static void res_job_free(res_job *rj)
     free(rj);
 }
 
+/* The skills extension's methods read the registry as the resource methods
+ * do, and answer in their types: one job type runs both. */
+static void serve_resource(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    if (th_mcpskills_is_method(q->method))
+        th_mcpskills_serve(q, a);
+    else
+        th_mcpres_serve(q, a);
+}
+
 static void run_resource(void *p)
 {
     res_job *rj = p;
@@ -2365,7 +2374,7 @@ static void run_resource(void *p)
     }
     bool run = !rj->op.s || op_start(&rj->op);
     if (run)
-        th_mcpres_serve(&q, &a);
+        serve_resource(&q, &a);
     bool send = op_finish(&rj->op) && run;
     answering = rj->batch;
     if (!send) {

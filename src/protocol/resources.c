@@ -16,7 +16,6 @@
 #include "protocol/jsonrpc.h"
 #include "protocol/pagination.h"
 #include "protocol/resources.h"
-#include "protocol/skills.h"
 
 #define CURSOR_RES "r1:"
 #define CURSOR_TPL "t1:"
@@ -414,10 +413,5 @@ void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a)
             methods[i].fn(q, a);
             return;
         }
-    /* The skills extension's methods read the same registry (protocol/skills.c). */
-    if (th_mcpskills_is_method(q->method)) {
-        th_mcpskills_serve(q, a);
-        return;
-    }
     th_mcpres_fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
 }

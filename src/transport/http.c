@@ -30,7 +30,6 @@
 #include "protocol/asks.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
-#include "plugin/qualname.h"
 #include "transport/deadline.h"
 #include "transport/http.h"
 #include "transport/httphead.h"
