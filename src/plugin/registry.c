@@ -615,6 +615,11 @@ const th_entry *th_registry_get(const th_registry *reg, const char *name)
     return idx ? reg->entries[idx - 1] : NULL;
 }
 
+th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args)
+{
+    return e->typed ? th_typed_invoke(e->typed, call, args) : e->handler(call, args, e->user_data);
+}
+
 size_t th_registry_count(const th_registry *reg)
 {
     return reg->count;

@@ -85,6 +85,14 @@ bool th_registry_validate(const th_registry *reg, const th_tool *tool);
 /* The tool named NAME (case-sensitive), or NULL. */
 const th_entry *th_registry_get(const th_registry *reg, const char *name);
 
+/*
+** Run E's function on CALL with ARGS (already checked against its input
+** schema): a typed tool through its ffi call (call/typed.h), any other
+** through its handler with its user_data. The one place that choice is made,
+** whoever runs the call: the protocol, a task, a worker or a lazy stand-in.
+*/
+th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args);
+
 /* Number of tools, and the I-th in registration order. */
 size_t th_registry_count(const th_registry *reg);
 const th_entry *th_registry_at(const th_registry *reg, size_t i);

@@ -1343,7 +1343,7 @@ static void run_job(void *p)
         drop_args(j);
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
-        th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
+        th_rc rc = th_entry_invoke(e, h, j->args);
         th_crashnote_end(crash_slot);
         if (!j->run_by_reader)
             th_call_flush_held(); /* a pool thread's batch is this one call */
