@@ -4,7 +4,8 @@
 ** SKILL.md's frontmatter subset (what is accepted and how it is typed, each
 ** refusal and its message naming the line), the skill rules of th_skills_add
 ** with their messages, and skills/list, skills/get, resources/directory/read
-** and resources/read of skill files called through protocol/resources.c.
+** (protocol/mcpskills.c) and resources/read of skill files
+** (protocol/mcpresources.c) called directly.
 */
 #include "config.h"
 
@@ -19,8 +20,8 @@
 #include "plugin/registry.h"
 #include "plugin/skills.h"
 #include "protocol/jsonrpc.h"
-#include "protocol/resources.h"
-#include "protocol/skills.h"
+#include "protocol/mcpresources.h"
+#include "protocol/mcpskills.h"
 #include "check_main.h"
 
 #define MD(body) "---\n" body "---\nBody.\n"

@@ -551,7 +551,7 @@ json_object *th_prompts_run_complete(const th_completion_entry *e, const char *a
 }
 
 /* A marker block: the host turns the blocks after it into ROLE's messages
- * (protocol/prompts.c). A block, so that it crosses the worker IPC with
+ * (protocol/mcpprompts.c). A block, so that it crosses the worker IPC with
  * the rest of the result unchanged. */
 th_rc th_call_prompt_role(th_call *call, const char *role)
 {

@@ -29,13 +29,13 @@
 #include "protocol/mcp.h"
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
-#include "protocol/resources.h"
-#include "protocol/prompts.h"
-#include "protocol/skills.h"
+#include "protocol/mcpresources.h"
+#include "protocol/mcpprompts.h"
+#include "protocol/mcpskills.h"
 #include "plugin/prompts.h"
 #include "base/util.h"
 #include "call/workpool.h"
-#include "protocol/asks.h"
+#include "protocol/mcpasks.h"
 #include "protocol/mrtr.h"
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
@@ -2278,7 +2278,7 @@ static bool op_cancel_locked(th_mcp_session *s, const char *key)
     return found;
 }
 
-/* ---- resources (protocol/resources.c) ---------------------------------- */
+/* ---- resources (protocol/mcpresources.c) ------------------------------- */
 
 /*
 ** A resource method as it runs: everything copied out of the request, so it
@@ -2450,7 +2450,7 @@ static void m_resources(request *r)
     }
 }
 
-/* ---- prompts and completion (protocol/prompts.c, completion.c) -------- */
+/* ---- prompts and completion (protocol/mcpprompts.c, completion.c) ----- */
 
 /*
 ** A prompt method as it runs, like a res_job: copied out of the request.
@@ -2826,7 +2826,7 @@ static const method requests[] = {
     {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
-    /* The skills extension (protocol/skills.c), declared from 2026-07-28 on. */
+    /* The skills extension (protocol/mcpskills.c), declared from 2026-07-28 on. */
     {.name = "skills/list", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "skills/get", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "resources/directory/read", .eras = ERA_MODERN, .fn = m_resources},

@@ -27,7 +27,7 @@
 #include "base/fastjson.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "protocol/asks.h"
+#include "protocol/mcpasks.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
 #include "transport/deadline.h"

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/skills.h: the methods of the skills extension (SEP-2640,
+** protocol/mcpskills.h: the methods of the skills extension (SEP-2640,
 ** io.modelcontextprotocol/skills): skills/list, skills/get and
 ** resources/directory/read, served from the registry's skill files
 ** (plugin/skills.h). protocol/mcp.c dispatches them here, on the request
-** and answer types of protocol/resources.h.
+** and answer types of protocol/mcpresources.h.
 */
-#ifndef TH_PROTOCOL_SKILLS_H
-#define TH_PROTOCOL_SKILLS_H
+#ifndef TH_PROTOCOL_MCPSKILLS_H
+#define TH_PROTOCOL_MCPSKILLS_H
 
 #include <stdbool.h>
 
 #include <json-c/json.h>
 
-#include "protocol/resources.h"
+#include "protocol/mcpresources.h"
 
 #define TH_SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/resources.c: the resource methods of MCP for both eras, the legacy
+** protocol/mcpresources.c: the resource methods of MCP for both eras over
+** the registry's resources (plugin/resources.c), the legacy
 ** resources/subscribe table (session, URI), and the fan-out of resource
 ** events (updates from plugins, list changes) to sessions and listeners.
 */
@@ -15,7 +16,7 @@
 #include "plugin/resources.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/pagination.h"
-#include "protocol/resources.h"
+#include "protocol/mcpresources.h"
 
 #define CURSOR_RES "r1:"
 #define CURSOR_TPL "t1:"
