@@ -639,6 +639,32 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
     classify(out);
 }
 
+/* has_answer of one message or batch element, read as a tree. */
+static bool value_expects_answer(json_object *msg)
+{
+    json_object *v;
+    if (json_object_is_type(msg, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(msg); i++)
+            if (value_expects_answer(json_object_array_get_idx(msg, i)))
+                return true;
+        return json_object_array_length(msg) == 0; /* answered with an error */
+    }
+    if (!json_object_is_type(msg, json_type_object))
+        return true;
+    bool method = th_rpc_member(msg, "method", &v), id = th_rpc_member(msg, "id", &v);
+    bool response = !method && (th_rpc_member(msg, "result", &v) || th_rpc_member(msg, "error", &v));
+    return !(method && !id) && !response;
+}
+
+bool th_rpc_expects_answer(const th_rpc_msg *msg)
+{
+    /* Without a tree: a plain request or notification, or text that did
+     * not parse (answered with -32700). */
+    if (!msg->msg)
+        return msg->kind != TH_RPC_NOTIFICATION;
+    return value_expects_answer(msg->msg);
+}
+
 void th_rpc_parse_value(json_object *value, th_rpc_msg *out)
 {
     memset(out, 0, sizeof *out);

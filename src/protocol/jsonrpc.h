@@ -97,6 +97,10 @@ void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out);
 void th_rpc_parse_value(json_object *value, th_rpc_msg *out);
 void th_rpc_msg_clear(th_rpc_msg *msg);
 
+/* Whether MSG gets an answer: a request, a message refused with an error,
+** or a batch holding one (a notification or a response gets none). */
+bool th_rpc_expects_answer(const th_rpc_msg *msg);
+
 /*
 ** Like th_rpc_result for an object RESULT, built without a tree for the
 ** envelope: the message is text spliced together when it is serialised,

@@ -3053,15 +3053,20 @@ static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
     batch_release(b);
 }
 
-void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
+void th_mcp_session_handle_msg(th_mcp_session *s, th_rpc_msg *m, const char *text, size_t len)
 {
-    th_rpc_msg msg;
     s->msg_len = len;
     if (th_log_enabled(TH_LOG_DEBUG))
         trace("in", text, len);
+    dispatch(s, m);
+    th_rpc_msg_clear(m);
+}
+
+void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len)
+{
+    th_rpc_msg msg;
     th_rpc_parse(text, len, &msg);
-    dispatch(s, &msg);
-    th_rpc_msg_clear(&msg);
+    th_mcp_session_handle_msg(s, &msg, text, len);
 }
 
 void th_mcp_session_more(th_mcp_session *s, bool more)

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "plugin/registry.h"
+#include "protocol/jsonrpc.h"
 #include "protocol/subscriptions.h"
 
 /* The newest protocol revision, and every revision served. */
@@ -67,6 +68,9 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx);
 
 /* Handle one incoming message of LEN bytes (no framing). */
 void th_mcp_session_handle(th_mcp_session *s, const char *text, size_t len);
+/* The same for a message the transport parsed already (th_rpc_parse of
+** TEXT, which stays valid during the call): M is cleared. */
+void th_mcp_session_handle_msg(th_mcp_session *s, th_rpc_msg *m, const char *text, size_t len);
 
 /*
 ** Bracket the messages of one read: tool calls they start are woken together

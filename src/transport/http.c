@@ -27,6 +27,7 @@
 #include "base/fastjson.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "protocol/envelope.h"
 #include "protocol/mcpasks.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcp.h"
@@ -37,11 +38,6 @@
 
 #define H_SESSION "Mcp-Session-Id"
 #define H_VERSION "MCP-Protocol-Version"
-#define H_METHOD "Mcp-Method"
-#define H_NAME "Mcp-Name"
-#define H_PARAM_PREFIX "Mcp-Param-"
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 /* The key of the exchange a JSON-RPC batch's array of responses goes to. */
 #define BATCH_KEY "\x01" "batch"
 /* How often a waiting thread looks at the stop flag. */
@@ -236,32 +232,11 @@ struct th_http {
  * sent synchronously, from this thread, and belongs to it. */
 static _Thread_local exchange *handling;
 
-/* Notifications about the server rather than about a request: they go on
- * the session's standalone GET stream when a client opened one. */
-static const char *const unbound_methods[] = {
-    "notifications/tools/list_changed",
-    "notifications/resources/list_changed",
-    "notifications/resources/updated",
-    "notifications/prompts/list_changed",
-};
-
-static bool unbound(json_object *msg)
-{
-    json_object *m, *id;
-    if (!json_object_is_type(msg, json_type_object) || th_rpc_member(msg, "id", &id) ||
-        !th_rpc_member(msg, "method", &m) || !json_object_is_type(m, json_type_string))
-        return false;
-    for (size_t i = 0; i < sizeof unbound_methods / sizeof *unbound_methods; i++)
-        if (strcmp(json_object_get_string(m), unbound_methods[i]) == 0)
-            return true;
-    return false;
-}
-
 static void sess_trim_streams(hsess *s);
 
 /* Route what a legacy session sends: a response to the POST that carries
  * its id, a progress notification to the POST with its token, a
- * notification about the server (unbound()) to the standalone GET stream,
+ * notification about the server (th_mcp_notice_unbound) to the standalone GET stream,
  * anything else (a log message) to the newest POST of the session still
  * waiting, or to the GET stream when none is. */
 static void sess_send(void *ctx, json_object *msg)
@@ -275,13 +250,13 @@ static void sess_send(void *ctx, json_object *msg)
     char *origin = final ? NULL : th_asks_origin(msg);
     if (final && !json_object_is_type(msg, json_type_array) && th_rpc_member(msg, "id", &v))
         key = th_rpc_id_key(v);
-    else if (!final && !origin && th_rpc_member(msg, "params", &v))
-        json_object_object_get_ex(v, "progressToken", &token);
+    else if (!final && !origin)
+        token = th_mcp_notice_progress(msg);
     const char *want = json_object_is_type(msg, json_type_array) ? BATCH_KEY : key;
 
     pthread_mutex_lock(&s->lock);
     exchange *to = NULL, **pp;
-    bool to_standalone = !final && !origin && s->standalone && unbound(msg);
+    bool to_standalone = !final && !origin && s->standalone && th_mcp_notice_unbound(msg);
     for (pp = &s->exchanges; !to_standalone && *pp; pp = &(*pp)->next) {
         exchange *ex = *pp;
         if (final    ? want && ex->key && strcmp(ex->key, want) == 0
@@ -873,21 +848,13 @@ static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
     return authorize_scope(h, c, h->opts.auth_scope, r);
 }
 
-/* The scope --auth-tool-scope asks of a tools/call in MSG (one message),
- * or NULL. tools/list is not filtered: a client may see what it cannot call. */
-static const char *tool_scope(const th_http *h, json_object *msg)
+/* The scope --auth-tool-scope asks of a call of TOOL (NULL: the message
+ * names no tool), or NULL. tools/list is not filtered: a client may see
+ * what it cannot call. */
+static const char *tool_scope(const th_http *h, const char *tool)
 {
-    json_object *method, *params, *name;
-    /* A method or name that is not a string (null included) names no tool:
-     * the protocol refuses the message as it would without tokens. */
-    if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "method", &method) ||
-        !json_object_is_type(method, json_type_string) || strcmp(json_object_get_string(method), "tools/call") != 0 ||
-        !json_object_object_get_ex(msg, "params", &params) || !json_object_object_get_ex(params, "name", &name) ||
-        !json_object_is_type(name, json_type_string))
-        return NULL;
-    const char *tool = json_object_get_string(name);
-    size_t n = strlen(tool);
-    for (size_t i = 0; i < h->opts.ntool_scopes; i++) {
+    size_t n = tool ? strlen(tool) : 0;
+    for (size_t i = 0; tool && i < h->opts.ntool_scopes; i++) {
         const char *e = h->opts.tool_scopes[i];
         if (strncmp(e, tool, n) == 0 && e[n] == '=')
             return e + n + 1;
@@ -895,22 +862,25 @@ static const char *tool_scope(const th_http *h, json_object *msg)
     return NULL;
 }
 
-/* Refuses MSG (a message or a batch) when a tools/call in it needs a
- * scope the token lacks. */
-static bool authorize_tools(th_http *h, struct MHD_Connection *c, json_object *msg, refusal *r)
+/* Refuses M (a message or a batch) when a tools/call in it needs a scope
+ * the token lacks. */
+static bool authorize_tools(th_http *h, struct MHD_Connection *c, const th_rpc_msg *m, refusal *r)
 {
     if (!h->opts.auth)
         return true;
-    if (!json_object_is_type(msg, json_type_array)) {
-        const char *scope = tool_scope(h, msg);
+    if (m->kind != TH_RPC_BATCH) {
+        const char *scope = tool_scope(h, th_mcp_called_tool(m));
         return !scope || authorize_scope(h, c, scope, r);
     }
-    for (size_t i = 0; i < json_object_array_length(msg); i++) {
-        const char *scope = tool_scope(h, json_object_array_get_idx(msg, i));
-        if (scope && !authorize_scope(h, c, scope, r))
-            return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < json_object_array_length(m->msg); i++) {
+        th_rpc_msg one;
+        th_rpc_parse_value(json_object_array_get_idx(m->msg, i), &one);
+        const char *scope = tool_scope(h, th_mcp_called_tool(&one));
+        ok = !scope || authorize_scope(h, c, scope, r);
+        th_rpc_msg_clear(&one);
     }
-    return true;
+    return ok;
 }
 
 /* The protected resource metadata document (RFC 9728). */
@@ -1420,40 +1390,21 @@ static enum MHD_Result serve_get(conn *k, struct MHD_Connection *c)
     return ret;
 }
 
-/* The message expects an answer: anything but a notification or a
- * response (an invalid message gets an error), or a batch holding one. */
-static bool has_request(json_object *msg)
-{
-    json_object *v;
-    if (json_object_is_type(msg, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(msg); i++)
-            if (has_request(json_object_array_get_idx(msg, i)))
-                return true;
-        return json_object_array_length(msg) == 0; /* answered with an error */
-    }
-    if (!json_object_is_type(msg, json_type_object))
-        return true;
-    bool method = th_rpc_member(msg, "method", &v), id = th_rpc_member(msg, "id", &v);
-    bool response = !method && (th_rpc_member(msg, "result", &v) || th_rpc_member(msg, "error", &v));
-    return !(method && !id) && !response;
-}
-
-/* A new exchange for MSG's answers: keyed by its id, with its progress token. */
-static exchange *exchange_for(th_http *h, struct MHD_Connection *c, json_object *msg)
+/* A new exchange for M's answers: keyed by its id, with its progress token. */
+static exchange *exchange_for(th_http *h, struct MHD_Connection *c, const th_rpc_msg *m)
 {
     char buf[256];
     const char *acc = header(c, MHD_HTTP_HEADER_ACCEPT, buf, sizeof buf);
     exchange *ex = exchange_new(&h->abort, accepts(acc, "text/event-stream"));
-    json_object *id, *params, *meta, *token;
     if (!ex)
         return NULL;
-    if (json_object_is_type(msg, json_type_array)) {
+    if (m->kind == TH_RPC_BATCH) {
         ex->key = strdup(BATCH_KEY);
     } else {
-        if (th_rpc_member(msg, "id", &id))
-            ex->key = th_rpc_id_key(id);
-        if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta) &&
-            json_object_object_get_ex(meta, "progressToken", &token))
+        json_object *token = th_mcp_progress_token(m);
+        if (m->id)
+            ex->key = th_rpc_id_key(m->id);
+        if (token)
             ex->token = json_object_get(token);
     }
     /* An id that cannot be a key (absent, null, an object): its answer has
@@ -1471,11 +1422,11 @@ static enum MHD_Result accepted(struct MHD_Connection *c, const char *sid)
     return send_body(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid, NULL, NULL);
 }
 
-static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, json_object *msg, bool opened)
+static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, th_rpc_msg *m, bool opened)
 {
-    bool request = has_request(msg);
+    bool request = th_rpc_expects_answer(m);
     if (request) {
-        if (!(k->ex = exchange_for(k->h, c, msg)))
+        if (!(k->ex = exchange_for(k->h, c, m)))
             return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         exchange_ref(k->ex); /* the session list's */
         pthread_mutex_lock(&s->lock);
@@ -1485,7 +1436,7 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
     }
     pthread_mutex_lock(&s->handle_lock);
     handling = k->ex;
-    th_mcp_session_handle(s->ms, k->body.data, k->body.len);
+    th_mcp_session_handle_msg(s->ms, m, k->body.data, k->body.len);
     handling = NULL;
     pthread_mutex_unlock(&s->handle_lock);
     if (!request)
@@ -1505,134 +1456,28 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
     return ret;
 }
 
-/* An argument as a header carries it: strings as they are, anything else
- * as its JSON text. */
-static const char *arg_text(json_object *v)
+/* th_mcp_header_fn over an MHD connection. */
+static const char *request_header(void *ctx, const char *name, size_t *len)
 {
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                    : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-}
-
-/* The tool's x-mcp-header parameters must be mirrored in Mcp-Param-NAME
- * headers ("=?base64?...?=" wraps a Base64 value). NULL when they are. */
-static const char *check_params_in(const th_registry *reg, struct MHD_Connection *c, json_object *params);
-
-/* Against the registry served now (hot reload swaps it): held for the check. */
-static const char *check_param_headers(th_http *h, struct MHD_Connection *c, json_object *params)
-{
-    if (!h->opts.reg)
-        return NULL;
-    th_registry *reg = th_mcp_registry(h->mcp);
-    const char *bad = check_params_in(reg, c, params);
-    th_registry_unref(reg);
-    return bad;
-}
-
-static const char *check_params_in(const th_registry *reg, struct MHD_Connection *c, json_object *params)
-{
-    json_object *name, *args, *props;
-    if (!json_object_object_get_ex(params, "name", &name))
-        return NULL;
-    char why[512];
-    const th_entry *e = th_tool_resolve(reg, json_object_get_string(name), why, sizeof why);
-    if (!e || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
-        !json_object_is_type(props, json_type_object))
-        return NULL;
-    if (!json_object_object_get_ex(params, "arguments", &args))
-        args = NULL;
-    json_object_object_foreach(props, pname, pschema)
-    {
-        json_object *hn, *arg;
-        if (!json_object_is_type(pschema, json_type_object) || !json_object_object_get_ex(pschema, "x-mcp-header", &hn) ||
-            !args || !json_object_object_get_ex(args, pname, &arg))
-            continue;
-        char hname[160], val[4096];
-        snprintf(hname, sizeof hname, H_PARAM_PREFIX "%s", json_object_get_string(hn));
-        const char *hv = header(c, hname, val, sizeof val);
-        if (!hv)
-            return "an Mcp-Param header is missing for an argument the tool mirrors in headers";
-        size_t hl = strlen(hv);
-        unsigned char *dec = NULL;
-        if (hl >= 11 && strncmp(hv, "=?base64?", 9) == 0 && strcmp(hv + hl - 2, "?=") == 0) {
-            if (!(dec = th_base64_decode(hv + 9, hl - 11, &hl)))
-                return "an Mcp-Param header holds invalid Base64";
-            hv = (const char *)dec;
-        }
-        const char *want = arg_text(arg);
-        bool same = strlen(want) == hl && memcmp(want, hv, hl) == 0;
-        free(dec);
-        if (!same)
-            return "an Mcp-Param header does not match its argument in the body";
-    }
-    return NULL;
-}
-
-/* The member of PARAMS that Mcp-Name mirrors for METHOD, or NULL. */
-static const char *name_member(const char *method)
-{
-    static const struct {
-        const char *method, *member;
-    } names[] = {{"tools/call", "name"},  {"prompts/get", "name"},   {"resources/read", "uri"},
-                 {"tasks/get", "taskId"}, {"tasks/update", "taskId"}, {"tasks/cancel", "taskId"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(names[i].method, method) == 0)
-            return names[i].member;
-    return NULL;
+    return header_value(ctx, name, len);
 }
 
 /*
 ** A modern (2026-07-28) request: its headers must agree with its body, then
 ** it is served in a session of its own that lives as long as the POST.
 */
-static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_object *msg)
+static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg *m)
 {
     th_http *h = k->h;
-    char pvb[64], mb[256];
-    json_object *id = NULL, *method = NULL, *params = NULL, *meta = NULL, *mv = NULL, *caps, *v;
-    if (!json_object_is_type(msg, json_type_object))
+    if (m->kind == TH_RPC_BATCH || json_object_is_type(m->msg, json_type_array))
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                               "Invalid Request: a " TH_MCP_MODERN_VERSION " POST carries one JSON-RPC message", NULL);
-    th_rpc_member(msg, "id", &id);
-    th_rpc_member(msg, "method", &method);
-    if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
-        json_object_object_get_ex(meta, META_VERSION, &mv);
-    bool request = id && method;
-    const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
-    if (!pv)
-        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is missing",
-                              NULL);
-    if (request && (!mv || !json_object_object_get_ex(meta, META_CAPS, &caps)))
-        return send_rpc_error(c, 400, id, TH_RPC_INVALID_PARAMS,
-                              "Invalid params: _meta needs \"" META_VERSION "\" and \"" META_CAPS "\"", NULL);
-    if (mv && strcmp(json_object_get_string(mv), pv) != 0)
-        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
-                              "Header mismatch: MCP-Protocol-Version differs from _meta[\"" META_VERSION "\"]", NULL);
-    const char *mname = method && json_object_is_type(method, json_type_string) ? json_object_get_string(method) : "";
-    const char *hm = header(c, H_METHOD, mb, sizeof mb);
-    if (!hm || strcmp(hm, mname) != 0)
-        return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
-                              hm ? "Header mismatch: Mcp-Method differs from the body's method"
-                                 : "Header mismatch: Mcp-Method is missing",
-                              NULL);
-    const char *member = name_member(mname);
-    size_t hlen;
-    if (member) {
-        /* Compared in place: a resource URI may be TH_URI_MAX bytes long. */
-        const char *hn = header_value(c, H_NAME, &hlen);
-        const char *bn = params && json_object_object_get_ex(params, member, &v) ? json_object_get_string(v) : NULL;
-        if ((hn || bn) && (!hn || !bn || strlen(bn) != hlen || memcmp(hn, bn, hlen) != 0))
-            return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH,
-                                  hn ? "Header mismatch: Mcp-Name differs from the body"
-                                     : "Header mismatch: Mcp-Name is missing",
-                                  NULL);
-        const char *bad = strcmp(mname, "tools/call") == 0 && params ? check_param_headers(h, c, params) : NULL;
-        if (bad) {
-            char m[256];
-            snprintf(m, sizeof m, "Header mismatch: %s", bad);
-            return send_rpc_error(c, 400, id, TH_RPC_HEADER_MISMATCH, m, NULL);
-        }
-    }
-    if (request && !(k->ex = exchange_for(h, c, msg)))
+    char why[256];
+    int code = th_mcp_check_headers(h->mcp, m, request_header, c, why, sizeof why);
+    if (code)
+        return send_rpc_error(c, 400, m->id, code, why, NULL);
+    bool request = th_rpc_expects_answer(m);
+    if (request && !(k->ex = exchange_for(h, c, m)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     if (!k->ex && !(k->ex = exchange_new(&h->abort, false)))
         return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -1650,7 +1495,7 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, json_objec
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
-    th_mcp_session_handle(k->ms, k->body.data, k->body.len);
+    th_mcp_session_handle_msg(k->ms, m, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
 
@@ -1663,64 +1508,42 @@ static bool known_legacy(const char *v)
 }
 
 /*
-** The body as one JSON value, or NULL when it is not one (*OOM: memory ran
-** out instead). A plain message takes th_fastjson_parse, which builds the
-** tree json-c's tokener would, at a fraction of the cost: a new tokener
-** alone (its parse stack zeroed) cost more than that whole parse. Anything
-** else goes to the tokener as before.
+** The body, parsed once: the protocol serves the parsed message. Text that
+** is not one JSON object or array is refused here with 400, before any
+** session is found or made.
 */
-static json_object *parse_body(const th_buf *body, bool *oom)
+static bool parse_body(const th_buf *body, th_rpc_msg *m)
 {
-    *oom = false;
-    if (!body->data)
-        return NULL;
-    json_object *msg = th_fastjson_parse(body->data, body->len);
-    if (msg)
-        return msg;
-    json_tokener *tok = json_tokener_new_ex(TH_RPC_MAX_DEPTH);
-    if (!tok) {
-        *oom = true;
-        return NULL;
+    if (!body->data) {
+        memset(m, 0, sizeof *m);
+        return false;
     }
-    msg = json_tokener_parse_ex(tok, body->data, (int)body->len);
-    bool whole = msg && json_tokener_get_error(tok) == json_tokener_success &&
-                 (size_t)json_tokener_get_parse_end(tok) == body->len;
-    json_tokener_free(tok);
-    if (!whole) {
-        json_object_put(msg);
-        return NULL;
-    }
-    return msg;
+    th_rpc_parse(body->data, body->len, m);
+    if (m->kind == TH_RPC_INVALID && !m->msg)
+        return m->error_code != TH_RPC_PARSE_ERROR;
+    return !m->msg || json_object_is_type(m->msg, json_type_object) || json_object_is_type(m->msg, json_type_array);
 }
 
 static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
 {
     th_http *h = k->h;
     char sidb[128], pvb[64];
-    bool oom;
-    json_object *msg = parse_body(&k->body, &oom);
-    if (oom)
-        return send_rpc_error(c, 500, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-    if (!msg || !(json_object_is_type(msg, json_type_object) || json_object_is_type(msg, json_type_array))) {
-        json_object_put(msg);
+    th_rpc_msg m;
+    if (!parse_body(&k->body, &m)) {
+        th_rpc_msg_clear(&m);
         return send_rpc_error(c, 400, NULL, TH_RPC_PARSE_ERROR, "Parse error: the body is not one JSON-RPC message",
                               NULL);
     }
     enum MHD_Result ret;
     refusal denied = {0};
-    if (!authorize_tools(h, c, msg, &denied)) {
-        json_object_put(msg);
+    if (!authorize_tools(h, c, &m, &denied)) {
+        th_rpc_msg_clear(&m);
         return send_auth_refusal(c, denied.status, denied.message, denied.www_auth);
     }
     const char *sid = header(c, H_SESSION, sidb, sizeof sidb);
     const char *pv = header(c, H_VERSION, pvb, sizeof pvb);
-    json_object *method = NULL, *params, *meta, *mv = NULL;
-    if (json_object_is_type(msg, json_type_object)) {
-        th_rpc_member(msg, "method", &method);
-        if (th_rpc_member(msg, "params", &params) && json_object_object_get_ex(params, "_meta", &meta))
-            json_object_object_get_ex(meta, META_VERSION, &mv);
-    }
-    bool init = method && strcmp(json_object_get_string(method), "initialize") == 0;
+    bool single = m.kind != TH_RPC_BATCH && !json_object_is_type(m.msg, json_type_array);
+    bool init = single && th_mcp_is_initialize(&m);
     if (sid) {
         if (pv && !known_legacy(pv) && strcmp(pv, TH_MCP_MODERN_VERSION) != 0) {
             ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
@@ -1730,24 +1553,24 @@ static enum MHD_Result serve_post(conn *k, struct MHD_Connection *c)
                                  "Not Found: no such session (it ended, or the server restarted); initialize again",
                                  NULL);
         } else {
-            ret = legacy_post(k, c, k->sess, msg, false);
+            ret = legacy_post(k, c, k->sess, &m, false);
         }
-    } else if ((pv && strcmp(pv, TH_MCP_MODERN_VERSION) == 0) || (mv && !init)) {
-        ret = modern_post(k, c, msg);
+    } else if ((pv && strcmp(pv, TH_MCP_MODERN_VERSION) == 0) || (single && th_mcp_claimed_version(&m) && !init)) {
+        ret = modern_post(k, c, &m);
     } else if (init) {
         const char *why = NULL;
         long long retry_s = 0;
         if (!(k->sess = sess_new(h, &k->who, &why, &retry_s)))
             ret = send_sessions_full(c, why, retry_s);
         else
-            ret = legacy_post(k, c, k->sess, msg, true);
+            ret = legacy_post(k, c, k->sess, &m, true);
     } else {
         ret = send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                              "Bad Request: Mcp-Session-Id is required (send initialize first), or use protocol "
                              TH_MCP_MODERN_VERSION " with its per-request headers",
                              NULL);
     }
-    json_object_put(msg);
+    th_rpc_msg_clear(&m); /* when the session did not take it */
     return ret;
 }
 
