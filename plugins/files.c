@@ -99,24 +99,6 @@ static int open_beneath(const char *path)
     return fd2;
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64(const unsigned char *p, size_t n)
-{
-    char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-        *o++ = b64[v >> 18 & 63];
-        *o++ = b64[v >> 12 & 63];
-        *o++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
-        *o++ = i + 2 < n ? b64[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Text when it is UTF-8 by the host's own rule, without NUL bytes (the
  * host would show other bytes as U+FFFD, changing the file), else a blob. */
 static int is_text(const unsigned char *p, size_t n)
@@ -203,7 +185,7 @@ static th_rc read_file(th_call *call, const char *uri, json_object *vars, void *
         buf[n] = '\0';
         rc = th_call_resource_text(call, uri, mime ? mime : "text/plain", (const char *)buf);
     } else {
-        char *enc = base64(buf, n);
+        char *enc = th_base64_encode(buf, n);
         rc = enc ? th_call_resource_blob(call, uri, mime ? mime : "application/octet-stream", enc) : TH_ERR_NOMEM;
         free(enc);
     }

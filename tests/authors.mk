@@ -2,14 +2,15 @@
 # use (issue 12): the install layout, the README's examples, and the
 # inspect, call and new-plugin subcommands. Shell tests live in authors/.
 TESTS += authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh authors/call.sh authors/new-plugin.sh \
-	authors/registry-rules.sh authors/licence.sh authors/transport-envelope.sh
+	authors/registry-rules.sh authors/licence.sh authors/include-graph.sh authors/transport-envelope.sh
 SH_LOG_COMPILER = env TOP_BUILDDIR='$(abs_top_builddir)' TOP_SRCDIR='$(abs_top_srcdir)' MAKE='$(MAKE)' \
 	TOOLHOST='$(abs_top_builddir)/src/toolhost' PLUGINS='$(abs_top_builddir)/plugins/.libs' \
 	HOSTILE='$(abs_builddir)/hostile/.libs' TESTPLUGINS='$(abs_builddir)/plugins/.libs' CC='$(CC)' \
 	prefix='$(prefix)' libdir='$(libdir)' plugindir='$(plugindir)' includedir='$(includedir)' \
 	bindir='$(bindir)' mandir='$(mandir)' NGINX='$(NGINX)' $(SHELL)
 EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh \
-	authors/call.sh authors/new-plugin.sh authors/registry-rules.sh authors/licence.sh authors/transport-envelope.sh
+	authors/call.sh authors/new-plugin.sh authors/registry-rules.sh authors/licence.sh \
+	authors/include-graph.sh authors/transport-envelope.sh
 check_PROGRAMS += test_server_info
 TESTS += test_server_info
 test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)

@@ -2,7 +2,8 @@
 /*
 ** tests/test_base64.c: src/base/base64.c. RFC 4648's test vectors in both
 ** alphabets, and the texts the decoders must refuse: for base64url also
-** those that spell a byte string another way.
+** those that spell a byte string another way; and that the standard
+** encoder (plugin.h's th_base64_encode) is the URL one in its alphabet.
 */
 #include "config.h"
 
@@ -130,6 +131,38 @@ START_TEST(standard_base64_decodes)
 }
 END_TEST
 
+/* The two encoders are one: the same bits, in their own alphabet, and
+ * padded only in the standard one; each text decodes to the bytes. */
+START_TEST(standard_and_url_encoders_agree)
+{
+    unsigned char all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (unsigned char)(i * 7 + 3);
+    for (size_t len = 0; len <= sizeof all; len++) {
+        char *std = th_base64_encode(all, len), *url = th_b64url_encode(all, len);
+        ck_assert_ptr_nonnull(std);
+        ck_assert_ptr_nonnull(url);
+        ck_assert_uint_eq(strlen(std), (len + 2) / 3 * 4);
+        size_t unpadded = strcspn(std, "=");
+        ck_assert_uint_eq(unpadded, strlen(url));
+        for (size_t k = 0; k < unpadded; k++)
+            ck_assert_int_eq(std[k] == '+' ? '-' : std[k] == '/' ? '_' : std[k], url[k]);
+        size_t n = 0;
+        unsigned char *b = th_base64_decode(std, strlen(std), &n);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_uint_eq(n, len);
+        ck_assert(memcmp(b, all, len) == 0);
+        free(b);
+        free(std);
+        free(url);
+    }
+    char *t = th_base64_encode("\xfb\xff", 2);
+    ck_assert_str_eq(t, "+/8=");
+    free(t);
+    ck_assert_ptr_null(th_base64_encode(NULL, 1));
+}
+END_TEST
+
 static Suite *base64_suite(void)
 {
     Suite *s = suite_create("base64");
@@ -138,6 +171,7 @@ static Suite *base64_suite(void)
     tcase_add_test(tc, every_byte_value_round_trips);
     tcase_add_test(tc, other_texts_refused);
     tcase_add_test(tc, standard_base64_decodes);
+    tcase_add_test(tc, standard_and_url_encoders_agree);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,7 +14,7 @@
 #include "check_main.h"
 #include "plugin/prompts.h"
 #include "plugin/registry.h"
-#include "protocol/prompts.h"
+#include "protocol/mcpprompts.h"
 
 static th_rc get_hi(th_call *call, json_object *args, void *user_data)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "call/callctx.h"
 #include "plugin/registry.h"
 #include "check_main.h"
 
@@ -570,6 +571,53 @@ START_TEST(test_many_tools_lookup)
 }
 END_TEST
 
+/* th_entry_invoke: a plain tool runs its handler with its user_data, a
+ * typed one its function with the arguments unpacked. */
+static int plain_ran, typed_ran;
+
+static th_rc plain_handler(th_call *call, json_object *args, void *user_data)
+{
+    (void)call;
+    (void)args;
+    plain_ran = *(int *)user_data;
+    return TH_ERR_TOOL;
+}
+
+static void typed_fn(int n)
+{
+    typed_ran = n;
+}
+
+START_TEST(test_entry_invoke_runs_either_kind)
+{
+    static int token = 42;
+    static const th_param params[] = {{.name = "n", .type = TH_T_INT}};
+    static const th_function fn = {.fn = (void (*)(void))typed_fn, .result = TH_T_VOID, .params = params,
+                                   .n_params = 1};
+    th_tool plain = make_tool("plain_tool", "Runs its handler");
+    plain.handler = plain_handler;
+    plain.user_data = &token;
+    th_tool typed = make_tool("typed_tool", "Runs its function");
+    typed.handler = NULL;
+    typed.input_schema = NULL;
+    typed.function = &fn;
+    th_err err;
+    ck_assert_int_eq(th_registry_add(reg, &plain, NULL, &err), TH_OK);
+    ck_assert_msg(th_registry_add(reg, &typed, NULL, &err) == TH_OK, "%s", err.msg);
+
+    json_object *args = json_tokener_parse("{\"n\":7}");
+    th_call *c = th_call_new("plain_tool", NULL);
+    ck_assert_int_eq(th_entry_invoke(th_registry_get(reg, "plain_tool"), th_call_handle(c), args), TH_ERR_TOOL);
+    json_object_put(th_call_finish(c, TH_ERR_TOOL));
+    ck_assert_int_eq(plain_ran, 42);
+    c = th_call_new("typed_tool", NULL);
+    ck_assert_int_eq(th_entry_invoke(th_registry_get(reg, "typed_tool"), th_call_handle(c), args), TH_OK);
+    json_object_put(th_call_finish(c, TH_OK));
+    ck_assert_int_eq(typed_ran, 7);
+    json_object_put(args);
+}
+END_TEST
+
 static Suite *registry_suite(void)
 {
     Suite *s = suite_create("registry");
@@ -605,6 +653,7 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_destroy_only_for_registered_tools);
     tcase_add_test(extra, test_many_tools_lookup);
     tcase_add_test(extra, test_task_support_values);
+    tcase_add_test(extra, test_entry_invoke_runs_either_kind);
     suite_add_tcase(s, extra);
     return s;
 }

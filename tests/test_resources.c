@@ -3,7 +3,7 @@
 ** test_resources.c: unit tests of the resource registry (plugin/resources.c:
 ** every rule and its message, URI resolution and template matching, update
 ** notices), the loader's handling of resource-only and refused plugins, and
-** the resource methods (protocol/resources.c) called directly: paging,
+** the resource methods (protocol/mcpresources.c) called directly: paging,
 ** each revision's errors, reads, subscriptions and resource events.
 */
 #include "config.h"
@@ -17,7 +17,7 @@
 #include "plugin/registry.h"
 #include "plugin/resources.h"
 #include "protocol/jsonrpc.h"
-#include "protocol/resources.h"
+#include "protocol/mcpresources.h"
 #include "check_main.h"
 
 #define RESFIX_SO TEST_BUILDDIR "/resplugins/.libs/resfix.so"

@@ -4,7 +4,8 @@
 ** SKILL.md's frontmatter subset (what is accepted and how it is typed, each
 ** refusal and its message naming the line), the skill rules of th_skills_add
 ** with their messages, and skills/list, skills/get, resources/directory/read
-** and resources/read of skill files called through protocol/resources.c.
+** (protocol/mcpskills.c) and resources/read of skill files
+** (protocol/mcpresources.c) called directly.
 */
 #include "config.h"
 
@@ -19,7 +20,8 @@
 #include "plugin/registry.h"
 #include "plugin/skills.h"
 #include "protocol/jsonrpc.h"
-#include "protocol/resources.h"
+#include "protocol/mcpresources.h"
+#include "protocol/mcpskills.h"
 #include "check_main.h"
 
 #define MD(body) "---\n" body "---\nBody.\n"
@@ -343,8 +345,12 @@ static th_mcpres_answer serve(const char *method, const char *params_json, size_
     json_object *params = params_json ? json_tokener_parse(params_json) : NULL;
     th_mcpres_req q = {.reg = mreg, .method = method, .params = params, .modern = true, .titles = true,
                        .page_size = page, .list_ttl_ms = 1000};
-    th_mcpres_answer a;
-    th_mcpres_serve(&q, &a);
+    th_mcpres_answer a = {0};
+    /* As protocol/mcp.c dispatches: the extension's methods, else the resources'. */
+    if (th_mcpskills_is_method(method))
+        th_mcpskills_serve(&q, &a);
+    else
+        th_mcpres_serve(&q, &a);
     json_object_put(params);
     return a;
 }

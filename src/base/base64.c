@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** base/base64.c: base64url encoding, and strict decoding of base64url and
-** of standard base64, one table-driven loop for both alphabets.
+** base/base64.c: encoding to base64url and to standard base64 (the
+** plugins' th_base64_encode too), and strict decoding of both: one loop
+** each way for both alphabets.
 */
 #include "base/base64.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 
 static const char url_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char std_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* Each byte's value plus one in an alphabet; 0 for a byte outside it. The
  * two alphabets differ in their last two characters only. */
@@ -23,25 +25,38 @@ static const char url_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 static const unsigned char url_values[256] = {LETTERS(['-'] = 63, ['_'] = 64)};
 static const unsigned char std_values[256] = {LETTERS(['+'] = 63, ['/'] = 64)};
 
-char *th_b64url_encode(const void *in, size_t len)
+/* The LEN bytes at IN in ALPHABET, padded with '=' to a multiple of four
+ * characters when PAD says so: the one encoder of the host and its plugins. */
+static char *encode(const unsigned char *in, size_t len, const char *alphabet, int pad)
 {
-    const unsigned char *p = in;
-    if (len > (SIZE_MAX - 4) / 4 * 3)
+    if (len > (SIZE_MAX - 1) / 4 * 3 - 2)
         return NULL;
-    char *out = malloc(len / 3 * 4 + 4), *o = out;
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
     if (!out)
         return NULL;
     for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
-        *o++ = url_alphabet[v >> 18 & 63];
-        *o++ = url_alphabet[v >> 12 & 63];
-        if (i + 1 < len)
-            *o++ = url_alphabet[v >> 6 & 63];
-        if (i + 2 < len)
-            *o++ = url_alphabet[v & 63];
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
+        *o++ = alphabet[v >> 18 & 63];
+        *o++ = alphabet[v >> 12 & 63];
+        if (i + 1 < len || pad)
+            *o++ = i + 1 < len ? alphabet[v >> 6 & 63] : '=';
+        if (i + 2 < len || pad)
+            *o++ = i + 2 < len ? alphabet[v & 63] : '=';
     }
     *o = '\0';
     return out;
+}
+
+char *th_b64url_encode(const void *in, size_t len)
+{
+    return encode(in, len, url_alphabet, 0);
+}
+
+char *th_base64_encode(const void *data, size_t len)
+{
+    if (!data && len)
+        return NULL;
+    return encode(data, len, std_alphabet, 1);
 }
 
 /* The LEN characters at S in the alphabet of VALUES, unpadded, into a new

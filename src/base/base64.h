@@ -3,13 +3,16 @@
 ** base/base64.h: the host's base64 decoding, and base64url encoding: the
 ** URL alphabet without padding (RFC 4648 section 5) for JWTs and JWKs (RFC
 ** 7515 section 2) and requestStates; the standard padded one for Mcp-Param
-** headers and skill files from workers. (Plugins encode standard base64
-** with th_base64_encode, call/base64.c.)
+** headers and skill files from workers. Standard base64 is encoded by
+** th_base64_encode, declared in toolhost/plugin.h for plugins and the host
+** alike.
 */
 #ifndef TH_BASE64_H
 #define TH_BASE64_H
 
 #include <stddef.h>
+
+#include "toolhost/plugin.h" /* th_base64_encode */
 
 /* The LEN bytes at IN as base64url without padding, in a new NUL-terminated
 ** string the caller frees; NULL when out of memory. */

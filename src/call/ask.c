@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** call/ask.c: th_call_ask and its helpers, the handler's side of asking the
-** client (elicitation, sampling, roots). It checks the request and hands it
+** client (elicitation, sampling, roots; a legacy session's side is
+** protocol/mcpasks.c). It checks the request and hands it
 ** to the call's ask hook; how it reaches the client (a blocking JSON-RPC
 ** request, an InputRequiredResult, the worker IPC) is the hook's business.
 */

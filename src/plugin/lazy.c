@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "call/typed.h"
 #include "plugin/lazy.h"
 
 /* One plugin file: opened once, by the first call that needs it. */
@@ -154,7 +153,7 @@ static th_rc lazy_handler(th_call *call, json_object *args, void *user_data)
         th_log(TH_LOG_ERROR, "tool '%s': %s", t->name, why);
         return th_call_error(call, "%s", why) == TH_OK ? TH_OK : TH_ERR_NOMEM;
     }
-    return e->typed ? th_typed_invoke(e->typed, call, args) : e->handler(call, args, e->user_data);
+    return th_entry_invoke(e, call, args);
 }
 
 static void lazy_tool_free(void *user_data)

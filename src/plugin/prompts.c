@@ -42,6 +42,11 @@ void th_prompts_set_naming(th_prompts *ps, const th_naming *n)
         ps->naming = n;
 }
 
+const th_naming *th_prompts_naming(const th_prompts *ps)
+{
+    return ps ? ps->naming : NULL;
+}
+
 static void prompt_free(th_prompt_entry *e)
 {
     if (!e)
@@ -143,51 +148,6 @@ const th_completion_entry *th_prompts_find_completion(const th_prompts *ps, cons
                    : uri_template && e->uri_template && strcmp(e->uri_template, uri_template) == 0)
             return e;
     }
-    return NULL;
-}
-
-/* Does REG or PS hold anything of plugin SERVER in TOOLBOX (parts of Q)?
- * Only on the way to a refusal, so a scan is fine. */
-static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
-{
-    for (size_t i = 0; i < th_prompts_count(ps); i++) {
-        const th_prompt_entry *e = th_prompts_at(ps, i);
-        if (e->qualified && strlen(e->toolbox) == q->toolbox_len &&
-            memcmp(e->toolbox, q->toolbox, q->toolbox_len) == 0 && strlen(e->plugin) == q->server_len &&
-            memcmp(e->plugin, q->server, q->server_len) == 0)
-            return true;
-    }
-    for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
-        const th_entry *e = th_registry_at(reg, i);
-        if (e->qualified && strlen(e->toolbox) == q->toolbox_len &&
-            memcmp(e->toolbox, q->toolbox, q->toolbox_len) == 0 && strlen(e->plugin) == q->server_len &&
-            memcmp(e->plugin, q->server, q->server_len) == 0)
-            return true;
-    }
-    return false;
-}
-
-const th_prompt_entry *th_prompts_resolve(const th_registry *reg, const th_prompts *ps, const char *name, char *why,
-                                          size_t size)
-{
-    /* As th_tool_resolve: the exact lookup decides, the parse explains. */
-    const th_prompt_entry *e = th_prompts_find(ps, name);
-    if (e)
-        return e;
-    th_qualname q;
-    if (!name)
-        snprintf(why, size, "unknown prompt '(no name)'");
-    else if (!th_naming_qualified(ps ? ps->naming : NULL))
-        snprintf(why, size, "unknown prompt '%.200s'", name);
-    else if (!th_qualname_parse(name, &q))
-        th_qualname_err_format_as(why, size, &th_qualname_prompt_kind, name);
-    else if (!th_naming_has_toolbox(ps->naming, q.toolbox, q.toolbox_len))
-        th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, ps, &q))
-        th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
-    else
-        snprintf(why, size, "unknown prompt '%.200s'", name);
-    th_utf8_clip(why);
     return NULL;
 }
 
@@ -591,7 +551,7 @@ json_object *th_prompts_run_complete(const th_completion_entry *e, const char *a
 }
 
 /* A marker block: the host turns the blocks after it into ROLE's messages
- * (protocol/prompts.c). A block, so that it crosses the worker IPC with
+ * (protocol/mcpprompts.c). A block, so that it crosses the worker IPC with
  * the rest of the result unchanged. */
 th_rc th_call_prompt_role(th_call *call, const char *role)
 {

@@ -62,6 +62,8 @@ th_prompts *th_prompts_new(void);
 /* Name prompts added from now on by the toolboxes of N (borrowed: the
  * registry holding PS holds N too), qualified when N says so. */
 void th_prompts_set_naming(th_prompts *ps, const struct th_naming *n);
+/* The naming set, or NULL (PS may be NULL). */
+const struct th_naming *th_prompts_naming(const th_prompts *ps);
 /* Calls every entry's destroy, newest first. */
 void th_prompts_free(th_prompts *ps);
 
@@ -84,18 +86,6 @@ const th_completion_entry *th_prompts_completion_at(const th_prompts *ps, size_t
 void th_prompts_truncate(th_prompts *ps, size_t n, size_t c);
 
 const th_prompt_entry *th_prompts_find(const th_prompts *ps, const char *name);
-
-/*
-** The prompt a client's NAME stands for (prompts/get, completion/complete's
-** ref/prompt), as th_tool_resolve is for tools: the entry, or NULL with
-** WHY (SIZE bytes): with qualified names seed 002's texts ("Invalid prompt
-** name format ...", "Toolbox 'x' not found", "Server 'y' not found in
-** toolbox 'x'"), else "unknown prompt 'NAME'". REG is the registry PS
-** belongs to (its tools count as servers too).
-*/
-struct th_registry;
-const th_prompt_entry *th_prompts_resolve(const struct th_registry *reg, const th_prompts *ps, const char *name,
-                                          char *why, size_t size);
 
 /* Would prompts/list show A and B alike (names, titles, descriptions,
  * arguments, icons, in order)? A reload tells clients when not. */

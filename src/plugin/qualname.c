@@ -90,38 +90,6 @@ void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t 
     snprintf(buf, size, "Server '%.*s' not found in toolbox '%.*s'", (int)slen, server, (int)tlen, toolbox);
 }
 
-json_object *th_qualname_delegation_error(const th_entry *e, json_object *result)
-{
-    json_object *content, *block = NULL, *type, *text;
-    if (!e || !e->qualified || !e->toolbox || !e->plugin || !e->original_name || !result || !json_object_object_get_ex(result, "content", &content) ||
-        !json_object_is_type(content, json_type_array))
-        return result;
-    for (size_t i = json_object_array_length(content); i-- > 0 && !block;) {
-        json_object *b = json_object_array_get_idx(content, i);
-        if (json_object_object_get_ex(b, "type", &type) && json_object_is_type(type, json_type_string) &&
-            strcmp(json_object_get_string(type), "text") == 0 && json_object_object_get_ex(b, "text", &text) &&
-            json_object_is_type(text, json_type_string))
-            block = b;
-    }
-    const char *was = block ? json_object_get_string(text) : "the call failed";
-    th_buf msg = {0};
-    th_buf_printf(&msg, "[%s/%s/%s] Error: %s", e->toolbox, e->plugin, e->original_name, was);
-    json_object *s = msg.data ? json_object_new_string_len(msg.data, (int)msg.len) : NULL;
-    free(msg.data);
-    if (!s)
-        return result; /* out of memory: the undecorated text is still true */
-    if (block) {
-        json_object_object_add(block, "text", s);
-    } else if ((block = json_object_new_object())) {
-        json_object_object_add(block, "type", json_object_new_string("text"));
-        json_object_object_add(block, "text", s);
-        json_object_array_add(content, block);
-    } else {
-        json_object_put(s);
-    }
-    return result;
-}
-
 typedef struct toolbox_dir {
     char *name;
     char *dir; /* absolute, spelled as the loader spells it */
@@ -343,44 +311,4 @@ fail:
     free(*exposed);
     *toolbox = *plugin = *exposed = NULL;
     return rc;
-}
-
-/* Does REG hold a tool of plugin SERVER in TOOLBOX? Only on the way to a
- * refusal, so a scan is fine. */
-static bool has_server(const th_registry *reg, const th_qualname *q)
-{
-    for (size_t i = 0; i < th_registry_count(reg); i++) {
-        const th_entry *e = th_registry_at(reg, i);
-        if (e->qualified && strlen(e->toolbox) == q->toolbox_len &&
-            memcmp(e->toolbox, q->toolbox, q->toolbox_len) == 0 && strlen(e->plugin) == q->server_len &&
-            memcmp(e->plugin, q->server, q->server_len) == 0)
-            return true;
-    }
-    return false;
-}
-
-const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size)
-{
-    /* A registered name always parses to parts that exist, so the exact
-     * lookup decides every name that will be served; the parse only
-     * explains the others. */
-    const th_entry *e = name ? th_registry_get(reg, name) : NULL;
-    if (e)
-        return e;
-    const th_naming *n = th_registry_naming(reg);
-    th_qualname q;
-    if (!name)
-        snprintf(why, size, "Unknown tool");
-    else if (!th_naming_qualified(n))
-        snprintf(why, size, "Unknown tool: %.200s", name);
-    else if (!th_qualname_parse(name, &q))
-        th_qualname_err_format(why, size, name);
-    else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
-        th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, &q))
-        th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
-    else
-        snprintf(why, size, "Unknown tool: %.200s", name);
-    th_utf8_clip(why); /* the client's name may have been cut mid-character */
-    return NULL;
 }

@@ -2,8 +2,9 @@
 /*
 ** plugin/qualname.h: toolboxes and qualified tool names (seed 002). Which
 ** toolbox each plugin directory is, how `{toolbox}__{plugin}__{tool}` is
-** built and parsed, and the seed's error texts. The registry asks this file
-** what name a tool is exposed under; the protocol asks it why a name is not.
+** built and parsed, and the seed's error texts: a name grammar that knows
+** nothing of the registry. The registry asks it what name a tool is exposed
+** under, and words its own lookups' refusals with its texts.
 */
 #ifndef TH_QUALNAME_H
 #define TH_QUALNAME_H
@@ -12,7 +13,6 @@
 #include <stddef.h>
 
 #include "base/util.h"
-#include "plugin/registry.h"
 
 /* The MCP limit on a tool name, which a qualified name must also keep. */
 #define TH_QUALNAME_MAX 64
@@ -75,16 +75,6 @@ void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t 
                             size_t slen);
 
 /*
-** Seed 002's delegation error: the text of a call the host failed (not the
-** plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL] Error: TEXT" for a
-** tool E exposed under its qualified name. The host's text is the last
-** text block of RESULT (a CallToolResult tree, changed in place; a block is
-** added if there is none). RESULT is returned; unchanged when E is not
-** qualified.
-*/
-json_object *th_qualname_delegation_error(const th_entry *e, json_object *result);
-
-/*
 ** The toolboxes of one host: each plugin directory with its toolbox name,
 ** and whether tools are exposed by qualified name. Reference-counted, as
 ** every registry built from it (a reload builds more) holds one; read-only
@@ -135,16 +125,5 @@ th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, c
  * rules, up to KIND's length and in its words. */
 th_rc th_naming_expose_as(const th_naming *n, const char *path, const char *name, const th_qualname_kind *kind,
                           char **toolbox, char **plugin, char **exposed, th_err *err);
-
-/*
-** The tool a client's NAME stands for: the one lookup every request that
-** names a tool goes through (tools/call, HTTP's header checks), so a rule
-** on what a client may reach has one place to sit. The entry, or NULL with
-** WHY (SIZE bytes) in the words the client gets: with qualified names,
-** NAME is parsed as seed 002 says and its texts name what is missing (the
-** format, the toolbox, the server); otherwise, and for a name whose parts
-** all exist, "Unknown tool: NAME".
-*/
-const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);
 
 #endif

@@ -615,6 +615,11 @@ const th_entry *th_registry_get(const th_registry *reg, const char *name)
     return idx ? reg->entries[idx - 1] : NULL;
 }
 
+th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args)
+{
+    return e->typed ? th_typed_invoke(e->typed, call, args) : e->handler(call, args, e->user_data);
+}
+
 size_t th_registry_count(const th_registry *reg)
 {
     return reg->count;
@@ -782,4 +787,115 @@ th_rc th_registry_hold(th_registry *reg, th_registry *lender)
 th_prompts *th_registry_prompts(const th_registry *reg)
 {
     return reg->prompts;
+}
+
+/* ---- Lookups by a client's name ------------------------------------------
+** The registry answers what a name stands for; plugin/qualname.c only
+** parses names and words the refusals. */
+
+/* Is E of plugin SERVER in TOOLBOX (the parts of Q)? */
+static bool part_of(bool qualified, const char *toolbox, const char *plugin, const th_qualname *q)
+{
+    return qualified && strlen(toolbox) == q->toolbox_len && memcmp(toolbox, q->toolbox, q->toolbox_len) == 0 &&
+           strlen(plugin) == q->server_len && memcmp(plugin, q->server, q->server_len) == 0;
+}
+
+/* Does REG (may be NULL) or PS (may be NULL) hold anything of the plugin
+ * Q names? Only on the way to a refusal, so a scan is fine. */
+static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
+{
+    for (size_t i = 0; i < th_prompts_count(ps); i++) {
+        const th_prompt_entry *e = th_prompts_at(ps, i);
+        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+            return true;
+    }
+    for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
+        const th_entry *e = th_registry_at(reg, i);
+        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+            return true;
+    }
+    return false;
+}
+
+const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size)
+{
+    /* A registered name always parses to parts that exist, so the exact
+     * lookup decides every name that will be served; the parse only
+     * explains the others. */
+    const th_entry *e = name ? th_registry_get(reg, name) : NULL;
+    if (e)
+        return e;
+    const th_naming *n = th_registry_naming(reg);
+    th_qualname q;
+    if (!name)
+        snprintf(why, size, "Unknown tool");
+    else if (!th_naming_qualified(n))
+        snprintf(why, size, "Unknown tool: %.200s", name);
+    else if (!th_qualname_parse(name, &q))
+        th_qualname_err_format(why, size, name);
+    else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
+        th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
+    else if (!has_server(reg, NULL, &q))
+        th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
+    else
+        snprintf(why, size, "Unknown tool: %.200s", name);
+    th_utf8_clip(why); /* the client's name may have been cut mid-character */
+    return NULL;
+}
+
+const th_prompt_entry *th_prompts_resolve(const th_registry *reg, const th_prompts *ps, const char *name, char *why,
+                                          size_t size)
+{
+    /* As th_tool_resolve: the exact lookup decides, the parse explains. */
+    const th_prompt_entry *e = th_prompts_find(ps, name);
+    if (e)
+        return e;
+    const th_naming *n = th_prompts_naming(ps);
+    th_qualname q;
+    if (!name)
+        snprintf(why, size, "unknown prompt '(no name)'");
+    else if (!th_naming_qualified(n))
+        snprintf(why, size, "unknown prompt '%.200s'", name);
+    else if (!th_qualname_parse(name, &q))
+        th_qualname_err_format_as(why, size, &th_qualname_prompt_kind, name);
+    else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
+        th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
+    else if (!has_server(reg, ps, &q))
+        th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
+    else
+        snprintf(why, size, "unknown prompt '%.200s'", name);
+    th_utf8_clip(why);
+    return NULL;
+}
+
+json_object *th_qualname_delegation_error(const th_entry *e, json_object *result)
+{
+    json_object *content, *block = NULL, *type, *text;
+    if (!e || !e->qualified || !e->toolbox || !e->plugin || !e->original_name || !result || !json_object_object_get_ex(result, "content", &content) ||
+        !json_object_is_type(content, json_type_array))
+        return result;
+    for (size_t i = json_object_array_length(content); i-- > 0 && !block;) {
+        json_object *b = json_object_array_get_idx(content, i);
+        if (json_object_object_get_ex(b, "type", &type) && json_object_is_type(type, json_type_string) &&
+            strcmp(json_object_get_string(type), "text") == 0 && json_object_object_get_ex(b, "text", &text) &&
+            json_object_is_type(text, json_type_string))
+            block = b;
+    }
+    const char *was = block ? json_object_get_string(text) : "the call failed";
+    th_buf msg = {0};
+    th_buf_printf(&msg, "[%s/%s/%s] Error: %s", e->toolbox, e->plugin, e->original_name, was);
+    json_object *s = msg.data ? json_object_new_string_len(msg.data, (int)msg.len) : NULL;
+    free(msg.data);
+    if (!s)
+        return result; /* out of memory: the undecorated text is still true */
+    if (block) {
+        json_object_object_add(block, "text", s);
+    } else if ((block = json_object_new_object())) {
+        json_object_object_add(block, "type", json_object_new_string("text"));
+        json_object_object_add(block, "text", s);
+        json_object_array_add(content, block);
+    } else {
+        json_object_put(s);
+    }
+    return result;
 }

@@ -85,6 +85,14 @@ bool th_registry_validate(const th_registry *reg, const th_tool *tool);
 /* The tool named NAME (case-sensitive), or NULL. */
 const th_entry *th_registry_get(const th_registry *reg, const char *name);
 
+/*
+** Run E's function on CALL with ARGS (already checked against its input
+** schema): a typed tool through its ffi call (call/typed.h), any other
+** through its handler with its user_data. The one place that choice is made,
+** whoever runs the call: the protocol, a task, a worker or a lazy stand-in.
+*/
+th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args);
+
 /* Number of tools, and the I-th in registration order. */
 size_t th_registry_count(const th_registry *reg);
 const th_entry *th_registry_at(const th_registry *reg, size_t i);
@@ -173,6 +181,41 @@ struct th_resources *th_registry_resources(const th_registry *reg);
 /* The registry's prompts and completions (plugin/prompts.h), likewise. */
 struct th_prompts;
 struct th_prompts *th_registry_prompts(const th_registry *reg);
+
+/* ---- Lookups by a client's name ---------------------------------------- */
+
+/*
+** The tool a client's NAME stands for: the one lookup every request that
+** names a tool goes through (tools/call, HTTP's header checks), so a rule
+** on what a client may reach has one place to sit. The entry, or NULL with
+** WHY (SIZE bytes) in the words the client gets: with qualified names,
+** NAME is parsed as seed 002 says (plugin/qualname.h) and its texts name
+** what is missing (the format, the toolbox, the server); otherwise, and for
+** a name whose parts all exist, "Unknown tool: NAME".
+*/
+const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);
+
+/*
+** The prompt a client's NAME stands for (prompts/get, completion/complete's
+** ref/prompt), as th_tool_resolve is for tools: the entry, or NULL with
+** WHY (SIZE bytes): with qualified names seed 002's texts ("Invalid prompt
+** name format ...", "Toolbox 'x' not found", "Server 'y' not found in
+** toolbox 'x'"), else "unknown prompt 'NAME'". REG (may be NULL) is the
+** registry PS belongs to (its tools count as servers too).
+*/
+struct th_prompt_entry;
+const struct th_prompt_entry *th_prompts_resolve(const th_registry *reg, const struct th_prompts *ps,
+                                                 const char *name, char *why, size_t size);
+
+/*
+** Seed 002's delegation error: the text of a call the host failed (not the
+** plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL] Error: TEXT" for a
+** tool E exposed under its qualified name. The host's text is the last
+** text block of RESULT (a CallToolResult tree, changed in place; a block is
+** added if there is none). RESULT is returned; unchanged when E is not
+** qualified.
+*/
+json_object *th_qualname_delegation_error(const th_entry *e, json_object *result);
 
 /*
 ** Check TOOL's abi_version and struct_size, the first thing read from any

@@ -14,7 +14,7 @@
 #include "plugin/prompts.h"
 #include "plugin/resources.h"
 #include "protocol/jsonrpc.h"
-#include "protocol/prompts.h"
+#include "protocol/mcpprompts.h"
 
 /* O[KEY] as a string without an embedded NUL, or NULL. */
 static const char *str_of(json_object *o, const char *key)

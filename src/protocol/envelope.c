@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "base/base64.h"
-#include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "protocol/envelope.h"
 

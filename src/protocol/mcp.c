@@ -29,15 +29,14 @@
 #include "protocol/mcp.h"
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
-#include "protocol/resources.h"
-#include "protocol/prompts.h"
-#include "protocol/skills.h"
+#include "protocol/mcpresources.h"
+#include "protocol/mcpprompts.h"
+#include "protocol/mcpskills.h"
 #include "plugin/prompts.h"
 #include "base/util.h"
 #include "call/workpool.h"
-#include "protocol/asks.h"
+#include "protocol/mcpasks.h"
 #include "protocol/mrtr.h"
-#include "plugin/qualname.h"
 #include "protocol/tasks.h"
 #include "plugin/resources.h"
 #include "base/jsontree.h"
@@ -1344,7 +1343,7 @@ static void run_job(void *p)
         drop_args(j);
         int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
         th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
-        th_rc rc = e->typed ? th_typed_invoke(e->typed, h, j->args) : e->handler(h, j->args, e->user_data);
+        th_rc rc = th_entry_invoke(e, h, j->args);
         th_crashnote_end(crash_slot);
         if (!j->run_by_reader)
             th_call_flush_held(); /* a pool thread's batch is this one call */
@@ -2279,7 +2278,7 @@ static bool op_cancel_locked(th_mcp_session *s, const char *key)
     return found;
 }
 
-/* ---- resources (protocol/resources.c) ---------------------------------- */
+/* ---- resources (protocol/mcpresources.c) ------------------------------- */
 
 /*
 ** A resource method as it runs: everything copied out of the request, so it
@@ -2315,6 +2314,16 @@ static void res_job_free(res_job *rj)
     th_registry_unref(rj->reg);
     session_unref(rj->s);
     free(rj);
+}
+
+/* The skills extension's methods read the registry as the resource methods
+ * do, and answer in their types: one job type runs both. */
+static void serve_resource(const th_mcpres_req *q, th_mcpres_answer *a)
+{
+    if (th_mcpskills_is_method(q->method))
+        th_mcpskills_serve(q, a);
+    else
+        th_mcpres_serve(q, a);
 }
 
 static void run_resource(void *p)
@@ -2365,7 +2374,7 @@ static void run_resource(void *p)
     }
     bool run = !rj->op.s || op_start(&rj->op);
     if (run)
-        th_mcpres_serve(&q, &a);
+        serve_resource(&q, &a);
     bool send = op_finish(&rj->op) && run;
     answering = rj->batch;
     if (!send) {
@@ -2441,7 +2450,7 @@ static void m_resources(request *r)
     }
 }
 
-/* ---- prompts and completion (protocol/prompts.c, completion.c) -------- */
+/* ---- prompts and completion (protocol/mcpprompts.c, completion.c) ----- */
 
 /*
 ** A prompt method as it runs, like a res_job: copied out of the request.
@@ -2817,7 +2826,7 @@ static const method requests[] = {
     {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
-    /* The skills extension (protocol/skills.c), declared from 2026-07-28 on. */
+    /* The skills extension (protocol/mcpskills.c), declared from 2026-07-28 on. */
     {.name = "skills/list", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "skills/get", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "resources/directory/read", .eras = ERA_MODERN, .fn = m_resources},

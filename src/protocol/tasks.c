@@ -19,7 +19,6 @@
 #include "call/calllog.h"
 #include "call/crashnote.h"
 #include "call/rawresult.h"
-#include "call/typed.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mrtr.h"
 #include "protocol/pagination.h"
@@ -586,7 +585,7 @@ static void run_task(void *p)
         } else {
             int crash_slot = th_crashnote_begin(e->name);
             th_call *h = th_call_handle(call);
-            th_rc rc = e->typed ? th_typed_invoke(e->typed, h, args) : e->handler(h, args, e->user_data);
+            th_rc rc = th_entry_invoke(e, h, args);
             th_crashnote_end(crash_slot);
             result = th_call_finish(call, rc);
         }

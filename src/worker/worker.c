@@ -390,8 +390,7 @@ static void run(void *p)
     th_rc rc = j->res      ? j->res->read(h, j->uri, j->args, j->res->user_data)
                : j->prompt ? j->prompt->get(h, j->args, j->prompt->user_data)
                : j->compl  ? j->compl->complete(h, j->uri, j->value, j->args, j->compl->user_data)
-               : e->typed  ? th_typed_invoke(e->typed, h, j->args)
-                           : e->handler(h, j->args, e->user_data);
+                           : th_entry_invoke(e, h, j->args);
     /* A tool's result of the common shape is printed straight from the
      * call, without the object th_call_finish would make. */
     result_text.len = 0;

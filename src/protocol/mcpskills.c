@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/skills.c: skills/list (paginated, an entry never split), skills/get
-** and resources/directory/read over the skill files the registry holds; each
-** skill's entry is its SKILL.md's frontmatter and every file's digest and size.
+** protocol/mcpskills.c: skills/list (paginated, an entry never split),
+** skills/get and resources/directory/read over the skill files the registry
+** holds (plugin/skills.c); each skill's entry is its SKILL.md's frontmatter
+** and every file's digest and size.
 */
 #include "config.h"
 
@@ -12,7 +13,7 @@
 #include "plugin/skills.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/pagination.h"
-#include "protocol/skills.h"
+#include "protocol/mcpskills.h"
 
 #define CURSOR_SKILLS "s1:"
 #define CURSOR_DIR "d1:"

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/resources.h: the MCP resource methods (resources/list,
+** protocol/mcpresources.h: the MCP resource methods (resources/list,
 ** resources/templates/list, resources/read, resources/subscribe and
 ** unsubscribe) for both eras, the legacy subscriptions they keep per
 ** session, and the resource events a subscription mechanism can follow.
 ** mcp.c routes the methods here and sends what comes back.
 */
-#ifndef TH_PROTOCOL_RESOURCES_H
-#define TH_PROTOCOL_RESOURCES_H
+#ifndef TH_PROTOCOL_MCPRESOURCES_H
+#define TH_PROTOCOL_MCPRESOURCES_H
 
 #include <stdbool.h>
 #include <stddef.h>

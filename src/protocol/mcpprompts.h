@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/prompts.h: the MCP prompt methods (prompts/list, prompts/get,
-** protocol/prompts.c) and completion/complete (protocol/completion.c) for
-** both eras. mcp.c routes the methods here, gives a get the call hooks it
+** protocol/mcpprompts.h: the MCP prompt methods (prompts/list,
+** prompts/get, protocol/mcpprompts.c) and completion/complete
+** (protocol/completion.c) for both eras, over plugin/prompts.h. mcp.c routes the methods here, gives a get the call hooks it
 ** asks the client with, and sends what comes back.
 */
-#ifndef TH_PROTOCOL_PROMPTS_H
-#define TH_PROTOCOL_PROMPTS_H
+#ifndef TH_PROTOCOL_MCPPROMPTS_H
+#define TH_PROTOCOL_MCPPROMPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

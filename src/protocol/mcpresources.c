@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/resources.c: the resource methods of MCP for both eras, the legacy
+** protocol/mcpresources.c: the resource methods of MCP for both eras over
+** the registry's resources (plugin/resources.c), the legacy
 ** resources/subscribe table (session, URI), and the fan-out of resource
 ** events (updates from plugins, list changes) to sessions and listeners.
 */
@@ -15,8 +16,7 @@
 #include "plugin/resources.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/pagination.h"
-#include "protocol/resources.h"
-#include "protocol/skills.h"
+#include "protocol/mcpresources.h"
 
 #define CURSOR_RES "r1:"
 #define CURSOR_TPL "t1:"
@@ -414,10 +414,5 @@ void th_mcpres_serve(const th_mcpres_req *q, th_mcpres_answer *a)
             methods[i].fn(q, a);
             return;
         }
-    /* The skills extension's methods read the same registry (protocol/skills.c). */
-    if (th_mcpskills_is_method(q->method)) {
-        th_mcpskills_serve(q, a);
-        return;
-    }
     th_mcpres_fail(a, TH_RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s", q->method);
 }

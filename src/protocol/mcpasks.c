@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/asks.c: a legacy session's own requests to its client, and the
-** table of handlers waiting for their responses. Request ids are strings
+** protocol/mcpasks.c: a legacy session's own requests to its client, and
+** the table of handlers waiting for their responses (the session's side of
+** asking; the handler's is call/ask.c). Request ids are strings
 ** "th-ask-N@ORIGIN": N is unique in the session, ORIGIN the key of the
 ** tools/call being served, so an HTTP transport can put the request on that
 ** call's SSE stream without knowing the protocol.
@@ -15,7 +16,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
-#include "protocol/asks.h"
+#include "protocol/mcpasks.h"
 #include "protocol/jsonrpc.h"
 
 #define ID_PREFIX "th-ask-"

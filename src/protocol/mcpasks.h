@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/asks.h: requests a legacy session sends its client on a
+** protocol/mcpasks.h: requests a legacy session sends its client on a
 ** handler's behalf (elicitation/create, sampling/createMessage, roots/list)
-** and the responses routed back to the handler waiting for them.
+** and the responses routed back to the handler waiting for them: the
+** session's side of th_call_ask (call/ask.h).
 */
-#ifndef TH_ASKS_H
-#define TH_ASKS_H
+#ifndef TH_PROTOCOL_MCPASKS_H
+#define TH_PROTOCOL_MCPASKS_H
 
 #include <stdbool.h>
 

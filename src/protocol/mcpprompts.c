@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** protocol/prompts.c: prompts/list (paginated) and prompts/get of MCP for
-** both eras: the argument checks of server/prompts ("Invalid prompt name"
+** protocol/mcpprompts.c: prompts/list (paginated) and prompts/get of MCP
+** for both eras, over the prompt registry (plugin/prompts.c): the argument checks of server/prompts ("Invalid prompt name"
 ** and missing required arguments are -32602), and a get function's content
 ** blocks turned into PromptMessages.
 */
@@ -15,7 +15,7 @@
 #include "plugin/prompts.h"
 #include "protocol/pagination.h"
 #include "protocol/jsonrpc.h"
-#include "protocol/prompts.h"
+#include "protocol/mcpprompts.h"
 
 #define CURSOR_PROMPTS "p1:"
 
