@@ -21,6 +21,7 @@
 
 #include "call/crashnote.h"
 #include "cli/cli.h"
+#include "host/options.h"
 #include "plugin/lazy.h"
 #include "plugin/loader.h"
 #include "plugin/qualname.h"
@@ -48,247 +49,6 @@
 
 extern char **environ;
 
-#ifndef TH_PLUGINDIR
-#define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
-#endif
-
-static const char usage_text[] =
-    "Usage: toolhost [OPTION]...\n"
-    "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
-    "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
-    "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
-    "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
-    "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
-    "Speaks MCP 2024-11-05 through 2025-11-25 (initialize handshake) and\n"
-    "2026-07-28 (per-request _meta).\n"
-    "\n"
-    "Plugins:\n"
-    "  -d, --plugin-dir=[BOX=]DIR   load every NAME.so in DIR (repeatable;\n"
-    "                               default " TH_PLUGINDIR ");\n"
-    "                               a DIR that cannot be read or is refused\n"
-    "                               (see --allow-insecure-plugins) is fatal;\n"
-    "                               BOX names its toolbox (letters, digits,\n"
-    "                               '-', '_'; default '" TH_DEFAULT_TOOLBOX "')\n"
-    "      --qualified-names        expose tools as BOX__PLUGIN__TOOL (at most\n"
-    "                               64 characters), so toolboxes may repeat\n"
-    "                               tool names; without it a name clash\n"
-    "                               across toolboxes is refused\n"
-    "      --strict                 exit with status 1 if any plugin, tool or\n"
-    "                               directory is refused\n"
-    "      --follow-symlinks        load NAME.so files that are symbolic links\n"
-    "                               to a file inside their plugin directory\n"
-    "      --allow-insecure-plugins load plugin files and directories that are\n"
-    "                               writable by group or others or owned by\n"
-    "                               another user, and links that leave their\n"
-    "                               directory (for development; warns each)\n"
-    "      --isolation=MODE         process (the default): each plugin file's\n"
-    "                               tools run in a worker process, started on\n"
-    "                               its first call; none: inside the host\n"
-    "                               (faster; a crash ends the host)\n"
-    "      --load-timeout=SECONDS   a plugin that does not finish loading in time\n"
-    "                               is refused (default 10; 0: none)\n"
-    "      --worker-memory-limit=BYTES  address-space limit of each worker\n"
-    "                               (RLIMIT_AS; default 0: none)\n"
-    "      --worker-max-files=N     open-file limit of each worker (RLIMIT_NOFILE;\n"
-    "                               default 0: inherited)\n"
-    "      --cancel-grace-ms=N      a worker whose cancelled call has not returned\n"
-    "                               after N ms is killed (default 5000)\n"
-    "      --registry-cache=FILE    remember each accepted plugin's scan in FILE,\n"
-    "                               keyed by path, size, mtime and inode, and\n"
-    "                               skip scanning unchanged plugins (default\n"
-    "                               $XDG_CACHE_HOME/toolhost/registry-HASH.json)\n"
-    "      --no-registry-cache      scan every plugin on every start\n"
-    "      --watch                  follow the plugin directories (inotify, or\n"
-    "                               a stat poll where there is none): a\n"
-    "                               NAME.so added, replaced or removed is loaded,\n"
-    "                               swapped in or withdrawn while serving, once\n"
-    "                               written and closed or renamed in; clients are\n"
-    "                               told the tool list changed. Install plugins\n"
-    "                               with install(1) or mv, never by rewriting a\n"
-    "                               loaded file. SIGHUP rescans the directories\n"
-    "                               once, with or without --watch\n"
-    "      --set=NAME.KEY=VALUE     setting KEY of plugin NAME.so, read with\n"
-    "                               th_server_config() (repeatable); it wins\n"
-    "                               over TOOLHOST_NAME_KEY in the environment,\n"
-    "                               which wins over --config\n"
-    "      --set-secret=NAME.KEY=VALUE  the same, never logged or shown by\n"
-    "                               inspect (environment values are secret\n"
-    "                               too; a command line is visible to ps until\n"
-    "                               toolhost blanks it: prefer the environment)\n"
-    "      --config=FILE            read settings from FILE: [NAME] sections of\n"
-    "                               key = value or secret key = value lines, and\n"
-    "                               a [toolhost] section of options (name =\n"
-    "                               value) that the command line overrides\n"
-    "      --lazy-load              with --isolation=none: list tools from the\n"
-    "                               scan or the registry cache and open each\n"
-    "                               plugin at the first call of one of its tools\n"
-    "\n"
-    "Protocol:\n"
-    "      --page-size=N            tools per tools/list page (default 100; 0: all)\n"
-    "      --max-message-bytes=N    refuse longer messages (default 4194304)\n"
-    "      --max-concurrent-calls=N tool calls running at once (default 64)\n"
-    "      --max-result-bytes=N     a tool result larger than this (estimated\n"
-    "                               JSON size) becomes an error (default 16777216)\n"
-    "      --max-inflight-bytes=N   request bytes of tool calls in flight; past it\n"
-    "                               a new call is refused as busy (default 67108864)\n"
-    "      --queue-timeout-ms=N     a call waiting longer for a free thread is\n"
-    "                               answered busy, not run (default 30000; 0: none)\n"
-    "      --call-timeout=SECONDS   a running call's deadline, fractions allowed\n"
-    "                               (0.5); past it the call is cancelled and\n"
-    "                               answered as timed out (default 60; 0: none);\n"
-    "                               resource reads, prompt gets and completions too\n"
-    "      --list-ttl-ms=N          ttlMs on cacheable results (default 60000)\n"
-    "      --task-ttl=SECONDS       how long a task (2026-07-28 tasks extension,\n"
-    "                               2025-11-25 tasks) is kept after its creation;\n"
-    "                               a shorter 2025-11-25 ttl is granted (default 300)\n"
-    "      --max-tasks=N            unfinished tasks one client (or 2025-11-25\n"
-    "                               session) may have; past it a task call is\n"
-    "                               refused busy (default 64)\n"
-    "      --instructions=TEXT      the instructions sent to clients (default:\n"
-    "                               the tools' names; '' leaves them out)\n"
-    "      --name=NAME              serverInfo.name sent to clients (default\n"
-    "                               toolhost)\n"
-    "      --state-key-file=FILE    sign the requestState of 2026-07-28 tools that\n"
-    "                               ask the client (InputRequiredResult) with the\n"
-    "                               key in FILE (32+ bytes), so every instance\n"
-    "                               behind a load balancer accepts it (default: a\n"
-    "                               random key per process)\n"
-    "      --shutdown-grace-ms=N    at end of input, time calls get to finish\n"
-    "                               before they are cancelled, and queued\n"
-    "                               output to be read (default 5000)\n"
-    "      --busy-poll=USEC         after a message on stdin, poll for the next\n"
-    "                               one this long before sleeping, so a client\n"
-    "                               that answers at once is served without a\n"
-    "                               wake-up (default 50; 0: never; adaptive:\n"
-    "                               a quiet client costs one poll, not one per\n"
-    "                               message; a call polls its worker's answer\n"
-    "                               the same way)\n"
-    "\n"
-    "Streamable HTTP:\n"
-    "      --http=[ADDR:]PORT       also serve MCP over HTTP on PORT (ADDR: an IPv4\n"
-    "                               or [IPv6] literal; default 127.0.0.1); with\n"
-    "                               --http alone stdin is not read (add --stdio)\n"
-    "      --stdio                  serve stdin/stdout too (the default without\n"
-    "                               --http); end of input then ends the host\n"
-    "      --http=systemd           serve on the socket a .socket unit passed\n"
-    "                               (LISTEN_FDS=1; see contrib/systemd)\n"
-    "      --http-path=PATH         the endpoint (default /mcp)\n"
-    "      --http-allow-origin=ORIGIN  accept requests from this browser Origin\n"
-    "                               (repeatable); loopback origins are accepted\n"
-    "                               when bound to loopback, others get 403\n"
-    "      --http-max-connections=N open connections at once (default 64)\n"
-    "      --http-max-client-connections=N  of them from one client address\n"
-    "                               (default half; behind a proxy, all)\n"
-    "      --http-max-sessions=N    legacy sessions at once (default 1024); a new\n"
-    "                               one ends the session idle longest\n"
-    "      --http-timeout=SECONDS   an idle connection is closed, and a request\n"
-    "                               unanswered for this long gets 504 (default 300)\n"
-    "      --http-session-prefix=P  begin every Mcp-Session-Id with P, so a load\n"
-    "                               balancer can route a session to this instance\n"
-    "      --http-retry-ms=N        SSE polling in legacy sessions: a request still\n"
-    "                               unanswered after N ms, and every event stream\n"
-    "                               open N ms, is closed with retry: N; the client\n"
-    "                               resumes with GET and Last-Event-ID (default 0:\n"
-    "                               off, streams run to the response)\n"
-    "      --auth-token-file=FILE   HTTP requests need a bearer token listed in FILE\n"
-    "                               (one a line: TOKEN or sha256:HEX, then scopes)\n"
-    "      --auth-scope=SCOPE       and the token must carry SCOPE (else 403)\n"
-"      --auth-tool-scope=TOOL=SCOPE  tools/call of TOOL needs SCOPE too\n"
-    "                               (repeatable; tools/list still lists TOOL)\n"
-    "      --auth-jwks-file=FILE    also accept JWTs signed by a key in FILE (a JWKS;\n"
-    "                               RS256/384/512, ES256/384/512) whose iss is\n"
-    "                               --auth-issuer, aud --http-resource-url (both\n"
-    "                               required), not expired; scopes from \"scope\";\n"
-    "                               SIGHUP re-reads FILE (key rotation)\n"
-    "      --auth-issuer=URL        authorization server named in the metadata\n"
-    "      --http-resource-url=URL  this server's resource URI (default from Host)\n"
-    "      --allow-unauthenticated  serve HTTP on a non-loopback address without\n"
-    "                               --auth-token-file or --auth-jwks-file\n"
-    "\n"
-    "Diagnostics:\n"
-    "      --log-level=LEVEL        debug, info, notice, warning, error, ...\n"
-    "                               (default info)\n"
-    "                               debug also traces every protocol message\n"
-    "                               in and out (cut at 512 bytes); info logs\n"
-    "                               one line per tool call (tool, id,\n"
-    "                               duration_ms, outcome)\n"
-    "      --log-format=FORMAT      text (default: TIMESTAMP toolhost: LEVEL:\n"
-    "                               message key=value...) or json (one object\n"
-    "                               per line: ts, level, component, plugin,\n"
-    "                               msg and the fields)\n"
-    "  -q, --quiet                  same as --log-level=warning\n"
-    "  -h, --help                   show this help and exit\n"
-    "  -V, --version                show the version and exit\n"
-    "\n"
-    "Subcommands (each has --help):\n"
-    "  inspect      report plugins, their tools with final schemas, and every\n"
-    "               refusal with its reason (--json for machines; exit 1 if\n"
-    "               anything was refused)\n"
-    "  call         run one tool call without a client and print the result\n"
-    "               (exit 0 ok, 1 isError, 2 usage error or unknown tool)\n"
-    "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
-    "\n"
-    "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
-    "directories and re-reads --auth-jwks-file (a stop while plugins load at\n"
-    "start-up).\n"
-    "\n"
-    "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
-    "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
-    "error.\n";
-
-enum {
-    OPT_STRICT = 256,
-    OPT_FOLLOW,
-    OPT_PAGE,
-    OPT_MAXMSG,
-    OPT_MAXCALLS,
-    OPT_TTL,
-    OPT_INSTR,
-    OPT_GRACE,
-    OPT_BUSY_POLL,
-    OPT_LOGLEVEL,
-    OPT_MAXRESULT,
-    OPT_MAXINFLIGHT,
-    OPT_QUEUE_TIMEOUT,
-    OPT_ALLOW_INSECURE,
-    OPT_CALL_TIMEOUT,
-    OPT_ISOLATION,
-    OPT_LOAD_TIMEOUT,
-    OPT_WORKER_MEMORY,
-    OPT_WORKER_FILES,
-    OPT_CANCEL_GRACE,
-    OPT_REGISTRY_CACHE,
-    OPT_NO_REGISTRY_CACHE,
-    OPT_NAME,
-    OPT_HTTP,
-    OPT_STDIO,
-    OPT_HTTP_PATH,
-    OPT_HTTP_ORIGIN,
-    OPT_HTTP_CONNS,
-    OPT_HTTP_CLIENT_CONNS,
-    OPT_HTTP_SESSIONS,
-    OPT_HTTP_TIMEOUT,
-    OPT_HTTP_RETRY,
-    OPT_AUTH_TOKEN_FILE,
-    OPT_AUTH_SCOPE,
-    OPT_AUTH_ISSUER,
-    OPT_AUTH_TOOL_SCOPE,
-    OPT_HTTP_RESOURCE_URL,
-    OPT_ALLOW_UNAUTH,
-    OPT_STATE_KEY_FILE,
-    OPT_QUALIFIED,
-    OPT_AUTH_JWKS_FILE,
-    OPT_HTTP_SESSION_PREFIX,
-    OPT_WATCH,
-    OPT_LOG_FORMAT,
-    OPT_CONFIG,
-    OPT_SET,
-    OPT_SET_SECRET,
-    OPT_LAZY_LOAD,
-    OPT_TASK_TTL,
-    OPT_MAX_TASKS,
-};
-
 /* The protocol's descriptors, for close_protocol_in_child. */
 static int protocol_fds[2] = {-1, -1};
 
@@ -312,94 +72,6 @@ static th_registry *volatile served_at_exit_keep; /* the registry served last */
 static th_mcp *volatile mcp_abandoned;
 static th_registry *volatile registry_abandoned;
 static th_supervisor *volatile supervisor_abandoned;
-
-static const struct option long_opts[] = {
-    {"plugin-dir", required_argument, NULL, 'd'},
-    {"strict", no_argument, NULL, OPT_STRICT},
-    {"follow-symlinks", no_argument, NULL, OPT_FOLLOW},
-    {"allow-insecure-plugins", no_argument, NULL, OPT_ALLOW_INSECURE},
-    {"page-size", required_argument, NULL, OPT_PAGE},
-    {"max-message-bytes", required_argument, NULL, OPT_MAXMSG},
-    {"max-concurrent-calls", required_argument, NULL, OPT_MAXCALLS},
-    {"queue-timeout-ms", required_argument, NULL, OPT_QUEUE_TIMEOUT},
-    {"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
-    {"list-ttl-ms", required_argument, NULL, OPT_TTL},
-    {"instructions", required_argument, NULL, OPT_INSTR},
-    {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
-    {"busy-poll", required_argument, NULL, OPT_BUSY_POLL},
-    {"log-level", required_argument, NULL, OPT_LOGLEVEL},
-    {"max-result-bytes", required_argument, NULL, OPT_MAXRESULT},
-    {"max-inflight-bytes", required_argument, NULL, OPT_MAXINFLIGHT},
-    {"isolation", required_argument, NULL, OPT_ISOLATION},
-    {"load-timeout", required_argument, NULL, OPT_LOAD_TIMEOUT},
-    {"worker-memory-limit", required_argument, NULL, OPT_WORKER_MEMORY},
-    {"worker-max-files", required_argument, NULL, OPT_WORKER_FILES},
-    {"cancel-grace-ms", required_argument, NULL, OPT_CANCEL_GRACE},
-    {"registry-cache", required_argument, NULL, OPT_REGISTRY_CACHE},
-    {"no-registry-cache", no_argument, NULL, OPT_NO_REGISTRY_CACHE},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"http", required_argument, NULL, OPT_HTTP},
-    {"stdio", no_argument, NULL, OPT_STDIO},
-    {"http-path", required_argument, NULL, OPT_HTTP_PATH},
-    {"http-allow-origin", required_argument, NULL, OPT_HTTP_ORIGIN},
-    {"http-max-connections", required_argument, NULL, OPT_HTTP_CONNS},
-    {"http-max-client-connections", required_argument, NULL, OPT_HTTP_CLIENT_CONNS},
-    {"http-max-sessions", required_argument, NULL, OPT_HTTP_SESSIONS},
-    {"http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT},
-    {"http-retry-ms", required_argument, NULL, OPT_HTTP_RETRY},
-    {"auth-token-file", required_argument, NULL, OPT_AUTH_TOKEN_FILE},
-    {"auth-scope", required_argument, NULL, OPT_AUTH_SCOPE},
-    {"auth-issuer", required_argument, NULL, OPT_AUTH_ISSUER},
-    {"auth-tool-scope", required_argument, NULL, OPT_AUTH_TOOL_SCOPE},
-    {"http-resource-url", required_argument, NULL, OPT_HTTP_RESOURCE_URL},
-    {"allow-unauthenticated", no_argument, NULL, OPT_ALLOW_UNAUTH},
-    {"state-key-file", required_argument, NULL, OPT_STATE_KEY_FILE},
-    {"qualified-names", no_argument, NULL, OPT_QUALIFIED},
-    {"auth-jwks-file", required_argument, NULL, OPT_AUTH_JWKS_FILE},
-    {"http-session-prefix", required_argument, NULL, OPT_HTTP_SESSION_PREFIX},
-    {"watch", no_argument, NULL, OPT_WATCH},
-    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"set", required_argument, NULL, OPT_SET},
-    {"set-secret", required_argument, NULL, OPT_SET_SECRET},
-    {"lazy-load", no_argument, NULL, OPT_LAZY_LOAD},
-    {"task-ttl", required_argument, NULL, OPT_TASK_TTL},
-    {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
-/* Parse a non-negative decimal number no larger than MAX. */
-static bool parse_size(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v > max) {
-        fprintf(stderr, "toolhost: --%s: '%s' is not a number from 0 to %llu\n", opt, s, max);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-/* Parse --call-timeout: seconds, fractions allowed, to whole milliseconds
- * (0: none). A positive value below 1 ms would silently mean none. */
-static bool parse_seconds_ms(const char *opt, const char *s, long long *out_ms)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    long long ms = !errno && end != s && !*end && v >= 0 && v <= 86400 ? llround(v * 1000) : -1;
-    if (ms < 0 || (v > 0 && ms == 0)) {
-        fprintf(stderr, "toolhost: --%s: '%s' is not a number of seconds from 0.001 to 86400 (0: none)\n", opt, s);
-        return false;
-    }
-    *out_ms = ms;
-    return true;
-}
 
 /*
 ** Keep the real stdout for the protocol and point fd 1 at stderr, so that a
@@ -526,33 +198,6 @@ static bool tool_scopes_name_tools(const th_registry *reg, const char *const *sc
     return ok;
 }
 
-/* Parse --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080") into
- * OPTS; ADDR is copied into ADDR_BUF. */
-static bool parse_http(const char *s, char *addr_buf, size_t size, th_http_opts *opts)
-{
-    const char *port = s, *colon = strrchr(s, ':');
-    unsigned long long v;
-    if (colon) {
-        const char *a = s, *end = colon;
-        if (*a == '[' && end > a && end[-1] == ']') {
-            a++;
-            end--;
-        }
-        if ((size_t)(end - a) >= size || end == a) {
-            fprintf(stderr, "toolhost: --http: '%s' is not [ADDR:]PORT\n", s);
-            return false;
-        }
-        memcpy(addr_buf, a, (size_t)(end - a));
-        addr_buf[end - a] = '\0';
-        opts->addr = addr_buf;
-        port = colon + 1;
-    }
-    if (!parse_size("http", port, 65535, &v))
-        return false;
-    opts->port = (unsigned)v;
-    return true;
-}
-
 /* Serve HTTP only: wait for a stop signal. */
 static void wait_stop(int stop_fd)
 {
@@ -630,59 +275,26 @@ static json_object *parse_call(const char *text, size_t len)
     return a;
 }
 
-/* The toolbox names of --plugin-dir, a NULL-ended array. */
-static void free_boxes(char **boxes)
-{
-    for (size_t i = 0; boxes && boxes[i]; i++)
-        free(boxes[i]);
-    free(boxes);
-}
-
 int main(int argc, char **argv)
 {
-    const char **dirs = NULL;
-    size_t ndirs = 0;
-    bool strict = false;
-    th_load_opts load_opts = {0};
-    th_mcp_config cfg;
-    th_stdio_opts sopts = {.max_message_bytes = 4u << 20, .grace_ms = 5000, .busy_poll_us = 50};
-    unsigned long long v;
-    int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1, c;
+    th_host_opts o;
+    int status = 1, proto_in = -1, proto_fd = -1, stop_fd = -1;
     th_registry *reg = NULL;
     th_mcp *mcp = NULL;
-    bool isolate = true;
-    th_scan_opts scan_opts = {.load_timeout_ms = 10000};
-    th_supervisor_opts sup_opts = {.cancel_grace_ms = 5000};
     th_supervisor *sup = NULL;
     char **paths = NULL;
     size_t npaths = 0;
     th_scanned *scanned = NULL;
-    const char *cache_opt = NULL; /* --registry-cache */
-    bool use_cache = true;
-    bool lazy_load = false; /* --lazy-load */
     th_lazy_set *lazy = NULL;
     char *cache_path = NULL;
     th_cache *cache = NULL;
-    bool watch = false;
     th_watch *watcher = NULL;
     reloader reload = {0};
     th_registry *served_at_exit = NULL;
-    th_http_opts hopts = {.max_connections = 64, .max_sessions = 1024, .request_timeout_ms = 300000};
-    const char **origins = NULL;
-    char http_addr[128];
-    bool http_on = false, stdio_on = false;
     th_http *http = NULL;
     th_auth *auth = NULL;
-    const char *auth_file = NULL, *jwks_file = NULL;
-    bool allow_unauth = false;
-    bool passed_loopback = false; /* --http=systemd: the passed socket is loopback */
-    const char *tool_scopes[64]; /* --auth-tool-scope; point into argv */
-    size_t ntool_scopes = 0;
-    char **boxes = NULL; /* toolbox of dirs[i], malloc'd */
-    bool qualified = false;
     th_naming *naming = NULL;
     th_err name_err;
-    th_config *settings = NULL; /* per-plugin settings (plugin/settings.h) */
 
     /* OpenSSL is initialized (without its exit handler) where libcrypto is
      * opened, on first use: base/crypto.c. */
@@ -700,355 +312,28 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "new-plugin") == 0)
         return th_cli_new_plugin(argc - 1, argv + 1);
 
-    th_mcp_config_default(&cfg);
-    /* --config first: its [toolhost] options go before the command line's. */
-    if (!(settings = th_config_new())) {
-        fprintf(stderr, "toolhost: out of memory\n");
-        return 1;
+    th_host_parse_rc prc = th_host_parse(argc, argv, &o);
+    if (prc != TH_HOST_RUN) {
+        th_host_opts_clear(&o);
+        return prc;
     }
-    if (th_cli_config_args(&argc, &argv, settings, long_opts) != 0) {
-        th_config_free(settings);
-        fprintf(stderr, "Try 'toolhost --help' for more information.\n");
-        return 2;
-    }
-    dirs = calloc((size_t)argc, sizeof *dirs);
-    boxes = calloc((size_t)argc + 1, sizeof *boxes);
-    origins = calloc((size_t)argc, sizeof *origins);
-    hopts.origins = origins;
-    if (!dirs || !origins || !boxes) {
-        free(boxes);
-        free(origins);
-        fprintf(stderr, "toolhost: out of memory\n");
-        return 1;
-    }
+    const char **dirs = o.dirs;
+    size_t ndirs = o.ndirs;
+    char **boxes = o.boxes;
+    bool strict = o.strict, isolate = o.isolate, use_cache = o.use_cache, lazy_load = o.lazy_load;
+    bool watch = o.watch, qualified = o.qualified, http_on = o.http_on, stdio_on = o.stdio_on;
+    bool allow_unauth = o.allow_unauth, passed_loopback = o.passed_loopback;
+    th_load_opts load_opts = o.load;
+    th_mcp_config cfg = o.cfg;
+    th_stdio_opts sopts = o.stdio;
+    th_scan_opts scan_opts = o.scan;
+    th_supervisor_opts sup_opts = o.sup;
+    th_http_opts hopts = o.http;
+    const char *cache_opt = o.cache_file, *auth_file = o.auth_file, *jwks_file = o.jwks_file;
+    const char *const *tool_scopes = o.tool_scopes;
+    size_t ntool_scopes = o.ntool_scopes;
+    th_config *settings = o.settings;
 
-    while ((c = getopt_long(argc, argv, "d:qhV", long_opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            if (th_naming_split_spec(optarg, &boxes[ndirs], &dirs[ndirs], &name_err) != TH_OK) {
-                fprintf(stderr, "toolhost: %s\n", name_err.msg);
-                goto usage;
-            }
-            ndirs++;
-            break;
-        case OPT_QUALIFIED:
-            qualified = true;
-            break;
-        case OPT_STRICT:
-            strict = true;
-            break;
-        case OPT_FOLLOW:
-            load_opts.follow_symlinks = true;
-            break;
-        case OPT_ALLOW_INSECURE:
-            load_opts.allow_insecure = true;
-            break;
-        case OPT_PAGE:
-            if (!parse_size("page-size", optarg, 1000000, &v))
-                goto usage;
-            cfg.page_size = (size_t)v;
-            break;
-        case OPT_MAXMSG:
-            /* The JSON parser takes an int length. */
-            if (!parse_size("max-message-bytes", optarg, INT_MAX - 1, &v) || v < 64) {
-                fprintf(stderr, "toolhost: --max-message-bytes must be from 64 to %d\n", INT_MAX - 1);
-                goto usage;
-            }
-            sopts.max_message_bytes = (size_t)v;
-            break;
-        case OPT_MAXCALLS:
-            if (!parse_size("max-concurrent-calls", optarg, 4096, &v) || v == 0) {
-                fprintf(stderr, "toolhost: --max-concurrent-calls must be from 1 to 4096\n");
-                goto usage;
-            }
-            cfg.max_threads = (size_t)v;
-            break;
-        case OPT_QUEUE_TIMEOUT:
-            if (!parse_size("queue-timeout-ms", optarg, 86400000, &v))
-                goto usage;
-            cfg.queue_timeout_ms = (long long)v;
-            break;
-        case OPT_CALL_TIMEOUT:
-            if (!parse_seconds_ms("call-timeout", optarg, &cfg.call_timeout_ms))
-                goto usage;
-            break;
-        case OPT_TASK_TTL:
-            if (!parse_seconds_ms("task-ttl", optarg, &cfg.task_ttl_ms) || cfg.task_ttl_ms == 0) {
-                fprintf(stderr, "toolhost: --task-ttl must be more than 0\n");
-                goto usage;
-            }
-            break;
-        case OPT_MAX_TASKS:
-            if (!parse_size("max-tasks", optarg, 100000, &v) || v == 0) {
-                fprintf(stderr, "toolhost: --max-tasks must be from 1 to 100000\n");
-                goto usage;
-            }
-            cfg.max_tasks = (size_t)v;
-            break;
-        case OPT_TTL:
-            if (!parse_size("list-ttl-ms", optarg, LLONG_MAX, &v))
-                goto usage;
-            cfg.list_ttl_ms = (long long)v;
-            break;
-        case OPT_MAXRESULT:
-            if (!parse_size("max-result-bytes", optarg, SIZE_MAX, &v) || v < 1024) {
-                fprintf(stderr, "toolhost: --max-result-bytes must be at least 1024\n");
-                goto usage;
-            }
-            cfg.max_result_bytes = (size_t)v;
-            break;
-        case OPT_MAXINFLIGHT:
-            if (!parse_size("max-inflight-bytes", optarg, SIZE_MAX, &v) || v == 0) {
-                fprintf(stderr, "toolhost: --max-inflight-bytes must be at least 1\n");
-                goto usage;
-            }
-            cfg.max_inflight_bytes = (size_t)v;
-            break;
-        case OPT_ISOLATION:
-            if (strcmp(optarg, "process") == 0) {
-                isolate = true;
-            } else if (strcmp(optarg, "none") == 0) {
-                isolate = false;
-            } else {
-                fprintf(stderr, "toolhost: --isolation: '%s' is not process or none\n", optarg);
-                goto usage;
-            }
-            break;
-        case OPT_LOAD_TIMEOUT:
-            if (!parse_size("load-timeout", optarg, 86400, &v))
-                goto usage;
-            scan_opts.load_timeout_ms = (long long)v * 1000;
-            break;
-        case OPT_WORKER_MEMORY:
-            if (!parse_size("worker-memory-limit", optarg, ULLONG_MAX, &v))
-                goto usage;
-            sup_opts.memory_limit = v;
-            break;
-        case OPT_WORKER_FILES:
-            if (!parse_size("worker-max-files", optarg, 1u << 20, &v))
-                goto usage;
-            sup_opts.max_files = v;
-            break;
-        case OPT_CANCEL_GRACE:
-            if (!parse_size("cancel-grace-ms", optarg, 86400000, &v))
-                goto usage;
-            sup_opts.cancel_grace_ms = (long long)v;
-            break;
-        case OPT_REGISTRY_CACHE:
-            if (!*optarg) {
-                fprintf(stderr, "toolhost: --registry-cache: the file name is empty\n");
-                goto usage;
-            }
-            cache_opt = optarg;
-            use_cache = true;
-            break;
-        case OPT_NO_REGISTRY_CACHE:
-            use_cache = false;
-            break;
-        case OPT_HTTP:
-            if (strcmp(optarg, "systemd") == 0) {
-                /* Now, before any thread: it edits the environment. */
-                char aerr[256];
-                hopts.use_listen_fd = true;
-                if ((hopts.listen_fd = th_activation_listen_fd(&passed_loopback, aerr, sizeof aerr)) < 0) {
-                    fprintf(stderr, "toolhost: --http=systemd: %s\n", aerr);
-                    goto cleanup; /* status is 1 */
-                }
-            } else if (!parse_http(optarg, http_addr, sizeof http_addr, &hopts))
-                goto usage;
-            http_on = true;
-            break;
-        case OPT_STDIO:
-            stdio_on = true;
-            break;
-        case OPT_HTTP_PATH:
-            if (optarg[0] != '/') {
-                fprintf(stderr, "toolhost: --http-path must start with '/'\n");
-                goto usage;
-            }
-            hopts.path = optarg;
-            break;
-        case OPT_HTTP_ORIGIN:
-            origins[hopts.norigins++] = optarg;
-            break;
-        case OPT_HTTP_CONNS:
-            if (!parse_size("http-max-connections", optarg, 100000, &v) || v == 0)
-                goto usage;
-            hopts.max_connections = (unsigned)v;
-            break;
-        case OPT_HTTP_CLIENT_CONNS:
-            if (!parse_size("http-max-client-connections", optarg, 100000, &v) || v == 0)
-                goto usage;
-            hopts.max_client_connections = (unsigned)v;
-            break;
-        case OPT_HTTP_SESSIONS:
-            if (!parse_size("http-max-sessions", optarg, 1000000, &v) || v == 0)
-                goto usage;
-            hopts.max_sessions = (size_t)v;
-            break;
-        case OPT_HTTP_TIMEOUT:
-            if (!parse_seconds_ms("http-timeout", optarg, &hopts.request_timeout_ms) ||
-                hopts.request_timeout_ms == 0)
-                goto usage;
-            break;
-        case OPT_HTTP_RETRY:
-            if (!parse_size("http-retry-ms", optarg, 86400000, &v))
-                goto usage;
-            hopts.retry_ms = (long long)v;
-            break;
-        case OPT_AUTH_TOKEN_FILE:
-            auth_file = optarg;
-            break;
-        case OPT_STATE_KEY_FILE: {
-            th_err kerr;
-            if (th_mrtr_key_file(optarg, &kerr) != TH_OK) {
-                fprintf(stderr, "toolhost: %s\n", kerr.msg);
-                goto usage;
-            }
-            break;
-        }
-        case OPT_AUTH_SCOPE:
-            hopts.auth_scope = optarg;
-            break;
-        case OPT_AUTH_TOOL_SCOPE:
-            if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
-                fprintf(stderr, "toolhost: --auth-tool-scope: '%s' is not TOOL=SCOPE\n", optarg);
-                goto usage;
-            }
-            if (ntool_scopes == sizeof tool_scopes / sizeof *tool_scopes) {
-                fprintf(stderr, "toolhost: --auth-tool-scope: at most 64\n");
-                goto usage;
-            }
-            tool_scopes[ntool_scopes++] = optarg;
-            hopts.tool_scopes = tool_scopes;
-            hopts.ntool_scopes = ntool_scopes;
-            break;
-        case OPT_AUTH_ISSUER:
-            hopts.auth_issuer = optarg;
-            break;
-        case OPT_HTTP_RESOURCE_URL:
-            hopts.resource_url = optarg;
-            break;
-        case OPT_ALLOW_UNAUTH:
-            allow_unauth = true;
-            break;
-        case OPT_AUTH_JWKS_FILE:
-            jwks_file = optarg;
-            break;
-        case OPT_HTTP_SESSION_PREFIX:
-            if (!*optarg || strlen(optarg) > TH_HTTP_SESSION_PREFIX_MAX ||
-                optarg[strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")]) {
-                fprintf(stderr, "toolhost: --http-session-prefix: '%s' is not 1 to %d of A-Z a-z 0-9 . _ -\n",
-                        optarg, TH_HTTP_SESSION_PREFIX_MAX);
-                goto usage;
-            }
-            hopts.session_prefix = optarg;
-            break;
-        case OPT_WATCH:
-            watch = true;
-            break;
-        case OPT_LAZY_LOAD:
-            lazy_load = true;
-            break;
-        case OPT_INSTR:
-            cfg.instructions = optarg;
-            break;
-        case OPT_NAME:
-            /* serverInfo.name is required by the protocol: never empty. */
-            if (!*optarg) {
-                fprintf(stderr, "toolhost: --name: the server name must not be empty\n");
-                goto usage;
-            }
-            cfg.server_name = optarg;
-            break;
-        case OPT_GRACE:
-            if (!parse_size("shutdown-grace-ms", optarg, 86400000, &v))
-                goto usage;
-            sopts.grace_ms = (long long)v;
-            break;
-        case OPT_BUSY_POLL:
-            if (!parse_size("busy-poll", optarg, 100000, &v))
-                goto usage;
-            sopts.busy_poll_us = (long long)v;
-            break;
-        case OPT_LOGLEVEL: {
-            int level = th_log_level_parse(optarg);
-            if (level < 0) {
-                fprintf(stderr, "toolhost: --log-level: unknown level '%s'\n", optarg);
-                goto usage;
-            }
-            th_log_set_threshold((th_log_level)level);
-            break;
-        }
-        case 'q':
-            th_log_set_threshold(TH_LOG_WARNING);
-            break;
-        case OPT_CONFIG:
-            break; /* read before the other options */
-        case OPT_SET:
-        case OPT_SET_SECRET: {
-            th_err err;
-            if (th_config_set_arg(settings, optarg, c == OPT_SET_SECRET, &err) != TH_OK) {
-                fprintf(stderr, "toolhost: --%s: %s\n", c == OPT_SET ? "set" : "set-secret", err.msg);
-                goto usage;
-            }
-            /* Out of /proc/PID/cmdline (ps) from now on; it was there from
-             * exec to here, so prefer the environment or a file. */
-            char *eq = strchr(optarg, '=');
-            if (c == OPT_SET_SECRET && eq)
-                memset(eq + 1, '*', strlen(eq + 1));
-            break;
-        }
-        case OPT_LOG_FORMAT: {
-            int f = th_log_format_parse(optarg);
-            if (f < 0) {
-                fprintf(stderr, "toolhost: --log-format: '%s' is not text or json\n", optarg);
-                goto usage;
-            }
-            th_log_set_format((th_log_format)f);
-            break;
-        }
-        case 'h':
-            fputs(usage_text, stdout);
-            free_boxes(boxes);
-            free(dirs);
-            free(origins);
-            th_config_free(settings);
-            th_cli_config_free();
-            return 0;
-        case 'V':
-            printf("toolhost %s (plugin ABI %d, MCP 2024-11-05..%s)\n", PACKAGE_VERSION, TH_ABI_VERSION,
-                   TH_MCP_MODERN_VERSION);
-            printf("Linux interfaces used: %s\n", th_compat_linux_features());
-            printf("License: %s\n", TH_LICENSE);
-            free_boxes(boxes);
-            free(dirs);
-            free(origins);
-            th_config_free(settings);
-            th_cli_config_free();
-            return 0;
-        default:
-            goto usage;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "toolhost: unexpected argument '%s'\n", argv[optind]);
-        goto usage;
-    }
-    if (lazy_load && isolate) {
-        /* Workers already start at a plugin's first call. */
-        fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
-        goto usage;
-    }
-    /* A directory the user named must be there; the default one may not be. */
-    load_opts.dirs_required = ndirs > 0;
-    if (ndirs == 0) {
-        if (!(boxes[ndirs] = strdup(TH_DEFAULT_TOOLBOX))) {
-            fprintf(stderr, "toolhost: out of memory\n");
-            goto cleanup;
-        }
-        dirs[ndirs++] = TH_PLUGINDIR;
-    }
     /* Toolboxes are fixed before any plugin runs, like the paths. */
     if (!(naming = th_naming_new(qualified))) {
         fprintf(stderr, "toolhost: out of memory\n");
@@ -1352,19 +637,6 @@ cleanup:
     if (proto_fd >= 0)
         close(proto_fd);
     th_naming_unref(naming);
-    free_boxes(boxes);
-    free(dirs);
-    free(origins);
-    th_config_free(settings);
-    th_cli_config_free();
+    th_host_opts_clear(&o);
     return status;
-
-usage:
-    fprintf(stderr, "Try 'toolhost --help' for more information.\n");
-    free_boxes(boxes);
-    free(dirs);
-    free(origins);
-    th_config_free(settings);
-    th_cli_config_free();
-    return 2;
 }
