@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** main.c: the toolhost command as a table of contents: a worker or a
-** subcommand, else read the options, set up, load the plugins,
+** subcommand, else read the options, check them, set up, load the plugins,
 ** serve, stop. The steps live in src/host/.
 */
 #include "config.h"
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     if (status != TH_HOST_RUN)
         goto done;
     status = 1;
-    if (!th_host_setup(&host, &opts))
+    if (!th_host_policy_ok(&opts) || !th_host_setup(&host, &opts))
         goto stop;
     if ((status = th_host_load(&host)) >= 0)
         goto stop;

@@ -240,8 +240,6 @@ static void wait_stop(int stop_fd)
 int th_host_serve(th_host *h)
 {
     th_host_opts *o = h->opts;
-    if (!th_host_policy_ok(o))
-        return 1;
     if (o->http_on && !start_http(h))
         return 1;
     /* Rescans (SIGHUP, and inotify with --watch) run on a thread of their

@@ -27,8 +27,11 @@ typedef struct th_host {
     th_reloader reload;
 } th_host;
 
-/* Refuse HTTP on a non-loopback address without authorization. False with
- * a message logged (critical). */
+/*
+** Refuse, before any plugin code runs, what the options already show to be
+** unsafe: HTTP on a non-loopback address without authorization. False with
+** a message logged (critical).
+*/
 bool th_host_policy_ok(const th_host_opts *o);
 
 /* Claim the descriptors and the signals, fix the toolboxes. False with a
