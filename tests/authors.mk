@@ -29,7 +29,7 @@ test_log_format_SOURCES = test_log_format.c
 check_PROGRAMS += test_options
 TESTS += test_options
 test_options_SOURCES = test_options.c
-# What the host shows at the door: public
+# What the host shows at the door: a notice for a terminal on stdin, public
 # HTTP without auth refused before plugins load (test_host).
 check_PROGRAMS += test_host
 TESTS += test_host

@@ -100,6 +100,15 @@ static bool fix_toolboxes(th_host *h)
     return true;
 }
 
+/* Someone at a terminal sees nothing happen: say what the host expects. */
+static void greet_terminal(const th_host *h)
+{
+    if (serves_stdio(h->opts) && isatty(h->fds.in))
+        th_log(TH_LOG_NOTICE, "stdin is a terminal: toolhost speaks MCP (JSON-RPC, one message a line) on stdin "
+               "and stdout, for an MCP client to start; see 'toolhost --help', or 'toolhost inspect' to list the "
+               "tools; Ctrl-D ends");
+}
+
 bool th_host_setup(th_host *h, th_host_opts *o)
 {
     *h = (th_host){.opts = o, .fds = {.in = -1, .out = -1}, .stop_fd = -1};
@@ -130,6 +139,7 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         fprintf(stderr, "toolhost: out of memory\n");
         return false;
     }
+    greet_terminal(h);
     return true;
 }
 
