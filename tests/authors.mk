@@ -30,7 +30,7 @@ check_PROGRAMS += test_options
 TESTS += test_options
 test_options_SOURCES = test_options.c
 # What the host shows at the door: a notice for a terminal on stdin, public
-# HTTP without auth refused before plugins load (test_host).
+# HTTP without auth refused before plugins load, a quiet end of input (test_host).
 check_PROGRAMS += test_host
 TESTS += test_host
 test_host_SOURCES = test_host.c $(MCP_HARNESS)

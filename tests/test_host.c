@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** tests/test_host.c: what src/host/ shows a person at the door: a notice
-** when stdin is a terminal, and an unauthenticated public --http refused
-** before any plugin code runs.
+** when stdin is a terminal, an unauthenticated public --http refused before
+** any plugin code runs, and a quiet end of input unless a call really
+** holds the host up, in which case the log says what it waits for.
 */
 #define _GNU_SOURCE 1
 #include "config.h"
@@ -132,6 +133,58 @@ START_TEST(public_http_without_auth_is_refused_before_plugins_load)
 }
 END_TEST
 
+/* A client that pipes its last request in and closes stdin: the call is
+ * still running at end of input, briefly. That is a normal end, and the
+ * log at its default level says nothing about waiting. */
+START_TEST(a_normal_end_of_input_is_quiet)
+{
+    char *dir = mh_private_dir(mh_hostile("thread_name"), NULL);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    json_object *o = mh_rpc(p, CALL(1, "thread_name", "{}")); /* its worker is up */
+    json_object_put(o);
+    mh_send(p, CALL(2, "thread_name", "{\"ms\":50}"));
+    mh_close_stdin(p);
+    o = mh_next(p);
+    MH_ASSERT_ID(o, "2");
+    json_object_put(o);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "shutting down"), "a normal end of input logged:\n%s", err);
+    free(err);
+    mh_free(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* A call that really holds the host up past the quiet moment: the log
+ * says what the host waits for, how long at most, and what follows. */
+START_TEST(a_call_holding_up_the_end_is_named)
+{
+    char *dir = mh_private_dir(mh_hostile("thread_name"), NULL);
+    char gate[600];
+    snprintf(gate, sizeof gate, "%s.gate", dir);
+    unlink(gate);
+    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_send(p, CALL(1, "thread_name", "{\"gate\":\"%s\"}"), gate);
+    mh_close_stdin(p);
+    ck_assert_msg(mh_stderr_wait(p, "for 1 tool call still running, then cancelling it", MH_TIMEOUT_MS),
+                  "stderr: %s", mh_stderr(p));
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "(--shutdown-grace-ms)"), "stderr: %s", err);
+    free(err);
+    FILE *f = fopen(gate, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "1");
+    json_object_put(o);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(gate);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *host_suite(void)
 {
     Suite *s = suite_create("host");
@@ -140,6 +193,8 @@ static Suite *host_suite(void)
     tcase_add_test(tc, a_terminal_on_stdin_gets_one_notice_on_stderr);
     tcase_add_test(tc, a_pipe_on_stdin_gets_no_notice);
     tcase_add_test(tc, public_http_without_auth_is_refused_before_plugins_load);
+    tcase_add_test(tc, a_normal_end_of_input_is_quiet);
+    tcase_add_test(tc, a_call_holding_up_the_end_is_named);
     suite_add_tcase(s, tc);
     return s;
 }
