@@ -26,3 +26,12 @@ test_settings_SOURCES = test_settings.c $(MCP_HARNESS)
 check_PROGRAMS += test_log_format
 TESTS += test_log_format
 test_log_format_SOURCES = test_log_format.c
+# The option table against doc/toolhost.1, --help and the defaults (test_options).
+check_PROGRAMS += test_options
+TESTS += test_options
+test_options_SOURCES = test_options.c
+# What the host shows at the door: a notice for a terminal on stdin, public
+# HTTP without auth refused before plugins load, a quiet end of input (test_host).
+check_PROGRAMS += test_host
+TESTS += test_host
+test_host_SOURCES = test_host.c $(MCP_HARNESS)

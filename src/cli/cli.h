@@ -8,8 +8,6 @@
 #ifndef TH_CLI_H
 #define TH_CLI_H
 
-#include "plugin/settings.h"
-
 /* Report plugins, tools, schemas and refusals (cli/inspect.c). */
 int th_cli_inspect(int argc, char **argv);
 
@@ -19,16 +17,5 @@ int th_cli_call(int argc, char **argv);
 
 /* Write a plugin skeleton NAME.c and its Makefile (cli/scaffold.c). */
 int th_cli_new_plugin(int argc, char **argv);
-
-/*
-** --config FILE (cli/confargs.c): load every --config file in *ARGV into
-** SETTINGS, and put the options of their [toolhost] sections (checked
-** against OPTS) before the command line's, replacing *ARGC and *ARGV. 0,
-** or 2 after a message on stderr naming the file and line. The new argv
-** lives until th_cli_config_free.
-*/
-struct option;
-int th_cli_config_args(int *argc, char ***argv, th_config *settings, const struct option *opts);
-void th_cli_config_free(void);
 
 #endif

@@ -763,12 +763,24 @@ static bool blank(const char *p, size_t len)
     return true;
 }
 
+/* At end of input the last request often still runs for a moment (a
+ * client that pipes its requests in and closes stdin): that is the normal
+ * end, so it is waited for quietly this long before the log says why the
+ * host has not exited yet. */
+#define QUIET_DRAIN_MS 1000
+
 static void shutdown_session(th_mcp_session *s, long long grace_ms)
 {
     long long deadline = th_now_ms() + grace_ms;
+    long long quiet = grace_ms < QUIET_DRAIN_MS ? deadline : th_now_ms() + QUIET_DRAIN_MS;
+    if (th_mcp_session_drain(s, quiet))
+        return;
     size_t n = th_mcp_session_inflight(s);
-    if (n)
-        th_log(TH_LOG_INFO, "shutting down: waiting up to %lld ms for %zu call%s", grace_ms, n, n == 1 ? "" : "s");
+    if (n && deadline > th_now_ms())
+        th_log(TH_LOG_INFO,
+               "shutting down: waiting up to %lld ms more (--shutdown-grace-ms) for %zu tool call%s still "
+               "running, then cancelling %s",
+               deadline - th_now_ms(), n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
     if (!th_mcp_session_drain(s, deadline)) {
         th_log(TH_LOG_WARNING, "shutting down: cancelling %zu call%s still running after %lld ms",
                th_mcp_session_inflight(s), th_mcp_session_inflight(s) == 1 ? "" : "s", grace_ms);

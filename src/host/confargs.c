@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** cli/confargs.c: --config FILE for the toolhost command: the file's plugin
+** host/confargs.c: --config FILE for the toolhost command: the file's plugin
 ** sections go to the settings store, and its [toolhost] section becomes
 ** options placed before the command line's own, so that the command line
-** wins (a repeatable option such as --plugin-dir adds to the file's).
+** wins (a repeatable option such as --plugin-dir adds to the file's). Which
+** keys the section may hold is the option table's to say (host/options.c).
 */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "host/confargs.h"
+#include "host/options.h"
 
 /* The expanded argv and the strings it owns; static, so they stay
  * reachable (and valid for getopt's optarg) until th_cli_config_free. */
@@ -20,36 +21,45 @@ static char **expanded;
 static char **owned;
 static size_t nowned;
 
-/* Options the file may not give: they name files or secrets, which belong
- * on the command line (or, for secrets, in "secret key = value"). */
-static const char *const not_in_file[] = {"config", "set-secret", "help", "version"};
-
-static bool known(const struct option *opts, const char *arg, const char **why)
+/* Whether ARG ("--KEY" or "--KEY=VALUE", from th_config_load_file) is a
+ * [toolhost] key the table allows, with or without a value as it takes;
+ * if so, ARG becomes the option it stands for. */
+static bool known(char **arg, const char **why)
 {
-    char name[128];
-    const char *eq = strchr(arg + 2, '=');
-    snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - arg - 2) : strlen(arg + 2)), arg + 2);
-    for (size_t i = 0; i < sizeof not_in_file / sizeof not_in_file[0]; i++)
-        if (strcmp(name, not_in_file[i]) == 0) {
-            *why = "cannot be given in a configuration file";
-            return false;
-        }
-    for (const struct option *o = opts; o->name; o++) {
-        if (strcmp(o->name, name) != 0)
-            continue;
-        if (o->has_arg == required_argument && !eq)
-            *why = "needs a value (name = value)";
-        else if (o->has_arg == no_argument && eq)
-            *why = "takes no value (give the name alone)";
-        else
-            return true;
+    char key[128];
+    const char *eq = strchr(*arg + 2, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq ? (size_t)(eq - *arg - 2) : strlen(*arg + 2)), *arg + 2);
+    const th_option *t = th_host_option_by_key(key);
+    if (!t && (t = th_host_option_find(key)) != NULL) {
+        /* Options that name files or secrets belong on the command line
+         * (or, for secrets, in "secret key = value"). */
+        *why = "cannot be given in a configuration file";
         return false;
     }
-    *why = "is not a toolhost option";
+    if (!t)
+        *why = "is not a toolhost option";
+    else if (t->arg && !eq)
+        *why = "needs a value (name = value)";
+    else if (!t->arg && eq)
+        *why = "takes no value (give the name alone)";
+    else if (strcmp(key, t->name) == 0)
+        return true;
+    else {
+        size_t len = strlen(t->name) + (eq ? strlen(eq) : 0) + 3;
+        char *opt = malloc(len);
+        if (!opt) {
+            *why = "cannot be read: out of memory";
+            return false;
+        }
+        snprintf(opt, len, "--%s%s", t->name, eq ? eq : "");
+        free(*arg);
+        *arg = opt;
+        return true;
+    }
     return false;
 }
 
-int th_cli_config_args(int *argc, char ***argv, th_config *settings, const struct option *opts)
+int th_host_config_args(int *argc, char ***argv, th_config *settings)
 {
     char **args = NULL;
     size_t nargs = 0;
@@ -71,9 +81,11 @@ int th_cli_config_args(int *argc, char ***argv, th_config *settings, const struc
         }
         for (size_t k = before; k < nargs; k++) {
             const char *why = NULL;
-            if (!known(opts, args[k], &why)) {
+            char key[128];
+            snprintf(key, sizeof key, "%s", args[k] + 2);
+            if (!known(&args[k], &why)) {
                 fprintf(stderr, "toolhost: --config %s: [%s] option '%s' %s\n", file, TH_CONFIG_SERVER_SECTION,
-                        args[k] + 2, why);
+                        key, why);
                 goto fail;
             }
         }
@@ -104,7 +116,7 @@ fail:
     return 2;
 }
 
-void th_cli_config_free(void)
+void th_host_config_free(void)
 {
     for (size_t k = 0; k < nowned; k++)
         free(owned[k]);
