@@ -25,3 +25,6 @@ test_settings_SOURCES = test_settings.c $(MCP_HARNESS)
 check_PROGRAMS += test_log_format
 TESTS += test_log_format
 test_log_format_SOURCES = test_log_format.c
+# README.md and doc/*.md: links, runnable blocks, options, the bench chart.
+TESTS += authors/docs.sh
+EXTRA_DIST += authors/docs.sh
