@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bench/run.sh: the benchmark suite of `make bench` (issue 11). Runs
-# bench/loadgen (stdio) and bench/httpgen (HTTP, issue 10) against toolhost
+# bench/run.sh: the benchmark suite of `make bench`. Runs
+# bench/loadgen (stdio) and bench/httpgen (HTTP) against toolhost
 # in both isolation modes and against the
 # references (the floor program, the official TypeScript SDK server, cMCP's
 # echo server when CMCP_DIR names a built checkout, a bare dlopen loop over
 # generated plugins), takes the median of BENCH_RUNS runs of each, and
 # writes the tables with their ratios to results.md (printed too), the raw
-# lines to results.log and, when gnuplot is there, a chart to results.svg.
+# lines to results.log and a chart to results.svg (chart.sh).
 #
 # Run from the bench build directory (make does); environment:
 #   BENCH_RUNS=5        runs per measurement (the median is reported)
@@ -22,12 +22,11 @@
 #                       from the runs in results.log
 #   BENCH_PIN=0         do not pin loadgen to CPU 0 and the server to the
 #                       others (pinned by default when taskset is there)
-#   TOP_SRCDIR, TOP_BUILDDIR, CC, CFLAGS, NODE, GNUPLOT (set by make)
+#   TOP_SRCDIR, TOP_BUILDDIR, CC, CFLAGS, NODE (set by make)
 set -u
 top_src=${TOP_SRCDIR:-..}
 top_build=${TOP_BUILDDIR:-..}
 node=${NODE:-node}
-gnuplot=${GNUPLOT:-}
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${BENCH_RUNS:-5}
 quick=${BENCH_QUICK:-0}
@@ -404,12 +403,12 @@ EOF
         done
     fi
 
-    # The targets of issue 11, each with what this run measured: the echo
+    # The targets, each with what this run measured: the echo
     # ones for each placement (two CPUs; one CPU when pinned).
     echo
-    echo "Targets (issue 11); echo with 8-byte texts, toolhost in-process unless said." \
+    echo "Targets; echo with 8-byte texts, toolhost in-process unless said." \
         "$([ "$pin" = 1 ] && echo "Rows marked one CPU hold the same ratios with both ends on one CPU: a stricter reading" \
-            "this project added (the issue's placement is a client and a server on a 2-core machine), where a call" \
+            "than the targets' own placement (a client and a server on a CPU each), where a call" \
             "costs what both ends spend on it.")"
     echo
     echo "| target | measured | |"
@@ -468,43 +467,11 @@ EOF
 } > "$out"
 cat "$out"
 
-# ---- the chart ---------------------------------------------------------
-if [ -n "$gnuplot" ] && command -v "$gnuplot" >/dev/null 2>&1; then
-    {
-        echo "# scenario none process floor sdk cmcp"
-        for sc in $scenarios; do
-            name=${sc%%:*}
-            row="$name"
-            for s in $servers; do
-                v=$(med "echo-$name-$s" calls_per_s)
-                [ "$v" = "-" ] && v="?"
-                row="$row $v"
-            done
-            echo "$row"
-        done
-    } > results.dat
-    "$gnuplot" <<'EOF' && echo "run.sh: chart in bench/results.svg"
-set terminal svg size 960,520 dynamic font "sans,11"
-set output "results.svg"
-set title "Echo calls over stdio (median calls/s; log scale)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set logscale y
-set yrange [100:*]
-set ylabel "calls/s"
-set key outside top center horizontal
-set xtics rotate by -30
-set datafile missing "?"
-set xtics nomirror
-plot "results.dat" using 2:xtic(1) title "toolhost none", \
-     "" using 3 title "toolhost process", \
-     "" using 4 title "floor", \
-     "" using 5 title "TS SDK", \
-     "" using 6 title "cMCP"
-EOF
+# ---- the chart --------------------------------------------------------
+if sh "$here/chart.sh" "$out" > results.svg; then
+    echo "run.sh: chart in bench/results.svg"
 else
-    echo "run.sh: gnuplot not found; no chart (Debian: scripts/deps-debian.sh --bench)"
+    rm -f results.svg
 fi
 # toolhost's own runs must all have worked; a missing reference is only noted.
 if grep -q -E '(none|process)(-cold|-warm)? failed' "$errors"; then

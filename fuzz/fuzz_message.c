@@ -7,7 +7,7 @@
 
 /*
 ** `make fuzz` builds it with the other harnesses into fuzz/build/ and gives
-** it a short run on fuzz/corpus/message (README, Development, says how to
+** it a short run on fuzz/corpus/message (doc/HACKING.md, Fuzzing, says how to
 ** run it longer). It loads the bundled plugins from the build tree
 ** (FUZZ_PLUGIN_DIR, set by make; TH_FUZZ_PLUGIN_DIR overrides it at run
 ** time), resolving th_* against the executable (-rdynamic).

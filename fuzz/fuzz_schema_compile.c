@@ -5,7 +5,7 @@
 ** a plugin's input_schema and compiled; a refusal must come with a message.
 */
 /*
-** `make fuzz` builds and runs it (see README, Development); by hand, after
+** `make fuzz` builds and runs it (see doc/HACKING.md, Fuzzing); by hand, after
 ** `make fuzz`: fuzz/fuzz_schema_compile $(srcdir)/fuzz/corpus/schema_compile.
 ** A compiled schema also validates a few fixed instances, so that what the
 ** compiler built is walked once, and is freed; ASan checks both.

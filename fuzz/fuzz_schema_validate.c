@@ -5,7 +5,7 @@
 ** (a tools/call "arguments" value); both are parsed as the host parses them.
 */
 /*
-** `make fuzz` builds and runs it (see README, Development). A crash, a
+** `make fuzz` builds and runs it (see doc/HACKING.md, Fuzzing). A crash, a
 ** sanitizer report or an abort() below is a bug: the violation count and
 ** the messages must agree, the messages must be UTF-8 (they reach the
 ** client), and validating twice must give the same answer (one compiled

@@ -5,7 +5,7 @@
 ** with a message, an accepted skill must be listed and read back intact.
 */
 /*
-** `make fuzz` builds and runs it (see README, Development); by hand, after
+** `make fuzz` builds and runs it (see doc/HACKING.md, Fuzzing); by hand, after
 ** `make fuzz`: fuzz/build/fuzz_skill $(srcdir)/fuzz/corpus/skill. ASan and
 ** UBSan check the frontmatter parser on every input.
 */

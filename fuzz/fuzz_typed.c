@@ -5,7 +5,7 @@
 ** th_type and every array type; the rest is the call's "arguments" JSON.
 */
 /*
-** `make fuzz` builds and runs it (see README, Development). Each dummy C
+** `make fuzz` builds and runs it (see doc/HACKING.md, Fuzzing). Each dummy C
 ** function checks what it receives (strings NUL-free and readable, array
 ** items readable, enums from the list) and records that it ran. A crash, a
 ** sanitizer report or an abort() below is a bug:
@@ -336,7 +336,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /*
 ** True when V holds what the conversion refuses though a schema's "number"
-** or "string" admits it, by design (README, typed functions): a number past
+** or "string" admits it, by design (doc/plugins.md, typed tools): a number past
 ** a double's range (1e400; JSON has no infinity) and a string holding
 ** U+0000 (a C string would end there). Neither is written into every
 ** schema as a bound or a pattern, so the differential check skips them.

@@ -32,9 +32,8 @@ if want "$@"; then
 fi
 flag=--bench
 if want "$@"; then
-    # `make bench`: gnuplot draws bench/results.svg (optional: without it
-    # the tables are still written); node/npm run the TypeScript SDK server.
-    pkgs="$pkgs gnuplot-nox"
+    # `make bench`: node/npm run the TypeScript SDK server (bench/chart.sh
+    # draws the chart with sh and awk).
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 missing=""

@@ -35,3 +35,6 @@ test_options_SOURCES = test_options.c
 check_PROGRAMS += test_host
 TESTS += test_host
 test_host_SOURCES = test_host.c $(MCP_HARNESS)
+# README.md and doc/*.md: links, runnable blocks, options, the bench chart.
+TESTS += authors/docs.sh
+EXTRA_DIST += authors/docs.sh

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/packaging/client-config.sh: the README's MCP client snippets work
-# when pasted. Every ```json block holding "mcpServers" or "servers" must be
+# tests/packaging/client-config.sh: the MCP client snippets of README.md
+# and doc/running.md work when pasted. Every ```json block holding "mcpServers" or "servers" must be
 # strict JSON (mcpconfig.c) whose servers run toolhost by a path an install
 # really gives it, with absolute --plugin-dir paths; there must be one for
 # Claude Desktop, VS Code ("servers", "type": "stdio") and Cursor, each
@@ -10,9 +10,10 @@
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${TOP_SRCDIR:?}" "${TOOLHOST:?}" "${bindir:?}" "${CC:=cc}"
-readme="$TOP_SRCDIR/README.md"
 work=$(mktemp -d "${TMPDIR:-/tmp}/th-clients.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
+readme="$work/docs.md"
+cat "$TOP_SRCDIR/README.md" "$TOP_SRCDIR/doc/running.md" > "$readme"
 
 $CC -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags json-c) -o "$work/mcpconfig" \
     "$TOP_SRCDIR/tests/packaging/mcpconfig.c" $(pkg-config --libs json-c) || fail "compiling mcpconfig.c"
@@ -39,7 +40,7 @@ for j in "$work"/*.json; do
     [ -f "$j" ] || continue
     grep -q '"mcpServers"\|"servers"' "$j" || continue
     n=${j%.json}
-    "$work/mcpconfig" "$j" > "$n.servers" 2> "$n.err" || { cat "$j" "$n.err"; fail "README snippet $(basename "$j") is not a valid client configuration"; }
+    "$work/mcpconfig" "$j" > "$n.servers" 2> "$n.err" || { cat "$j" "$n.err"; fail "snippet $(basename "$j") is not a valid client configuration"; }
     checked=$((checked + 1))
     while IFS="$(printf '\t')" read -r key name type command args; do
         known "$command" || fail "snippet $(basename "$j"), server $name: command $command is none of the installed paths ($paths)"
@@ -83,5 +84,5 @@ while read -r line; do
     "$TOOLHOST" "$@" --help > /dev/null 2>&1 || fail "toolhost refuses the options of '$line'"
     adds=$((adds + 1))
 done < "$work/adds"
-[ "$adds" -ge 1 ] || fail "no 'claude mcp add' line in README.md"
+[ "$adds" -ge 1 ] || fail "no 'claude mcp add' line in README.md or doc/running.md"
 echo "PASS: $checked client snippets and $adds 'claude mcp add' lines parse and run toolhost from $paths"
