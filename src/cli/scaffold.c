@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -193,12 +194,46 @@ static bool write_file(const char *path, const char *template, const char *name)
 }
 
 static const char scaffold_usage[] =
+/*
+** Create DIR and its missing parents, as mkdir -p does, so that --dir can
+** name where a new plugin goes before it exists. Each component is tried
+** in turn; one that exists as a directory is fine.
+*/
+static bool make_dirs(const char *dir)
+{
+    char path[4096];
+    if (!*dir) {
+        fputs("toolhost new-plugin: --dir is empty\n", stderr);
+        return false;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        fprintf(stderr, "toolhost new-plugin: --dir %s: path too long\n", dir);
+        return false;
+    }
+    for (char *p = path + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        *p = '\0';
+        struct stat st;
+        if (mkdir(path, 0755) != 0 && (errno != EEXIST || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "toolhost new-plugin: --dir %s: cannot create %s: %s\n", dir, path,
+                    errno == EEXIST ? "not a directory" : strerror(errno));
+            return false;
+        }
+        if (last)
+            return true;
+        *p = '/';
+    }
+}
+
     "Usage: toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
-    "Write a commented plugin skeleton DIR/NAME.c (default DIR: .) and a\n"
-    "Makefile that builds NAME.so with pkg-config's toolhost module and\n"
-    "installs it into its plugindir. --typed: a typed C function instead of\n"
-    "a JSON handler. NAME is the tool's name: lowercase letters, digits and\n"
-    "underscores, starting with a letter. Existing files are never replaced.\n";
+    "Write a commented plugin skeleton DIR/NAME.c (default DIR: .; created,\n"
+    "with its parents, when missing) and a Makefile that builds NAME.so\n"
+    "with pkg-config's toolhost module and installs it into its plugindir.\n"
+    "--typed: a typed C function instead of a JSON handler. NAME is the\n"
+    "tool's name: lowercase letters, digits and underscores, starting with\n"
+    "a letter. Existing files are never replaced.\n";
 
 int th_cli_new_plugin(int argc, char **argv)
 {
@@ -229,6 +264,8 @@ int th_cli_new_plugin(int argc, char **argv)
         goto usage;
     }
     char src[4096], mk[4096];
+    if (!make_dirs(dir))
+        return 1;
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
     snprintf(mk, sizeof mk, "%s/Makefile", dir);
     if (access(src, F_OK) == 0 || access(mk, F_OK) == 0) {

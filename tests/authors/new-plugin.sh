@@ -45,3 +45,12 @@ before=$(cat "$work/h/weather.c")
 "$TOOLHOST" new-plugin Bad-Name >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "an invalid name exited $rc, not 2"
 echo "PASS: new-plugin skeletons build, inspect and answer"
+# --dir names a directory that does not exist yet, two levels deep.
+"$TOOLHOST" new-plugin --dir "$work/new/deeper" fresh >"$work/n.log" 2>&1 ||
+    { cat "$work/n.log"; fail "new-plugin --dir with a missing directory"; }
+[ -f "$work/new/deeper/fresh.c" ] && [ -f "$work/new/deeper/Makefile" ] ||
+    fail "new-plugin --dir did not create the missing directory and write into it"
+: >"$work/file"
+"$TOOLHOST" new-plugin --dir "$work/file/sub" fresh >"$work/n.log" 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "new-plugin --dir under a regular file exited $rc, not 1"
+grep -qF "cannot create $work/file" "$work/n.log" || { cat "$work/n.log"; fail "the refusal does not name the path"; }
