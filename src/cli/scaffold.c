@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "plugin/registry.h"
 
 /* The skeletons; every @NAME@ becomes the plugin's name. */
 static const char handler_source[] =
@@ -51,7 +52,7 @@ static const char handler_source[] =
     "static const th_tool @NAME@_tool = {\n"
     "    TH_TOOL_INIT,\n"
     "    .name = \"@NAME@\",\n"
-    "    .description = \"Describe what @NAME@ does and when to use it.\",\n"
+    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ does" TH_PLACEHOLDER_TAIL "\",\n"
     "    .input_schema = \"{\\\"type\\\":\\\"object\\\",\"\n"
     "                    \"\\\"properties\\\":{\\\"text\\\":{\\\"type\\\":\\\"string\\\",\\\"description\\\":\\\"Input text\\\"}},\"\n"
     "                    \"\\\"required\\\":[\\\"text\\\"],\\\"additionalProperties\\\":false}\",\n"
@@ -112,7 +113,7 @@ static const char typed_source[] =
     "static const th_tool @NAME@_tool = {\n"
     "    TH_TOOL_INIT,\n"
     "    .name = \"@NAME@\",\n"
-    "    .description = \"Describe what @NAME@ computes and when to use it.\",\n"
+    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ computes" TH_PLACEHOLDER_TAIL "\",\n"
     "    .function = &@NAME@_fn,\n"
     "};\n"
     "\n"
@@ -193,7 +194,6 @@ static bool write_file(const char *path, const char *template, const char *name)
     return ok;
 }
 
-static const char scaffold_usage[] =
 /*
 ** Create DIR and its missing parents, as mkdir -p does, so that --dir can
 ** name where a new plugin goes before it exists. Each component is tried
@@ -227,6 +227,7 @@ static bool make_dirs(const char *dir)
     }
 }
 
+static const char scaffold_usage[] =
     "Usage: toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "Write a commented plugin skeleton DIR/NAME.c (default DIR: .; created,\n"
     "with its parents, when missing) and a Makefile that builds NAME.so\n"
@@ -263,9 +264,9 @@ int th_cli_new_plugin(int argc, char **argv)
                         "a letter first; at most 50)\n", name);
         goto usage;
     }
-    char src[4096], mk[4096];
     if (!make_dirs(dir))
         return 1;
+    char src[4096], mk[4096];
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
     snprintf(mk, sizeof mk, "%s/Makefile", dir);
     if (access(src, F_OK) == 0 || access(mk, F_OK) == 0) {

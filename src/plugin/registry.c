@@ -41,6 +41,7 @@ struct th_registry {
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
     bool last_contextual; /* see th_registry_refusal_contextual */
+    bool private_copy;  /* see th_registry_set_private */
     /* Hot reload (plugin/reload.c): entries lent by an older registry, the
      * lenders (one reference each) and what to release with the registry. */
     bool *borrowed;     /* per entry index, as entries; NULL until grown */
@@ -559,11 +560,27 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     changed(reg);
     th_log(TH_LOG_INFO, "tool_registered tool_name=%s total_tools=%zu%s%s", e->name, reg->count,
            *e->origin ? " plugin=" : "", e->origin);
+    if (!reg->private_copy && th_registry_placeholder(t.description))
+        th_log(TH_LOG_WARNING, "plugin %s: tool '%s' still has the placeholder description toolhost new-plugin "
+               "wrote; say what it does and when to use it, as the model reads it to choose",
+               *e->origin ? e->origin : "(host)", e->name);
     return TH_OK;
 
 nomem:
     checked_free(&c);
     return th_err_set(err, TH_ERR_NOMEM, "out of memory registering tool '%s'", t.name);
+}
+
+bool th_registry_placeholder(const char *description)
+{
+    size_t len = strlen(description), head = strlen(TH_PLACEHOLDER_HEAD), tail = strlen(TH_PLACEHOLDER_TAIL);
+    return len > head + tail && strncmp(description, TH_PLACEHOLDER_HEAD, head) == 0 &&
+           strcmp(description + len - tail, TH_PLACEHOLDER_TAIL) == 0;
+}
+
+void th_registry_set_private(th_registry *reg)
+{
+    reg->private_copy = true;
 }
 
 void th_registry_truncate(th_registry *reg, size_t count)
