@@ -257,10 +257,11 @@ START_TEST(test_register_tool_description_too_short)
 {
     th_tool t = valid_tool("bad_tool", "Too short");
     ck_assert_uint_eq(strlen(t.description), 9);
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    /* The rule's text, then the length that was given. */
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 9");
     /* Characters, not bytes: nine two-byte characters are still nine. */
     t.description = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 9");
     t.description = "Ten chars!";
     expect_ok(&t);
 }
@@ -272,7 +273,7 @@ START_TEST(test_register_tool_description_too_long)
     memset(desc, 'd', 501);
     desc[501] = '\0';
     th_tool t = valid_tool("bad_tool", desc);
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too long (max 500 chars), got 501");
     desc[500] = '\0';
     th_tool ok = valid_tool("ascii_500", desc);
     expect_ok(&ok);
@@ -319,16 +320,19 @@ END_TEST
 
 START_TEST(test_register_tool_schema_not_object)
 {
-    static const char *const schemas[] = {
-        "{\"type\":\"array\",\"items\":{}}",
-        "{\"properties\":{}}",
-        "{\"type\":[\"object\"],\"properties\":{}}",
-        "{\"type\":\"Object\",\"properties\":{}}",
+    /* Each refusal names the type it was given. */
+    static const char *const schemas[][2] = {
+        {"{\"type\":\"array\",\"items\":{}}", "got type=\"array\""},
+        {"{\"properties\":{}}", "got no type"},
+        {"{\"type\":[\"object\"],\"properties\":{}}", "got type=[\"object\"]"},
+        {"{\"type\":\"Object\",\"properties\":{}}", "got type=\"Object\""},
     };
     for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
         th_tool t = valid_tool("bad_tool", "Valid description");
-        t.input_schema = schemas[i];
-        expect_refused(&t, TH_ERR_VALUE, "Tool input_schema must have type='object'");
+        t.input_schema = schemas[i][0];
+        char want[128];
+        snprintf(want, sizeof want, "Tool input_schema must have type='object', %s", schemas[i][1]);
+        expect_refused(&t, TH_ERR_VALUE, want);
     }
 }
 END_TEST
@@ -458,7 +462,7 @@ START_TEST(test_register_tool_increments_count)
     expect_ok(&a);
     ck_assert_uint_eq(th_registry_count(reg), 1);
     th_tool bad = valid_tool("bad_tool", "short");
-    expect_refused(&bad, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    expect_refused(&bad, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 5");
     ck_assert_uint_eq(th_registry_count(reg), 1);
     th_tool b = valid_tool("search_memory", "Search memories by similarity");
     expect_ok(&b);

@@ -357,9 +357,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
     if (!th_utf8_valid(t->description, strlen(t->description)))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool description must be string (valid UTF-8)");
     else if ((dlen = th_utf8_length(t->description)) < TH_DESCRIPTION_MIN)
-        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars), got %zu", dlen);
     else if (dlen > TH_DESCRIPTION_MAX)
-        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars), got %zu", dlen);
     else if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
     else if ((t->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) > TH_TASK_REQUIRED ||
@@ -394,11 +394,13 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
                             json_type_word(out->input_schema));
             goto fail;
         }
-        json_object *type;
+        json_object *type = NULL;
         if (!json_object_object_get_ex(out->input_schema, "type", &type) ||
             !json_object_is_type(type, json_type_string) ||
             strcmp(json_object_get_string(type), "object") != 0) {
-            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object'");
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object', got %s%.60s",
+                            type ? "type=" : "no type",
+                            type ? json_object_to_json_string_ext(type, JSON_C_TO_STRING_PLAIN) : "");
             goto fail;
         }
         if (!json_object_object_get_ex(out->input_schema, "properties", NULL)) {

@@ -706,15 +706,17 @@ static void m_ping(request *r)
 
 static void m_set_level(request *r)
 {
-    json_object *lv;
+    json_object *lv = NULL;
     int level = -1;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
         level = th_log_level_parse(json_object_get_string(lv));
     if (level < 0) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
-                   "alert, emergency",
-                   NULL);
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
+                 "alert, emergency, got %.60s",
+                 lv ? json_object_to_json_string_ext(lv, JSON_C_TO_STRING_PLAIN) : "none");
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     pthread_mutex_lock(&r->s->lock);
@@ -1852,7 +1854,10 @@ static void m_tools_call(request *r)
         th_json_get(params, "_meta", &meta);
     }
     if (has_args && !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object)) {
-        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
+        char msg[128];
+        snprintf(msg, sizeof msg, "Invalid params: \"arguments\" must be an object, got %s",
+                 json_type_to_name(json_object_get_type(args)));
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     if (json_object_is_type(meta, json_type_object))
