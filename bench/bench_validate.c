@@ -3,8 +3,8 @@
 ** bench_validate.c: the cost of validating one tools/call's arguments
 ** against a typical 10-property input schema, in ns per validation and as a
 ** ratio against parsing the same arguments text (which every call pays);
-** then the hostile arguments of issue 8, each as the same ratio, with the
-** worst case per keyword.
+** then the hostile arguments of the work-budget tests, each as the same
+** ratio, with the worst case per keyword.
 */
 #include "config.h"
 
@@ -86,7 +86,7 @@ static double measure(op what, const th_schema *s, const char *text, json_object
     return best;
 }
 
-/* ---- hostile arguments (issue 8) */
+/* ---- hostile arguments */
 
 /* A growing text buffer; the bench exits on allocation failure. */
 typedef struct {
@@ -117,8 +117,8 @@ static void put(text *t, const char *fmt, ...)
 }
 
 /*
-** N [x,y] pairs of doubles that the hash uniqueItems used before issue 8
-** (number: its bits times a constant; array: FNV over the items' hashes)
+** N [x,y] pairs of doubles that the hash uniqueItems used before its work
+** budget (number: its bits times a constant; array: FNV over the items' hashes)
 ** put in one bucket, making duplicate detection quadratic. Stops early
 ** once the text reaches MAX_BYTES (0: no limit).
 */
@@ -302,7 +302,7 @@ static int run_hostile(size_t *sink)
         { "(all)", "4 MB request, 'tags' over maxItems", dup(schema_text), large_request() },
     };
     size_t ncases = sizeof cases / sizeof cases[0];
-    printf("\nhostile arguments (issue 8): validation time against parse time of the same text\n");
+    printf("\nhostile arguments: validation time against parse time of the same text\n");
     printf("%-18s %-36s %9s %10s %11s %8s  %s\n", "keyword", "case", "bytes", "parse ms", "validate ms", "ratio",
            "first message");
     typedef struct {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bench/run.sh: the benchmark suite of `make bench` (issue 11). Runs
-# bench/loadgen (stdio) and bench/httpgen (HTTP, issue 10) against toolhost
+# bench/run.sh: the benchmark suite of `make bench`. Runs
+# bench/loadgen (stdio) and bench/httpgen (HTTP) against toolhost
 # in both isolation modes and against the
 # references (the floor program, the official TypeScript SDK server, cMCP's
 # echo server when CMCP_DIR names a built checkout, a bare dlopen loop over
@@ -404,12 +404,12 @@ EOF
         done
     fi
 
-    # The targets of issue 11, each with what this run measured: the echo
+    # The performance targets, each with what this run measured: the echo
     # ones for each placement (two CPUs; one CPU when pinned).
     echo
-    echo "Targets (issue 11); echo with 8-byte texts, toolhost in-process unless said." \
+    echo "Targets; echo with 8-byte texts, toolhost in-process unless said." \
         "$([ "$pin" = 1 ] && echo "Rows marked one CPU hold the same ratios with both ends on one CPU: a stricter reading" \
-            "this project added (the issue's placement is a client and a server on a 2-core machine), where a call" \
+            "this project added (the targets' placement is a client and a server on a 2-core machine), where a call" \
             "costs what both ends spend on it.")"
     echo
     echo "| target | measured | |"

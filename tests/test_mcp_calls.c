@@ -973,7 +973,7 @@ START_TEST(modern_ids_may_be_reused_once_answered)
 }
 END_TEST
 
-/* ---- deadlines (issue 9) ---------------------------------------------------------------- */
+/* ---- deadlines ------------------------------------------------------------------------ */
 
 /* toolhost serving only hostile/overrun.so (DIR receives the directory to
  * remove), with OPT VAL when OPT is not NULL, in era ERA. */
@@ -1121,7 +1121,7 @@ START_TEST(deadline_races_give_one_response_per_request)
 }
 END_TEST
 
-/* ---- use after end (issue 9) ------------------------------------------------------------- */
+/* ---- use after end --------------------------------------------------------------------- */
 
 static int count_of(const char *hay, const char *needle)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_register_tool.c: seed 000's 23 register_tool test scenarios against
-** th_registry_add, one Check test per scenario named after it, asserting the
-** outcome, the th_rc code (the seed's exception class) and the message.
+** test_register_tool.c: 23 register_tool scenarios of doc/registry-rules.md
+** (sections 1-6) against th_registry_add, one Check test per scenario named
+** after it, asserting the outcome, the th_rc code (the rule's kind) and the
+** message.
 */
 #include "config.h"
 
@@ -42,7 +43,7 @@ static th_tool valid_tool(const char *name, const char *description)
     return t;
 }
 
-/* The seed's AddMemoryTool. */
+/* The AddMemoryTool of the scenarios: a tool every rule accepts. */
 static th_tool add_memory_tool(void)
 {
     th_tool t = valid_tool("add_memory", "Add a memory to the knowledge graph");
@@ -208,7 +209,7 @@ END_TEST
 START_TEST(test_register_tool_empty_name)
 {
     th_tool t = valid_tool("", "Valid description");
-    /* Seed 000's text, then seed 001's ("Tool name cannot be empty"). */
+    /* Rule 4.4's text, then rule 4.2's ("Tool name cannot be empty"). */
     expect_refused(&t, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
 }
 END_TEST
@@ -376,7 +377,7 @@ static void typed_fn(void)
 ** plain function the host runs on its worker threads. The closest rule is
 ** the one that refuses an execute method the host cannot run as the tool:
 ** a descriptor that gives both a handler and a typed function leaves the
-** host unable to tell which one is the execute method. Like the seed's case,
+** host unable to tell which one is the execute method. Like that case,
 ** a callable is present but of a kind the registry refuses, with TH_ERR_VALUE.
 */
 START_TEST(test_register_tool_execute_not_async)
@@ -489,7 +490,7 @@ END_TEST
 static Suite *register_tool_suite(void)
 {
     Suite *s = suite_create("register_tool");
-    TCase *tc = tcase_create("seed000");
+    TCase *tc = tcase_create("scenarios");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_register_tool_success_single);
     tcase_add_test(tc, test_register_tool_success_multiple);

@@ -88,9 +88,9 @@ const th_prompt_entry *th_prompts_find(const th_prompts *ps, const char *name);
 /*
 ** The prompt a client's NAME stands for (prompts/get, completion/complete's
 ** ref/prompt), as th_tool_resolve is for tools: the entry, or NULL with
-** WHY (SIZE bytes): with qualified names seed 002's texts ("Invalid prompt
-** name format ...", "Toolbox 'x' not found", "Server 'y' not found in
-** toolbox 'x'"), else "unknown prompt 'NAME'". REG is the registry PS
+** WHY (SIZE bytes): with qualified names the texts of doc/registry-rules.md,
+** 7 ("Invalid prompt name format ...", "Toolbox 'x' not found", "Server 'y'
+** not found in toolbox 'x'"), else "unknown prompt 'NAME'". REG is the registry PS
 ** belongs to (its tools count as servers too).
 */
 struct th_registry;

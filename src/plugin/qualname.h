@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** plugin/qualname.h: toolboxes and qualified tool names (seed 002). Which
-** toolbox each plugin directory is, how `{toolbox}__{plugin}__{tool}` is
-** built and parsed, and the seed's error texts. The registry asks this file
+** plugin/qualname.h: toolboxes and qualified tool names, as section 7 of
+** doc/registry-rules.md states them. Which toolbox each plugin directory
+** is, how `{toolbox}__{plugin}__{tool}` is built and parsed, and the rules'
+** error texts. The registry asks this file
 ** what name a tool is exposed under; the protocol asks it why a name is not.
 */
 #ifndef TH_QUALNAME_H
@@ -21,7 +22,7 @@
 
 /*
 ** What a qualified name names, for the rules and texts that differ: tools
-** (seed 002) and, by the same rules, prompts. UPPER and LOWER name it in
+** and, by the same rules, prompts. UPPER and LOWER name it in
 ** messages ("Tool", "tool"); MAX is the longest exposed name; LIMIT says
 ** where MAX comes from (a printf format taking MAX).
 */
@@ -36,7 +37,7 @@ extern const th_qualname_kind th_qualname_tool_kind, th_qualname_prompt_kind;
 #define TH_DEFAULT_TOOLBOX "default"
 
 /*
-** A qualified name split as seed 002's parseToolName does: at the first
+** A qualified name split as doc/registry-rules.md, 7, says: at the first
 ** two "__"; TOOL is the rest and may itself hold "__". The toolbox and
 ** server parts point into the parsed name (not NUL-terminated).
 */
@@ -53,20 +54,21 @@ typedef struct th_qualname {
 bool th_qualname_parse(const char *name, th_qualname *out);
 
 /*
-** Seed 002's generateToolName: "{TOOLBOX}__{SERVER}__{TOOL}", malloc'd, or
+** The qualified name "{TOOLBOX}__{SERVER}__{TOOL}", malloc'd, or
 ** NULL when out of memory or a part is NULL or empty.
 */
 char *th_qualname_make(const char *toolbox, const char *server, const char *tool);
 
 /*
 ** Can NAME be the toolbox or plugin (server) part of a qualified name?
-** Seed 002: non-empty, letters, digits, '-' and '_'; and so that parsing
+** Rules 7.1-7.4: non-empty, letters, digits, '-' and '_'; and so that parsing
 ** gives NAME back, no "__" inside and no '_' at the end. NULL when it can,
 ** else the rule it breaks (static text).
 */
 const char *th_qualname_part_rule(const char *name);
 
-/* Seed 002's error texts, into BUF (truncated to SIZE). */
+/* The texts of an unresolved qualified name (doc/registry-rules.md, 7),
+ * into BUF (truncated to SIZE). */
 void th_qualname_err_format(char *buf, size_t size, const char *name);
 /* The format error for a name of KIND ("Invalid prompt name format ..."). */
 void th_qualname_err_format_as(char *buf, size_t size, const th_qualname_kind *kind, const char *name);
@@ -75,11 +77,11 @@ void th_qualname_err_server(char *buf, size_t size, const char *toolbox, size_t 
                             size_t slen);
 
 /*
-** Seed 002's delegation error: the text of a call the host failed (not the
-** plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL] Error: TEXT" for a
-** tool E exposed under its qualified name. The host's text is the last
-** text block of RESULT (a CallToolResult tree, changed in place; a block is
-** added if there is none). RESULT is returned; unchanged when E is not
+** The delegation error of doc/registry-rules.md, 7: the text of a call the
+** host failed (not the plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL]
+** Error: TEXT" for a tool E exposed under its qualified name. The host's
+** text is the last text block of RESULT (a CallToolResult tree, changed in
+** place; a block is added if there is none). RESULT is returned; unchanged when E is not
 ** qualified.
 */
 json_object *th_qualname_delegation_error(const th_entry *e, json_object *result);
@@ -141,8 +143,8 @@ th_rc th_naming_expose_as(const th_naming *n, const char *path, const char *name
 ** names a tool goes through (tools/call, HTTP's header checks), so a rule
 ** on what a client may reach has one place to sit. The entry, or NULL with
 ** WHY (SIZE bytes) in the words the client gets: with qualified names,
-** NAME is parsed as seed 002 says and its texts name what is missing (the
-** format, the toolbox, the server); otherwise, and for a name whose parts
+** NAME is parsed as doc/registry-rules.md, 7, says and its texts name what
+** is missing (the format, the toolbox, the server); otherwise, and for a name whose parts
 ** all exist, "Unknown tool: NAME".
 */
 const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);

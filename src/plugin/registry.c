@@ -313,9 +313,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
     size_t name_bytes = strlen(t->name);
     if (!th_utf8_valid(t->name, name_bytes))
         return th_err_set(err, TH_ERR_VALUE, "Tool name must be string, got bytes that are not UTF-8");
-    /* Pattern before length, as the specification orders them; only the
-     * empty name, which the pattern would also refuse, gets the length
-     * message, with seed 001's wording for it. */
+    /* Pattern before length, as doc/registry-rules.md, 4, orders them; only
+     * the empty name, which the pattern would also refuse, gets the length
+     * message, with rule 4.2's wording for it. */
     if (name_bytes == 0)
         return th_err_set(err, TH_ERR_VALUE,
                           "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
@@ -336,7 +336,7 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
 
     /* Naming the first registrant tells the author which of two plugins
      * to rename; tools added by the host itself have no origin. Across
-     * toolboxes both are named, with their toolboxes (seed 002). */
+     * toolboxes both are named, with their toolboxes (rule 4.6). */
     const th_entry *first = th_registry_get(reg, out->exposed);
     if (first && first->origin && first->origin[0] && first->toolbox && out->toolbox && origin &&
         strcmp(first->toolbox, out->toolbox) != 0)
@@ -529,7 +529,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->original_name = dup_or_null(t.name, &oom);
     e->title = dup_or_null(t.title, &oom);
     if (e->qualified) {
-        /* Seed 002: "[toolbox/server] description". */
+        /* As doc/registry-rules.md, 7, shows it: "[toolbox/server] description". */
         size_t len = strlen(e->toolbox) + strlen(e->plugin) + strlen(t.description) + 5;
         if ((e->description = malloc(len)))
             snprintf(e->description, len, "[%s/%s] %s", e->toolbox, e->plugin, t.description);

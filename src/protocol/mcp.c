@@ -757,7 +757,7 @@ static json_object *tool_json(const th_entry *e, int v)
         put(t, "execution", ex);
     }
     if (e->qualified) {
-        /* Seed 002's ToolInfo._meta: where a qualified name points. */
+        /* A qualified tool's _meta says where its name points (doc/registry-rules.md, 7). */
         json_object *meta = json_object_new_object();
         put(meta, "source_server", json_object_new_string(e->plugin));
         put(meta, "toolbox_name", json_object_new_string(e->toolbox));
@@ -1076,8 +1076,9 @@ static bool validation_cancelled(void *call)
 /* Send J's RESULT (taken), fitted to its era; NULL means it could not be
  * built, which the client learns as -32603. FAILED: the host failed the
  * call (crash, quarantine, timeout, error code, refused arguments or
- * result): the one place such a text is worded for the client, as seed
- * 002's delegation error when the tool's name is qualified. */
+ * result): the one place such a text is worded for the client, as the
+ * delegation error of doc/registry-rules.md, 7, when the tool's name is
+ * qualified. */
 static void send_call_result(job *j, json_object *result, bool failed)
 {
     th_mcp_session *s = j->s;
@@ -1836,7 +1837,7 @@ static void m_tools_call(request *r)
         return;
     }
     /* Unknown tools, in qualified names too, are protocol errors (the
-     * MCP spec's -32602), with seed 002's texts for why. */
+     * MCP spec's -32602), with the texts of doc/registry-rules.md, 7, for why. */
     char why[512];
     const th_entry *e = th_tool_resolve(r->reg, lite ? r->msg->call_name : plain_string(name), why, sizeof why);
     if (!e) {

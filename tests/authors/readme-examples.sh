@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/authors/readme-examples.sh: the README's C examples are real (issue
-# 12 defect 7). A ```c block introduced as `plugins/NAME.c` must be that file
+# tests/authors/readme-examples.sh: the README's C examples are real. A
+# ```c block introduced as `plugins/NAME.c` must be that file
 # byte for byte, and every block that registers a tool must compile as a
 # plugin with -Wall -Wextra -Werror against the source tree's header.
 set -u
