@@ -1,5 +1,5 @@
 # tests/authors.mk: tests of what plugin authors, packagers and operators
-# use (issue 12): the install layout, the README's examples, and the
+# use: the install layout, the README's examples, and the
 # inspect, call and new-plugin subcommands. Shell tests live in authors/.
 TESTS += authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh authors/call.sh authors/new-plugin.sh \
 	authors/registry-rules.sh authors/licence.sh authors/include-graph.sh authors/transport-envelope.sh
@@ -14,15 +14,15 @@ EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh au
 check_PROGRAMS += test_server_info
 TESTS += test_server_info
 test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)
-# Issue 12: the log format, per-call lines, the protocol trace (test_logs).
+# The log format, per-call lines, the protocol trace (test_logs).
 check_PROGRAMS += test_logs
 TESTS += test_logs
 test_logs_SOURCES = test_logs.c $(MCP_HARNESS)
-# Issue 12: plugin settings from --set, the environment and --config (test_settings).
+# Plugin settings from --set, the environment and --config (test_settings).
 check_PROGRAMS += test_settings
 TESTS += test_settings
 test_settings_SOURCES = test_settings.c $(MCP_HARNESS)
-# Issue 12: base/log.c alone: text and JSON lines, relaying, raising (test_log_format).
+# base/log.c alone: text and JSON lines, relaying, raising (test_log_format).
 check_PROGRAMS += test_log_format
 TESTS += test_log_format
 test_log_format_SOURCES = test_log_format.c

@@ -40,7 +40,7 @@ hostile_close_fds_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/aa_term_dfl.la
 hostile_aa_term_dfl_la_SOURCES = hostile/aa_term_dfl.c
 hostile_aa_term_dfl_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Call deadlines and use after end (issue 9, test_mcp_calls, test_loader).
+# Call deadlines and use after end (test_mcp_calls, test_loader).
 check_LTLIBRARIES += hostile/overrun.la
 hostile_overrun_la_SOURCES = hostile/overrun.c
 hostile_overrun_la_LDFLAGS = $(TEST_MODULE_FLAGS)
@@ -49,7 +49,7 @@ hostile_keep_call_la_SOURCES = hostile/keep_call.c
 hostile_keep_call_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_keep_server_la_SOURCES = hostile/keep_server.c
 hostile_keep_server_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9, the process boundary (test_worker): plugins that crash, exit or
+# The process boundary (test_worker): plugins that crash, exit or
 # hang while loading or in a handler.
 check_LTLIBRARIES += hostile/crash_ctor.la hostile/crash_register.la hostile/exit_register.la hostile/die.la
 hostile_crash_ctor_la_SOURCES = hostile/crash_ctor.c
@@ -60,7 +60,7 @@ hostile_exit_register_la_SOURCES = hostile/exit_register.c
 hostile_exit_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_die_la_SOURCES = hostile/die.c
 hostile_die_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9, the hostile-plugin corpus (test_hostile): fake protocol output,
+# The hostile-plugin corpus (test_hostile): fake protocol output,
 # oversized results, forks, a crashing destroy, many tools, leaks, sleeps.
 check_LTLIBRARIES += hostile/fake_rpc.la hostile/big_result.la hostile/fork_stdout.la hostile/crash_destroy.la
 hostile_fake_rpc_la_SOURCES = hostile/fake_rpc.c
@@ -78,42 +78,42 @@ hostile_leak_la_SOURCES = hostile/leak.c
 hostile_leak_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_sleep30_la_SOURCES = hostile/sleep30.c
 hostile_sleep30_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9's remaining proofs (test_load_limits): the worker resource limits
+# The worker limits (test_load_limits): the worker resource limits
 # and reuse of an idle worker.
 check_LTLIBRARIES += hostile/limits.la
 hostile_limits_la_SOURCES = hostile/limits.c
 hostile_limits_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 11, the in-process dispatch path (test_transport_stdio): which thread
+# The in-process dispatch path (test_transport_stdio): which thread
 # ran a call.
 check_LTLIBRARIES += hostile/thread_name.la
 hostile_thread_name_la_SOURCES = hostile/thread_name.c
 hostile_thread_name_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 11, the registry cache (test_cache): a constructor that leaves a
+# The registry cache (test_cache): a constructor that leaves a
 # mark each time its plugin is loaded.
 check_LTLIBRARIES += hostile/ctor_mark.la
 hostile_ctor_mark_la_SOURCES = hostile/ctor_mark.c
 hostile_ctor_mark_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 12 (authors): logging at registration (test_server_info) and the
+# For authors: logging at registration (test_server_info) and the
 # plugins `toolhost inspect` reports on (tests/authors/inspect.sh).
 check_LTLIBRARIES += hostile/reglog.la
 hostile_reglog_la_SOURCES = hostile/reglog.c
 hostile_reglog_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9 (scanner output tags, test_worker): two plugins that write to
+# Scanner output tags (test_worker): two plugins that write to
 # stderr while they are scanned, the last line unterminated.
 check_LTLIBRARIES += hostile/noisy_a.la hostile/noisy_b.la
 hostile_noisy_a_la_SOURCES = hostile/noisy_a.c
 hostile_noisy_a_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_noisy_b_la_SOURCES = hostile/noisy_b.c
 hostile_noisy_b_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9 (call deadlines, test_hostile): a worker that takes 1 s to start.
+# Call deadlines (test_hostile): a worker that takes 1 s to start.
 check_LTLIBRARIES += hostile/slow_start.la
 hostile_slow_start_la_SOURCES = hostile/slow_start.c
 hostile_slow_start_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 12: a plugin configured by --set, TOOLHOST_GREET_*, --config (test_settings).
+# A plugin configured by --set, TOOLHOST_GREET_*, --config (test_settings).
 check_LTLIBRARIES += hostile/greet.la
 hostile_greet_la_SOURCES = hostile/greet.c
 hostile_greet_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 14 (test_hostile_primitives): crashes, a 50 MB resource, invalid
+# Callbacks beyond tools (test_hostile_primitives): crashes, a 50 MB resource, invalid
 # UTF-8 and deadlines in read, get and completion functions.
 check_LTLIBRARIES += hostile/primitives.la
 hostile_primitives_la_SOURCES = hostile/primitives.c
@@ -122,7 +122,7 @@ hostile_primitives_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/sigpipe_fork.la
 hostile_sigpipe_fork_la_SOURCES = hostile/sigpipe_fork.c
 hostile_sigpipe_fork_la_LDFLAGS = $(TEST_MODULE_FLAGS)
-# Issue 9 (test_hostile): a worker's RESULT frame that is not JSON, has a
+# Frames (test_hostile): a worker's RESULT frame that is not JSON, has a
 # byte after its JSON, a raw newline or a byte that is not UTF-8.
 check_LTLIBRARIES += hostile/forge_result.la
 hostile_forge_result_la_SOURCES = hostile/forge_result.c hostile/forge.h

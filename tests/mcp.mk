@@ -51,7 +51,7 @@ test_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 check_PROGRAMS += test_callctx
 TESTS += test_callctx
 test_callctx_SOURCES = test_callctx.c
-# A worker's result passed on as its bytes (issue 9).
+# A worker's result passed on as its bytes.
 check_PROGRAMS += test_rawresult
 TESTS += test_rawresult
 test_rawresult_SOURCES = test_rawresult.c
@@ -63,7 +63,7 @@ test_worker_frames_SOURCES = test_worker_frames.c
 check_PROGRAMS += test_worker_route
 TESTS += test_worker_route
 test_worker_route_SOURCES = test_worker_route.c
-# The pool's deadline timers (issue 9).
+# The pool's deadline timers.
 check_PROGRAMS += test_workpool
 TESTS += test_workpool
 test_workpool_SOURCES = test_workpool.c

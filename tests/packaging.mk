@@ -1,4 +1,4 @@
-# tests/packaging.mk: packaging and documentation (issue 12, "Packaging"):
+# tests/packaging.mk: packaging and documentation:
 # toolhost-plugin(3) against plugin.h, the README's client configuration
 # snippets, and the Debian package build. The last runs when configure
 # found dpkg-buildpackage, dh and a git checkout; otherwise `make check`

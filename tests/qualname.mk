@@ -1,7 +1,8 @@
-# tests/qualname.mk: toolboxes and qualified names (seed 002; included by
+# tests/qualname.mk: toolboxes and qualified names (doc/registry-rules.md,
+# section 7; included by
 # tests/Makefile.am): unit tests of src/plugin/qualname.c with the registry,
 # and integration tests driving src/toolhost in both isolation modes over
-# stdio, HTTP and `toolhost call`, with the plugins of the seed's examples.
+# stdio, HTTP and `toolhost call`, with the plugins of the rules' examples.
 check_PROGRAMS += test_qualname test_qualified
 TESTS += test_qualname test_qualified
 test_qualname_SOURCES = test_qualname.c

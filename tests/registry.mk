@@ -1,5 +1,6 @@
 # tests/registry.mk: the registry tests (included by tests/Makefile.am):
-# seed 000's register_tool scenarios and seed 001's ToolRegistry tests.
+# the register_tool scenarios and the ToolRegistry unit tests of the
+# registry rules (doc/registry-rules.md).
 check_PROGRAMS += test_register_tool test_registry
 TESTS += test_register_tool test_registry
 test_register_tool_SOURCES = test_register_tool.c

@@ -1,5 +1,5 @@
-# tests/scaleout.mk: nginx in front of three toolhost instances (issue 10,
-# "Many machines"), run when configure found nginx and curl.
+# tests/scaleout.mk: nginx in front of three toolhost instances (one
+# service over many machines), run when configure found nginx and curl.
 if NGINX_TESTS
 TESTS += scaleout/nginx.sh
 endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_cache.c: issue 11's registry cache, through the real binary: a warm
+** test_cache.c: the registry cache, through the real binary: a warm
 ** start loads no plugin code for an unchanged plugin (a constructor's mark
 ** shows every load), a touched, replaced or resized file is scanned again,
 ** a corrupt or foreign cache file is ignored with a warning and rewritten,

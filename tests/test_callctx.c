@@ -633,7 +633,7 @@ START_TEST(results_past_the_size_limit_become_tool_errors)
 }
 END_TEST
 
-/* ---- use after end (issue 9) ------------------------------------------------ */
+/* ---- use after end -------------------------------------------------------- */
 
 static int misuse_logs;
 static char misuse_line[512];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_hostile.c: issue 9's corpus of hostile plugins, each run in both
+** test_hostile.c: the corpus of hostile plugins, each run in both
 ** isolation modes where it applies: a handler ignoring cancellation past its
 ** deadline, a 30 s sleep, fake JSON-RPC lines on stdout, a 50 MB result, a
 ** forked child writing to stdout, a crashing destroy, 10,000 tools, leaks,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_hostile_primitives.c: issue 14's hostile plugin (hostile/primitives)
+** test_hostile_primitives.c: the hostile plugin hostile/primitives
 ** against the callbacks beyond tools, in both isolation modes where it
 ** applies: a SIGSEGV in a read, a get and a completion function, a 50 MB
 ** resource, invalid UTF-8 in a resource's and a prompt's text, and reads,

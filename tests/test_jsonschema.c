@@ -4,7 +4,7 @@
 ** their exact messages, violation message format and cap, the limits that
 ** protect the host, and validation from several threads at once; the work
 ** budget against hostile arguments (uniqueItems, ReDoS, deep anyOf,
-** cancellation) and the exactness of '.' and multipleOf (issue 8).
+** cancellation) and the exactness of '.' and multipleOf.
 */
 #include "config.h"
 
@@ -417,7 +417,7 @@ START_TEST(ecma_regex_semantics)
 }
 END_TEST
 
-/* ---- issue 8: the validation work budget */
+/* ---- the validation work budget */
 
 /* uniqueItems on [x,y] pairs crafted so that the old number/array hash
 ** (bits * C, FNV over the items) put every pair in one bucket: quadratic

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_load.c: issue 9's load test: 100,000 pipelined tools/call requests,
+** test_load.c: the load test: 100,000 pipelined tools/call requests,
 ** 1,000 in flight, against fast, slow, failing and crashing tools; every
 ** request gets exactly one response and the host's memory stays bounded.
 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_load_limits.c: the worker resource limits of issue 9 against the
+** test_load_limits.c: the worker resource limits against the
 ** hostile plugin limits.so: --worker-memory-limit fails only the call that
 ** overruns it, --worker-max-files caps what a handler can open, and an idle
 ** worker stays up and serves the next call.

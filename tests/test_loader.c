@@ -365,7 +365,8 @@ START_TEST(test_name_mismatch)
     assert_stats(0, 0, 0, 1, 0);
     ck_assert_ptr_null(th_registry_get(reg, "other_tool"));
     ck_assert_uint_eq(th_registry_count(reg), 0);
-    assert_logged(tpath("p/mismatch.so"), "tool name 'other_tool' does not match the plugin file",
+    /* The line names the tool by the name it was given, not the file's. */
+    assert_logged(tpath("p/mismatch.so"), "refused: tool 'other_tool': tool name 'other_tool' does not match",
                   "register_mismatch_tool() must return the tool named 'mismatch'", "[TH_ERR_VALUE]");
     ck_assert_int_eq(nlines, 1);
 }
@@ -400,7 +401,7 @@ START_TEST(test_duplicate_across_plugins)
 }
 END_TEST
 
-/* Item 20: aa.so adds a tool named echo that answers HIJACKED before echo.so
+/* aa.so adds a tool named echo that answers HIJACKED before echo.so
  * loads. The name belongs to echo.so, so the real echo is served. */
 START_TEST(test_tool_name_belongs_to_its_plugin_file)
 {
@@ -419,7 +420,7 @@ START_TEST(test_tool_name_belongs_to_its_plugin_file)
 }
 END_TEST
 
-/* Item 20: every directory is listed before any plugin runs, so the rule
+/* Every directory is listed before any plugin runs, so the rule
  * holds when echo.so is in a later directory. */
 START_TEST(test_tool_name_owned_across_directories)
 {
@@ -451,7 +452,7 @@ START_TEST(test_duplicate_same_plugin_two_dirs)
     ck_assert_str_eq(names(), "good");
     ck_assert_str_eq(th_registry_get(reg, "good")->origin, tpath("one/good.so"));
     assert_logged(tpath("two/good.so"), "tool 'good'", "Tool 'good' already registered");
-    /* Issue 12 defect 8: the refusal names who registered the name first. */
+    /* The refusal names who registered the name first. */
     char first[PATH_MAX + 32];
     snprintf(first, sizeof first, "Tool 'good' already registered (first by %s)", tpath("one/good.so"));
     assert_logged(tpath("two/good.so"), first);
@@ -519,7 +520,7 @@ START_TEST(test_non_so_files_ignored)
 }
 END_TEST
 
-/* Item 33: an empty directory is worth a warning, not a refusal. */
+/* An empty directory is worth a warning, not a refusal. */
 START_TEST(test_empty_directory)
 {
     make_dir("p");
@@ -532,7 +533,7 @@ START_TEST(test_empty_directory)
 }
 END_TEST
 
-/* Item 33: a directory nobody named (dirs_required unset: the default one)
+/* A directory nobody named (dirs_required unset: the default one)
  * that cannot be opened is a warning, counted as a refused directory. */
 START_TEST(test_directory_does_not_exist)
 {
@@ -550,7 +551,7 @@ START_TEST(test_directory_does_not_exist)
 }
 END_TEST
 
-/* Item 33: a directory the user named that cannot be opened is an error,
+/* A directory the user named that cannot be opened is an error,
  * and nothing is loaded, not even from the directories that are fine. */
 START_TEST(test_required_directory_missing_loads_nothing)
 {
@@ -616,7 +617,7 @@ START_TEST(test_symlink_refused_unless_follow_symlinks)
 }
 END_TEST
 
-/* Issue 9 (trust): a link whose target lies outside its plugin directory is
+/* Trust: a link whose target lies outside its plugin directory is
  * refused even with --follow-symlinks; --allow-insecure-plugins lets it
  * through with a warning naming the link and its target. */
 START_TEST(test_symlink_leaving_the_directory_refused)
@@ -651,7 +652,7 @@ START_TEST(test_symlink_leaving_the_directory_refused)
 }
 END_TEST
 
-/* Issue 9 (trust): a link's target gets the owner and mode checks, and so
+/* Trust: a link's target gets the owner and mode checks, and so
  * does every directory between the plugin directory and the target. */
 START_TEST(test_symlink_target_checked)
 {
@@ -682,7 +683,7 @@ START_TEST(test_symlink_target_checked)
 }
 END_TEST
 
-/* Issue 9 (trust): the rule itself, on made-up owners and modes, so that
+/* Trust: the rule itself, on made-up owners and modes, so that
  * the owner rule is tested without being root. */
 START_TEST(test_trust_rule)
 {
@@ -721,7 +722,7 @@ START_TEST(test_trust_rule)
 }
 END_TEST
 
-/* Issue 9 (trust): a plugin file owned by another user is refused, with the
+/* Trust: a plugin file owned by another user is refused, with the
  * chown that fixes it; the real file, where the test can chown it. */
 START_TEST(test_file_owned_by_another_user_refused)
 {
@@ -744,7 +745,7 @@ START_TEST(test_file_owned_by_another_user_refused)
 }
 END_TEST
 
-/* Issue 9 (trust): a directory anyone may write to is refused with the
+/* Trust: a directory anyone may write to is refused with the
  * chmod that fixes it, and none of its files is loaded; a directory nobody
  * named (the default one) is a warning and the others still load. */
 START_TEST(test_directory_writable_by_others_refused)
@@ -793,7 +794,7 @@ START_TEST(test_parent_writable_by_others_refused)
 }
 END_TEST
 
-/* Issue 9 (trust): one the user named is an error, and nothing is loaded. */
+/* Trust: one the user named is an error, and nothing is loaded. */
 START_TEST(test_required_directory_writable_loads_nothing)
 {
     make_dir("one");
@@ -810,7 +811,7 @@ START_TEST(test_required_directory_writable_loads_nothing)
 }
 END_TEST
 
-/* Issue 9 (trust): group-writable is refused too, for directories and files. */
+/* Trust: group-writable is refused too, for directories and files. */
 START_TEST(test_group_writable_refused)
 {
     make_dir("p");
@@ -829,7 +830,7 @@ START_TEST(test_group_writable_refused)
 }
 END_TEST
 
-/* Issue 9 (trust): a plugin file anyone may write to is refused; the other
+/* Trust: a plugin file anyone may write to is refused; the other
  * plugins of its directory load. */
 START_TEST(test_file_writable_by_others_refused)
 {
@@ -846,7 +847,7 @@ START_TEST(test_file_writable_by_others_refused)
 }
 END_TEST
 
-/* Issue 9 (trust): --allow-insecure-plugins loads them, with one warning per
+/* Trust: --allow-insecure-plugins loads them, with one warning per
  * path it let through. */
 START_TEST(test_allow_insecure_plugins)
 {
@@ -936,7 +937,7 @@ START_TEST(test_load_file_relative_path)
 }
 END_TEST
 
-/* Item 22: chdir_root.so changes to "/" in its constructor while a relative
+/* chdir_root.so changes to "/" in its constructor while a relative
  * directory is loaded; good.so, after it, must still be found. */
 START_TEST(test_relative_directory_survives_chdir)
 {
@@ -958,7 +959,7 @@ START_TEST(test_relative_directory_survives_chdir)
 }
 END_TEST
 
-/* Item 25: a returned descriptor on the entry point's stack is refused
+/* A returned descriptor on the entry point's stack is refused
  * without being read (its frame is gone); a static one (good.so) loads. */
 START_TEST(test_returned_descriptor_on_the_stack_refused)
 {
@@ -984,7 +985,7 @@ static th_rc load_staged(const char *mode)
     return rc;
 }
 
-/* Item 32: a plugin declining with NULL takes back the tools it added; their
+/* A plugin declining with NULL takes back the tools it added; their
  * user_data is released, once. */
 START_TEST(test_refused_plugin_discards_added_tools)
 {
@@ -998,7 +999,7 @@ START_TEST(test_refused_plugin_discards_added_tools)
 }
 END_TEST
 
-/* Item 32: the same when the returned descriptor breaks a rule. */
+/* The same when the returned descriptor breaks a rule. */
 START_TEST(test_invalid_descriptor_discards_added_tools)
 {
     ck_assert_int_eq(load_staged("bad"), TH_OK);
@@ -1010,7 +1011,7 @@ START_TEST(test_invalid_descriptor_discards_added_tools)
 }
 END_TEST
 
-/* Item 32: th_server_added_only() is the way to serve only added tools; with
+/* th_server_added_only() is the way to serve only added tools; with
  * none added, the plugin is refused. */
 START_TEST(test_added_only)
 {

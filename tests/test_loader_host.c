@@ -47,7 +47,7 @@ static void assert_real_echo(mh_proc *p)
     json_object_put(o);
 }
 
-/* Item 20: aa.so, loaded first, cannot take the name echo from echo.so. */
+/* aa.so, loaded first, cannot take the name echo from echo.so. */
 START_TEST(a_tool_name_belongs_to_its_plugin_file)
 {
     char *dir = mh_private_dir(mh_hostile("aa"), ECHO_SO, NULL);
@@ -62,7 +62,7 @@ START_TEST(a_tool_name_belongs_to_its_plugin_file)
 }
 END_TEST
 
-/* Item 20: also when echo.so is in a later --plugin-dir than the hijacker. */
+/* Also when echo.so is in a later --plugin-dir than the hijacker. */
 START_TEST(a_tool_name_belongs_to_its_plugin_file_in_another_directory)
 {
     char *first = mh_private_dir(mh_hostile("aa"), NULL);
@@ -78,7 +78,7 @@ START_TEST(a_tool_name_belongs_to_its_plugin_file_in_another_directory)
 }
 END_TEST
 
-/* Item 22: chdir_root.so moves to "/" in its constructor; echo.so, after it
+/* chdir_root.so moves to "/" in its constructor; echo.so, after it
  * in the same relative directory, still loads. */
 START_TEST(relative_plugin_dir_survives_a_chdir_in_a_constructor)
 {
@@ -94,7 +94,7 @@ START_TEST(relative_plugin_dir_survives_a_chdir_in_a_constructor)
 }
 END_TEST
 
-/* Item 32: staged.so adds a tool, then returns NULL: it serves nothing, and
+/* staged.so adds a tool, then returns NULL: it serves nothing, and
  * the summary counts what happened. */
 START_TEST(a_refused_plugin_serves_none_of_its_tools)
 {
@@ -114,7 +114,7 @@ START_TEST(a_refused_plugin_serves_none_of_its_tools)
 }
 END_TEST
 
-/* Item 33: a named directory that is missing is fatal, before any plugin of
+/* A named directory that is missing is fatal, before any plugin of
  * another named directory is loaded. */
 START_TEST(a_missing_plugin_dir_is_fatal)
 {
@@ -129,7 +129,7 @@ START_TEST(a_missing_plugin_dir_is_fatal)
 }
 END_TEST
 
-/* Item 33: so is one that cannot be read as a directory (running as root,
+/* So is one that cannot be read as a directory (running as root,
  * permissions would not stop it; a file does). */
 START_TEST(an_unreadable_plugin_dir_is_fatal)
 {
@@ -160,7 +160,7 @@ static char *default_dir(void)
     return found;
 }
 
-/* Item 33: without --plugin-dir, a missing default directory is a warning,
+/* Without --plugin-dir, a missing default directory is a warning,
  * counted in the summary; the host serves zero tools. */
 START_TEST(a_missing_default_dir_is_a_warning)
 {
@@ -181,7 +181,7 @@ START_TEST(a_missing_default_dir_is_a_warning)
 }
 END_TEST
 
-/* Item 33: an empty directory gets a warning; the host serves. */
+/* An empty directory gets a warning; the host serves. */
 START_TEST(an_empty_plugin_dir_is_a_warning)
 {
     char *dir = mh_private_dir(NULL);
@@ -195,7 +195,7 @@ START_TEST(an_empty_plugin_dir_is_a_warning)
 }
 END_TEST
 
-/* Issue 9 (trust): a named directory anyone may write to is fatal, with the
+/* Trust: a named directory anyone may write to is fatal, with the
  * chmod that fixes it, before any plugin runs. */
 START_TEST(a_plugin_dir_writable_by_others_is_fatal)
 {
@@ -215,7 +215,7 @@ START_TEST(a_plugin_dir_writable_by_others_is_fatal)
 }
 END_TEST
 
-/* Issue 9 (trust): --allow-insecure-plugins serves them, warning once for
+/* Trust: --allow-insecure-plugins serves them, warning once for
  * the directory and once for the file. */
 START_TEST(allow_insecure_plugins_serves_with_a_warning_each)
 {

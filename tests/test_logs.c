@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_logs.c: the host's log lines (issue 12, "Logs and portability"): the
+** test_logs.c: the host's log lines: the
 ** stable text format with a timestamp, --log-format=json (every line a JSON
 ** object with ts, level, component, msg), one line per tool call with its
 ** outcome, the protocol trace at debug, and the level filter, in both

@@ -272,7 +272,7 @@ START_TEST(modern_rounds_carry_earlier_answers)
     const char *s2 = mh_str(r2, "result requestState");
     ck_assert_msg(s2 && strcmp(s1, s2) != 0, "the state must change between rounds: %s", mh_json(r2));
 
-    /* Round 3 brings only step2's answer: step1's comes from the state. */
+    /* The third round trip brings only step2's answer: step1's comes from the state. */
     m = retry_members("step2", "color", "blue", s2);
     json_object *r3 = modern_call(p, 3, "test_input_required_result_multi_round", m);
     free(m);

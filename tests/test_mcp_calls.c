@@ -326,12 +326,17 @@ END_TEST
 
 START_TEST(arguments_that_are_not_an_object_are_invalid_params)
 {
-    static const char *const bad[] = {"[]", "[{\"text\":\"x\"}]", "\"text\"", "5", "true"};
+    /* Each refusal names the type that was given. */
+    static const char *const bad[][2] = {
+        {"[]", "array"}, {"[{\"text\":\"x\"}]", "array"}, {"\"text\"", "string"}, {"5", "int"}, {"true", "boolean"}};
     mh_proc *p = start_era(_i, NULL, NULL);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        json_object *o = call(p, _i, "echo", bad[i]);
-        ck_assert_msg(mh_has(o, "error"), "arguments %s: %s", bad[i], mh_json(o));
+        json_object *o = call(p, _i, "echo", bad[i][0]);
+        ck_assert_msg(mh_has(o, "error"), "arguments %s: %s", bad[i][0], mh_json(o));
         MH_ASSERT_ERROR(o, -32602);
+        char want[128];
+        snprintf(want, sizeof want, "Invalid params: \"arguments\" must be an object, got %s", bad[i][1]);
+        MH_ASSERT_STR(o, "error message", want);
         json_object_put(o);
     }
     mh_finish(p);
@@ -968,7 +973,7 @@ START_TEST(modern_ids_may_be_reused_once_answered)
 }
 END_TEST
 
-/* ---- deadlines (issue 9) ---------------------------------------------------------------- */
+/* ---- deadlines ------------------------------------------------------------------------ */
 
 /* toolhost serving only hostile/overrun.so (DIR receives the directory to
  * remove), with OPT VAL when OPT is not NULL, in era ERA. */
@@ -1116,7 +1121,7 @@ START_TEST(deadline_races_give_one_response_per_request)
 }
 END_TEST
 
-/* ---- use after end (issue 9) ------------------------------------------------------------- */
+/* ---- use after end --------------------------------------------------------------------- */
 
 static int count_of(const char *hay, const char *needle)
 {

@@ -256,15 +256,24 @@ END_TEST
 
 START_TEST(set_level_with_a_bad_level_is_invalid_params)
 {
-    static const char *const params[] = {"{\"level\":\"loud\"}", "{\"level\":\"WARNING\"}", "{\"level\":3}",
-                                         "{}"};
+    /* Each with the value the refusal names. */
+    static const char *const params[][2] = {{"{\"level\":\"loud\"}", "\"loud\""},
+                                            {"{\"level\":\"WARNING\"}", "\"WARNING\""},
+                                            {"{\"level\":3}", "3"},
+                                            {"{}", "none"}};
     mh_proc *p = mh_start(NULL);
     mh_initialize(p, "2025-11-25");
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
         json_object *o =
-            mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"logging/setLevel\",\"params\":%s}", params[i]);
+            mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"logging/setLevel\",\"params\":%s}", params[i][0]);
         MH_ASSERT_ID(o, "7");
         MH_ASSERT_ERROR(o, -32602);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, "
+                 "emergency, got %s",
+                 params[i][1]);
+        MH_ASSERT_STR(o, "error message", want);
         json_object_put(o);
     }
     json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"logging/setLevel\"}");

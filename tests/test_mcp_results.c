@@ -76,7 +76,7 @@ static void stats_teardown(void)
     mh_rm_dir(stats_dir);
 }
 
-/* ---- item 16: text and numbers --------------------------------------------- */
+/* ---- text and numbers ------------------------------------------------------ */
 
 START_TEST(latin1_error_message_arrives_with_replacement_characters)
 {
@@ -148,11 +148,11 @@ static const struct {
     const char *kind;
     const char *want;
 } refusals[] = {
-    /* item 16 */
+    /* structuredContent that is not JSON */
     {"nan", "Tool 'stats' returned an invalid result: structuredContent.avg: NaN is not a JSON number"},
     {"comma", "structuredContent.avg: the number text \"1,5\" is not a JSON number"},
     {"bad_key", "structuredContent.caf\xef\xbf\xbd: key is not valid UTF-8"},
-    /* item 18 */
+    /* content blocks that are not MCP content */
     {"no_text", "content[0]: a \"text\" block needs a string \"text\", got none"},
     {"text_42", "content[0]: a \"text\" block needs a string \"text\", got number"},
     {"unknown", "content[0]: unknown content block type \"video\""},
@@ -179,7 +179,7 @@ START_TEST(a_result_the_wire_cannot_carry_becomes_a_tool_error)
 }
 END_TEST
 
-/* ---- item 19: size ------------------------------------------------------------- */
+/* ---- size ---------------------------------------------------------------------- */
 
 START_TEST(a_result_past_max_result_bytes_becomes_a_tool_error)
 {
@@ -208,7 +208,7 @@ START_TEST(the_default_result_limit_is_16_mib)
 }
 END_TEST
 
-/* ---- item 17: locale ------------------------------------------------------------ */
+/* ---- locale --------------------------------------------------------------------- */
 
 /* Compile de_DE.UTF-8 into a private LOCPATH; a machine without localedef
  * fails the test (scripts/deps-debian.sh --test installs "locales"). */
@@ -283,7 +283,7 @@ START_TEST(numbers_do_not_follow_a_plugins_setlocale)
 }
 END_TEST
 
-/* ---- item 13 end to end: the parser keeps literals, typed tools judge them -- */
+/* ---- the parser keeps literals, typed tools judge them ---------------------- */
 
 START_TEST(huge_literals_reach_typed_tools_unclamped)
 {
@@ -305,7 +305,7 @@ START_TEST(huge_literals_reach_typed_tools_unclamped)
 }
 END_TEST
 
-/* ---- item 7: bytes in flight -------------------------------------------------- */
+/* ---- bytes in flight ---------------------------------------------------------- */
 
 /*
 ** A call's place and bytes are given back before its answer goes out: a

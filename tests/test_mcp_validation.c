@@ -131,7 +131,7 @@ START_TEST(invalid_plugin_schema_is_refused_at_load)
 }
 END_TEST
 
-/* Issue 8 item 11: cancelling a call stops the validation of its
+/* Cancelling a call stops the validation of its
  * arguments. With one pool thread, the probe call waits for that thread:
  * without the cancel, checking 500k items would take the whole work budget
  * (16 million steps over a 1000-entry enum, far beyond the read timeout). */

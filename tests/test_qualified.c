@@ -3,7 +3,7 @@
 ** test_qualified.c: toolboxes and qualified names through the real
 ** src/toolhost, in both isolation modes: tools/list (_meta, description
 ** prefix), tools/call by qualified name (the handler, in a worker or not,
-** sees the name it registered), seed 002's errors as -32602, the
+** sees the name it registered), the rules' errors as -32602, the
 ** 64-character refusal, duplicates across toolboxes, the default toolbox,
 ** `toolhost call`, `toolhost inspect`, and HTTP with Mcp-Name.
 */
@@ -33,7 +33,7 @@ static const char *const isolation[] = {"--isolation=process", "--isolation=none
     "Invalid tool name format '" name "'. Expected format: {toolbox}__{server}__{tool} "                              \
     "(note: double underscores between all components)"
 
-/* The dev and prod toolboxes of the seed's examples. */
+/* The dev and prod toolboxes of the examples in doc/registry-rules.md, 7. */
 typedef struct boxes {
     char *dev, *prod;
     char dev_arg[600], prod_arg[600];
@@ -108,11 +108,11 @@ START_TEST(test_list_and_call_qualified)
     json_object *t = listed(list, "dev__server__my__special__tool");
     MH_ASSERT_JSON_EQ(mh_at(t, "_meta"),
                       "{\"source_server\":\"server\",\"toolbox_name\":\"dev\",\"original_name\":\"my__special__tool\"}");
-    MH_ASSERT_STR(t, "description", "[dev/server] A second tool of the plugin, named as in seed 002's examples.");
+    MH_ASSERT_STR(t, "description", "[dev/server] A second tool of the plugin, named as in the rules' examples.");
     t = listed(list, "prod__memory__store_value_async");
     MH_ASSERT_JSON_EQ(mh_at(t, "_meta"), "{\"source_server\":\"memory\",\"toolbox_name\":\"prod\","
                                          "\"original_name\":\"store_value_async\"}");
-    MH_ASSERT_STR(t, "description", "[prod/memory] A second tool of the plugin, named as in seed 002's examples.");
+    MH_ASSERT_STR(t, "description", "[prod/memory] A second tool of the plugin, named as in the rules' examples.");
     json_object_put(list);
 
     /* The handler is given the name it registered, in a worker or not. */
@@ -192,7 +192,7 @@ START_TEST(test_duplicate_across_toolboxes_without_qualified_names)
     ck_assert(listed(list, "read_file") && listed(list, "store_value_async") && listed(list, "my__special__tool"));
     MH_ASSERT_ABSENT(listed(list, "read_file"), "_meta");
     MH_ASSERT_STR(listed(list, "read_file"), "description",
-                  "A second tool of the plugin, named as in seed 002's examples.");
+                  "A second tool of the plugin, named as in the rules' examples.");
     json_object_put(list);
     char want[1024];
     snprintf(want, sizeof want,
@@ -358,8 +358,8 @@ static void starts_with(const char *text, const char *prefix)
 }
 
 /*
-** Seed 002's delegation error: a call the host failed is answered
-** "[toolbox/server/tool] Error: ..." (a handler's error code, arguments
+** The delegation error (doc/registry-rules.md, 7): a call the host failed
+** is answered "[toolbox/server/tool] Error: ..." (a handler's error code, arguments
 ** refused, a timeout; in process mode a crash and the quarantine after
 ** five); a plugin's own error text is its answer and passes as it is.
 */
@@ -464,7 +464,7 @@ START_TEST(test_http_mcp_name_carries_the_exposed_name)
 }
 END_TEST
 
-/* ---- prompts (issue 14): named, looked up and completed as tools are ---- */
+/* ---- prompts: named, looked up and completed as tools are ------------- */
 
 static json_object *prompt_rpc(mh_proc *p, int id, const char *method, const char *params)
 {
@@ -505,7 +505,7 @@ START_TEST(test_prompts_qualified)
                                         "prod__memory__ask_memory", "prod__filesystem__ask_filesystem"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         ck_assert_msg(prompt_listed(list, names[i]), "%s not listed in %s", names[i], mh_json(list));
-    MH_ASSERT_STR(list, "result prompts 0 description", "[dev/filesystem] Asks (seed 002 tests).");
+    MH_ASSERT_STR(list, "result prompts 0 description", "[dev/filesystem] Asks (qualified-name tests).");
     json_object_put(list);
 
     /* The get is given the name it registered, in a worker or not. */
@@ -560,7 +560,7 @@ START_TEST(test_prompts_unqualified)
     ck_assert_int_eq((int)mh_len(list, "result prompts"), 3); /* prod's filesystem.so is refused */
     ck_assert(prompt_listed(list, "ask_filesystem") && prompt_listed(list, "ask_server") &&
               prompt_listed(list, "ask_memory"));
-    MH_ASSERT_STR(list, "result prompts 0 description", "Asks (seed 002 tests).");
+    MH_ASSERT_STR(list, "result prompts 0 description", "Asks (qualified-name tests).");
     json_object_put(list);
     json_object *r = prompt_rpc(p, 3, "prompts/get", "\"name\":\"ask_server\"");
     MH_ASSERT_STR(r, "result messages 0 content text", "ask_server got by server.so");

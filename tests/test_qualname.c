@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_qualname.c: seed 002's contract section against src/plugin/qualname.c:
-** every generateToolName and parseToolName example and contract test, its
-** error texts word for word; then toolboxes in a registry: exposed names,
+** test_qualname.c: doc/registry-rules.md, 7, against src/plugin/qualname.c:
+** every example of building and parsing a qualified name, its error texts
+** word for word; then toolboxes in a registry: exposed names,
 ** _meta fields, description prefixes, the 64-character rule, duplicates
 ** across toolboxes with and without qualified names, and th_tool_resolve.
 */
@@ -39,7 +39,7 @@ START_TEST(test_generate_examples)
 }
 END_TEST
 
-/* The seed's "Unit Test Scenarios" for generateToolName. */
+/* Building qualified names. */
 START_TEST(test_generate_single_underscore_in_tool_name)
 {
     expect_make("dev", "filesystem", "read_file", "dev__filesystem__read_file");
@@ -95,7 +95,7 @@ START_TEST(test_parse_examples)
 }
 END_TEST
 
-/* The seed's "Unit Test Scenarios" for parseToolName. */
+/* Parsing qualified names. */
 START_TEST(test_parse_valid_tool_name_correctly)
 {
     expect_parse("dev__filesystem__read_file", "dev", "filesystem", "read_file");
@@ -294,7 +294,7 @@ START_TEST(test_registry_unqualified_keeps_names)
 }
 END_TEST
 
-/* Seed rule: a name registered twice is a duplicate; across toolboxes the
+/* Rule 4.6: a name registered twice is a duplicate; across toolboxes the
  * message names both origins and their toolboxes. */
 START_TEST(test_duplicate_across_toolboxes_unqualified)
 {

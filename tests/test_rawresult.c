@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_rawresult.c: a worker's result passed on as its bytes (issue 9):
+** test_rawresult.c: a worker's result passed on as its bytes:
 ** which texts the one-pass scan lets through as they are, which it leaves
 ** to the parse (anything not plain, and anything that is not valid), that
 ** a raw result writes exactly its bytes, and that th_call_finish hands it

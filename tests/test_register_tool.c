@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_register_tool.c: seed 000's 23 register_tool test scenarios against
-** th_registry_add, one Check test per scenario named after it, asserting the
-** outcome, the th_rc code (the seed's exception class) and the message.
+** test_register_tool.c: 23 register_tool scenarios of doc/registry-rules.md
+** (sections 1-6) against th_registry_add, one Check test per scenario named
+** after it, asserting the outcome, the th_rc code (the rule's kind) and the
+** message.
 */
 #include "config.h"
 
@@ -42,7 +43,7 @@ static th_tool valid_tool(const char *name, const char *description)
     return t;
 }
 
-/* The seed's AddMemoryTool. */
+/* The AddMemoryTool of the scenarios: a tool every rule accepts. */
 static th_tool add_memory_tool(void)
 {
     th_tool t = valid_tool("add_memory", "Add a memory to the knowledge graph");
@@ -208,7 +209,7 @@ END_TEST
 START_TEST(test_register_tool_empty_name)
 {
     th_tool t = valid_tool("", "Valid description");
-    /* Seed 000's text, then seed 001's ("Tool name cannot be empty"). */
+    /* Rule 4.4's text, then rule 4.2's ("Tool name cannot be empty"). */
     expect_refused(&t, TH_ERR_VALUE, "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
 }
 END_TEST
@@ -257,10 +258,11 @@ START_TEST(test_register_tool_description_too_short)
 {
     th_tool t = valid_tool("bad_tool", "Too short");
     ck_assert_uint_eq(strlen(t.description), 9);
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    /* The rule's text, then the length that was given. */
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 9");
     /* Characters, not bytes: nine two-byte characters are still nine. */
     t.description = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 9");
     t.description = "Ten chars!";
     expect_ok(&t);
 }
@@ -272,7 +274,7 @@ START_TEST(test_register_tool_description_too_long)
     memset(desc, 'd', 501);
     desc[501] = '\0';
     th_tool t = valid_tool("bad_tool", desc);
-    expect_refused(&t, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+    expect_refused(&t, TH_ERR_VALUE, "Tool description too long (max 500 chars), got 501");
     desc[500] = '\0';
     th_tool ok = valid_tool("ascii_500", desc);
     expect_ok(&ok);
@@ -319,16 +321,19 @@ END_TEST
 
 START_TEST(test_register_tool_schema_not_object)
 {
-    static const char *const schemas[] = {
-        "{\"type\":\"array\",\"items\":{}}",
-        "{\"properties\":{}}",
-        "{\"type\":[\"object\"],\"properties\":{}}",
-        "{\"type\":\"Object\",\"properties\":{}}",
+    /* Each refusal names the type it was given. */
+    static const char *const schemas[][2] = {
+        {"{\"type\":\"array\",\"items\":{}}", "got type=\"array\""},
+        {"{\"properties\":{}}", "got no type"},
+        {"{\"type\":[\"object\"],\"properties\":{}}", "got type=[\"object\"]"},
+        {"{\"type\":\"Object\",\"properties\":{}}", "got type=\"Object\""},
     };
     for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
         th_tool t = valid_tool("bad_tool", "Valid description");
-        t.input_schema = schemas[i];
-        expect_refused(&t, TH_ERR_VALUE, "Tool input_schema must have type='object'");
+        t.input_schema = schemas[i][0];
+        char want[128];
+        snprintf(want, sizeof want, "Tool input_schema must have type='object', %s", schemas[i][1]);
+        expect_refused(&t, TH_ERR_VALUE, want);
     }
 }
 END_TEST
@@ -372,7 +377,7 @@ static void typed_fn(void)
 ** plain function the host runs on its worker threads. The closest rule is
 ** the one that refuses an execute method the host cannot run as the tool:
 ** a descriptor that gives both a handler and a typed function leaves the
-** host unable to tell which one is the execute method. Like the seed's case,
+** host unable to tell which one is the execute method. Like that case,
 ** a callable is present but of a kind the registry refuses, with TH_ERR_VALUE.
 */
 START_TEST(test_register_tool_execute_not_async)
@@ -458,7 +463,7 @@ START_TEST(test_register_tool_increments_count)
     expect_ok(&a);
     ck_assert_uint_eq(th_registry_count(reg), 1);
     th_tool bad = valid_tool("bad_tool", "short");
-    expect_refused(&bad, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+    expect_refused(&bad, TH_ERR_VALUE, "Tool description too short (min 10 chars), got 5");
     ck_assert_uint_eq(th_registry_count(reg), 1);
     th_tool b = valid_tool("search_memory", "Search memories by similarity");
     expect_ok(&b);
@@ -485,7 +490,7 @@ END_TEST
 static Suite *register_tool_suite(void)
 {
     Suite *s = suite_create("register_tool");
-    TCase *tc = tcase_create("seed000");
+    TCase *tc = tcase_create("scenarios");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_register_tool_success_single);
     tcase_add_test(tc, test_register_tool_success_multiple);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_registry.c: seed 001's 16 ToolRegistry unit tests, named after them,
+** test_registry.c: 16 ToolRegistry unit tests, named after what they check,
 ** against the C registry (register, register_all, get_tool, list_tools,
-** validate_tool), plus the registry rules the seeds leave to C: strict JSON,
-** ABI checks, ownership of user_data, the hash table under growth.
+** validate_tool), plus the registry rules particular to C: strict JSON, ABI
+** checks, ownership of user_data, the hash table under growth.
 */
 #include "config.h"
 
@@ -351,7 +351,7 @@ START_TEST(test_validate_tool_invalid_returns_False)
 }
 END_TEST
 
-/* --- beyond the seeds -------------------------------------------------- */
+/* --- the rules particular to C ----------------------------------------- */
 
 /* "Valid JSON" means RFC 8259, not json-c's lenient default. */
 START_TEST(test_input_schema_must_be_strict_json)
@@ -621,7 +621,7 @@ END_TEST
 static Suite *registry_suite(void)
 {
     Suite *s = suite_create("registry");
-    TCase *tc = tcase_create("seed001");
+    TCase *tc = tcase_create("unit");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_init_creates_empty_registry);
     tcase_add_test(tc, test_register_single_tool_success);

@@ -560,7 +560,7 @@ static mh_proc *start_boxes(char **dirs, int mode, bool qualified)
 /*
 ** --watch with toolboxes and --qualified-names: a plugin added, replaced
 ** and removed in prod is served, swapped and withdrawn under its qualified
-** name (seed 002's description prefix and _meta included), and both eras
+** name (description prefix and _meta included), and both eras
 ** are told each time.
 */
 START_TEST(qualified_names_follow_a_reload)

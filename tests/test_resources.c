@@ -227,11 +227,12 @@ START_TEST(test_texts_mime_annotations)
     expect(&r, false, TH_ERR_VALUE, NULL);
     r = res("test://a", "a");
     r.annotations = "{\"priority\":2}";
-    expect(&r, false, TH_ERR_VALUE, "Resource annotations.priority must be a number from 0 to 1");
+    expect(&r, false, TH_ERR_VALUE, "Resource annotations.priority must be a number from 0 to 1, got 2");
     r.annotations = "{\"audience\":[\"bot\"]}";
-    expect(&r, false, TH_ERR_VALUE, "Resource annotations.audience must be an array of \"user\" and \"assistant\"");
+    expect(&r, false, TH_ERR_VALUE,
+           "Resource annotations.audience must be an array of \"user\" and \"assistant\", got [\"bot\"]");
     r.annotations = "{\"lastModified\":5}";
-    expect(&r, false, TH_ERR_VALUE, "Resource annotations.lastModified must be an ISO 8601 timestamp string");
+    expect(&r, false, TH_ERR_VALUE, "Resource annotations.lastModified must be an ISO 8601 timestamp string, got 5");
     r.annotations = "[1]";
     expect(&r, false, TH_ERR_VALUE, "Resource annotations must be a JSON object");
     r.annotations = "{\"priority\":0.5,}";

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_server_info.c: what toolhost says about itself to a client (issue 12
-** defect 8): --name for serverInfo.name, default instructions built from the
-** tools, --instructions='' leaving the field out, and plugins' own
+** test_server_info.c: what toolhost says about itself to a client: --name
+** for serverInfo.name, default instructions built from the tools,
+** --instructions='' leaving the field out, and plugins' own
 ** registration-time log lines (th_server_log) following --log-level.
 */
 #include "config.h"

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_settings.c: per-plugin settings (issue 12, "Configuration for
-** plugins"): the three sources (--set, TOOLHOST_NAME_KEY, --config FILE)
+** test_settings.c: per-plugin settings: the three sources (--set, TOOLHOST_NAME_KEY, --config FILE)
 ** and their precedence, in both isolation modes; secrets kept out of the
 ** log (even at debug), `toolhost inspect`, the registry cache, the host's
 ** command line and a worker's environment; the cache invalidated by a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_tools_list.c: issue 11's "tools/list serialised once per registry
-** version and revision": a second identical tools/list does not serialise
+** test_tools_list.c: tools/list is serialised once per registry version
+** and revision: a second identical tools/list does not serialise
 ** the tools again (an input schema that counts its serialisations shows
 ** it), each page is serialised once, and a change to the registry gives it
 ** a new version and drops what was derived from the old one.

@@ -182,7 +182,7 @@ static void raw_free(raw *r)
 
 static char *raw_stderr(const raw *r);
 
-/* ---- item 1: backpressure ----------------------------------------------- */
+/* ---- backpressure ------------------------------------------------------- */
 
 /*
 ** A client that pipelines 1 MiB echo calls without reading: the host must
@@ -306,7 +306,7 @@ START_TEST(a_client_that_stops_reading_gets_backpressure_not_silence)
 }
 END_TEST
 
-/* ---- item 2: end of input while stdout is full --------------------------------------- */
+/* ---- end of input while stdout is full ----------------------------------------------- */
 
 #define TOOLS_LIST(id) "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}", (id)
 
@@ -426,7 +426,7 @@ START_TEST(output_queued_at_eof_is_delivered_to_a_reading_client)
 }
 END_TEST
 
-/* ---- item 3: stdin closed or empty at start ----------------------------------------- */
+/* ---- stdin closed or empty at start ------------------------------------------------- */
 
 static void starts_with_stdin(int mode)
 {
@@ -450,7 +450,7 @@ START_TEST(stdin_dev_null_exits_zero)
 }
 END_TEST
 
-/* ---- item 4: plugins and their children cannot read protocol input -------------------- */
+/* ---- plugins and their children cannot read protocol input ---------------------------- */
 
 START_TEST(a_register_function_reading_stdin_gets_nothing)
 {
@@ -485,7 +485,7 @@ START_TEST(a_child_reading_stdin_does_not_eat_messages)
 }
 END_TEST
 
-/* ---- item 5: children start with a clean signal mask -------------------------------- */
+/* ---- children start with a clean signal mask ---------------------------------------- */
 
 START_TEST(a_child_of_a_handler_dies_by_sigterm)
 {
@@ -512,7 +512,7 @@ START_TEST(a_child_of_a_handler_dies_by_sigterm)
 }
 END_TEST
 
-/* ---- item 6: the caller's stdout keeps its flags ---------------------------------------- */
+/* ---- the caller's stdout keeps its flags ------------------------------------------------ */
 
 START_TEST(stdout_is_left_blocking)
 {
@@ -532,7 +532,7 @@ START_TEST(stdout_is_left_blocking)
 }
 END_TEST
 
-/* ---- item 21: descriptors closed by plugin code ------------------------------------ */
+/* ---- descriptors closed by plugin code --------------------------------------------- */
 
 START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
 {
@@ -544,7 +544,7 @@ START_TEST(a_plugin_closing_fd_0_does_not_cut_off_the_client)
 }
 END_TEST
 
-/* Since issue 9 plugins are first opened by a scanner process: the
+/* Plugins are first opened by a scanner process: the
  * constructor closes the scanner's descriptors, never the host's, and the
  * plugin is refused while the host serves on. */
 START_TEST(a_plugin_closing_all_descriptors_ends_the_host)
@@ -575,7 +575,7 @@ START_TEST(a_handler_closing_all_descriptors_ends_the_host)
 }
 END_TEST
 
-/* ---- item 23: signal handling that plugins cannot break ------------------------------- */
+/* ---- signal handling that plugins cannot break ---------------------------------------- */
 
 static char *raw_stderr(const raw *r)
 {
@@ -745,7 +745,7 @@ START_TEST(sigterm_during_loading_after_a_plugin_reset_it)
 }
 END_TEST
 
-/* ---- item 31: a plugin's stdout lines appear when written ------------------------------ */
+/* ---- a plugin's stdout lines appear when written --------------------------------------- */
 
 START_TEST(plugin_printf_reaches_stderr_at_once)
 {
@@ -761,7 +761,7 @@ START_TEST(plugin_printf_reaches_stderr_at_once)
 }
 END_TEST
 
-/* ---- item 34: a crash names the tool ------------------------------------------------- */
+/* ---- a crash names the tool ---------------------------------------------------------- */
 
 /* In-process behaviour (--isolation=none); in process isolation a crash
  * fails only its call (test_worker). */
@@ -795,7 +795,7 @@ START_TEST(a_stack_overflow_in_a_handler_names_the_tool)
 }
 END_TEST
 
-/* ---- issue 11: the in-process dispatch path ------------------------------------------ */
+/* ---- the in-process dispatch path ---------------------------------------------------- */
 
 /* A quick call runs on the thread that read it: no hand-off to the pool,
  * which cost a futex wake and a context switch per call. */

@@ -263,7 +263,7 @@ START_TEST(test_floating)
 }
 END_TEST
 
-/* Issue 12 defect 2: double and float results read as JavaScript's
+/* Double and float results read as JavaScript's
 ** Number.prototype.toString prints them, not as printf's %g ("1e+01"). */
 START_TEST(test_js_number_form)
 {

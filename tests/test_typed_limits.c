@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_typed_limits.c: typed tools, second round: parameter constraints in
+** test_typed_limits.c: typed tools' limits: parameter constraints in
 ** the generated schema and enforced on calls, refusals naming the
 ** parameter and the rule, user_data for typed functions, and
 ** th_base64_encode / th_call_image_bytes; unit tests on th_typed_prepare

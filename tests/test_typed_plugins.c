@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** test_typed_plugins.c: the bundled typed plugins, loaded from the build
-** tree as the host loads them: add (the issue's example call and schema) and
+** tree as the host loads them: add (the README's example call and schema) and
 ** text (strings, an enum with a default, an optional boolean).
 */
 #include "config.h"
@@ -96,7 +96,7 @@ START_TEST(test_add_calls)
     expect("add", "{\"a\": 2, \"b\": 3.5}", "5.5", "{\"result\":5.5}");
     expect("add", "{\"a\": 0.1, \"b\": 0.2}", "0.30000000000000004", "{\"result\":0.30000000000000004}");
     expect("add", "{\"a\": -1, \"b\": 1}", "0", "{\"result\":0}");
-    /* Issue 12 defect 2: not "1e+01", "3e+03", "5.0". */
+    /* As JavaScript prints numbers: not "1e+01", "3e+03", "5.0". */
     expect("add", "{\"a\": 10, \"b\": 0}", "10", "{\"result\":10}");
     expect("add", "{\"a\": 1000, \"b\": 2000}", "3000", "{\"result\":3000}");
     expect("add", "{\"a\": 2, \"b\": 3}", "5", "{\"result\":5}");

@@ -190,7 +190,8 @@ static const th_param weather_params[] = {
 
 START_TEST(test_schema_whole_input_schema)
 {
-    /* Seed 003's get_weather, plus a required parameter after the optional ones. */
+    /* The get_weather example of typed tools, plus a required parameter
+     * after the optional ones. */
     th_function fn = {.fn = noop, .result = TH_T_JSON, .n_params = 4, .params = weather_params};
     prepared p = prepare_ok(&fn);
     ck_assert_str_eq(json_object_to_json_string_ext(p.input, JSON_PLAIN),

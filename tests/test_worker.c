@@ -376,7 +376,7 @@ START_TEST(worker_output_is_logged_tagged_with_the_plugin)
 }
 END_TEST
 
-/* Issue 9: what a plugin writes while it is scanned is tagged with that
+/* What a plugin writes while it is scanned is tagged with that
  * plugin, line for line, however the scanner's frame and output pipes
  * are interleaved; an unterminated last line is its own, not glued to
  * the next plugin's output. */
@@ -403,7 +403,7 @@ START_TEST(scanner_output_is_tagged_with_the_plugin_that_wrote_it)
 }
 END_TEST
 
-/* Issue 9: a handler closing every descriptor closes its worker's, never
+/* A handler closing every descriptor closes its worker's, never
  * the protocol's: the call fails, the host serves on. */
 START_TEST(a_handler_closing_all_descriptors_fails_only_its_call)
 {

@@ -9,7 +9,7 @@ test_typed_call_SOURCES = test_typed_call.c typed/helpers.h
 test_typed_abi_SOURCES = test_typed_abi.c typed/helpers.h
 test_typed_plugins_SOURCES = test_typed_plugins.c typed/helpers.h
 
-# Typed tools, second round: constraints, user_data, base64 (unit tests and
+# Typed tools' limits: constraints, user_data, base64 (unit tests and
 # the spawned host in both isolation modes with typedplugins/limits.c).
 check_PROGRAMS += test_typed_limits
 TESTS += test_typed_limits

@@ -24,7 +24,7 @@ TESTS += test_inproc_mcp_results
 test_inproc_mcp_results_SOURCES = test_mcp_results.c $(MCP_HARNESS)
 test_inproc_mcp_results_CPPFLAGS = $(AM_CPPFLAGS) -DMH_ISOLATION='"none"'
 
-# The hostile-plugin corpus of issue 9, in both isolation modes.
+# The hostile-plugin corpus, in both isolation modes.
 check_PROGRAMS += test_hostile
 TESTS += test_hostile
 test_hostile_SOURCES = test_hostile.c $(MCP_HARNESS)
@@ -33,7 +33,7 @@ check_PROGRAMS += test_hostile_ask
 TESTS += test_hostile_ask
 test_hostile_ask_SOURCES = test_hostile_ask.c $(MCP_HARNESS)
 
-# Issue 9's load test: 100,000 pipelined calls, 1,000 in flight, against
+# The load test: 100,000 pipelined calls, 1,000 in flight, against
 # fast, slow, failing and crashing tools (TH_LOAD_CALLS sets fewer).
 check_PROGRAMS += test_load
 TESTS += test_load
@@ -49,7 +49,7 @@ check_PROGRAMS += test_load_refusals
 TESTS += test_load_refusals
 test_load_refusals_SOURCES = test_load_refusals.c $(MCP_HARNESS)
 
-# Issue 14's hostile plugin against resources, prompts and completion.
+# The hostile plugin against resources, prompts and completion.
 check_PROGRAMS += test_hostile_primitives
 TESTS += test_hostile_primitives
 test_hostile_primitives_SOURCES = test_hostile_primitives.c $(MCP_HARNESS)

@@ -171,8 +171,8 @@ bool th_call_is_error(const th_call *call);
 ** with the failure marked as the host's (a crash, a quarantine, a worker
 ** that cannot start, arguments refused, a handler's error code, a result
 ** that cannot be sent). th_call_mark_failed marks one whose text is there
-** already (crossed from a worker). Seed 002 words those texts as its
-** delegation errors when names are qualified (protocol/mcp.c).
+** already (crossed from a worker). Those texts are worded as delegation
+** errors (doc/registry-rules.md, 7) when names are qualified (protocol/mcp.c).
 */
 th_rc th_call_fail(th_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void th_call_mark_failed(th_call *call);

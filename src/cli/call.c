@@ -30,10 +30,14 @@
 /* Exit statuses: what a script calling a tool can branch on. */
 enum { CALL_OK = 0, CALL_TOOL_ERROR = 1, CALL_USAGE = 2 };
 
-static const char call_usage[] =
+/* The synopsis alone is also what a usage error shows, so that a mistake
+ * is answered with the command's shape, not only a pointer to --help. */
+static const char call_synopsis[] =
     "Usage: toolhost call [--plugin-dir=[BOX=]DIR]... [--plugin=FILE.so]... [--json]\n"
     "                     [--isolation=MODE] [--qualified-names] [--set=NAME.KEY=VALUE]...\n"
-    "                     [--set-secret=NAME.KEY=VALUE]... [--config=FILE] TOOL ['JSON']\n"
+    "                     [--set-secret=NAME.KEY=VALUE]... [--config=FILE] TOOL ['JSON']\n";
+
+static const char call_usage[] =
     "Run one call of TOOL with the arguments JSON (an object; default {}) through\n"
     "a toolhost server, without a client, and print the result: text blocks as\n"
     "text, other blocks as JSON; --json prints the whole result. --plugin loads\n"
@@ -211,14 +215,23 @@ int th_cli_call(int argc, char **argv)
             }
             break;
         case 'h':
+            fputs(call_synopsis, stdout);
             fputs(call_usage, stdout);
             status = CALL_OK;
             goto cleanup;
         default: goto usage;
         }
     }
-    if (optind >= argc || argc - optind > 2)
+    if (optind >= argc) {
+        fputs("toolhost call: no tool named: give the TOOL to call, then optionally its arguments as 'JSON'\n",
+              stderr);
         goto usage;
+    }
+    if (argc - optind > 2) {
+        fprintf(stderr, "toolhost call: unexpected '%.80s' after the arguments (quote the JSON as one word)\n",
+                argv[optind + 2]);
+        goto usage;
+    }
     const char *tool = argv[optind];
     args = json_tokener_parse(optind + 1 < argc ? argv[optind + 1] : "{}");
     if (!args || !json_object_is_type(args, json_type_object)) {
@@ -298,6 +311,7 @@ int th_cli_call(int argc, char **argv)
     goto cleanup;
 
 usage:
+    fputs(call_synopsis, stderr);
     fputs("Try 'toolhost call --help' for more information.\n", stderr);
     status = CALL_USAGE;
 cleanup:

@@ -212,6 +212,27 @@ static json_object *tool_json(const th_entry *e)
     return t;
 }
 
+/* The warnings about PLUGIN's tools in REG, as a JSON array of lines that
+** each name the file and the tool: so far, a description still new-plugin's
+** placeholder, which the registry accepts but no model can choose by. */
+static json_object *warnings_of(const th_registry *reg, const char *plugin)
+{
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < th_registry_count(reg); i++) {
+        const th_entry *e = th_registry_at(reg, i);
+        const char *d = e->description;
+        if (e->qualified) /* past the "[toolbox/plugin] " the registry added */
+            d += strlen(e->toolbox) + strlen(e->plugin) + 4;
+        if (strcmp(e->origin, plugin) != 0 || !th_registry_placeholder(d))
+            continue;
+        char line[1024];
+        snprintf(line, sizeof line, "%s: tool '%s' still has the placeholder description toolhost new-plugin wrote",
+                 plugin, e->name);
+        json_object_array_add(out, json_object_new_string(line));
+    }
+    return out;
+}
+
 /* A resource or template as resources/list shows it, plus nothing else. */
 static json_object *resource_json(const th_res_entry *e)
 {
@@ -352,6 +373,9 @@ static void print_text(FILE *out, json_object *report)
         fprintf(out, "  Status: %s\n", ok ? "accepted" : "REFUSED");
         for (size_t j = 0; j < json_object_array_length(why); j++)
             fprintf(out, "  Refused: %s\n", json_object_get_string(json_object_array_get_idx(why, j)));
+        json_object *warn = json_object_object_get(p, "warnings");
+        for (size_t j = 0; j < json_object_array_length(warn); j++)
+            fprintf(out, "  Warning: %s\n", json_object_get_string(json_object_array_get_idx(warn, j)));
         json_object *settings = json_object_object_get(p, "settings");
         if (settings) {
             json_object_object_foreach(settings, key, val)
@@ -407,14 +431,18 @@ static void print_text(FILE *out, json_object *report)
         size_t used = strlen(resources);
         snprintf(resources + used, sizeof resources - used, "; %d prompt%s", nprompts, nprompts == 1 ? "" : "s");
     }
-    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s%s; %d refusal%s\n",
+    int nwarn = json_object_get_int(json_object_object_get(sum, "warnings"));
+    char warnings[64] = ""; /* like resources: absent when there are none */
+    if (nwarn)
+        snprintf(warnings, sizeof warnings, "; %d warning%s", nwarn, nwarn == 1 ? "" : "s");
+    fprintf(out, "\n%d plugin%s accepted, %d refused; %d tool%s%s; %d refusal%s%s\n",
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")),
             json_object_get_int(json_object_object_get(sum, "pluginsAccepted")) == 1 ? "" : "s",
             json_object_get_int(json_object_object_get(sum, "pluginsRefused")),
             json_object_get_int(json_object_object_get(sum, "tools")),
             json_object_get_int(json_object_object_get(sum, "tools")) == 1 ? "" : "s", resources,
             json_object_get_int(json_object_object_get(sum, "refusals")),
-            json_object_get_int(json_object_object_get(sum, "refusals")) == 1 ? "" : "s");
+            json_object_get_int(json_object_object_get(sum, "refusals")) == 1 ? "" : "s", warnings);
 }
 
 static const char inspect_usage[] =
@@ -431,8 +459,9 @@ static const char inspect_usage[] =
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
     "Plugins see the settings given as to toolhost (--set, --set-secret, --config,\n"
     "TOOLHOST_NAME_KEY); each plugin's are listed, secret values as (secret).\n"
-    "Exit status: 0 when nothing was refused, 1 when something was, 2 on a usage\n"
-    "error.\n";
+    "A tool whose description is still new-plugin's placeholder gets a warning.\n"
+    "Exit status: 0 when nothing was refused (warnings or not), 1 when something\n"
+    "was, 2 on a usage error.\n";
 
 enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED, I_SET, I_SET_SECRET, I_CONFIG };
 
@@ -529,7 +558,7 @@ int th_cli_inspect(int argc, char **argv)
 
     report = json_object_new_object();
     json_object *plugins = json_object_new_array();
-    size_t refused = 0, accepted = 0, n_refusals = 0;
+    size_t refused = 0, accepted = 0, n_refusals = 0, n_warnings = 0;
     for (size_t i = 0; i < l.n; i++) {
         json_object *p = json_object_new_object(), *tools = json_object_new_array();
         for (size_t j = 0; j < th_registry_count(reg); j++) {
@@ -557,6 +586,9 @@ int th_cli_inspect(int argc, char **argv)
         json_object_object_add(p, "prompts", prompts);
         json_object_object_add(p, "completions", comps);
         json_object_object_add(p, "refusals", why);
+        json_object *warn = warnings_of(reg, l.v[i]);
+        n_warnings += json_object_array_length(warn);
+        json_object_object_add(p, "warnings", warn);
         char name[256];
         json_object *set = th_config_plugin_name(l.v[i], name, sizeof name) ? th_config_describe(settings, name) : NULL;
         if (set)
@@ -574,6 +606,7 @@ int th_cli_inspect(int argc, char **argv)
                            json_object_new_int((int)th_resources_template_count(th_registry_resources(reg))));
     json_object_object_add(sum, "prompts", json_object_new_int((int)th_prompts_count(th_registry_prompts(reg))));
     json_object_object_add(sum, "refusals", json_object_new_int((int)n_refusals));
+    json_object_object_add(sum, "warnings", json_object_new_int((int)n_warnings));
     json_object_object_add(report, "plugins", plugins);
     json_object_object_add(report, "otherRefusals", other);
     json_object_object_add(report, "summary", sum);

@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "plugin/registry.h"
 
 /* The skeletons; every @NAME@ becomes the plugin's name. */
 static const char handler_source[] =
@@ -50,7 +52,7 @@ static const char handler_source[] =
     "static const th_tool @NAME@_tool = {\n"
     "    TH_TOOL_INIT,\n"
     "    .name = \"@NAME@\",\n"
-    "    .description = \"Describe what @NAME@ does and when to use it.\",\n"
+    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ does" TH_PLACEHOLDER_TAIL "\",\n"
     "    .input_schema = \"{\\\"type\\\":\\\"object\\\",\"\n"
     "                    \"\\\"properties\\\":{\\\"text\\\":{\\\"type\\\":\\\"string\\\",\\\"description\\\":\\\"Input text\\\"}},\"\n"
     "                    \"\\\"required\\\":[\\\"text\\\"],\\\"additionalProperties\\\":false}\",\n"
@@ -111,7 +113,7 @@ static const char typed_source[] =
     "static const th_tool @NAME@_tool = {\n"
     "    TH_TOOL_INIT,\n"
     "    .name = \"@NAME@\",\n"
-    "    .description = \"Describe what @NAME@ computes and when to use it.\",\n"
+    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ computes" TH_PLACEHOLDER_TAIL "\",\n"
     "    .function = &@NAME@_fn,\n"
     "};\n"
     "\n"
@@ -192,13 +194,47 @@ static bool write_file(const char *path, const char *template, const char *name)
     return ok;
 }
 
+/*
+** Create DIR and its missing parents, as mkdir -p does, so that --dir can
+** name where a new plugin goes before it exists. Each component is tried
+** in turn; one that exists as a directory is fine.
+*/
+static bool make_dirs(const char *dir)
+{
+    char path[4096];
+    if (!*dir) {
+        fputs("toolhost new-plugin: --dir is empty\n", stderr);
+        return false;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        fprintf(stderr, "toolhost new-plugin: --dir %s: path too long\n", dir);
+        return false;
+    }
+    for (char *p = path + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        *p = '\0';
+        struct stat st;
+        if (mkdir(path, 0755) != 0 && (errno != EEXIST || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "toolhost new-plugin: --dir %s: cannot create %s: %s\n", dir, path,
+                    errno == EEXIST ? "not a directory" : strerror(errno));
+            return false;
+        }
+        if (last)
+            return true;
+        *p = '/';
+    }
+}
+
 static const char scaffold_usage[] =
     "Usage: toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
-    "Write a commented plugin skeleton DIR/NAME.c (default DIR: .) and a\n"
-    "Makefile that builds NAME.so with pkg-config's toolhost module and\n"
-    "installs it into its plugindir. --typed: a typed C function instead of\n"
-    "a JSON handler. NAME is the tool's name: lowercase letters, digits and\n"
-    "underscores, starting with a letter. Existing files are never replaced.\n";
+    "Write a commented plugin skeleton DIR/NAME.c (default DIR: .; created,\n"
+    "with its parents, when missing) and a Makefile that builds NAME.so\n"
+    "with pkg-config's toolhost module and installs it into its plugindir.\n"
+    "--typed: a typed C function instead of a JSON handler. NAME is the\n"
+    "tool's name: lowercase letters, digits and underscores, starting with\n"
+    "a letter. Existing files are never replaced.\n";
 
 int th_cli_new_plugin(int argc, char **argv)
 {
@@ -228,6 +264,8 @@ int th_cli_new_plugin(int argc, char **argv)
                         "a letter first; at most 50)\n", name);
         goto usage;
     }
+    if (!make_dirs(dir))
+        return 1;
     char src[4096], mk[4096];
     snprintf(src, sizeof src, "%s/%s.c", dir, name);
     snprintf(mk, sizeof mk, "%s/Makefile", dir);

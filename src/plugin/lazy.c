@@ -115,6 +115,8 @@ static const th_entry *resolve(lazy_tool *t, char *why, size_t size)
         p->tried = true;
         th_load_stats stats = {0};
         th_registry *reg = th_registry_new();
+        if (reg)
+            th_registry_set_private(reg);
         th_load_opts opts = set->opts;
         opts.expect_digest = p->digest[0] ? p->digest : NULL;
         th_rc rc = reg ? th_loader_load_listed(reg, set->paths, set->n, p->which, &opts, &stats) : TH_ERR_NOMEM;

@@ -899,7 +899,10 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
         stats->tools_loaded += th_registry_count(reg) - base;
         stats->plugins_loaded++;
     } else {
-        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%s': %s [%s]", path, name, err.msg, th_rc_name(rc));
+        /* The name the plugin gave, when it could be read: the one its
+         * author must look for (the file's is in the path already). */
+        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%.60s': %s [%s]", path, readable && t.name ? t.name : name,
+               err.msg, th_rc_name(rc));
         stats->plugins_refused++;
         /* The plugin never learns that its returned descriptor was refused,
          * so user_data is released here, unless a registered tool, staged

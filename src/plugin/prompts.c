@@ -334,7 +334,7 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
         goto refused;
     }
     bool qualified = strcmp(exposed, r.name) != 0;
-    if (qualified) { /* seed 002's "[toolbox/server] " before the description */
+    if (qualified) { /* "[toolbox/server] " before it (doc/registry-rules.md, 7) */
         th_buf d = {0};
         th_buf_printf(&d, "[%s/%s]%s%s", toolbox, plugin, r.description ? " " : "", r.description ? r.description : "");
         if (!(described = d.data))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** plugin/qualname.c: toolboxes and qualified tool names (seed 002): the
-** naming table of plugin directories, building and parsing
-** `{toolbox}__{plugin}__{tool}`, and the seed's error texts word for word.
+** plugin/qualname.c: toolboxes and qualified tool names (doc/registry-rules.md,
+** 7): the naming table of plugin directories, building and parsing
+** `{toolbox}__{plugin}__{tool}`, and the rules' error texts word for word.
 */
 #include "config.h"
 
@@ -21,7 +21,7 @@ bool th_qualname_parse(const char *name, th_qualname *out)
 {
     if (!name)
         return false;
-    /* The seed's split('__', 3), except that the rest is kept whole: a tool
+    /* Split at the first two '__', and the rest is kept whole: a tool
      * named my__special__tool survives the round trip. */
     const char *a = strstr(name, SEP);
     if (!a || a == name)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** plugin/qualname.h: toolboxes and qualified tool names (seed 002). Which
-** toolbox each plugin directory is, how `{toolbox}__{plugin}__{tool}` is
-** built and parsed, and the seed's error texts: a name grammar that knows
-** nothing of the registry. The registry asks it what name a tool is exposed
+** plugin/qualname.h: toolboxes and qualified tool names, as section 7 of
+** doc/registry-rules.md states them. Which toolbox each plugin directory
+** is, how `{toolbox}__{plugin}__{tool}` is built and parsed, and the rules'
+** error texts: a name grammar that knows nothing of the registry. The registry asks it what name a tool is exposed
 ** under, and words its own lookups' refusals with its texts.
 */
 #ifndef TH_QUALNAME_H
@@ -21,7 +21,7 @@
 
 /*
 ** What a qualified name names, for the rules and texts that differ: tools
-** (seed 002) and, by the same rules, prompts. UPPER and LOWER name it in
+** and, by the same rules, prompts. UPPER and LOWER name it in
 ** messages ("Tool", "tool"); MAX is the longest exposed name; LIMIT says
 ** where MAX comes from (a printf format taking MAX).
 */
@@ -36,7 +36,7 @@ extern const th_qualname_kind th_qualname_tool_kind, th_qualname_prompt_kind;
 #define TH_DEFAULT_TOOLBOX "default"
 
 /*
-** A qualified name split as seed 002's parseToolName does: at the first
+** A qualified name split as doc/registry-rules.md, 7, says: at the first
 ** two "__"; TOOL is the rest and may itself hold "__". The toolbox and
 ** server parts point into the parsed name (not NUL-terminated).
 */
@@ -53,20 +53,21 @@ typedef struct th_qualname {
 bool th_qualname_parse(const char *name, th_qualname *out);
 
 /*
-** Seed 002's generateToolName: "{TOOLBOX}__{SERVER}__{TOOL}", malloc'd, or
+** The qualified name "{TOOLBOX}__{SERVER}__{TOOL}", malloc'd, or
 ** NULL when out of memory or a part is NULL or empty.
 */
 char *th_qualname_make(const char *toolbox, const char *server, const char *tool);
 
 /*
 ** Can NAME be the toolbox or plugin (server) part of a qualified name?
-** Seed 002: non-empty, letters, digits, '-' and '_'; and so that parsing
+** Rules 7.1-7.4: non-empty, letters, digits, '-' and '_'; and so that parsing
 ** gives NAME back, no "__" inside and no '_' at the end. NULL when it can,
 ** else the rule it breaks (static text).
 */
 const char *th_qualname_part_rule(const char *name);
 
-/* Seed 002's error texts, into BUF (truncated to SIZE). */
+/* The texts of an unresolved qualified name (doc/registry-rules.md, 7),
+ * into BUF (truncated to SIZE). */
 void th_qualname_err_format(char *buf, size_t size, const char *name);
 /* The format error for a name of KIND ("Invalid prompt name format ..."). */
 void th_qualname_err_format_as(char *buf, size_t size, const th_qualname_kind *kind, const char *name);

@@ -41,6 +41,7 @@ struct th_registry {
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
     bool last_contextual; /* see th_registry_refusal_contextual */
+    bool private_copy;  /* see th_registry_set_private */
     /* Hot reload (plugin/reload.c): entries lent by an older registry, the
      * lenders (one reference each) and what to release with the registry. */
     bool *borrowed;     /* per entry index, as entries; NULL until grown */
@@ -312,9 +313,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
     size_t name_bytes = strlen(t->name);
     if (!th_utf8_valid(t->name, name_bytes))
         return th_err_set(err, TH_ERR_VALUE, "Tool name must be string, got bytes that are not UTF-8");
-    /* Pattern before length, as the specification orders them; only the
-     * empty name, which the pattern would also refuse, gets the length
-     * message, with seed 001's wording for it. */
+    /* Pattern before length, as doc/registry-rules.md, 4, orders them; only
+     * the empty name, which the pattern would also refuse, gets the length
+     * message, with rule 4.2's wording for it. */
     if (name_bytes == 0)
         return th_err_set(err, TH_ERR_VALUE,
                           "Tool name length must be 1-50 chars, got 0 (Tool name cannot be empty)");
@@ -335,7 +336,7 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
 
     /* Naming the first registrant tells the author which of two plugins
      * to rename; tools added by the host itself have no origin. Across
-     * toolboxes both are named, with their toolboxes (seed 002). */
+     * toolboxes both are named, with their toolboxes (rule 4.6). */
     const th_entry *first = th_registry_get(reg, out->exposed);
     if (first && first->origin && first->origin[0] && first->toolbox && out->toolbox && origin &&
         strcmp(first->toolbox, out->toolbox) != 0)
@@ -356,9 +357,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
     if (!th_utf8_valid(t->description, strlen(t->description)))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool description must be string (valid UTF-8)");
     else if ((dlen = th_utf8_length(t->description)) < TH_DESCRIPTION_MIN)
-        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars)");
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too short (min 10 chars), got %zu", dlen);
     else if (dlen > TH_DESCRIPTION_MAX)
-        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars)");
+        rc = th_err_set(err, TH_ERR_VALUE, "Tool description too long (max 500 chars), got %zu", dlen);
     else if (t->title && !th_utf8_valid(t->title, strlen(t->title)))
         rc = th_err_set(err, TH_ERR_VALUE, "Tool title must be string (valid UTF-8)");
     else if ((t->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) > TH_TASK_REQUIRED ||
@@ -393,11 +394,13 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
                             json_type_word(out->input_schema));
             goto fail;
         }
-        json_object *type;
+        json_object *type = NULL;
         if (!json_object_object_get_ex(out->input_schema, "type", &type) ||
             !json_object_is_type(type, json_type_string) ||
             strcmp(json_object_get_string(type), "object") != 0) {
-            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object'");
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object', got %s%.60s",
+                            type ? "type=" : "no type",
+                            type ? json_object_to_json_string_ext(type, JSON_C_TO_STRING_PLAIN) : "");
             goto fail;
         }
         if (!json_object_object_get_ex(out->input_schema, "properties", NULL)) {
@@ -526,7 +529,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->original_name = dup_or_null(t.name, &oom);
     e->title = dup_or_null(t.title, &oom);
     if (e->qualified) {
-        /* Seed 002: "[toolbox/server] description". */
+        /* As doc/registry-rules.md, 7, shows it: "[toolbox/server] description". */
         size_t len = strlen(e->toolbox) + strlen(e->plugin) + strlen(t.description) + 5;
         if ((e->description = malloc(len)))
             snprintf(e->description, len, "[%s/%s] %s", e->toolbox, e->plugin, t.description);
@@ -559,11 +562,27 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     changed(reg);
     th_log(TH_LOG_INFO, "tool_registered tool_name=%s total_tools=%zu%s%s", e->name, reg->count,
            *e->origin ? " plugin=" : "", e->origin);
+    if (!reg->private_copy && th_registry_placeholder(t.description))
+        th_log(TH_LOG_WARNING, "plugin %s: tool '%s' still has the placeholder description toolhost new-plugin "
+               "wrote; say what it does and when to use it, as the model reads it to choose",
+               *e->origin ? e->origin : "(host)", e->name);
     return TH_OK;
 
 nomem:
     checked_free(&c);
     return th_err_set(err, TH_ERR_NOMEM, "out of memory registering tool '%s'", t.name);
+}
+
+bool th_registry_placeholder(const char *description)
+{
+    size_t len = strlen(description), head = strlen(TH_PLACEHOLDER_HEAD), tail = strlen(TH_PLACEHOLDER_TAIL);
+    return len > head + tail && strncmp(description, TH_PLACEHOLDER_HEAD, head) == 0 &&
+           strcmp(description + len - tail, TH_PLACEHOLDER_TAIL) == 0;
+}
+
+void th_registry_set_private(th_registry *reg)
+{
+    reg->private_copy = true;
 }
 
 void th_registry_truncate(th_registry *reg, size_t count)

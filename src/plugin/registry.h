@@ -25,6 +25,12 @@
 #define TH_DESCRIPTION_MIN 10
 #define TH_DESCRIPTION_MAX 500
 
+/* The description `toolhost new-plugin` writes, "Describe what NAME does
+** and when to use it.": a model reads it to choose the tool, so a tool
+** still carrying it is worth a warning (th_registry_placeholder). */
+#define TH_PLACEHOLDER_HEAD "Describe what "
+#define TH_PLACEHOLDER_TAIL " and when to use it."
+
 /*
 ** One registered tool. Everything is owned by the registry and lives as long
 ** as it does; readers must hold a registry reference while they use it.
@@ -70,9 +76,21 @@ void th_registry_unref(th_registry *reg);
 ** from, for log lines, and is copied. On failure returns the rule's code
 ** with ERR's message (the registry specification's text) and changes
 ** nothing; TOOL's destroy is not called (the caller still owns user_data).
-** On success logs the registration with the running total.
+** On success logs the registration with the running total, and a warning
+** when the description is still the placeholder.
 */
 th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin, th_err *err);
+
+/* Is DESCRIPTION (as the plugin gave it, without a toolbox prefix) still
+** the placeholder new-plugin wrote? */
+bool th_registry_placeholder(const char *description);
+
+/*
+** Mark REG private to a scanner, a worker or a first call: it checks and
+** serves what the host's own registry also registers, so it leaves the
+** warnings about those tools to the host's, and each shows once.
+*/
+void th_registry_set_private(th_registry *reg);
 
 /* Register TOOLS in order; stop at the first failure, keeping those before it.
 ** *N_ADDED (may be NULL) receives how many were added. */

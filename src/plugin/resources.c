@@ -154,6 +154,12 @@ static json_object *parse_json(const char *text, const char *field, th_err *err)
     return o;
 }
 
+/* VAL as JSON text, for a refusal to show the value it refused. */
+static const char *json_text(json_object *val)
+{
+    return json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
 /* The MCP Annotations object: audience, priority, lastModified, each typed. */
 static th_rc check_annotations(json_object *a, th_err *err)
 {
@@ -169,16 +175,20 @@ static th_rc check_annotations(json_object *a, th_err *err)
             }
             if (!ok)
                 return th_err_set(err, TH_ERR_VALUE,
-                                  "Resource annotations.audience must be an array of \"user\" and \"assistant\"");
+                                  "Resource annotations.audience must be an array of \"user\" and \"assistant\", "
+                                  "got %.60s",
+                                  json_text(val));
         } else if (strcmp(key, "priority") == 0) {
             double d = json_object_get_double(val);
             if (!(json_object_is_type(val, json_type_double) || json_object_is_type(val, json_type_int)) || d < 0 ||
                 d > 1)
-                return th_err_set(err, TH_ERR_VALUE, "Resource annotations.priority must be a number from 0 to 1");
+                return th_err_set(err, TH_ERR_VALUE,
+                                  "Resource annotations.priority must be a number from 0 to 1, got %.60s", json_text(val));
         } else if (strcmp(key, "lastModified") == 0) {
             if (!json_object_is_type(val, json_type_string))
                 return th_err_set(err, TH_ERR_VALUE,
-                                  "Resource annotations.lastModified must be an ISO 8601 timestamp string");
+                                  "Resource annotations.lastModified must be an ISO 8601 timestamp string, got %.60s",
+                                  json_text(val));
         }
         /* Other members pass: later revisions may add some. */
     }

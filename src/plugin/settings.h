@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** plugin/settings.h: per-plugin settings (issue 12): from the command line
+** plugin/settings.h: per-plugin settings: from the command line
 ** (--set NAME.key=value, --set-secret), the environment (TOOLHOST_NAME_KEY)
 ** and a configuration file (--config FILE, INI-like). Precedence: command
 ** line over environment over file; within one source the last one wins.

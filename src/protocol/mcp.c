@@ -705,15 +705,17 @@ static void m_ping(request *r)
 
 static void m_set_level(request *r)
 {
-    json_object *lv;
+    json_object *lv = NULL;
     int level = -1;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
         level = th_log_level_parse(json_object_get_string(lv));
     if (level < 0) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
-                   "alert, emergency",
-                   NULL);
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
+                 "alert, emergency, got %.60s",
+                 lv ? json_object_to_json_string_ext(lv, JSON_C_TO_STRING_PLAIN) : "none");
+        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     pthread_mutex_lock(&r->s->lock);
@@ -754,7 +756,7 @@ static json_object *tool_json(const th_entry *e, int v)
         put(t, "execution", ex);
     }
     if (e->qualified) {
-        /* Seed 002's ToolInfo._meta: where a qualified name points. */
+        /* A qualified tool's _meta says where its name points (doc/registry-rules.md, 7). */
         json_object *meta = json_object_new_object();
         put(meta, "source_server", json_object_new_string(e->plugin));
         put(meta, "toolbox_name", json_object_new_string(e->toolbox));
@@ -1073,8 +1075,9 @@ static bool validation_cancelled(void *call)
 /* Send J's RESULT (taken), fitted to its era; NULL means it could not be
  * built, which the client learns as -32603. FAILED: the host failed the
  * call (crash, quarantine, timeout, error code, refused arguments or
- * result): the one place such a text is worded for the client, as seed
- * 002's delegation error when the tool's name is qualified. */
+ * result): the one place such a text is worded for the client, as the
+ * delegation error of doc/registry-rules.md, 7, when the tool's name is
+ * qualified. */
 static void send_call_result(job *j, json_object *result, bool failed)
 {
     th_mcp_session *s = j->s;
@@ -1833,7 +1836,7 @@ static void m_tools_call(request *r)
         return;
     }
     /* Unknown tools, in qualified names too, are protocol errors (the
-     * MCP spec's -32602), with seed 002's texts for why. */
+     * MCP spec's -32602), with the texts of doc/registry-rules.md, 7, for why. */
     char why[512];
     const th_entry *e = th_tool_resolve(r->reg, lite ? r->msg->call_name : plain_string(name), why, sizeof why);
     if (!e) {
@@ -1851,7 +1854,10 @@ static void m_tools_call(request *r)
         th_json_get(params, "_meta", &meta);
     }
     if (has_args && !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object)) {
-        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object", NULL);
+        char msg[128];
+        snprintf(msg, sizeof msg, "Invalid params: \"arguments\" must be an object, got %s",
+                 json_type_to_name(json_object_get_type(args)));
+        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     if (json_object_is_type(meta, json_type_object))

@@ -143,9 +143,9 @@ static void wake_reader(writer *w)
 ** SIGPIPE. Writing stdout after the client closed it raises SIGPIPE, whose
 ** action in-process plugin code may have set to SIG_DFL (death) at any
 ** time, so no thread may write stdout with it unblocked. Blocking it around
-** each write cost two rt_sigprocmask calls per message (issue 11); so the
-** threads of ours that write stdout keep it blocked for good, set once at
-** thread start: the writer thread and the reader threads (a message they
+** each write cost two rt_sigprocmask calls per message, measurable in the
+** pipelined benchmark; so the threads of ours that write stdout keep it
+** blocked for good, set once at thread start: the writer thread and the reader threads (a message they
 ** handle is answered by a write of their own, write_now). Pool threads
 ** inherit the mask of the reader that starts them, and write_now keeps it
 ** so. The SIGPIPE a failed write() raises is directed at the writing
@@ -574,7 +574,7 @@ static void flush_kept(writer *w)
 ** turns: with 64 calls in flight the client waited while we handled 64,
 ** then we waited (or spun) while it read 64 answers and sent 64 requests;
 ** the host used 55-83% of its CPU, and throughput swung between runs
-** (issue 11). So the answers corked so far also leave once the reader is
+** (bench/run.sh). So the answers corked so far also leave once the reader is
 ** past the middle of what its read brought (take_lines): the client, on
 ** another CPU, turns them into requests while we handle the second half,
 ** and those are there when our next read comes, two halves in flight the
@@ -1235,7 +1235,7 @@ static int read_loop(srv *v)
         }
         /*
         ** Not paused: wait in read() alone, one syscall per message where a
-        ** poll() first made two (issue 11). What the poll also watched is
+        ** poll() first made two. What the poll also watched is
         ** the sentry's now: a stop request or a failed stdout while we wait
         ** here leaves this thread in read() (abandoned) and ends reading
         ** without it. Checked under v->lock with in_read set, so either we

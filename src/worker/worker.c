@@ -235,6 +235,7 @@ static int scan(const config *c, th_ipc_reader *r)
         th_registry *reg = scan_regs[i] = th_registry_new();
         if (!reg)
             die("out of memory");
+        th_registry_set_private(reg);
         send_obj(TH_IPC_LOADING, (uint32_t)i, NULL);
         th_load_stats st = {0};
         size_t base = th_registry_count(reg);
@@ -674,6 +675,7 @@ static int serve(const config *c, th_ipc_reader *r)
     always_token = json_object_new_int(0);
     if (!reg || !always_token)
         die("out of memory");
+    th_registry_set_private(reg);
     quiet_loading(c);
     th_load_stats st = {0};
     th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &c->load, &st);

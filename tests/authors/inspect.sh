@@ -45,7 +45,7 @@ out=$("$TOOLHOST" inspect "$work/bad" 2>"$work/err"); rc=$?
 [ $rc -eq 1 ] || fail "inspect of refused plugins exited $rc, not 1: $out"
 for want in "Plugin $work/bad/crash_register.so" "  Status: REFUSED" \
             "  Refused: crashed while loading: signal 11 (SIGSEGV)" \
-            "  Refused: tool 'refused': Tool description too short (min 10 chars) [TH_ERR_VALUE]" \
+            "  Refused: tool 'refused': Tool description too short (min 10 chars), got 9 [TH_ERR_VALUE]" \
             "Plugin $work/bad/good.so" "  Status: accepted" "  Tool good" \
             "1 plugin accepted, 2 refused; 1 tool; 2 refusals"; do
     printf '%s\n' "$out" | grep -qxF -- "$want" || fail "text report lacks the line '$want':

@@ -3,7 +3,8 @@
 # tests/authors/install-layout.sh: a staged install (DESTDIR) puts the
 # binary, bundled plugins, header, pkg-config file and man page where they
 # belong, quietly; pkg-config reports them; uninstall leaves no file behind
-# (issue 12 defect 5). Run by `make check` through tests/authors.mk.
+# (so a packager's staged install is complete). Run by `make check` through
+# tests/authors.mk.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 : "${TOP_BUILDDIR:?}" "${MAKE:=make}" "${prefix:?}" "${libdir:?}" "${plugindir:?}" "${includedir:?}" "${bindir:?}" "${mandir:?}"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** greet.c: a plugin configured by its settings (issue 12): "prefix" goes
+** greet.c: a plugin configured by its settings: "prefix" goes
 ** before every greeting, and "token" is a credential it reports only as
 ** present or not. The tool also says whether TOOLHOST_GREET_TOKEN is in
 ** its own environment (a worker must not inherit it) and logs, at info,

@@ -2,7 +2,7 @@
 /*
 ** reglog.c: a plugin that logs while it registers, at debug, info and
 ** warning, through th_server_log: the lines must follow --log-level and
-** name the plugin file (issue 12 defect 8).
+** name the plugin file.
 */
 #include <toolhost/plugin.h>
 

@@ -2,7 +2,7 @@
 /*
 ** slow_start.c: a plugin whose register function takes a second, so its
 ** worker takes that long to start: a call's deadline must not count it
-** (issue 9; the start has --load-timeout of its own).
+** (the start has --load-timeout of its own).
 */
 #include <time.h>
 

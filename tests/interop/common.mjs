@@ -308,8 +308,8 @@ export async function runSuite(t, label, { client, wire, era, setLogLevel, onLog
   // Both SDKs dispatch notifications a microtask later than responses, so a
   // report that arrives in the same read as the response reaches a handler
   // already retired: the SDK drops it and calls onerror "Received a progress
-  // notification for an unknown token" (modelcontextprotocol/typescript-sdk
-  // issue 2580, open). The wire record is therefore what proves all three
+  // notification for an unknown token" (modelcontextprotocol/typescript-sdk#2580,
+  // open). The wire record is therefore what proves all three
   // were sent in time; what the SDK delivered must be a non-empty prefix.
   let progressToken;
   await t.guard(p('progress'), async () => {

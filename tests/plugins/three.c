@@ -59,7 +59,7 @@ TH_REGISTER(three)
         return NULL;
     if (th_server_add_tool(server, &b) != TH_ERR_VALUE)
         return NULL;
-    if (strcmp(th_server_errmsg(server), "Tool description too short (min 10 chars)") != 0)
+    if (strcmp(th_server_errmsg(server), "Tool description too short (min 10 chars), got 9") != 0)
         return NULL;
     return &three_tool;
 }

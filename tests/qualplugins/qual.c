@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** qual.c: the test plugins of seed 002's examples, one source built three
-** times (tests/qualname.mk): QP_NAME.so registers the tool QP_NAME and,
+** qual.c: the test plugins of the qualified-name examples, one source
+** built three times (tests/qualname.mk): QP_NAME.so registers the tool QP_NAME and,
 ** through the server handle, QP_EXTRA (filesystem: read_file, memory:
 ** store_value_async, server: my__special__tool). Every tool answers with
 ** th_call_tool_name(), so a test sees which name the handler was given;
@@ -27,7 +27,7 @@ static th_rc answer(th_call *call, json_object *args, void *user_data)
 static const th_tool main_tool = {
     TH_TOOL_INIT,
     .name = QP_STR(QP_NAME),
-    .description = "The tool named after its plugin file (seed 002 tests).",
+    .description = "The tool named after its plugin file (qualified-name tests).",
     .input_schema = EMPTY_SCHEMA,
     .handler = answer,
 };
@@ -35,12 +35,12 @@ static const th_tool main_tool = {
 static const th_tool extra_tool = {
     TH_TOOL_INIT,
     .name = QP_STR(QP_EXTRA),
-    .description = "A second tool of the plugin, named as in seed 002's examples.",
+    .description = "A second tool of the plugin, named as in the rules' examples.",
     .input_schema = EMPTY_SCHEMA,
     .handler = answer,
 };
 
-/* The prompt ask_QP_NAME (issue 14: prompts are qualified as tools are):
+/* The prompt ask_QP_NAME (prompts are qualified as tools are):
  * says which name its get was given, and completes "who" with the plugin's
  * name. */
 static th_rc get(th_call *call, json_object *args, void *user_data)
@@ -64,7 +64,7 @@ QP_REG(QP_NAME)
     /* A refusal of the extra tool (the 64-character rule) leaves the
      * plugin's own tool standing, in both isolation modes. */
     th_server_add_tool(server, &extra_tool);
-    th_prompt p = {TH_PROMPT_INIT, .name = "ask_" QP_STR(QP_NAME), .description = "Asks (seed 002 tests).",
+    th_prompt p = {TH_PROMPT_INIT, .name = "ask_" QP_STR(QP_NAME), .description = "Asks (qualified-name tests).",
                    .arguments = "[{\"name\":\"who\"}]", .get = get};
     th_server_add_prompt(server, &p);
     /* server.so's prompt is completed by memory.so, by its exposed name

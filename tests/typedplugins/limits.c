@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** limits.c: the typed tools of typed round 2 (tests/test_typed_limits.c):
+** limits.c: the typed tools of tests/test_typed_limits.c:
 ** "limits" has constrained parameters, "greet" takes the tool's user_data,
 ** and "pixel" answers with an image built from raw bytes
 ** (th_call_image_bytes) and an audio block from th_base64_encode; "names"
