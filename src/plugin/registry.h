@@ -207,7 +207,7 @@ struct th_prompts *th_registry_prompts(const th_registry *reg);
 ** names a tool goes through (tools/call, HTTP's header checks), so a rule
 ** on what a client may reach has one place to sit. The entry, or NULL with
 ** WHY (SIZE bytes) in the words the client gets: with qualified names,
-** NAME is parsed as seed 002 says (plugin/qualname.h) and its texts name
+** NAME is parsed as doc/registry-rules.md, 7 says (plugin/qualname.h) and its texts name
 ** what is missing (the format, the toolbox, the server); otherwise, and for
 ** a name whose parts all exist, "Unknown tool: NAME".
 */
@@ -216,7 +216,7 @@ const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *
 /*
 ** The prompt a client's NAME stands for (prompts/get, completion/complete's
 ** ref/prompt), as th_tool_resolve is for tools: the entry, or NULL with
-** WHY (SIZE bytes): with qualified names seed 002's texts ("Invalid prompt
+** WHY (SIZE bytes): with qualified names the texts of doc/registry-rules.md, 7 ("Invalid prompt
 ** name format ...", "Toolbox 'x' not found", "Server 'y' not found in
 ** toolbox 'x'"), else "unknown prompt 'NAME'". REG (may be NULL) is the
 ** registry PS belongs to (its tools count as servers too).
@@ -226,7 +226,7 @@ const struct th_prompt_entry *th_prompts_resolve(const th_registry *reg, const s
                                                  const char *name, char *why, size_t size);
 
 /*
-** Seed 002's delegation error: the text of a call the host failed (not the
+** The delegation error of doc/registry-rules.md, 7: the text of a call the host failed (not the
 ** plugin's own answer) worded "[TOOLBOX/PLUGIN/TOOL] Error: TEXT" for a
 ** tool E exposed under its qualified name. The host's text is the last
 ** text block of RESULT (a CallToolResult tree, changed in place; a block is
