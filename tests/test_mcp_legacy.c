@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 
@@ -278,6 +279,18 @@ START_TEST(set_level_with_a_bad_level_is_invalid_params)
     }
     json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"logging/setLevel\"}");
     MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
+    /* A long level is shown cut at a character boundary: the answer
+     * stays UTF-8 ("a, then two-byte characters: a 63-byte cut falls
+     * inside one). */
+    char level[256] = "a";
+    for (int i = 0; i < 60; i++)
+        strcat(level, "\xc3\xa9");
+    o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"%s\"}}",
+               level);
+    MH_ASSERT_ERROR(o, -32602);
+    const char *m = mh_str(o, "error message");
+    ck_assert_msg(m && th_utf8_valid(m, strlen(m)) && strstr(m, "got \"a\xc3\xa9"), "%s", mh_json(o));
     json_object_put(o);
     mh_ping_is_next(p, 9);
     mh_finish(p);

@@ -335,6 +335,18 @@ START_TEST(test_register_tool_schema_not_object)
         snprintf(want, sizeof want, "Tool input_schema must have type='object', %s", schemas[i][1]);
         expect_refused(&t, TH_ERR_VALUE, want);
     }
+    /* A long type is shown cut at a character boundary: the message stays
+     * UTF-8 ("a, then two-byte characters: a 63-byte cut falls inside one). */
+    char schema[512] = "{\"properties\":{},\"type\":\"a";
+    for (int i = 0; i < 60; i++)
+        strcat(schema, "\xc3\xa9");
+    strcat(schema, "\"}");
+    th_tool t = valid_tool("bad_tool", "Valid description");
+    t.input_schema = schema;
+    th_err err;
+    ck_assert_int_eq(th_registry_add(reg, &t, NULL, &err), TH_ERR_VALUE);
+    ck_assert_msg(th_utf8_valid(err.msg, strlen(err.msg)), "not UTF-8: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, "got type=\"a\xc3\xa9"), "%s", err.msg);
 }
 END_TEST
 

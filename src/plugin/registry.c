@@ -398,9 +398,12 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
         if (!json_object_object_get_ex(out->input_schema, "type", &type) ||
             !json_object_is_type(type, json_type_string) ||
             strcmp(json_object_get_string(type), "object") != 0) {
-            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object', got %s%.60s",
-                            type ? "type=" : "no type",
-                            type ? json_object_to_json_string_ext(type, JSON_C_TO_STRING_PLAIN) : "");
+            char shown[64] = ""; /* cut to whole characters: messages stay UTF-8 */
+            if (type)
+                snprintf(shown, sizeof shown, "%s", json_object_to_json_string_ext(type, JSON_C_TO_STRING_PLAIN));
+            th_utf8_clip(shown);
+            rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema must have type='object', got %s%s",
+                            type ? "type=" : "no type", shown);
             goto fail;
         }
         if (!json_object_object_get_ex(out->input_schema, "properties", NULL)) {

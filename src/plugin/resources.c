@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,15 +155,20 @@ static json_object *parse_json(const char *text, const char *field, th_err *err)
     return o;
 }
 
-/* VAL as JSON text, for a refusal to show the value it refused. */
-static const char *json_text(json_object *val)
+/* VAL as JSON text in BUF, for a refusal to show the value it refused:
+ * cut to SIZE at a character boundary, as messages stay UTF-8. */
+static const char *json_text(json_object *val, char *buf, size_t size)
 {
-    return json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    snprintf(buf, size, "%s",
+             json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    th_utf8_clip(buf);
+    return buf;
 }
 
 /* The MCP Annotations object: audience, priority, lastModified, each typed. */
 static th_rc check_annotations(json_object *a, th_err *err)
 {
+    char shown[64];
     json_object_object_foreach(a, key, val)
     {
         if (strcmp(key, "audience") == 0) {
@@ -176,19 +182,20 @@ static th_rc check_annotations(json_object *a, th_err *err)
             if (!ok)
                 return th_err_set(err, TH_ERR_VALUE,
                                   "Resource annotations.audience must be an array of \"user\" and \"assistant\", "
-                                  "got %.60s",
-                                  json_text(val));
+                                  "got %s",
+                                  json_text(val, shown, sizeof shown));
         } else if (strcmp(key, "priority") == 0) {
             double d = json_object_get_double(val);
             if (!(json_object_is_type(val, json_type_double) || json_object_is_type(val, json_type_int)) || d < 0 ||
                 d > 1)
                 return th_err_set(err, TH_ERR_VALUE,
-                                  "Resource annotations.priority must be a number from 0 to 1, got %.60s", json_text(val));
+                                  "Resource annotations.priority must be a number from 0 to 1, got %s",
+                                  json_text(val, shown, sizeof shown));
         } else if (strcmp(key, "lastModified") == 0) {
             if (!json_object_is_type(val, json_type_string))
                 return th_err_set(err, TH_ERR_VALUE,
-                                  "Resource annotations.lastModified must be an ISO 8601 timestamp string, got %.60s",
-                                  json_text(val));
+                                  "Resource annotations.lastModified must be an ISO 8601 timestamp string, got %s",
+                                  json_text(val, shown, sizeof shown));
         }
         /* Other members pass: later revisions may add some. */
     }

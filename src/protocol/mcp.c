@@ -710,11 +710,14 @@ static void m_set_level(request *r)
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
         level = th_log_level_parse(json_object_get_string(lv));
     if (level < 0) {
-        char msg[256];
+        char shown[64], msg[256];
+        /* Cut to whole characters: the message must stay UTF-8. */
+        snprintf(shown, sizeof shown, "%s", lv ? json_object_to_json_string_ext(lv, JSON_C_TO_STRING_PLAIN) : "none");
+        th_utf8_clip(shown);
         snprintf(msg, sizeof msg,
                  "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
-                 "alert, emergency, got %.60s",
-                 lv ? json_object_to_json_string_ext(lv, JSON_C_TO_STRING_PLAIN) : "none");
+                 "alert, emergency, got %s",
+                 shown);
         send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
