@@ -609,10 +609,12 @@ START_TEST(test_entry_invoke_runs_either_kind)
     th_call *c = th_call_new("plain_tool", NULL);
     ck_assert_int_eq(th_entry_invoke(th_registry_get(reg, "plain_tool"), th_call_handle(c), args), TH_ERR_TOOL);
     json_object_put(th_call_finish(c, TH_ERR_TOOL));
+    th_call_free(c);
     ck_assert_int_eq(plain_ran, 42);
     c = th_call_new("typed_tool", NULL);
     ck_assert_int_eq(th_entry_invoke(th_registry_get(reg, "typed_tool"), th_call_handle(c), args), TH_OK);
     json_object_put(th_call_finish(c, TH_OK));
+    th_call_free(c);
     ck_assert_int_eq(typed_ran, 7);
     json_object_put(args);
 }

@@ -41,139 +41,12 @@
 #include "plugin/resources.h"
 #include "base/jsontree.h"
 #include "base/scratch.h"
+#include "protocol/mcpint.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
-static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
+const char *const th_mcpi_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
                                        TH_MCP_MODERN_VERSION};
-enum { V_2024_11_05, V_2025_03_26, V_2025_06_18, V_2025_11_25, V_MODERN, N_VERSIONS };
-#define LATEST_LEGACY V_2025_11_25
 
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_CLIENT "io.modelcontextprotocol/clientInfo"
-#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
-
-#define CURSOR_PREFIX "th1:"
-#define INFLIGHT_BUCKETS 4096
-/* A session starts with this many buckets, inline: an HTTP 2026-07-28
- * request is a session of its own with one call, and zeroing 4096 buckets
- * (32 KB) for it was a sixth of its instructions. Past FEW_LOAD calls a
- * bucket it grows to INFLIGHT_BUCKETS once. */
-#define FEW_BUCKETS 8
-#define FEW_LOAD 4
-/* Calls one session may have in flight; past it a tools/call is refused
- * (TH_RPC_SERVER_BUSY) instead of taking unbounded memory. */
-#define MAX_INFLIGHT 4096
-
-struct th_mcp {
-    th_regslot *slot;       /* the registry served now (hot reload swaps it) */
-    th_mcp_config cfg;
-    th_pool *pool;
-    char *result_tail; /* what finish_result adds to a modern result, as text */
-    th_tasks *tasks;   /* the tasks extension's store (protocol/tasks.c) */
-    pthread_mutex_t sessions_lock; /* sessions: who th_mcp_notify tells */
-    struct th_mcp_session *sessions;
-    atomic_int deferred; /* calls a worker still answers (th_call_defer) */
-};
-
-typedef struct job job;
-
-struct th_mcp_session {
-    th_mcp *mcp;
-    th_mcp_send_fn send;
-    th_mcp_send_text_fn send_text; /* or NULL */
-    void *send_ctx;
-    atomic_int refs;          /* the transport's, plus one per job */
-    bool more;                /* th_mcp_session_more; the reading thread's */
-    bool says_more;           /* its transport calls th_mcp_session_more: it
-                               * takes an answer that comes later (stdio) */
-
-    pthread_mutex_t lock;     /* everything below */
-    pthread_cond_t idle;      /* nopen dropped to zero */
-    bool initialized;         /* legacy initialize received */
-    int legacy_version;       /* index into versions[] */
-    th_log_level legacy_log_level;
-    job **inflight;           /* NBUCKETS chains: FEW, or INFLIGHT_BUCKETS allocated */
-    size_t nbuckets;
-    job *few[FEW_BUCKETS];
-    size_t ninflight;         /* calls whose handler has not returned */
-    size_t nunanswered;       /* calls whose response has not begun */
-    size_t nopen;             /* calls whose response is not yet written
-                               * (or dropped); drain waits for these */
-    size_t inflight_bytes;    /* request text of the calls in flight */
-    size_t msg_len;           /* the message being handled (reader thread) */
-    job *finished;            /* answered calls for the reader to free */
-    bool closing;             /* th_mcp_session_free began: free your own */
-
-    void (*inline_begin)(void *ctx); /* th_mcp_session_run_inline */
-    void (*inline_end)(void *ctx);
-    void *inline_ctx;
-    long long wait_limit_ms;  /* th_mcp_session_wait_here; 0: not */
-
-    pthread_rwlock_t send_lock; /* senders read, closing writes; guards closed */
-    bool closed;
-
-    struct side_op *ops;  /* reads, gets, completions running; under lock */
-    unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
-    char *principal;      /* th_mcp_session_set_principal, or NULL */
-    th_asks *asks;        /* legacy requests to the client awaiting answers */
-    th_subs *subs;            /* subscriptions/listen streams; under lock */
-    struct th_mcp_session *prev, *next; /* in mcp->sessions */
-    char *task_owner;         /* whose 2025-11-25 tasks are ours (legacy_tasks_owner) */
-};
-
-/* The per-request context a method handler gets. */
-typedef struct request {
-    th_mcp_session *s;
-    th_registry *reg;      /* the registry this request sees, referenced */
-    th_rpc_msg *msg;
-    bool modern;
-    int version;           /* index into versions[] */
-    json_object *meta;     /* params._meta or NULL */
-    th_log_level log_level;
-    bool log_to_client;
-    unsigned legacy_caps;  /* legacy: TH_ASK_* the session's initialize declared */
-} request;
-
-struct job {
-    th_mcp_session *s;
-    th_registry *reg;
-    const th_entry *entry;
-    json_object *id;        /* a copy of the request's id */
-    json_object *args;      /* detached from the request, owned */
-    json_object *token;     /* a copy of the progress token, or NULL */
-    size_t bytes;           /* the request's text length, plus TREE */
-    size_t tree;            /* what parsing ARGS took (tree_cost); 0 once dropped */
-    bool args_as_text;      /* the call carries its arguments' text (args_room) */
-    bool modern;
-    int version;            /* index into versions[] */
-    th_call *call;
-    bool cancelled;         /* under s->lock */
-    char *key;              /* th_rpc_id_key of id: key_here, or malloc'd */
-    char key_here[32];
-    size_t hash;            /* key_hash(key), once it is in flight */
-    struct rpc_batch *batch; /* the JSON-RPC batch it came in, or NULL */
-    job *next;              /* bucket chain */
-    th_pool_timer deadline; /* armed while the handler runs */
-    long long timeout_ms;   /* the deadline it was given */
-    long long armed_ms;     /* when its handler started */
-    bool answered;          /* its one response is out; under s->lock */
-    unsigned client_caps;   /* TH_ASK_* its client declared */
-    unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
-    th_mrtr *mrtr;          /* modern: its round state, else NULL */
-    long long started_ms;   /* when it was read, for its log line */
-    bool failed;            /* the host failed it (th_call_failed); handler thread */
-    bool run_by_reader;     /* in th_pool_run_here, called by the reader */
-    atomic_int defer_state; /* DEFER_*: who finishes a deferred call */
-    th_rc resume_rc;        /* what th_call_resume passed, once DEFER_RESUMED */
-    /* CALL's memory (th_call_new_in): one allocation for the two. */
-    max_align_t call_room[];
-};
-
-/* A deferred call (th_call_defer) may be resumed before its proxy handler
- * has returned: whichever of the two comes second finishes it. */
-enum { DEFER_RUNNING, DEFER_RETURNED, DEFER_RESUMED };
 
 void th_mcp_config_default(th_mcp_config *cfg)
 {
@@ -193,14 +66,13 @@ void th_mcp_config_default(th_mcp_config *cfg)
 }
 
 static void modern_members(const th_mcp *m, json_object *result);
-static json_object *check_output(const th_entry *e, json_object *result, bool *failed);
 
-/* check_output for a task's result (protocol/tasks.c): a task fails on the
+/* th_mcpi_check_output for a task's result (protocol/tasks.c): a task fails on the
  * host's own grounds (th_call_aborted), so the wording flag is not needed. */
 static json_object *check_task_output(const th_entry *e, json_object *result)
 {
     bool failed = false;
-    return check_output(e, result, &failed);
+    return th_mcpi_check_output(e, result, &failed);
 }
 
 /* A plugin's th_resource_updated(URI): the one path every notice takes. */
@@ -285,10 +157,10 @@ bool th_mcp_free(th_mcp *m, long long deadline_ms)
 /*
 ** json-c asserts on a NULL container. Under memory pressure every
 ** constructor here may return NULL, so building goes through these: a
-** NULL container drops the value, and the reply paths answer -32603 when
+** NULL container drops the value, and the th_mcpi_reply paths answer -32603 when
 ** the result itself could not be made.
 */
-static void put(json_object *obj, const char *key, json_object *val)
+void th_mcpi_put(json_object *obj, const char *key, json_object *val)
 {
     if (obj)
         json_object_object_add(obj, key, val);
@@ -306,7 +178,7 @@ static void put_instructions(json_object *res, const th_mcp *m, const th_registr
 {
     if (m->cfg.instructions) {
         if (m->cfg.instructions[0])
-            put(res, "instructions", json_object_new_string(m->cfg.instructions));
+            th_mcpi_put(res, "instructions", json_object_new_string(m->cfg.instructions));
         return;
     }
     size_t n = th_registry_count(reg);
@@ -319,11 +191,11 @@ static void put_instructions(json_object *res, const th_mcp *m, const th_registr
     if (n)
         th_buf_printf(&b, ". Call tools/list for what each does and takes.");
     if (b.data)
-        put(res, "instructions", json_object_new_string(b.data));
+        th_mcpi_put(res, "instructions", json_object_new_string(b.data));
     free(b.data);
 }
 
-static void push(json_object *arr, json_object *val)
+void th_mcpi_push(json_object *arr, json_object *val)
 {
     if (arr)
         json_object_array_add(arr, val);
@@ -333,7 +205,7 @@ static void push(json_object *arr, json_object *val)
 
 /* ---- sending ---------------------------------------------------------- */
 
-static void session_unref(th_mcp_session *s)
+void th_mcpi_session_unref(th_mcp_session *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
@@ -348,20 +220,6 @@ static void session_unref(th_mcp_session *s)
     free(s);
 }
 
-/*
-** A JSON-RPC batch being answered (2025-03-26): the responses of its
-** requests are collected and sent as one array once the last has one. The
-** reader holds one reference while it dispatches the elements, and each
-** tool call from the batch one more until its response is in.
-*/
-typedef struct rpc_batch {
-    th_mcp_session *s;   /* a session reference */
-    pthread_mutex_t lock; /* replies, refs, bytes */
-    json_object *replies; /* each kept as its text (batch_add) */
-    int refs;
-    size_t bytes;        /* the replies' text so far */
-    size_t max_bytes;    /* past it, results become busy errors */
-} rpc_batch;
 
 /*
 ** A batch is small on the wire but not in memory: 200 reads of a large
@@ -375,10 +233,9 @@ typedef struct rpc_batch {
 /* The batch whose responses the calling thread is producing, or NULL: set
  * by the reader while it dispatches a batch's elements and by a pool thread
  * while it sends a batched call's response, so every path that answers a
- * request (send_error and the like) lands in the batch without knowing. */
-static _Thread_local rpc_batch *answering;
+ * request (th_mcpi_send_error and the like) lands in the batch without knowing. */
+_Thread_local rpc_batch *th_mcpi_answering;
 
-static void send_msg(th_mcp_session *s, json_object *msg);
 
 static rpc_batch *batch_new(th_mcp_session *s)
 {
@@ -395,33 +252,32 @@ static rpc_batch *batch_new(th_mcp_session *s)
     return b;
 }
 
-static void batch_hold(rpc_batch *b)
+void th_mcpi_batch_hold(rpc_batch *b)
 {
     pthread_mutex_lock(&b->lock);
     b->refs++;
     pthread_mutex_unlock(&b->lock);
 }
 
-static void session_unref(th_mcp_session *s);
 
 /* Drop a reference; the last sends the array (nothing when no response
  * was due: a batch of notifications, or of cancelled calls). */
-static void batch_release(rpc_batch *b)
+void th_mcpi_batch_release(rpc_batch *b)
 {
     pthread_mutex_lock(&b->lock);
     bool last = --b->refs == 0;
     pthread_mutex_unlock(&b->lock);
     if (!last)
         return;
-    rpc_batch *outer = answering;
-    answering = NULL;
+    rpc_batch *outer = th_mcpi_answering;
+    th_mcpi_answering = NULL;
     if (json_object_array_length(b->replies) > 0)
-        send_msg(b->s, b->replies);
+        th_mcpi_send_msg(b->s, b->replies);
     else
         json_object_put(b->replies);
-    answering = outer;
+    th_mcpi_answering = outer;
     pthread_mutex_destroy(&b->lock);
-    session_unref(b->s);
+    th_mcpi_session_unref(b->s);
     free(b);
 }
 
@@ -496,14 +352,14 @@ static void batch_add(rpc_batch *b, json_object *msg)
     pthread_mutex_unlock(&b->lock);
 }
 
-static void send_msg(th_mcp_session *s, json_object *msg)
+void th_mcpi_send_msg(th_mcp_session *s, json_object *msg)
 {
     if (!msg) {
         th_log(TH_LOG_ERROR, "out of memory building a response; it was not sent");
         return;
     }
-    if (answering && answering->s == s) {
-        batch_add(answering, msg);
+    if (th_mcpi_answering && th_mcpi_answering->s == s) {
+        batch_add(th_mcpi_answering, msg);
         return;
     }
     if (th_log_enabled(TH_LOG_DEBUG))
@@ -518,9 +374,9 @@ static void send_msg(th_mcp_session *s, json_object *msg)
     pthread_rwlock_unlock(&s->send_lock);
 }
 
-/* send_msg for a message made as text (TEXT, LEN bytes, borrowed), through
+/* th_mcpi_send_msg for a message made as text (TEXT, LEN bytes, borrowed), through
  * the transport's send_text when it has one; never part of a batch. */
-static void send_text_msg(th_mcp_session *s, const char *text, size_t len)
+void th_mcpi_send_text_msg(th_mcp_session *s, const char *text, size_t len)
 {
     if (th_log_enabled(TH_LOG_DEBUG))
         trace("out", text, len);
@@ -530,13 +386,12 @@ static void send_text_msg(th_mcp_session *s, const char *text, size_t len)
     pthread_rwlock_unlock(&s->send_lock);
 }
 
-static void send_error(th_mcp_session *s, json_object *id, int code, const char *message, json_object *data)
+void th_mcpi_send_error(th_mcp_session *s, json_object *id, int code, const char *message, json_object *data)
 {
-    send_msg(s, th_rpc_error(id, code, message, data));
+    th_mcpi_send_msg(s, th_rpc_error(id, code, message, data));
 }
 
-static void send_errorf(th_mcp_session *s, json_object *id, int code, const char *fmt, ...) TH_PRINTF(4, 5);
-static void send_errorf(th_mcp_session *s, json_object *id, int code, const char *fmt, ...)
+void th_mcpi_send_errorf(th_mcp_session *s, json_object *id, int code, const char *fmt, ...)
 {
     char m[512];
     va_list ap;
@@ -544,23 +399,23 @@ static void send_errorf(th_mcp_session *s, json_object *id, int code, const char
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
     th_utf8_clip(m); /* names from the client may have been cut mid-character */
-    send_error(s, id, code, m, NULL);
+    th_mcpi_send_error(s, id, code, m, NULL);
 }
 
 /* The answer to a batch's request past the batch's bounds (ANSWERING's). */
 static void batch_busy(th_mcp_session *s, json_object *id, size_t max_bytes)
 {
-    send_errorf(s, id, TH_RPC_SERVER_BUSY,
-                "Server busy: a JSON-RPC batch is served up to %d requests and %zu bytes of answers "
-                "(--max-result-bytes); send this request again outside the batch",
-                BATCH_MAX_REQUESTS, max_bytes);
+    th_mcpi_send_errorf(s, id, TH_RPC_SERVER_BUSY,
+                        "Server busy: a JSON-RPC batch is served up to %d requests and %zu bytes of answers "
+                        "(--max-result-bytes); send this request again outside the batch",
+                        BATCH_MAX_REQUESTS, max_bytes);
 }
 
 static json_object *server_info(const th_mcp *m)
 {
     json_object *o = json_object_new_object();
-    put(o, "name", json_object_new_string(m->cfg.server_name));
-    put(o, "version", json_object_new_string(m->cfg.server_version));
+    th_mcpi_put(o, "name", json_object_new_string(m->cfg.server_name));
+    th_mcpi_put(o, "version", json_object_new_string(m->cfg.server_version));
     return o;
 }
 
@@ -570,26 +425,26 @@ static void modern_members(const th_mcp *m, json_object *result)
     json_object *rt; /* an InputRequiredResult, a CreateTaskResult keep their own */
     if (!json_object_object_get_ex(result, "resultType", &rt) || !json_object_is_type(rt, json_type_string) ||
         (strcmp(json_object_get_string(rt), "input_required") != 0 && strcmp(json_object_get_string(rt), "task") != 0))
-        put(result, "resultType", json_object_new_string("complete"));
+        th_mcpi_put(result, "resultType", json_object_new_string("complete"));
     json_object *meta = json_object_new_object();
-    put(meta, META_SERVER, server_info(m));
-    put(result, "_meta", meta);
+    th_mcpi_put(meta, META_SERVER, server_info(m));
+    th_mcpi_put(result, "_meta", meta);
 }
 
-static void finish_result(const request *r, json_object *result)
+void th_mcpi_finish_result(const request *r, json_object *result)
 {
     if (r->modern)
         modern_members(r->s->mcp, result);
 }
 
-static void reply(const request *r, json_object *result)
+void th_mcpi_reply(const request *r, json_object *result)
 {
     if (!result) {
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    finish_result(r, result);
-    send_msg(r->s, th_rpc_result(r->msg->id, result));
+    th_mcpi_finish_result(r, result);
+    th_mcpi_send_msg(r->s, th_rpc_result(r->msg->id, result));
 }
 
 static json_object *capabilities(bool modern)
@@ -599,33 +454,33 @@ static json_object *capabilities(bool modern)
     /* Always: SIGHUP rescans even without --watch, so any session may see
      * the list change (legacy sessions get the notification, modern
      * clients ask for it with subscriptions/listen). */
-    put(tools, "listChanged", json_object_new_boolean(1));
-    put(caps, "tools", tools);
-    put(caps, "logging", json_object_new_object());
+    th_mcpi_put(tools, "listChanged", json_object_new_boolean(1));
+    th_mcpi_put(caps, "tools", tools);
+    th_mcpi_put(caps, "logging", json_object_new_object());
     /* "subscribe": resources/subscribe before 2026-07-28, from then on
      * subscriptions/listen's resourceSubscriptions. "listChanged": as for
      * tools, a reload may change them. */
     json_object *res = json_object_new_object();
-    put(res, "subscribe", json_object_new_boolean(1));
-    put(res, "listChanged", json_object_new_boolean(1));
-    put(caps, "resources", res);
+    th_mcpi_put(res, "subscribe", json_object_new_boolean(1));
+    th_mcpi_put(res, "listChanged", json_object_new_boolean(1));
+    th_mcpi_put(caps, "resources", res);
     /* A reload that changes the prompts tells every session, as for tools. */
     json_object *prompts = json_object_new_object();
-    put(prompts, "listChanged", json_object_new_boolean(1));
-    put(caps, "prompts", prompts);
-    put(caps, "completions", json_object_new_object());
+    th_mcpi_put(prompts, "listChanged", json_object_new_boolean(1));
+    th_mcpi_put(caps, "prompts", prompts);
+    th_mcpi_put(caps, "completions", json_object_new_object());
     if (modern) { /* SEP-2663: an extension, not a capabilities.tasks slot */
         json_object *ext = json_object_new_object();
-        put(ext, TH_TASKS_EXTENSION, json_object_new_object());
-        put(ext, TH_SKILLS_EXTENSION, th_mcpskills_capability());
-        put(caps, "extensions", ext);
+        th_mcpi_put(ext, TH_TASKS_EXTENSION, json_object_new_object());
+        th_mcpi_put(ext, TH_SKILLS_EXTENSION, th_mcpskills_capability());
+        th_mcpi_put(caps, "extensions", ext);
     }
     return caps;
 }
 
 /* O's text when it is a string without an embedded NUL (which C string
  * comparisons would silently cut at), else NULL. */
-static const char *plain_string(json_object *o)
+const char *th_mcpi_plain_string(json_object *o)
 {
     if (!json_object_is_type(o, json_type_string))
         return NULL;
@@ -642,29 +497,28 @@ static json_object *supported_versions(void)
 {
     json_object *sv = json_object_new_array();
     for (int i = N_VERSIONS; i-- > 0;)
-        push(sv, json_object_new_string(versions[i]));
+        th_mcpi_push(sv, json_object_new_string(th_mcpi_versions[i]));
     return sv;
 }
 
 static int version_index(const char *v)
 {
     for (int i = 0; i < N_VERSIONS; i++)
-        if (strcmp(versions[i], v) == 0)
+        if (strcmp(th_mcpi_versions[i], v) == 0)
             return i;
     return -1;
 }
 
 /* ---- methods ---------------------------------------------------------- */
 
-static json_object *legacy_tasks_capability(void);
 
 static void m_initialize(request *r)
 {
     json_object *pv;
     if (!r->msg->params || !json_object_object_get_ex(r->msg->params, "protocolVersion", &pv) ||
-        !plain_string(pv)) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: initialize needs a string \"protocolVersion\"", NULL);
+        !th_mcpi_plain_string(pv)) {
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                           "Invalid params: initialize needs a string \"protocolVersion\"", NULL);
         return;
     }
     int v = version_index(json_object_get_string(pv));
@@ -684,30 +538,30 @@ static void m_initialize(request *r)
     }
     pthread_mutex_unlock(&r->s->lock);
     if (again) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: already initialized", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: already initialized", NULL);
         return;
     }
     json_object *res = json_object_new_object();
-    put(res, "protocolVersion", json_object_new_string(versions[v]));
+    th_mcpi_put(res, "protocolVersion", json_object_new_string(th_mcpi_versions[v]));
     json_object *server_caps = capabilities(false);
     if (v >= V_2025_11_25)
-        put(server_caps, "tasks", legacy_tasks_capability());
-    put(res, "capabilities", server_caps);
-    put(res, "serverInfo", server_info(r->s->mcp));
+        th_mcpi_put(server_caps, "tasks", th_mcpi_legacy_tasks_capability());
+    th_mcpi_put(res, "capabilities", server_caps);
+    th_mcpi_put(res, "serverInfo", server_info(r->s->mcp));
     put_instructions(res, r->s->mcp, r->reg);
-    reply(r, res);
+    th_mcpi_reply(r, res);
 }
 
 static void m_ping(request *r)
 {
-    reply(r, json_object_new_object());
+    th_mcpi_reply(r, json_object_new_object());
 }
 
 static void m_set_level(request *r)
 {
     json_object *lv = NULL;
     int level = -1;
-    if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && plain_string(lv))
+    if (r->msg->params && json_object_object_get_ex(r->msg->params, "level", &lv) && th_mcpi_plain_string(lv))
         level = th_log_level_parse(json_object_get_string(lv));
     if (level < 0) {
         char shown[64], msg[256];
@@ -718,53 +572,54 @@ static void m_set_level(request *r)
                  "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
                  "alert, emergency, got %s",
                  shown);
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     pthread_mutex_lock(&r->s->lock);
     r->s->legacy_log_level = (th_log_level)level;
     pthread_mutex_unlock(&r->s->lock);
-    reply(r, json_object_new_object());
+    th_mcpi_reply(r, json_object_new_object());
 }
 
 static void m_discover(request *r)
 {
     const th_mcp *m = r->s->mcp;
     json_object *res = json_object_new_object();
-    put(res, "supportedVersions", supported_versions());
-    put(res, "capabilities", capabilities(true));
+    th_mcpi_put(res, "supportedVersions", supported_versions());
+    th_mcpi_put(res, "capabilities", capabilities(true));
     put_instructions(res, m, r->reg);
-    put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
-    put(res, "cacheScope", json_object_new_string("public"));
-    reply(r, res);
+    th_mcpi_put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
+    th_mcpi_put(res, "cacheScope", json_object_new_string("public"));
+    th_mcpi_reply(r, res);
 }
 
 /* One tools/list entry, with only the fields revision V defines. */
 static json_object *tool_json(const th_entry *e, int v)
 {
     json_object *t = json_object_new_object();
-    put(t, "name", json_object_new_string(e->name));
+    th_mcpi_put(t, "name", json_object_new_string(e->name));
     if (e->title && v >= V_2025_06_18)
-        put(t, "title", json_object_new_string(e->title));
-    put(t, "description", json_object_new_string(e->description));
-    put(t, "inputSchema", json_object_get(e->input_schema));
+        th_mcpi_put(t, "title", json_object_new_string(e->title));
+    th_mcpi_put(t, "description", json_object_new_string(e->description));
+    th_mcpi_put(t, "inputSchema", json_object_get(e->input_schema));
     if (e->output_schema && v >= V_2025_06_18)
-        put(t, "outputSchema", json_object_get(e->output_schema));
+        th_mcpi_put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
-        put(t, "annotations", json_object_get(e->annotations));
+        th_mcpi_put(t, "annotations", json_object_get(e->annotations));
     if (e->task_support && v >= V_2025_11_25) {
         static const char *const support[] = {"forbidden", "optional", "required"};
         json_object *ex = json_object_new_object();
-        put(ex, "taskSupport", json_object_new_string(support[e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT]));
-        put(t, "execution", ex);
+        uint32_t support_of = e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT;
+        th_mcpi_put(ex, "taskSupport", json_object_new_string(support[support_of]));
+        th_mcpi_put(t, "execution", ex);
     }
     if (e->qualified) {
         /* A qualified tool's _meta says where its name points (doc/registry-rules.md, 7). */
         json_object *meta = json_object_new_object();
-        put(meta, "source_server", json_object_new_string(e->plugin));
-        put(meta, "toolbox_name", json_object_new_string(e->toolbox));
-        put(meta, "original_name", json_object_new_string(e->original_name));
-        put(t, "_meta", meta);
+        th_mcpi_put(meta, "source_server", json_object_new_string(e->plugin));
+        th_mcpi_put(meta, "toolbox_name", json_object_new_string(e->toolbox));
+        th_mcpi_put(meta, "original_name", json_object_new_string(e->original_name));
+        th_mcpi_put(t, "_meta", meta);
     }
     return t;
 }
@@ -824,18 +679,18 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
         json_object *res = json_object_new_object();
         json_object *tools = json_object_new_array_ext((int)(end - offset));
         for (size_t i = offset; i < end; i++)
-            push(tools, tool_json(th_registry_at(reg, i), r->version));
-        put(res, "tools", tools);
+            th_mcpi_push(tools, tool_json(th_registry_at(reg, i), r->version));
+        th_mcpi_put(res, "tools", tools);
         if (end < count) {
             char next[64];
             snprintf(next, sizeof next, CURSOR_PREFIX "%zu@%llu", end, th_registry_version(reg));
-            put(res, "nextCursor", json_object_new_string(next));
+            th_mcpi_put(res, "nextCursor", json_object_new_string(next));
         }
         if (r->modern) {
-            put(res, "ttlMs", json_object_new_int64(cfg->list_ttl_ms));
-            put(res, "cacheScope", json_object_new_string("public"));
+            th_mcpi_put(res, "ttlMs", json_object_new_int64(cfg->list_ttl_ms));
+            th_mcpi_put(res, "cacheScope", json_object_new_string("public"));
         }
-        finish_result(r, res);
+        th_mcpi_finish_result(r, res);
         size_t len;
         const char *fresh = res ? th_rpc_serialize(res, &len) : NULL;
         text = fresh ? th_registry_memo_put(reg, key, fresh) : NULL;
@@ -855,9 +710,9 @@ static void m_tools_list(request *r)
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {
         bool stale = false;
-        if (!plain_string(cur) ||
+        if (!th_mcpi_plain_string(cur) ||
             !parse_cursor(json_object_get_string(cur), count, th_registry_version(reg), &offset, &stale)) {
-            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+            th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
                        stale ? "Invalid params: the tool list changed since this cursor was issued; list again "
                                "from the start"
                              : "Invalid params: invalid cursor",
@@ -869,1229 +724,11 @@ static void m_tools_list(request *r)
     size_t end = offset + page < count ? offset + page : count;
     json_object *res = tools_list_result(r, reg, offset, end, count);
     if (!res) {
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    /* Not reply(): finish_result's members are in the text already. */
-    send_msg(r->s, th_rpc_result(r->msg->id, res));
-}
-
-/* ---- tools/call -------------------------------------------------------- */
-
-static size_t key_hash(const char *key)
-{
-    size_t h = 5381;
-    for (const char *p = key; *p; p++)
-        h = h * 33 + (unsigned char)*p;
-    return h;
-}
-
-/* A call's bucket by its key's hash (kept in the job: a call looks for
- * its bucket three times). */
-static job **bucket_at(th_mcp_session *s, size_t hash)
-{
-    return &s->inflight[hash % s->nbuckets];
-}
-
-/* Before one more call goes in: many in flight get the full table (when
- * it cannot be had, chains grow longer instead). Under s->lock. */
-static void buckets_grow(th_mcp_session *s)
-{
-    if (s->nbuckets != FEW_BUCKETS || s->nunanswered < FEW_BUCKETS * FEW_LOAD)
-        return;
-    job **all = calloc(INFLIGHT_BUCKETS, sizeof *all);
-    if (!all)
-        return;
-    for (size_t b = 0; b < FEW_BUCKETS; b++)
-        for (job *j = s->few[b], *next; j; j = next) {
-            next = j->next;
-            j->next = all[j->hash % INFLIGHT_BUCKETS];
-            all[j->hash % INFLIGHT_BUCKETS] = j;
-        }
-    s->inflight = all;
-    s->nbuckets = INFLIGHT_BUCKETS;
-}
-
-static job *find_job_h(th_mcp_session *s, const char *key, size_t hash)
-{
-    for (job *j = *bucket_at(s, hash); j; j = j->next)
-        if (strcmp(j->key, key) == 0)
-            return j;
-    return NULL;
-}
-
-static job *find_job(th_mcp_session *s, const char *key)
-{
-    return find_job_h(s, key, key_hash(key));
-}
-
-/* Forget J's id: from now on the client may reuse it. Under s->lock. */
-static void unlink_job(th_mcp_session *s, job *j)
-{
-    s->nunanswered--;
-    for (job **pp = bucket_at(s, j->hash); *pp; pp = &(*pp)->next) {
-        if (*pp == j) {
-            *pp = j->next;
-            break;
-        }
-    }
-}
-
-/* J's handler has returned: it no longer counts. Under s->lock. */
-static void job_done(th_mcp_session *s)
-{
-    s->ninflight--;
-}
-
-/* A call's response is written, or dropped: a drain no longer waits for
- * it, even while a timed-out handler still runs. Under s->lock. */
-static void response_out(th_mcp_session *s)
-{
-    if (--s->nopen == 0)
-        pthread_cond_broadcast(&s->idle);
-}
-
-static void job_free(job *j)
-{
-    if (j->key != j->key_here)
-        free(j->key);
-    th_call_free(j->call);
-    th_mrtr_free(j->mrtr);
-    json_object_put(j->args);
-    json_object_put(j->id);
-    json_object_put(j->token);
-    th_registry_unref(j->reg);
-    session_unref(j->s);
-    free(j);
-}
-
-static void notify_hook(void *ctx, json_object *notification)
-{
-    send_msg(ctx, notification);
-}
-
-/*
-** A tool that declares an output schema promises structuredContent matching
-** it (clients validate it and fail the call otherwise). A successful result
-** that breaks the promise becomes a tool error naming what is wrong, so the
-** fault is reported as the plugin's rather than surfacing in the client.
-*/
-static json_object *check_output(const th_entry *e, json_object *result, bool *failed)
-{
-    json_object *is_error, *sc;
-    if (e->output_validator)
-        result = th_raw_result_tree(result); /* to look into (a worker's is never raw then) */
-    if (!e->output_validator || !result ||
-        (json_object_object_get_ex(result, "isError", &is_error) && json_object_get_boolean(is_error)))
-        return result;
-    char *violations = NULL;
-    th_buf msg = {0};
-    if (!json_object_object_get_ex(result, "structuredContent", &sc))
-        th_buf_printf(&msg, "Tool '%s' declares an outputSchema but returned no structuredContent", e->name);
-    else if (th_schema_validate(e->output_validator, sc, &violations) > 0)
-        th_buf_printf(&msg, "Tool '%s' returned structuredContent that does not match its outputSchema:\n%s",
-                      e->name, violations ? violations : "");
-    free(violations);
-    if (!msg.data)
-        return result;
-    th_log(TH_LOG_ERROR, "%s", msg.data);
-    *failed = true;
-    json_object_put(result);
-    result = json_object_new_object();
-    json_object *content = json_object_new_array();
-    json_object *text = json_object_new_object();
-    put(text, "type", json_object_new_string("text"));
-    put(text, "text", json_object_new_string(msg.data));
-    push(content, text);
-    put(result, "content", content);
-    put(result, "isError", json_object_new_boolean(1));
-    free(msg.data);
-    return result;
-}
-
-/*
-** Content block types and the first revision that defines each. An older
-** client's schema rejects a result holding a newer block, so such a block
-** is replaced by a text block that says what it was (a resource link keeps
-** its URI, which is what the model needs).
-*/
-static const struct {
-    const char *type;
-    int since;
-} block_since[] = {
-    {.type = "audio", .since = V_2025_03_26},
-    {.type = "resource_link", .since = V_2025_06_18},
-};
-
-static json_object *downgrade_block(json_object *b, int v)
-{
-    json_object *t;
-    const char *type =
-        json_object_object_get_ex(b, "type", &t) && json_object_is_type(t, json_type_string) ? json_object_get_string(t)
-                                                                                               : "";
-    for (size_t i = 0; i < sizeof block_since / sizeof block_since[0]; i++) {
-        if (strcmp(type, block_since[i].type) != 0 || v >= block_since[i].since)
-            continue;
-        json_object *f, *text = json_object_new_object();
-        char msg[1024];
-        if (!strcmp(type, "resource_link"))
-            snprintf(msg, sizeof msg, "[resource: %s <%s>]",
-                     json_object_object_get_ex(b, "name", &f) ? json_object_get_string(f) : "",
-                     json_object_object_get_ex(b, "uri", &f) ? json_object_get_string(f) : "");
-        else
-            snprintf(msg, sizeof msg, "[%s content (%s) omitted: protocol %s cannot carry it]", type,
-                     json_object_object_get_ex(b, "mimeType", &f) ? json_object_get_string(f) : "unknown type",
-                     versions[v]);
-        th_utf8_clip(msg);
-        put(text, "type", json_object_new_string("text"));
-        put(text, "text", json_object_new_string(msg));
-        return text;
-    }
-    return NULL;
-}
-
-/* Fit RESULT to legacy revision V: newer block types become text, and
- * structuredContent (2025-06-18) is dropped before its revision (its text
- * serialisation is already among the blocks). */
-static void fit_result(json_object *result, int v)
-{
-    json_object *content;
-    if (v >= V_2025_06_18)
-        return;
-    json_object_object_del(result, "structuredContent");
-    if (!json_object_object_get_ex(result, "content", &content) || !json_object_is_type(content, json_type_array))
-        return;
-    for (size_t i = 0; i < json_object_array_length(content); i++) {
-        json_object *repl = downgrade_block(json_object_array_get_idx(content, i), v);
-        if (repl)
-            json_object_array_put_idx(content, i, repl);
-    }
-}
-
-/* th_validate_opts.cancelled for a call: a cancelled call's argument
- * validation stops instead of running to the end of its budget. */
-static bool validation_cancelled(void *call)
-{
-    return th_call_cancelled(call);
-}
-
-/* Send J's RESULT (taken), fitted to its era; NULL means it could not be
- * built, which the client learns as -32603. FAILED: the host failed the
- * call (crash, quarantine, timeout, error code, refused arguments or
- * result): the one place such a text is worded for the client, as the
- * delegation error of doc/registry-rules.md, 7, when the tool's name is
- * qualified. */
-static void send_call_result(job *j, json_object *result, bool failed)
-{
-    th_mcp_session *s = j->s;
-    if (result && failed && j->entry->qualified && (result = th_raw_result_tree(result)))
-        result = th_qualname_delegation_error(j->entry, result);
-    if (!result) {
-        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
-        return;
-    }
-    request r = {.s = s, .modern = j->modern};
-    /* A worker's result as it sent it, unless an older client needs it
-     * changed. */
-    if (!j->modern && j->version < V_2025_06_18 && !(result = th_raw_result_tree(result))) {
-        send_error(s, j->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory building the result", NULL);
-        return;
-    }
-    if (!j->modern)
-        fit_result(result, j->version);
-    /* The common case costs no tree for the envelope and the modern
-     * members; a result that sets those members itself is built whole, so
-     * finish_result's values replace its own as before. */
-    const char *tail = j->modern ? s->mcp->result_tail : NULL;
-    if ((!j->modern || tail) && !th_json_get(result, "resultType", NULL) &&
-        !th_json_get(result, "_meta", NULL)) {
-        send_msg(s, th_rpc_result_spliced(j->id, result, tail));
-        return;
-    }
-    finish_result(&r, result);
-    send_msg(s, th_rpc_result(j->id, result));
-}
-
-static void job_answer(job *j, json_object *result, const char *busy);
-static void finish_job(job *j, th_rc rc);
-static void deadline_passed(void *p);
-
-/* -32021: the handler asked for capabilities J's client did not declare.
- * data.requiredCapabilities is a ClientCapabilities object. */
-static void send_missing_caps(job *j)
-{
-    json_object *data = json_object_new_object(), *req = json_object_new_object();
-    th_buf names = {0};
-    for (unsigned k = 1; k <= TH_ASK_ROOTS; k <<= 1)
-        if (j->missing_caps & k) {
-            put(req, th_ask_capability(k), json_object_new_object());
-            th_buf_printf(&names, "%s%s", names.len ? ", " : "", th_ask_capability(k));
-        }
-    put(data, "requiredCapabilities", req);
-    char m[512];
-    snprintf(m, sizeof m,
-             "Missing required client capability: tool '%s' needs %s, which the request's _meta[\"" META_CAPS
-             "\"] does not declare",
-             j->entry->name, names.data ? names.data : "?");
-    free(names.data);
-    send_error(j->s, j->id, TH_RPC_MISSING_CAPABILITY, m, data);
-}
-
-/* The deadline of a call of E: the tool's own when it asked for a shorter
- * one than the host's, else the host's; 0: none. */
-static long long call_timeout(const th_mcp_config *cfg, const th_entry *e)
-{
-    long long host = cfg->call_timeout_ms, own = e->timeout_ms;
-    if (own > 0 && (host <= 0 || own < host))
-        return own;
-    return host > 0 ? host : 0;
-}
-
-/* Start J's deadline as its handler starts: time spent waiting for a
- * thread is bounded by the queue timeout instead. Pool thread. */
-static void arm_deadline(job *j)
-{
-    j->timeout_ms = call_timeout(&j->s->mcp->cfg, j->entry);
-    if (j->timeout_ms <= 0)
-        return;
-    /* A call run by the reader that read it starts now: the time it was
-     * read is as good, and a clock read less. */
-    j->armed_ms = j->run_by_reader ? j->started_ms : th_now_ms();
-    th_rc rc = th_pool_timer_start(j->s->mcp->pool, &j->deadline, j->armed_ms + j->timeout_ms, deadline_passed, j);
-    if (rc != TH_OK)
-        th_log(TH_LOG_WARNING, "tool '%s': its call runs without a deadline: %s", j->entry->name, th_rc_name(rc));
-}
-
-/* "500 ms", "60 s", "1.5 s": how a deadline reads in a message. */
-static void format_duration(char *buf, size_t size, long long ms)
-{
-    if (ms < 1000)
-        snprintf(buf, size, "%lld ms", ms);
-    else if (ms % 1000 == 0)
-        snprintf(buf, size, "%lld s", ms / 1000);
-    else
-        snprintf(buf, size, "%g s", (double)ms / 1000.0);
-}
-
-/* The result a call that passed its deadline gets. NULL when out of memory. */
-static json_object *timeout_result(const char *tool, const char *after)
-{
-    char msg[160];
-    snprintf(msg, sizeof msg, "tool '%s' timed out after %s", tool, after);
-    json_object *r = json_object_new_object(), *content = json_object_new_array(), *b = json_object_new_object();
-    if (!r || !content || !b) {
-        json_object_put(r);
-        json_object_put(content);
-        json_object_put(b);
-        return NULL;
-    }
-    put(b, "type", json_object_new_string("text"));
-    put(b, "text", json_object_new_string(msg));
-    push(content, b);
-    put(r, "content", content);
-    put(r, "isError", json_object_new_boolean(1));
-    return r;
-}
-
-/*
-** J's handler ran past its deadline: the client is answered now, the call
-** is cancelled so a cooperative handler stops, and whatever it returns is
-** discarded by job_answer. The id is free for reuse from now on, but the
-** call still counts as in flight (its thread is busy) until the handler
-** returns. On the pool's supervisor thread; job_answer waits for this to
-** return before J can be freed.
-*/
-static void deadline_passed(void *p)
-{
-    job *j = p;
-    th_mcp_session *s = j->s;
-    /* The time the call waited for a worker process to start is not its
-     * own (start-up has its own limit): the deadline moves by that much. */
-    long long due = j->armed_ms + j->timeout_ms + th_call_startup_ms(j->call);
-    if (th_now_ms() < due && th_pool_timer_start(s->mcp->pool, &j->deadline, due, deadline_passed, j) == TH_OK)
-        return;
-    pthread_mutex_lock(&s->lock);
-    bool answer = !j->answered && !j->cancelled; /* a cancelled call gets no response */
-    if (answer) {
-        j->answered = true;
-        unlink_job(s, j);
-    }
-    pthread_mutex_unlock(&s->lock);
-    th_call_cancel(j->call);
-    if (!answer)
-        return;
-    char after[32];
-    format_duration(after, sizeof after, j->timeout_ms);
-    th_log(TH_LOG_WARNING, "tool '%s' timed out after %s; it was cancelled and its late result will be discarded",
-           j->entry->name, after);
-    json_object *result = timeout_result(j->entry->name, after);
-    answering = j->batch;
-    send_call_result(j, result, true);
-    answering = NULL;
-    if (j->batch)
-        batch_release(j->batch);
-    pthread_mutex_lock(&s->lock);
-    response_out(s);
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Cancelled while it waited in the queue: the client has given up on it,
- * so its handler must not run (its side effects would come after the
- * cancel). */
-static bool cancelled_in_queue(job *j)
-{
-    pthread_mutex_lock(&j->s->lock);
-    bool cancelled = j->cancelled;
-    pthread_mutex_unlock(&j->s->lock);
-    return cancelled;
-}
-
-static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
-                      const char *busy);
-
-/*
-** The common call answered without a result tree: its blocks printed
-** straight into the response (a tree cost six allocations, a walk to print
-** it and one to free it). Only where nothing after the handler changes the
-** result: no output schema to check it against, no older revision to fit
-** it to, no host failure to word, no input round pending, no batch. False
-** when it does not apply: nothing was sent, and the call is finished the
-** general way.
-*/
-static bool answer_as_text(job *j, th_rc rc)
-{
-    const char *tail = j->modern ? j->s->mcp->result_tail : NULL;
-    if (j->entry->output_validator || j->batch || j->failed || th_call_failed(j->call) ||
-        (j->modern ? !tail || j->missing_caps || th_mrtr_pending(j->mrtr) : j->version < V_2025_06_18))
-        return false;
-    th_buf *b = th_scratch();
-    size_t at;
-    if (!b || !th_rpc_response_text_begin(b, j->id, &at) || !th_call_finish_text(j->call, rc, b))
-        return false;
-    bool made = th_rpc_response_text_end(b, at, tail);
-    /* The transport takes the text as it is, or a message that holds it. */
-    json_object *msg = made && !j->s->send_text ? th_rpc_response_text(j->id, b->data, b->len, at) : NULL;
-    if (!made || (!msg && !j->s->send_text))
-        job_answer(j, NULL, NULL); /* the call is finished: what is left to say is -32603 */
-    else
-        job_reply(j, NULL, msg, msg ? NULL : b, th_call_is_error(j->call), NULL);
-    th_scratch_done(b);
-    return true;
-}
-
-/*
-** What parsed arguments hold beyond their text, roughly: json-c spends
-** about 64 bytes on a value and as much on an object member, so 20 calls
-** with a 4 MB array each held 2.5 GiB while --max-inflight-bytes counted
-** 80 MB of text. Counted in flight with the text, the bound is on memory.
-*/
-#define TREE_VALUE_BYTES 64
-static size_t tree_cost(json_object *o)
-{
-    size_t n = TREE_VALUE_BYTES;
-    if (json_object_is_type(o, json_type_array)) {
-        size_t len = json_object_array_length(o);
-        for (size_t i = 0; i < len; i++)
-            n += tree_cost(json_object_array_get_idx(o, i));
-    } else if (json_object_is_type(o, json_type_object)) {
-        json_object_object_foreach(o, k, v) {
-            (void)k;
-            n += TREE_VALUE_BYTES + tree_cost(v);
-        }
-    }
-    return n;
-}
-
-/*
-** Validated arguments of a call its worker runs: the worker is sent their
-** text (th_call_hooks.args_text), so the host need not hold the tree while
-** the call runs, nor count it in flight.
-*/
-static void drop_args(job *j)
-{
-    if (!j->args_as_text || j->entry->typed || !th_call_is_waiting_handler(j->entry->handler))
-        return;
-    json_object *empty = json_object_new_object();
-    if (!empty)
-        return;
-    json_object_put(j->args);
-    j->args = empty;
-    pthread_mutex_lock(&j->s->lock);
-    j->s->inflight_bytes -= j->tree;
-    j->bytes -= j->tree;
-    j->tree = 0;
-    pthread_mutex_unlock(&j->s->lock);
-}
-
-/* Runs on a pool thread, or on the reader (th_mcp_session_run_inline):
- * validate, call, answer (unless cancelled). */
-static void run_job(void *p)
-{
-    job *j = p;
-    /* One the reader runs as it reads it never waited in a queue. */
-    if (!j->run_by_reader && cancelled_in_queue(j)) {
-        job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
-        return;
-    }
-    const th_entry *e = j->entry;
-    json_object *result = NULL;
-    char *violations = NULL;
-
-    arm_deadline(j);
-    th_validate_opts vopts = {.cancelled = validation_cancelled, .ctx = j->call};
-    size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
-    if (nbad > 0) {
-        th_call_fail(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
-                      nbad == 1 ? "" : "s", violations ? violations : "");
-        free(violations);
-        result = th_call_finish(j->call, TH_OK);
-    } else {
-        drop_args(j);
-        int crash_slot = th_crashnote_begin(e->name); /* a fatal signal names the tool */
-        th_call *h = th_call_handle(j->call); /* dies in th_call_finish: a kept one is refused */
-        th_rc rc = th_entry_invoke(e, h, j->args);
-        th_crashnote_end(crash_slot);
-        if (!j->run_by_reader)
-            th_call_flush_held(); /* a pool thread's batch is this one call */
-        if (!th_call_deferred(j->call)) {
-            finish_job(j, rc);
-            return;
-        }
-        /* Its worker answers later, on the thread that reads the answer
-         * (resume_job); th_mcp_free waits for that. */
-        th_mcp *m = j->s->mcp;
-        atomic_fetch_add(&m->deferred, 1);
-        if (atomic_exchange(&j->defer_state, DEFER_RETURNED) == DEFER_RESUMED) {
-            finish_job(j, j->resume_rc);
-            atomic_fetch_sub(&m->deferred, 1);
-        }
-        return;
-    }
-    j->failed = j->failed || th_call_failed(j->call);
-    job_answer(j, result, NULL);
-}
-
-/* The handler of J returned RC (or its worker answered, for a deferred
- * call): finish the call, check it, answer. */
-static void finish_job(job *j, th_rc rc)
-{
-    if (answer_as_text(j, rc))
-        return;
-    json_object *result = th_call_finish(j->call, rc);
-    if (j->modern && (j->missing_caps || th_mrtr_pending(j->mrtr))) {
-        /* The handler stopped for input (see th_call_ask): what it
-         * built is not the answer. */
-        json_object_put(result);
-        result = NULL;
-        if (j->missing_caps) {
-            job_answer(j, NULL, NULL);
-            return;
-        }
-        result = th_mrtr_result(j->mrtr);
-    } else {
-        result = check_output(j->entry, result, &j->failed);
-    }
-    j->failed = j->failed || th_call_failed(j->call);
-    job_answer(j, result, NULL);
-}
-
-/* th_call_hooks.resume: a worker answered J's deferred call, on the thread
- * that read the answer. Finished here unless its proxy has not returned. */
-static void resume_job(void *p, th_rc rc)
-{
-    job *j = p;
-    th_mcp *m = j->s->mcp;
-    j->resume_rc = rc;
-    if (atomic_exchange(&j->defer_state, DEFER_RESUMED) == DEFER_RETURNED) {
-        finish_job(j, rc);
-        atomic_fetch_sub(&m->deferred, 1);
-    }
-}
-
-/* Send J's RESULT (taken; NULL: out of memory), or the BUSY error when that
- * is not NULL, unless J was cancelled; hand J back to be freed. Pool
- * thread. */
-static bool result_is_error(json_object *result)
-{
-    json_object *v;
-    return th_json_get(result, "isError", &v) && json_object_get_boolean(v);
-}
-
-static void job_answer(job *j, json_object *result, const char *busy)
-{
-    job_reply(j, result, NULL, NULL, false, busy);
-}
-
-/* job_answer, or with MSG (taken) or TEXT (borrowed; RESULT then NULL) the
- * whole response made already, which MSG_IS_ERROR says is an isError
- * result. */
-static void job_reply(job *j, json_object *result, json_object *msg, const th_buf *text, bool msg_is_error,
-                      const char *busy)
-{
-    th_mcp_session *s = j->s;
-    /* After this a passed deadline no longer answers, and one that did has
-     * finished with J. */
-    th_pool_timer_stop(s->mcp->pool, &j->deadline);
-    /* The id, the call's slot and its bytes are released before the
-     * response goes out (the handler has returned): a client may reuse the
-     * id, and send its next call, as soon as it reads the response, and a
-     * reader that busy-polls reads that call within a microsecond. */
-    pthread_mutex_lock(&s->lock);
-    bool cancelled = j->cancelled, answered = j->answered;
-    j->answered = true;
-    if (!answered)
-        unlink_job(s, j);
-    job_done(s);
-    s->inflight_bytes -= j->bytes;
-    pthread_mutex_unlock(&s->lock);
-
-    th_call_outcome outcome = answered    ? TH_OUTCOME_TIMEOUT
-                              : cancelled ? TH_OUTCOME_CANCELLED
-                              : busy      ? TH_OUTCOME_BUSY
-                              : msg || text ? (msg_is_error ? TH_OUTCOME_ERROR : TH_OUTCOME_OK)
-                              : !result   ? TH_OUTCOME_ERROR
-                              : th_call_crashed(j->call) ? TH_OUTCOME_CRASH
-                              : result_is_error(result)  ? TH_OUTCOME_ERROR
-                                                         : TH_OUTCOME_OK;
-    th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
-    answering = j->batch;
-    if (answered) {
-        json_object_put(result); /* too late: the timeout was the answer */
-        json_object_put(msg);
-    } else if (cancelled) {
-        json_object_put(result);
-        json_object_put(msg);
-    } else if (msg) {
-        send_msg(s, msg);
-    } else if (text) {
-        send_text_msg(s, text->data, text->len);
-    } else if (busy) {
-        send_error(s, j->id, TH_RPC_SERVER_BUSY, busy, NULL);
-    } else if (j->modern && j->missing_caps) {
-        send_missing_caps(j);
-        json_object_put(result);
-    } else {
-        send_call_result(j, result, j->failed);
-    }
-    answering = NULL;
-    if (j->batch && !answered)
-        batch_release(j->batch); /* may send the whole batch's array */
-    /* Only now is the call over: a drain that waits for in-flight calls
-     * must also wait for their responses to be written. The request was
-     * allocated by the reader thread; it is handed back to be freed there,
-     * since freeing it here would contend for the reader's malloc arena on
-     * every call. */
-    /* The registry (and with it, after a reload, the old plugin code or
-     * worker) is let go as soon as the call is over, not when the reader
-     * next frees the job. */
-    th_registry *reg = j->reg;
-    j->reg = NULL;
-    j->entry = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (!answered)
-        response_out(s); /* else the deadline's answer was, when it was sent */
-    bool free_here = s->closing;
-    if (!free_here) {
-        j->next = s->finished;
-        s->finished = j;
-    }
-    pthread_mutex_unlock(&s->lock);
-    th_registry_unref(reg);
-    if (free_here)
-        job_free(j);
-}
-
-/*
-** J waited in the pool's queue past --queue-timeout-ms: every thread was
-** taken (possibly by calls that will never return), so it is answered busy
-** and never run. On the pool's supervisor thread.
-*/
-static void expire_job(void *p)
-{
-    job *j = p;
-    const th_mcp_config *cfg = &j->s->mcp->cfg;
-    char m[320];
-    snprintf(m, sizeof m,
-             "Server busy: the call waited %lld ms (--queue-timeout-ms) and none of the %zu tool threads "
-             "(--max-concurrent-calls) became free; it was not run. Retry later",
-             cfg->queue_timeout_ms, cfg->max_threads);
-    job_answer(j, NULL, m);
-}
-
-/* Free the answered calls handed back by pool threads. Reader thread. */
-static void free_finished(job *j)
-{
-    while (j) {
-        job *next = j->next;
-        job_free(j);
-        j = next;
-    }
-}
-
-/*
-** th_call_hooks.ask: the handler of J asks its client (call/ask.c checked
-** the request). Modern: answered from the retry or recorded for the
-** InputRequiredResult. Legacy: a request to the client, waited for on the
-** handler's thread. A capability the client did not declare is refused;
-** in the modern era that makes the whole request -32021.
-*/
-static th_rc ask_hook(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
-                      json_object **result)
-{
-    job *j = ctx;
-    unsigned kind = th_ask_kind_of(method);
-    if (!(j->client_caps & kind)) {
-        j->missing_caps |= kind;
-        json_object_put(params);
-        return TH_ERR_CAPABILITY;
-    }
-    if (j->modern)
-        return th_mrtr_ask(j->mrtr, key, method, params, result); /* every modern call has one */
-    return th_asks_request(j->s->asks, notify_hook, j->s, j->key, method, params, validation_cancelled, call, result);
-}
-
-/* Whether a modern request's client declared the tasks extension (in its
- * own _meta: a 2026-07-28 client has no session to declare it in). */
-static bool declares_tasks(const request *r)
-{
-    json_object *caps, *ext;
-    return r->modern && json_object_object_get_ex(r->meta, META_CAPS, &caps) &&
-           json_object_object_get_ex(caps, "extensions", &ext) && json_object_is_type(ext, json_type_object) &&
-           json_object_object_get_ex(ext, TH_TASKS_EXTENSION, NULL);
-}
-
-/* -32021 naming the tasks extension as the capability WHY needs. */
-static void send_tasks_required(const request *r, const char *why)
-{
-    json_object *data = json_object_new_object(), *req = json_object_new_object(), *ext = json_object_new_object();
-    put(ext, TH_TASKS_EXTENSION, json_object_new_object());
-    put(req, "extensions", ext);
-    put(data, "requiredCapabilities", req);
-    char m[400];
-    snprintf(m, sizeof m,
-             "Missing required client capability: %s needs the " TH_TASKS_EXTENSION
-             " extension in _meta[\"" META_CAPS "\"].extensions",
-             why);
-    th_utf8_clip(m);
-    send_error(r->s, r->msg->id, TH_RPC_MISSING_CAPABILITY, m, data);
-}
-
-/*
-** A call of E (task support declared) from a client that may run it as a
-** task: the task is created and the CreateTaskResult answers the call.
-** Returns false when the call runs synchronously instead.
-*/
-static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mrtr *mrtr)
-{
-    json_object *answers = th_mrtr_answers(mrtr), *copy = NULL, *given = NULL;
-    if (!answers) {
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return true;
-    }
-    /* A tool that gathers its input first is a task only once answers
-     * came: until then its rounds are synchronous. */
-    if ((e->task_support & TH_TASK_AFTER_INPUT) && json_object_object_length(answers) == 0)
-        return false;
-    if (!declares_tasks(r)) {
-        if ((e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT) != TH_TASK_REQUIRED)
-            return false;
-        char why[160];
-        snprintf(why, sizeof why, "tool '%.100s' runs only as a task:", e->name);
-        send_tasks_required(r, why);
-        return true;
-    }
-    json_object *caps = NULL;
-    json_object_object_get_ex(r->meta, META_CAPS, &caps);
-    if (args && json_object_deep_copy(args, &copy, NULL) != 0)
-        copy = NULL;
-    if (!args)
-        copy = json_object_new_object();
-    if (answers && json_object_deep_copy(answers, &given, NULL) != 0)
-        given = NULL;
-    int code = TH_RPC_INTERNAL_ERROR;
-    char msg[320] = "Internal error: out of memory";
-    json_object *res = NULL;
-    if (copy && (given || !answers))
-        res = th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, given, r->s->principal, th_ask_caps_of(caps), &code,
-                              msg, sizeof msg);
-    else {
-        json_object_put(copy);
-        json_object_put(given);
-    }
-    if (res)
-        reply(r, res);
-    else
-        send_error(r->s, r->msg->id, code, msg, NULL);
-    return true;
-}
-
-static void legacy_tasks_request(request *r);
-
-/* tasks/get, tasks/update, tasks/cancel (protocol/tasks.c); at
- * 2025-11-25 also tasks/result and tasks/list (legacy_tasks_request). */
-static void m_tasks(request *r)
-{
-    if (!r->modern) {
-        legacy_tasks_request(r);
-        return;
-    }
-    if (!declares_tasks(r)) {
-        send_tasks_required(r, r->msg->method);
-        return;
-    }
-    int code = 0;
-    char msg[320];
-    json_object *res =
-        th_tasks_request(r->s->mcp->tasks, r->msg->method, r->msg->params, r->s->principal, &code, msg, sizeof msg);
-    if (res)
-        reply(r, res);
-    else
-        send_error(r->s, r->msg->id, code, msg, NULL);
-}
-
-/* ---- tasks of 2025-11-25 (the store: protocol/tasks.c) ----------------- */
-
-/*
-** capabilities.tasks of a 2025-11-25 initialize: declared whatever tools
-** are loaded now, since capabilities cannot change within a session but a
-** reload may bring a tool with task support; each tool's
-** execution.taskSupport says which may run as one. tasks/list is declared
-** because every task is bound to the session that made it (and to its
-** principal): a requester sees only its own.
-*/
-static json_object *legacy_tasks_capability(void)
-{
-    json_object *t = json_object_new_object(), *req = json_object_new_object(), *tools = json_object_new_object();
-    put(t, "list", json_object_new_object());
-    put(t, "cancel", json_object_new_object());
-    put(tools, "call", json_object_new_object());
-    put(req, "tools", tools);
-    put(t, "requests", req);
-    return t;
-}
-
-/* The session as a task's requester (th_tasks_peer). */
-static void peer_send(void *ctx, json_object *msg)
-{
-    send_msg(ctx, msg);
-}
-
-static th_rc peer_ask(void *ctx, th_call *call, const char *key, const char *method, json_object *params,
-                      json_object **result)
-{
-    th_mcp_session *s = ctx;
-    return th_asks_request(s->asks, notify_hook, s, key, method, params, validation_cancelled, call, result);
-}
-
-static void peer_hold(void *ctx)
-{
-    atomic_fetch_add(&((th_mcp_session *)ctx)->refs, 1);
-}
-
-static void peer_release(void *ctx)
-{
-    session_unref(ctx);
-}
-
-/* A deferred tasks/result counts as a call in flight: a drain waits for it. */
-static void peer_wait_begin(void *ctx)
-{
-    th_mcp_session *s = ctx;
-    pthread_mutex_lock(&s->lock);
-    s->nopen++;
-    pthread_mutex_unlock(&s->lock);
-}
-
-static void peer_wait_end(void *ctx)
-{
-    th_mcp_session *s = ctx;
-    pthread_mutex_lock(&s->lock);
-    response_out(s);
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Whose tasks this session's are: the session itself (over stdio its one
- * client, over HTTP its Mcp-Session-Id) and the principal it was
- * authenticated as. Made on first use; NULL when out of memory. */
-static const char *legacy_tasks_owner(th_mcp_session *s)
-{
-    static atomic_ullong serial;
-    pthread_mutex_lock(&s->lock);
-    if (!s->task_owner) {
-        char head[48];
-        snprintf(head, sizeof head, "\x1flegacy session %llu\x1f", (unsigned long long)atomic_fetch_add(&serial, 1));
-        size_t n = strlen(head) + (s->principal ? strlen(s->principal) : 0) + 1;
-        if ((s->task_owner = malloc(n)))
-            snprintf(s->task_owner, n, "%s%s", head, s->principal ? s->principal : "");
-    }
-    const char *owner = s->task_owner;
-    pthread_mutex_unlock(&s->lock);
-    return owner;
-}
-
-static th_tasks_peer legacy_peer(const request *r)
-{
-    return (th_tasks_peer){.ctx = r->s,
-                           .send = peer_send,
-                           .ask = peer_ask,
-                           .hold = peer_hold,
-                           .release = peer_release,
-                           .wait_begin = peer_wait_begin,
-                           .wait_end = peer_wait_end,
-                           .log_to_client = r->log_to_client,
-                           .log_level = r->log_level};
-}
-
-/*
-** tools/call at 2025-11-25, by the tool-level negotiation of its tasks
-** page: params.task runs the call as a task (CreateTaskResult) when the
-** tool allows it; a task for a tool that forbids it, or a plain call of
-** one that requires it, is -32601. Returns false when the call runs as a
-** plain call.
-*/
-static bool legacy_call_as_task(request *r, const th_entry *e, json_object *args, json_object *token)
-{
-    static const char *const support[] = {"forbidden", "optional", "required"};
-    uint32_t ts = e->task_support & ~(uint32_t)TH_TASK_AFTER_INPUT;
-    json_object *task = NULL, *ttl = NULL;
-    bool wants = json_object_object_get_ex(r->msg->params, "task", &task) && !json_object_is_type(task, json_type_null);
-    if (!wants && ts != TH_TASK_REQUIRED)
-        return false;
-    if (!wants || ts == TH_TASK_FORBIDDEN) {
-        send_errorf(r->s, r->msg->id, TH_RPC_METHOD_NOT_FOUND,
-                    wants ? "Method not found: tool '%s' cannot run as a task (its execution.taskSupport is \"%s\"); "
-                            "call it without params.task"
-                          : "Method not found: tool '%s' runs only as a task (its execution.taskSupport is \"%s\"); "
-                            "call it with params.task",
-                    e->name, support[ts < 3 ? ts : 0]);
-        return true;
-    }
-    if (!json_object_is_type(task, json_type_object) ||
-        (json_object_object_get_ex(task, "ttl", &ttl) && !json_object_is_type(ttl, json_type_null) &&
-         !json_object_is_type(ttl, json_type_int) && !json_object_is_type(ttl, json_type_double))) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: \"task\" must be an object whose optional \"ttl\" is a number of milliseconds",
-                   NULL);
-        return true;
-    }
-    long long ttl_ms = ttl && !json_object_is_type(ttl, json_type_null) ? (long long)json_object_get_double(ttl) : 0;
-    json_object *copy = NULL;
-    if (args && json_object_is_type(args, json_type_object) ? json_object_deep_copy(args, &copy, NULL) != 0
-                                                             : !(copy = json_object_new_object()))
-        copy = NULL;
-    const char *owner = legacy_tasks_owner(r->s);
-    pthread_mutex_lock(&r->s->lock);
-    unsigned caps = r->s->legacy_caps;
-    pthread_mutex_unlock(&r->s->lock);
-    int code = TH_RPC_INTERNAL_ERROR;
-    char msg[320] = "Internal error: out of memory";
-    th_tasks_peer peer = legacy_peer(r);
-    json_object *res = NULL;
-    if (copy && owner)
-        res = th_tasks_create_core(r->s->mcp->tasks, r->reg, e, copy, owner, caps, ttl_ms, token, &peer, &code, msg,
-                                   sizeof msg);
-    else
-        json_object_put(copy);
-    if (!res) {
-        send_error(r->s, r->msg->id, code, msg, NULL);
-        return true;
-    }
-    char id[80];
-    json_object *tid = NULL;
-    json_object_object_get_ex(json_object_object_get(res, "task"), "taskId", &tid);
-    snprintf(id, sizeof id, "%s", tid ? json_object_get_string(tid) : "");
-    reply(r, res);
-    th_tasks_start(r->s->mcp->tasks, id, owner);
-    return true;
-}
-
-/* tasks/get, tasks/result, tasks/list, tasks/cancel of a legacy session:
- * only 2025-11-25 has them. */
-static void legacy_tasks_request(request *r)
-{
-    if (r->version < V_2025_11_25) {
-        send_errorf(r->s, r->msg->id, TH_RPC_METHOD_NOT_FOUND,
-                    "Method not found: %s is not part of protocol %s (tasks came with 2025-11-25)", r->msg->method,
-                    versions[r->version]);
-        return;
-    }
-    const char *owner = legacy_tasks_owner(r->s);
-    if (!owner) {
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return;
-    }
-    th_tasks_peer peer = legacy_peer(r);
-    json_object *res = th_tasks_core_request(r->s->mcp->tasks, r->msg->method, r->msg->params, owner, r->msg->id,
-                                             &peer);
-    if (res)
-        send_msg(r->s, res); /* else answered when the task ends */
-}
-
-static void m_tools_call(request *r)
-{
-    th_mcp_session *s = r->s;
-    json_object *params = r->msg->params, *name = NULL, *args = NULL, *token = NULL, *meta = NULL;
-    /* A plain call's params come as their members (jsonrpc.h: call_lite). */
-    bool lite = r->msg->call_lite, has_args;
-    if (lite ? !r->msg->call_has_name
-             : !params || !th_json_get(params, "name", &name) || !json_object_is_type(name, json_type_string)) {
-        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"", NULL);
-        return;
-    }
-    /* Unknown tools, in qualified names too, are protocol errors (the
-     * MCP spec's -32602), with the texts of doc/registry-rules.md, 7, for why. */
-    char why[512];
-    const th_entry *e = th_tool_resolve(r->reg, lite ? r->msg->call_name : plain_string(name), why, sizeof why);
-    if (!e) {
-        if (!lite && !plain_string(name))
-            snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));
-        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
-        return;
-    }
-    if (lite) {
-        has_args = r->msg->call_has_args;
-        args = r->msg->call_args;
-        meta = r->msg->call_meta;
-    } else {
-        has_args = th_json_get(params, "arguments", &args);
-        th_json_get(params, "_meta", &meta);
-    }
-    if (has_args && !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object)) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "Invalid params: \"arguments\" must be an object, got %s",
-                 json_type_to_name(json_object_get_type(args)));
-        send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, msg, NULL);
-        return;
-    }
-    if (json_object_is_type(meta, json_type_object))
-        th_json_get(meta, "progressToken", &token);
-    if (token && !json_object_is_type(token, json_type_string) && !json_object_is_type(token, json_type_int) &&
-        !json_object_is_type(token, json_type_double))
-        token = NULL;
-
-    /* A modern call may be a retry carrying answers (inputResponses,
-     * requestState): refused before anything runs when they are bad. */
-    th_mrtr *mrtr = NULL;
-    if (r->modern) {
-        json_object *a = args && json_object_is_type(args, json_type_object) ? args : NULL;
-        if (!(mrtr = th_mrtr_begin(e->name, a, s->principal, params, why, sizeof why))) {
-            send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
-            return;
-        }
-        if (e->task_support && call_as_task(r, e, a, mrtr)) {
-            th_mrtr_free(mrtr);
-            return;
-        }
-    } else if (r->version >= V_2025_11_25 && legacy_call_as_task(r, e, args, token)) {
-        return;
-    }
-    /* A plain call's arguments' text rides behind the call: a proxied call
-     * sends it to its worker as it came, not printed again from the tree. */
-    size_t args_room = lite && r->msg->call_args_text && json_object_is_type(args, json_type_object)
-                           ? r->msg->call_args_len
-                           : 0;
-    job *j = malloc(sizeof *j + th_call_size + args_room);
-    if (j)
-        memset(j, 0, sizeof *j); /* th_call_new_in clears its own part */
-    if (!j) {
-        th_mrtr_free(mrtr);
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return;
-    }
-    j->mrtr = mrtr;
-    if (r->modern) {
-        json_object *caps = NULL;
-        th_json_get(r->meta, META_CAPS, &caps);
-        j->client_caps = th_ask_caps_of(caps);
-    } else {
-        j->client_caps = r->legacy_caps; /* read with the rest of the session's state */
-    }
-    j->started_ms = th_now_ms();
-    j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
-    if (!j->key) {
-        th_mrtr_free(j->mrtr);
-        free(j);
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return;
-    }
-    /* Keep only what the call needs, as its own objects: the rest of the
-     * request is freed when the reader is done with it, and no reference
-     * count is shared with the reader thread. */
-    if (token && json_object_deep_copy(token, &j->token, NULL) != 0)
-        j->token = NULL;
-    if (r->msg->own_id && r->msg->own_id == r->msg->id) {
-        /* The reader's message owns the id alone (a plain request): taken,
-         * not copied. MSG->id still points to it: every path below that
-         * answers with it does so before it frees the job. */
-        j->id = r->msg->own_id;
-        r->msg->own_id = NULL;
-    } else if (json_object_deep_copy(r->msg->id, &j->id, NULL) != 0) {
-        j->id = NULL;
-    }
-    if (args && json_object_is_type(args, json_type_object)) {
-        j->args = json_object_get(args);
-        if (lite) {
-            json_object_put(r->msg->call_args);
-            r->msg->call_args = NULL;
-        } else {
-            json_object_object_del(params, "arguments");
-        }
-    } else {
-        j->args = json_object_new_object();
-    }
-    /* A handler that only waits for a worker runs on the transport's
-     * thread that waits for the answer anyway (th_mcp_session_wait_here):
-     * it lets go of a cancelled call (see th_call_is_waiting_handler). */
-    long long due = call_timeout(&s->mcp->cfg, e);
-    bool here = s->wait_limit_ms > 0 && due > 0 && due <= s->wait_limit_ms && !answering &&
-                s->mcp->cfg.inline_calls && th_call_is_waiting_handler(e->handler);
-    th_call_hooks hooks = {
-        .notify = notify_hook,
-        .ctx = s,
-        .progress_token = j->token,
-        .log_to_client = r->log_to_client,
-        .log_level = r->log_level,
-        .max_result_bytes = s->mcp->cfg.max_result_bytes,
-        .client_caps = j->client_caps,
-        .ask = ask_hook,
-        .ask_ctx = j,
-        /* A call the reader runs may end elsewhere (a batch's run side by
-         * side): the proxy defers a pipelining client's calls, and one
-         * that would wait behind others deferred before it; a lone call's
-         * answer is read soonest by the thread waiting for it. */
-        .resume = (s->says_more && !answering && s->inline_begin && s->mcp->cfg.inline_calls) || here ? resume_job
-                                                                                                        : NULL,
-        .resume_ctx = j,
-        .pipelined = s->more,
-        .let_go = here,
-    };
-    if (args_room) {
-        hooks.args_text = memcpy((char *)j->call_room + th_call_size, r->msg->call_args_text, args_room);
-        hooks.args_len = args_room;
-        j->args_as_text = true;
-    }
-    /* The handler sees the name it registered, as a worker does. */
-    j->call = th_call_new_in(j->call_room, e->original_name, &hooks);
-    if (!j->call || !j->args || !j->id || (token && !j->token)) {
-        th_call_free(j->call);
-        th_mrtr_free(j->mrtr);
-        json_object_put(j->args);
-        if (j->id && j->id == r->msg->id)
-            r->msg->own_id = j->id; /* given back: the error below names it */
-        else
-            json_object_put(j->id);
-        json_object_put(j->token);
-        if (j->key != j->key_here)
-            free(j->key);
-        free(j);
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return;
-    }
-    j->s = s;
-    j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
-    j->entry = e;
-    j->tree = tree_cost(j->args);
-    j->bytes = s->msg_len + j->tree;
-    j->modern = r->modern;
-    j->version = r->version;
-    j->batch = answering;
-
-    pthread_mutex_lock(&s->lock);
-    /* Refuse rather than wait: a reader blocked here could no longer read
-     * the cancellations, end of input or stop request that free a slot. */
-    if (s->ninflight >= MAX_INFLIGHT) {
-        pthread_mutex_unlock(&s->lock);
-        th_call_free(j->call);
-        j->call = NULL;
-        atomic_fetch_add(&s->refs, 1);
-        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
-                    "Server busy: %d tool calls are in flight; retry when some have finished", MAX_INFLIGHT);
-        job_free(j);
-        return;
-    }
-    /* Memory is bounded by what requests in flight hold: their text and
-     * their parsed arguments (tree_cost). One call is always admitted. */
-    size_t max_bytes = s->mcp->cfg.max_inflight_bytes;
-    if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
-        size_t held = s->inflight_bytes;
-        pthread_mutex_unlock(&s->lock);
-        th_call_free(j->call);
-        j->call = NULL;
-        atomic_fetch_add(&s->refs, 1);
-        send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
-                    "Server busy: tool calls in flight hold %zu bytes of requests (text and parsed arguments), "
-                    "and this one (%zu bytes) "
-                    "would pass --max-inflight-bytes (%zu); retry when some have finished",
-                    held, j->bytes, max_bytes);
-        job_free(j);
-        return;
-    }
-    j->hash = key_hash(j->key);
-    if (find_job_h(s, j->key, j->hash)) {
-        pthread_mutex_unlock(&s->lock);
-        th_call_free(j->call);
-        j->call = NULL;
-        atomic_fetch_add(&s->refs, 1);
-        send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: a request with this id is in flight",
-                   NULL);
-        job_free(j);
-        return;
-    }
-    buckets_grow(s);
-    job **b = bucket_at(s, j->hash);
-    j->next = *b;
-    *b = j;
-    s->ninflight++;
-    s->nunanswered++;
-    s->nopen++;
-    s->inflight_bytes += j->bytes;
-    atomic_fetch_add(&s->refs, 1);
-    job *finished = s->finished;
-    s->finished = NULL;
-    pthread_mutex_unlock(&s->lock);
-    free_finished(finished);
-
-    if (j->batch)
-        batch_hold(j->batch);
-    /* Where the transport lets calls run on its own thread (it hands its
-     * work to another one when a call turns out slow), a quick call costs
-     * no thread switch. A batch's calls run side by side, on the pool. */
-    if (s->inline_begin && s->mcp->cfg.inline_calls && !j->batch) {
-        /* The call may outlive the transport's hold on the session (it
-         * hands its reading over, and may close meanwhile). */
-        atomic_fetch_add(&s->refs, 1);
-        s->inline_begin(s->inline_ctx);
-        j->run_by_reader = true;
-        bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
-        if (!ran)
-            j->run_by_reader = false; /* it waits for a thread after all */
-        s->inline_end(s->inline_ctx);
-        session_unref(s);
-        if (ran)
-            return;
-    }
-    if (here) {
-        /* No thread hand-off there and back: the transport's thread sends
-         * the frame and reads the worker's answer itself. */
-        j->run_by_reader = true;
-        bool ran = th_pool_run_here(s->mcp->pool, run_job, j);
-        th_call_flush_held(); /* a call deferred after all: its frame goes now */
-        if (ran)
-            return;
-        j->run_by_reader = false; /* it waits for a thread after all */
-    }
-    if (th_pool_submit_ex(s->mcp->pool, run_job, expire_job, j) != TH_OK) {
-        pthread_mutex_lock(&s->lock);
-        unlink_job(s, j);
-        job_done(s);
-        response_out(s);
-        s->inflight_bytes -= j->bytes;
-        pthread_mutex_unlock(&s->lock);
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
-        if (j->batch)
-            batch_release(j->batch);
-        job_free(j);
-    }
+    /* Not th_mcpi_reply(): th_mcpi_finish_result's members are in the text already. */
+    th_mcpi_send_msg(r->s, th_rpc_result(r->msg->id, res));
 }
 
 /* ---- deadlines and cancellation of reads, gets and completions ---------- */
@@ -2230,18 +867,18 @@ static void op_deadline(void *p)
     if (!answer)
         return;
     char after[32], msg[320];
-    format_duration(after, sizeof after, o->timeout_ms);
+    th_mcpi_format_duration(after, sizeof after, o->timeout_ms);
     th_log(TH_LOG_WARNING, "%s timed out after %s; it was cancelled and its late result will be discarded",
            o->what, after);
     snprintf(msg, sizeof msg, "%s timed out after %s", o->what, after);
     th_utf8_clip(msg);
-    answering = o->batch;
-    send_error(s, o->id, TH_RPC_TIMED_OUT, msg, NULL);
-    answering = NULL;
+    th_mcpi_answering = o->batch;
+    th_mcpi_send_error(s, o->id, TH_RPC_TIMED_OUT, msg, NULL);
+    th_mcpi_answering = NULL;
     if (o->batch)
-        batch_release(o->batch);
+        th_mcpi_batch_release(o->batch);
     pthread_mutex_lock(&s->lock);
-    response_out(s);
+    th_mcpi_response_out(s);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -2312,16 +949,16 @@ static void res_job_free(res_job *rj)
 {
     if (rj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&rj->s->lock);
-        job_done(rj->s);
+        th_mcpi_job_done(rj->s);
         if (!rj->op.timed_out) /* else the deadline's response was */
-            response_out(rj->s);
+            th_mcpi_response_out(rj->s);
         pthread_mutex_unlock(&rj->s->lock);
     }
     free(rj->method);
     json_object_put(rj->id);
     json_object_put(rj->params);
     th_registry_unref(rj->reg);
-    session_unref(rj->s);
+    th_mcpi_session_unref(rj->s);
     free(rj);
 }
 
@@ -2357,7 +994,7 @@ static void run_resource(void *p)
         json_object_is_type(meta, json_type_object))
         json_object_object_get_ex(meta, "progressToken", &token);
     th_call_hooks hooks = {
-        .notify = notify_hook,
+        .notify = th_mcpi_notify_hook,
         .ctx = s,
         .progress_token = token,
         .log_to_client = rj->log_to_client,
@@ -2373,11 +1010,11 @@ static void run_resource(void *p)
     if (rj->batch && rj->op.s && batch_is_full(rj->batch)) {
         /* Its answer could only be replaced by the busy error: not read. */
         if (op_finish(&rj->op)) { /* else cancelled: no answer */
-            answering = rj->batch;
+            th_mcpi_answering = rj->batch;
             batch_busy(s, rj->id, rj->batch->max_bytes);
-            answering = NULL;
+            th_mcpi_answering = NULL;
         }
-        batch_release(rj->batch); /* no deadline was armed to release it */
+        th_mcpi_batch_release(rj->batch); /* no deadline was armed to release it */
         res_job_free(rj);
         return;
     }
@@ -2385,20 +1022,20 @@ static void run_resource(void *p)
     if (run)
         serve_resource(&q, &a);
     bool send = op_finish(&rj->op) && run;
-    answering = rj->batch;
+    th_mcpi_answering = rj->batch;
     if (!send) {
         json_object_put(a.result); /* cancelled, or too late */
         json_object_put(a.data);
     } else if (a.result) {
         if (rj->modern)
             modern_members(m, a.result);
-        send_msg(s, th_rpc_result(rj->id, a.result));
+        th_mcpi_send_msg(s, th_rpc_result(rj->id, a.result));
     } else {
-        send_error(s, rj->id, a.code, a.message, a.data);
+        th_mcpi_send_error(s, rj->id, a.code, a.message, a.data);
     }
-    answering = NULL;
+    th_mcpi_answering = NULL;
     if (rj->batch && !rj->op.timed_out)
-        batch_release(rj->batch);
+        th_mcpi_batch_release(rj->batch);
     res_job_free(rj);
 }
 
@@ -2412,7 +1049,7 @@ static void m_resources(request *r)
             json_object_put(rj->id);
             free(rj);
         }
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     atomic_fetch_add(&r->s->refs, 1);
@@ -2424,17 +1061,17 @@ static void m_resources(request *r)
     rj->log_level = r->log_level;
     bool pooled = strcmp(rj->method, "resources/read") == 0 || strcmp(rj->method, "resources/subscribe") == 0;
     if (!pooled) { /* lists: quick, and they start nothing */
-        rj->batch = answering;
-        rpc_batch *outer = answering;
+        rj->batch = th_mcpi_answering;
+        rpc_batch *outer = th_mcpi_answering;
         if (rj->batch)
-            batch_hold(rj->batch);
+            th_mcpi_batch_hold(rj->batch);
         run_resource(rj);
-        answering = outer;
+        th_mcpi_answering = outer;
         return;
     }
-    rj->batch = answering;
+    rj->batch = th_mcpi_answering;
     if (rj->batch)
-        batch_hold(rj->batch);
+        th_mcpi_batch_hold(rj->batch);
     /* In flight like a tool call, so that a drain at the end of input waits
      * for its response. */
     pthread_mutex_lock(&r->s->lock);
@@ -2452,9 +1089,10 @@ static void m_resources(request *r)
     }
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
         op_finish(&rj->op);
-        send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down",
+                           NULL);
         if (rj->batch)
-            batch_release(rj->batch);
+            th_mcpi_batch_release(rj->batch);
         res_job_free(rj);
     }
 }
@@ -2488,20 +1126,20 @@ static void prompt_job_free(prompt_job *pj)
 {
     if (pj->counted) { /* its response is out: a drain stops waiting */
         pthread_mutex_lock(&pj->s->lock);
-        job_done(pj->s);
+        th_mcpi_job_done(pj->s);
         if (!pj->op.timed_out) /* else the deadline's response was */
-            response_out(pj->s);
+            th_mcpi_response_out(pj->s);
         pthread_mutex_unlock(&pj->s->lock);
     }
     if (pj->batch && !pj->op.timed_out)
-        batch_release(pj->batch);
+        th_mcpi_batch_release(pj->batch);
     free(pj->method);
     free(pj->key);
     json_object_put(pj->id);
     json_object_put(pj->params);
     th_mrtr_free(pj->mrtr);
     th_registry_unref(pj->reg);
-    session_unref(pj->s);
+    th_mcpi_session_unref(pj->s);
     free(pj);
 }
 
@@ -2518,8 +1156,8 @@ static th_rc prompt_ask_hook(void *ctx, th_call *call, const char *key, const ch
     }
     if (pj->modern)
         return th_mrtr_ask(pj->mrtr, key, method, params, result);
-    return th_asks_request(pj->s->asks, notify_hook, pj->s, pj->key, method, params, validation_cancelled, call,
-                           result);
+    return th_asks_request(pj->s->asks, th_mcpi_notify_hook, pj->s, pj->key, method, params,
+                           th_mcpi_validation_cancelled, call, result);
 }
 
 static void run_prompt(void *p)
@@ -2532,7 +1170,7 @@ static void run_prompt(void *p)
         json_object_is_type(meta, json_type_object))
         json_object_object_get_ex(meta, "progressToken", &token);
     th_call_hooks hooks = {
-        .notify = notify_hook,
+        .notify = th_mcpi_notify_hook,
         .ctx = s,
         .progress_token = token,
         .log_to_client = pj->log_to_client,
@@ -2573,8 +1211,8 @@ static void run_prompt(void *p)
         json_object *req = json_object_new_object();
         for (unsigned k = 1; k <= TH_ASK_ROOTS; k <<= 1)
             if (pj->missing_caps & k)
-                put(req, th_ask_capability(k), json_object_new_object());
-        put(a.data, "requiredCapabilities", req);
+                th_mcpi_put(req, th_ask_capability(k), json_object_new_object());
+        th_mcpi_put(a.data, "requiredCapabilities", req);
         snprintf(a.message, sizeof a.message,
                  "Missing required client capability: the prompt needs one the request's _meta[\"" META_CAPS
                  "\"] does not declare");
@@ -2588,15 +1226,15 @@ static void run_prompt(void *p)
             snprintf(a.message, sizeof a.message, "Internal error: out of memory");
         }
     }
-    answering = pj->batch;
+    th_mcpi_answering = pj->batch;
     if (a.result) {
         if (pj->modern)
             modern_members(m, a.result);
-        send_msg(s, th_rpc_result(pj->id, a.result));
+        th_mcpi_send_msg(s, th_rpc_result(pj->id, a.result));
     } else {
-        send_error(s, pj->id, a.code, a.message, a.data);
+        th_mcpi_send_error(s, pj->id, a.code, a.message, a.data);
     }
-    answering = NULL;
+    th_mcpi_answering = NULL;
     prompt_job_free(pj);
 }
 
@@ -2636,7 +1274,7 @@ static void m_prompts(request *r)
             json_object_put(pj->id);
             free(pj);
         }
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        th_mcpi_send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     bool get = strcmp(pj->method, "prompts/get") == 0;
@@ -2651,7 +1289,7 @@ static void m_prompts(request *r)
             !json_object_is_type(args, json_type_object))
             args = NULL;
         if (!(pj->mrtr = th_mrtr_begin(name, args, s->principal, pj->params, why, sizeof why))) {
-            send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
+            th_mcpi_send_error(s, r->msg->id, TH_RPC_INVALID_PARAMS, why, NULL);
             free(pj->method);
             free(pj->key);
             json_object_put(pj->id);
@@ -2676,13 +1314,13 @@ static void m_prompts(request *r)
         pj->client_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
     }
-    pj->batch = answering;
+    pj->batch = th_mcpi_answering;
     if (pj->batch)
-        batch_hold(pj->batch);
+        th_mcpi_batch_hold(pj->batch);
     if (strcmp(pj->method, "prompts/list") == 0) { /* quick, and it runs no plugin code */
-        rpc_batch *outer = answering;
+        rpc_batch *outer = th_mcpi_answering;
         run_prompt(pj);
-        answering = outer;
+        th_mcpi_answering = outer;
         return;
     }
     /* Open like a tool call, so that a drain at the end of input waits for
@@ -2697,7 +1335,7 @@ static void m_prompts(request *r)
     op_track(&pj->op, s, pj->id, pj->batch);
     if (th_pool_submit(s->mcp->pool, run_prompt, pj) != TH_OK) {
         op_finish(&pj->op);
-        send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        th_mcpi_send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         prompt_job_free(pj);
     }
 }
@@ -2710,7 +1348,7 @@ static void n_cancelled(request *r)
         !(key = th_rpc_id_key(rid)))
         return;
     pthread_mutex_lock(&r->s->lock);
-    job *j = find_job(r->s, key);
+    job *j = th_mcpi_find_job(r->s, key);
     if (j) {
         j->cancelled = true;
         th_call_cancel(j->call);
@@ -2788,7 +1426,7 @@ static void m_listen(request *r)
     /* The acknowledgment goes first: events are sent under this lock too
      * (session_notify), so none can overtake it. */
     if (ack)
-        send_msg(s, ack);
+        th_mcpi_send_msg(s, ack);
     pthread_mutex_unlock(&s->lock);
     if (ack)
         watch_uris(s, filter);
@@ -2796,7 +1434,7 @@ static void m_listen(request *r)
         int code = strncmp(msg, "Invalid params", 14) == 0    ? TH_RPC_INVALID_PARAMS
                    : strncmp(msg, "Invalid Request", 15) == 0 ? TH_RPC_INVALID_REQUEST
                                                               : TH_RPC_INTERNAL_ERROR;
-        send_error(s, r->msg->id, code, msg, NULL);
+        th_mcpi_send_error(s, r->msg->id, code, msg, NULL);
     }
 }
 
@@ -2822,16 +1460,16 @@ static const method requests[] = {
     {.name = "logging/setLevel", .eras = ERA_LEGACY, .fn = m_set_level},
     {.name = "server/discover", .eras = ERA_MODERN, .fn = m_discover},
     {.name = "tools/list", .eras = ERA_BOTH, .fn = m_tools_list},
-    {.name = "tools/call", .eras = ERA_BOTH, .fn = m_tools_call},
+    {.name = "tools/call", .eras = ERA_BOTH, .fn = th_mcpi_m_tools_call},
     {.name = "subscriptions/listen", .eras = ERA_MODERN, .fn = m_listen},
     {.name = "resources/list", .eras = ERA_BOTH, .fn = m_resources},
     {.name = "resources/templates/list", .eras = ERA_BOTH, .fn = m_resources},
     {.name = "resources/read", .eras = ERA_BOTH, .fn = m_resources},
     {.name = "resources/subscribe", .eras = ERA_LEGACY, .fn = m_resources},
     {.name = "resources/unsubscribe", .eras = ERA_LEGACY, .fn = m_resources},
-    {.name = "tasks/get", .eras = ERA_BOTH, .fn = m_tasks},
-    {.name = "tasks/update", .eras = ERA_MODERN, .fn = m_tasks},
-    {.name = "tasks/cancel", .eras = ERA_BOTH, .fn = m_tasks},
+    {.name = "tasks/get", .eras = ERA_BOTH, .fn = th_mcpi_m_tasks},
+    {.name = "tasks/update", .eras = ERA_MODERN, .fn = th_mcpi_m_tasks},
+    {.name = "tasks/cancel", .eras = ERA_BOTH, .fn = th_mcpi_m_tasks},
     {.name = "prompts/list", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "prompts/get", .eras = ERA_BOTH, .fn = m_prompts},
     {.name = "completion/complete", .eras = ERA_BOTH, .fn = m_prompts},
@@ -2839,8 +1477,8 @@ static const method requests[] = {
     {.name = "skills/list", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "skills/get", .eras = ERA_MODERN, .fn = m_resources},
     {.name = "resources/directory/read", .eras = ERA_MODERN, .fn = m_resources},
-    {.name = "tasks/result", .eras = ERA_LEGACY, .fn = m_tasks},
-    {.name = "tasks/list", .eras = ERA_LEGACY, .fn = m_tasks},
+    {.name = "tasks/result", .eras = ERA_LEGACY, .fn = th_mcpi_m_tasks},
+    {.name = "tasks/list", .eras = ERA_LEGACY, .fn = th_mcpi_m_tasks},
 };
 
 static const method notifications[] = {
@@ -2873,9 +1511,9 @@ static int read_meta(request *r)
         r->meta = meta;
     if (!r->meta || !th_json_get(r->meta, META_VERSION, &v))
         return 1;
-    if (!plain_string(v)) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: _meta[\"" META_VERSION "\"] must be a string", NULL);
+    if (!th_mcpi_plain_string(v)) {
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                           "Invalid params: _meta[\"" META_VERSION "\"] must be a string", NULL);
         return -1;
     }
     const char *requested = json_object_get_string(v);
@@ -2892,31 +1530,31 @@ static int read_meta(request *r)
         pthread_mutex_unlock(&r->s->lock);
         if (!other || strcmp(r->msg->method, "initialize") == 0)
             return 1;
-        send_errorf(r->s, r->msg->id, TH_RPC_INVALID_REQUEST,
-                    "Invalid Request: _meta[\"" META_VERSION "\"] names %s, but initialize negotiated %s",
-                    versions[idx], versions[negotiated]);
+        th_mcpi_send_errorf(r->s, r->msg->id, TH_RPC_INVALID_REQUEST,
+                            "Invalid Request: _meta[\"" META_VERSION "\"] names %s, but initialize negotiated %s",
+                            th_mcpi_versions[idx], th_mcpi_versions[negotiated]);
         return -1;
     }
     if (idx != V_MODERN) {
         json_object *data = json_object_new_object();
-        put(data, "supported", supported_versions());
-        put(data, "requested", json_object_new_string(requested));
-        send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+        th_mcpi_put(data, "supported", supported_versions());
+        th_mcpi_put(data, "requested", json_object_new_string(requested));
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_UNSUPPORTED_VERSION, "Unsupported protocol version", data);
         return -1;
     }
     if (!th_json_get(r->meta, META_CAPS, &v) || !json_object_is_type(v, json_type_object)) {
-        send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                   "Invalid params: _meta[\"" META_CAPS "\"] is required and must be an object", NULL);
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                           "Invalid params: _meta[\"" META_CAPS "\"] is required and must be an object", NULL);
         return -1;
     }
     r->modern = true;
     r->version = V_MODERN;
     r->log_to_client = false;
     if (th_json_get(r->meta, META_LOGLEVEL, &lv)) {
-        int level = plain_string(lv) ? th_log_level_parse(json_object_get_string(lv)) : -1;
+        int level = th_mcpi_plain_string(lv) ? th_log_level_parse(json_object_get_string(lv)) : -1;
         if (level < 0) {
-            send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
-                       "Invalid params: _meta[\"" META_LOGLEVEL "\"] must be a log level name", NULL);
+            th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_PARAMS,
+                               "Invalid params: _meta[\"" META_LOGLEVEL "\"] must be a log level name", NULL);
             return -1;
         }
         r->log_to_client = true;
@@ -2930,29 +1568,29 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
     request r = {.s = s, .msg = msg};
     const method *m = find_method(requests, sizeof requests / sizeof requests[0], msg->method);
     if (!m) {
-        send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %.200s", msg->method);
+        th_mcpi_send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %.200s", msg->method);
         return;
     }
     int era = read_meta(&r);
     if (era < 0)
         return;
-    if (answering && (era == 0 || m->fn == m_initialize)) {
-        send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: %s",
-                    era == 0 ? "a " TH_MCP_MODERN_VERSION " request cannot be part of a JSON-RPC batch"
+    if (th_mcpi_answering && (era == 0 || m->fn == m_initialize)) {
+        th_mcpi_send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: %s",
+                            era == 0 ? "a " TH_MCP_MODERN_VERSION " request cannot be part of a JSON-RPC batch"
                              : "initialize must not be part of a JSON-RPC batch");
         return;
     }
     if (era == 0) {
         if (!(m->eras & ERA_MODERN)) {
-            send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %s is not part of protocol %s",
-                        msg->method, TH_MCP_MODERN_VERSION);
+            th_mcpi_send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %s is not part of protocol %s",
+                                msg->method, TH_MCP_MODERN_VERSION);
             return;
         }
     } else {
         if (!(m->eras & ERA_LEGACY)) {
-            send_errorf(s, msg->id, TH_RPC_INVALID_PARAMS,
-                        "Invalid params: %s needs _meta[\"" META_VERSION "\"] and _meta[\"" META_CAPS "\"]",
-                        msg->method);
+            th_mcpi_send_errorf(s, msg->id, TH_RPC_INVALID_PARAMS,
+                                "Invalid params: %s needs _meta[\"" META_VERSION "\"] and _meta[\"" META_CAPS "\"]",
+                                msg->method);
             return;
         }
         pthread_mutex_lock(&s->lock);
@@ -2962,10 +1600,10 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         r.legacy_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
         if (!init && !m->before_init) {
-            send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
-                        "Invalid Request: server not initialized; send initialize first, or give "
-                        "params._meta[\"%s\"] = \"%s\" on every request",
-                        META_VERSION, TH_MCP_MODERN_VERSION);
+            th_mcpi_send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
+                                "Invalid Request: server not initialized; send initialize first, or give "
+                                "params._meta[\"%s\"] = \"%s\" on every request",
+                                META_VERSION, TH_MCP_MODERN_VERSION);
             return;
         }
         r.log_to_client = true;
@@ -3000,7 +1638,7 @@ static void dispatch(th_mcp_session *s, th_rpc_msg *msg)
         break;
     case TH_RPC_INVALID:
         if (!msg->silent)
-            send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
+            th_mcpi_send_error(s, msg->id, msg->error_code, msg->error_message, NULL);
         break;
     case TH_RPC_BATCH:
         handle_batch(s, msg);
@@ -3027,22 +1665,22 @@ static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
     bool init = s->initialized;
     int v = s->legacy_version;
     pthread_mutex_unlock(&s->lock);
-    if (answering) {
+    if (th_mcpi_answering) {
         /* th_rpc_parse_value never yields a batch; defensive */
-        send_error(s, NULL, TH_RPC_INVALID_REQUEST, "Invalid Request: batches do not nest", NULL);
+        th_mcpi_send_error(s, NULL, TH_RPC_INVALID_REQUEST, "Invalid Request: batches do not nest", NULL);
         return;
     }
     if (!init || !has_batches(v)) {
-        send_errorf(s, NULL, TH_RPC_INVALID_REQUEST,
-                    "Invalid Request: JSON-RPC batches are served only after initialize negotiated protocol "
-                    "2025-03-26 (the one revision that has them); %s%s",
-                    init ? "this session negotiated " : "this session has not initialized",
-                    init ? versions[v] : "");
+        th_mcpi_send_errorf(s, NULL, TH_RPC_INVALID_REQUEST,
+                            "Invalid Request: JSON-RPC batches are served only after initialize negotiated protocol "
+                            "2025-03-26 (the one revision that has them); %s%s",
+                            init ? "this session negotiated " : "this session has not initialized",
+                            init ? th_mcpi_versions[v] : "");
         return;
     }
     rpc_batch *b = batch_new(s);
     if (!b) {
-        send_error(s, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        th_mcpi_send_error(s, NULL, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     size_t n = json_object_array_length(msg->msg);
@@ -3051,15 +1689,15 @@ static void handle_batch(th_mcp_session *s, th_rpc_msg *msg)
     for (size_t i = 0; i < n; i++) {
         th_rpc_msg m;
         th_rpc_parse_value(json_object_array_get_idx(msg->msg, i), &m);
-        answering = b;
+        th_mcpi_answering = b;
         if (m.kind == TH_RPC_REQUEST && (i >= BATCH_MAX_REQUESTS || batch_is_full(b)))
             batch_busy(s, m.id, b->max_bytes);
         else
             dispatch(s, &m);
-        answering = NULL;
+        th_mcpi_answering = NULL;
         th_rpc_msg_clear(&m);
     }
-    batch_release(b);
+    th_mcpi_batch_release(b);
 }
 
 void th_mcp_session_handle_msg(th_mcp_session *s, th_rpc_msg *m, const char *text, size_t len)
@@ -3097,7 +1735,7 @@ void th_mcp_batch_end(th_mcp *mcp)
 
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
 {
-    send_error(s, NULL, code, message, NULL);
+    th_mcpi_send_error(s, NULL, code, message, NULL);
 }
 
 void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)
@@ -3137,7 +1775,7 @@ th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx)
     pthread_cond_init(&s->idle, NULL);
     pthread_rwlock_init(&s->send_lock, NULL);
     if (!(s->asks = th_asks_new())) {
-        session_unref(s);
+        th_mcpi_session_unref(s);
         return NULL;
     }
     pthread_mutex_lock(&mcp->sessions_lock);
@@ -3214,7 +1852,7 @@ void th_mcp_session_end_subscriptions(th_mcp_session *s)
         th_subs_close_all(s->subs, closing);
     /* Under the lock, as events are: nothing follows a closing response. */
     for (size_t i = 0; i < json_object_array_length(closing); i++)
-        send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
+        th_mcpi_send_msg(s, json_object_get(json_object_array_get_idx(closing, i)));
     pthread_mutex_unlock(&s->lock);
     json_object_put(closing);
 }
@@ -3249,8 +1887,8 @@ void th_mcp_session_free(th_mcp_session *s)
     job *finished = s->finished;
     s->finished = NULL;
     pthread_mutex_unlock(&s->lock);
-    free_finished(finished);
-    session_unref(s);
+    th_mcpi_free_finished(finished);
+    th_mcpi_session_unref(s);
 }
 
 /* ---- hot reload ------------------------------------------------------- */
@@ -3276,13 +1914,13 @@ static void session_notify(th_mcp_session *s, th_sub_event event, const char *ur
     if (s->initialized && note && (!uri || th_mcpres_subscribed(s, uri))) {
         json_object *params = NULL;
         if (uri && (params = json_object_new_object()))
-            put(params, "uri", json_object_new_string(uri));
-        push(out, th_rpc_notification(note, params));
+            th_mcpi_put(params, "uri", json_object_new_string(uri));
+        th_mcpi_push(out, th_rpc_notification(note, params));
     }
     if (s->subs)
         th_subs_event(s->subs, event, uri, out);
     for (size_t i = 0; i < json_object_array_length(out); i++)
-        send_msg(s, json_object_get(json_object_array_get_idx(out, i)));
+        th_mcpi_send_msg(s, json_object_get(json_object_array_get_idx(out, i)));
     pthread_mutex_unlock(&s->lock);
     json_object_put(out);
 }
@@ -3291,13 +1929,13 @@ void th_mcp_notify(th_mcp *m, th_sub_event event, const char *uri)
 {
     /* Outside any request: a notification never joins a batch being
      * answered on this thread. */
-    rpc_batch *outer = answering;
-    answering = NULL;
+    rpc_batch *outer = th_mcpi_answering;
+    th_mcpi_answering = NULL;
     pthread_mutex_lock(&m->sessions_lock);
     for (th_mcp_session *s = m->sessions; s; s = s->next)
         session_notify(s, event, uri);
     pthread_mutex_unlock(&m->sessions_lock);
-    answering = outer;
+    th_mcpi_answering = outer;
 }
 
 void th_mcp_end_subscriptions(th_mcp *m)

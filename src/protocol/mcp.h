@@ -17,31 +17,14 @@
 
 #include "plugin/registry.h"
 #include "protocol/jsonrpc.h"
+#include "protocol/mcptypes.h"
 #include "protocol/subscriptions.h"
 
 /* The newest protocol revision, and every revision served. */
 #define TH_MCP_MODERN_VERSION "2026-07-28"
 
-typedef struct th_mcp_config {
-    const char *server_name;    /* serverInfo.name */
-    const char *server_version; /* serverInfo.version */
-    const char *instructions;   /* NULL: a default text */
-    size_t page_size;           /* tools per tools/list page; 0: all */
-    long long list_ttl_ms;      /* ttlMs on cacheable modern results */
-    size_t max_threads;         /* tool calls running at once */
-    size_t max_result_bytes;    /* a larger tool result becomes isError */
-    size_t max_inflight_bytes;  /* request text of tools/call in flight */
-    long long queue_timeout_ms; /* longest wait for a thread, then busy; 0: none */
-    long long call_timeout_ms;  /* a running call's deadline; 0: none */
-    bool inline_calls;          /* th_mcp_session_run_inline may be used (default) */
-    long long task_ttl_ms;      /* tasks extension: how long a task is kept */
-    size_t max_tasks;           /* ... unfinished tasks per client (principal) */
-} th_mcp_config;
-
 /* Sensible defaults for every field. */
 void th_mcp_config_default(th_mcp_config *cfg);
-
-typedef struct th_mcp th_mcp;
 
 /* Serve REG (a reference is taken) with CFG (copied; strings must outlive
  * the th_mcp). NULL on allocation failure. */
@@ -53,16 +36,6 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg);
 ** was still running at the deadline (its memory is then left alone).
 */
 bool th_mcp_free(th_mcp *mcp, long long deadline_ms);
-
-/*
-** How a session sends: MSG is a complete JSON-RPC message whose ownership
-** passes to the function. Called from the transport's thread and from tool
-** threads, concurrently: it must be thread-safe and keep each message whole.
-** It is never called after th_mcp_session_free returns.
-*/
-typedef void (*th_mcp_send_fn)(void *ctx, json_object *msg);
-
-typedef struct th_mcp_session th_mcp_session;
 
 th_mcp_session *th_mcp_session_new(th_mcp *mcp, th_mcp_send_fn send, void *ctx);
 
@@ -115,15 +88,7 @@ void th_mcp_session_run_inline(th_mcp_session *s, void (*begin)(void *ctx), void
 */
 void th_mcp_session_wait_here(th_mcp_session *s, long long limit_ms);
 
-/*
-** How a session may send a message it has made as text (a tool call's
-** response): TEXT is LEN bytes of one complete message, no newline,
-** borrowed for the call. Same threads and rules as th_mcp_send_fn, with
-** the session's CTX. A transport that writes text anyway gives one (call
-** it before the first message); without it such a message goes to
-** th_mcp_send_fn as an object, which costs two allocations more.
-*/
-typedef void (*th_mcp_send_text_fn)(void *ctx, const char *text, size_t len);
+/* Give S a th_mcp_send_text_fn (protocol/mcptypes.h). */
 void th_mcp_session_send_text(th_mcp_session *s, th_mcp_send_text_fn send_text);
 
 /* Answer a message the transport could not even read (e.g. too large) with
