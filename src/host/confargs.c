@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "host/confargs.h"
-#include "host/options.h"
 
 /* The expanded argv and the strings it owns; static, so they stay
  * reachable (and valid for getopt's optarg) until th_cli_config_free. */
@@ -21,45 +20,7 @@ static char **expanded;
 static char **owned;
 static size_t nowned;
 
-/* Whether ARG ("--KEY" or "--KEY=VALUE", from th_config_load_file) is a
- * [toolhost] key the table allows, with or without a value as it takes;
- * if so, ARG becomes the option it stands for. */
-static bool known(char **arg, const char **why)
-{
-    char key[128];
-    const char *eq = strchr(*arg + 2, '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq ? (size_t)(eq - *arg - 2) : strlen(*arg + 2)), *arg + 2);
-    const th_option *t = th_host_option_by_key(key);
-    if (!t && (t = th_host_option_find(key)) != NULL) {
-        /* Options that name files or secrets belong on the command line
-         * (or, for secrets, in "secret key = value"). */
-        *why = "cannot be given in a configuration file";
-        return false;
-    }
-    if (!t)
-        *why = "is not a toolhost option";
-    else if (t->arg && !eq)
-        *why = "needs a value (name = value)";
-    else if (!t->arg && eq)
-        *why = "takes no value (give the name alone)";
-    else if (strcmp(key, t->name) == 0)
-        return true;
-    else {
-        size_t len = strlen(t->name) + (eq ? strlen(eq) : 0) + 3;
-        char *opt = malloc(len);
-        if (!opt) {
-            *why = "cannot be read: out of memory";
-            return false;
-        }
-        snprintf(opt, len, "--%s%s", t->name, eq ? eq : "");
-        free(*arg);
-        *arg = opt;
-        return true;
-    }
-    return false;
-}
-
-int th_host_config_args(int *argc, char ***argv, th_config *settings)
+int th_host_config_args(int *argc, char ***argv, th_config *settings, th_host_config_key_fn known)
 {
     char **args = NULL;
     size_t nargs = 0;

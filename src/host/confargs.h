@@ -7,16 +7,23 @@
 #ifndef TH_HOST_CONFARGS_H
 #define TH_HOST_CONFARGS_H
 
+#include <stdbool.h>
+
 #include "plugin/settings.h"
 
 /*
 ** Load every --config file in *ARGV into SETTINGS, and put the options of
-** their [toolhost] sections (checked against the option table) before the
+** their [toolhost] sections (each checked by KNOWN) before the
 ** command line's, replacing *ARGC and *ARGV. 0, or 2 after a message on
 ** stderr naming the file and line. The new argv lives until
 ** th_host_config_free.
 */
-int th_host_config_args(int *argc, char ***argv, th_config *settings);
+/* Whether *ARG ("--KEY" or "--KEY=VALUE") is a [toolhost] key the option
+** table allows, with or without a value as it takes; if so, *ARG may be
+** replaced (malloc'd) by the option it stands for; if not, *WHY says why.
+** The option table's, passed down: this file stays below it. */
+typedef bool (*th_host_config_key_fn)(char **arg, const char **why);
+int th_host_config_args(int *argc, char ***argv, th_config *settings, th_host_config_key_fn known);
 void th_host_config_free(void);
 
 #endif

@@ -649,6 +649,44 @@ static th_host_parse_rc finish(th_host_opts *o)
     return TH_HOST_RUN;
 }
 
+/* Whether ARG ("--KEY" or "--KEY=VALUE", from th_config_load_file) is a
+ * [toolhost] key the table allows, with or without a value as it takes;
+ * if so, ARG becomes the option it stands for. */
+static bool config_key(char **arg, const char **why)
+{
+    char key[128];
+    const char *eq = strchr(*arg + 2, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq ? (size_t)(eq - *arg - 2) : strlen(*arg + 2)), *arg + 2);
+    const th_option *t = th_host_option_by_key(key);
+    if (!t && (t = th_host_option_find(key)) != NULL) {
+        /* Options that name files or secrets belong on the command line
+         * (or, for secrets, in "secret key = value"). */
+        *why = "cannot be given in a configuration file";
+        return false;
+    }
+    if (!t)
+        *why = "is not a toolhost option";
+    else if (t->arg && !eq)
+        *why = "needs a value (name = value)";
+    else if (!t->arg && eq)
+        *why = "takes no value (give the name alone)";
+    else if (strcmp(key, t->name) == 0)
+        return true;
+    else {
+        size_t len = strlen(t->name) + (eq ? strlen(eq) : 0) + 3;
+        char *opt = malloc(len);
+        if (!opt) {
+            *why = "cannot be read: out of memory";
+            return false;
+        }
+        snprintf(opt, len, "--%s%s", t->name, eq ? eq : "");
+        free(*arg);
+        *arg = opt;
+        return true;
+    }
+    return false;
+}
+
 th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
 {
     if (!set_defaults(o))
@@ -658,7 +696,7 @@ th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
         return TH_HOST_FATAL;
     }
     /* --config first: its [toolhost] options go before the command line's. */
-    th_host_parse_rc rc = th_host_config_args(&argc, &argv, o->settings) == 0 ? TH_HOST_RUN : TH_HOST_USAGE;
+    th_host_parse_rc rc = th_host_config_args(&argc, &argv, o->settings, config_key) == 0 ? TH_HOST_RUN : TH_HOST_USAGE;
     if (rc == TH_HOST_RUN) {
         o->dirs = calloc((size_t)argc, sizeof *o->dirs);
         o->boxes = calloc((size_t)argc + 1, sizeof *o->boxes);
