@@ -114,6 +114,19 @@ static json_object *next_any(mh_proc *p)
     return o;
 }
 
+/* The next elicitation/create the server sends; what comes before it
+ * (status notifications) is dropped. */
+static json_object *next_ask(mh_proc *p)
+{
+    for (;;) {
+        json_object *m = next_any(p);
+        const char *method = mh_str(m, "method");
+        if (method && strcmp(method, "elicitation/create") == 0)
+            return m;
+        json_object_put(m);
+    }
+}
+
 /* The responses to A and B, in whichever order they come. */
 static void await_both(mh_proc *p, int a, int b, json_object **ra, json_object **rb)
 {
@@ -398,15 +411,7 @@ START_TEST(input_required_while_the_elicitation_waits)
     char params[128];
     snprintf(params, sizeof params, "\"taskId\":\"%s\"", id);
     int rid = post(p, "tasks/result", params);
-    json_object *ask = NULL;
-    while (!ask) {
-        json_object *m = next_any(p);
-        const char *method = mh_str(m, "method");
-        if (method && strcmp(method, "elicitation/create") == 0)
-            ask = m;
-        else
-            json_object_put(m);
-    }
+    json_object *ask = next_ask(p);
     MH_ASSERT_STR(ask, "params " RELATED, id);
     json_object *o = with_task_id(p, "tasks/get", id);
     MH_ASSERT_STR(o, "result status", "input_required");
@@ -446,15 +451,7 @@ START_TEST(the_task_id_comes_before_its_questions)
                       "round %d: before the CreateTaskResult came %s", n, mh_json(o));
         char *id = strdup(mh_str(o, "result task taskId"));
         json_object_put(o);
-        json_object *ask = NULL;
-        while (!ask) { /* its status notification may come first */
-            json_object *m = next_any(p);
-            const char *method = mh_str(m, "method");
-            if (method && strcmp(method, "elicitation/create") == 0)
-                ask = m;
-            else
-                json_object_put(m);
-        }
+        json_object *ask = next_ask(p);
         MH_ASSERT_STR(ask, "params " RELATED, id);
         mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"decline\"}}",
                 mh_json(mh_at(ask, "id")));
