@@ -22,14 +22,21 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "worker/isolate.h"
 #include "worker/spawn.h"
 
 extern char **environ;
 
 static char self_exe[PATH_MAX];
 
+/* A process that starts children running plugin code is not dumpable:
+ * they run as its user, and its /proc/PID/fd, environ and mem would be
+ * theirs to open. */
 bool th_spawn_init(void)
 {
+    if (!th_isolate_host())
+        th_log(TH_LOG_WARNING, "process isolation: the host stays dumpable (PR_SET_DUMPABLE: %s): its workers can "
+               "open its /proc/PID files", strerror(errno));
     return th_self_exe(self_exe, sizeof self_exe);
 }
 
