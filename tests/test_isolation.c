@@ -6,6 +6,8 @@
 ** memory), as the test's user and, when that is root, again as nobody.
 ** Each attack must be tried and refused by the kernel, and the host, the
 ** other worker and echo must keep serving, the forged response unseen.
+** A worker's environment holds the host's only where it must or where
+** --pass-env names it.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -139,6 +141,50 @@ START_TEST(attacks_are_refused_when_the_host_runs_as_nobody)
 }
 END_TEST
 
+/* The value of NAME in the victim's worker. */
+static const char *worker_env(mh_proc *p, const char *name)
+{
+    char args[128];
+    snprintf(args, sizeof args, "{\"name\":\"%s\"}", name);
+    return call(p, "victim_env", args);
+}
+
+START_TEST(a_worker_gets_only_the_environment_it_needs)
+{
+    char *dir = mh_private_dir(PROBE("victim"), NULL);
+    setenv("TH_TEST_HOST_SECRET", "hostSecret-4e1d", 1);
+    setenv("TH_TEST_PASSED", "passed-9a2b", 1);
+    setenv("TZ", "UTC0", 1);
+    /* A checked build's options reach its workers: kept as they are. */
+    const char *ubsan = getenv("UBSAN_OPTIONS");
+    char *ubsan_kept = strdup(ubsan ? ubsan : "print_stacktrace=1");
+    setenv("UBSAN_OPTIONS", ubsan_kept, 1);
+    mh_proc *p = mh_spawn("-d", dir, "--no-registry-cache", "--pass-env=TH_TEST_PASSED,TH_TEST_UNSET", NULL);
+    ck_assert_str_eq(worker_env(p, "TH_TEST_HOST_SECRET"), "(unset)");
+    ck_assert_str_eq(worker_env(p, "TH_TEST_PASSED"), "passed-9a2b");
+    ck_assert_str_eq(worker_env(p, "TH_TEST_UNSET"), "(unset)");
+    ck_assert_str_eq(worker_env(p, "TZ"), "UTC0");
+    ck_assert_str_eq(worker_env(p, "UBSAN_OPTIONS"), ubsan_kept);
+    ck_assert_str_eq(worker_env(p, "PATH"), getenv("PATH"));
+    mh_finish(p);
+    mh_rm_dir(dir);
+    free(ubsan_kept);
+}
+END_TEST
+
+/* A name that is not a variable's is a usage error naming the option. */
+START_TEST(pass_env_takes_only_variable_names)
+{
+    static const char *const bad[] = {"--pass-env=", "--pass-env=A,,B", "--pass-env=1A", "--pass-env=A=B"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mh_proc *p = mh_spawn(bad[i], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        ck_assert_msg(mh_stderr_wait(p, "--pass-env: '", MH_TIMEOUT_MS), "%s: %s", bad[i], mh_stderr(p));
+        mh_free(p);
+    }
+}
+END_TEST
+
 static Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -146,6 +192,8 @@ static Suite *isolation_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, attacks_on_the_host_and_another_worker_are_refused);
     tcase_add_test(tc, attacks_are_refused_when_the_host_runs_as_nobody);
+    tcase_add_test(tc, a_worker_gets_only_the_environment_it_needs);
+    tcase_add_test(tc, pass_env_takes_only_variable_names);
     suite_add_tcase(s, tc);
     return s;
 }

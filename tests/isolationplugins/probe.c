@@ -5,6 +5,7 @@
 ** IP_NAME_attack tries one attack on another process from inside its
 ** worker and answers what the kernel said: "OK" when it worked, else the
 ** errno's name. An attack that worked is undone at once (SIGCONT, detach).
+** IP_NAME_env answers a variable of its worker's environment.
 */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -189,6 +190,24 @@ static th_rc own_pid(th_call *call, json_object *args, void *user_data)
     return th_call_textf(call, "%ld", (long)getpid());
 }
 
+static th_rc env(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    json_object *name;
+    if (!json_object_object_get_ex(args, "name", &name))
+        return th_call_error(call, "want name");
+    const char *v = getenv(json_object_get_string(name));
+    return th_call_text(call, v ? v : "(unset)");
+}
+
+static const th_tool env_tool = {
+    TH_TOOL_INIT,
+    .name = IP_STR(IP_NAME) "_env",
+    .description = "Answers a variable of the environment it runs in.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}",
+    .handler = env,
+};
+
 static const th_tool attack_tool = {
     TH_TOOL_INIT,
     .name = IP_STR(IP_NAME) "_attack",
@@ -209,5 +228,6 @@ static const th_tool pid_tool = {
 IP_REG(IP_NAME)
 {
     th_server_add_tool(server, &attack_tool);
+    th_server_add_tool(server, &env_tool);
     return &pid_tool;
 }
