@@ -192,26 +192,16 @@ static int add_rules(scmp_filter_ctx ctx)
     return rc;
 }
 
-/* The 32-bit ABIs a 64-bit process can also call (int 0x80, x32) get the
- * same rules; any other is refused, never killed. */
-static const struct {
-    uint32_t native, also;
-} companions[] = {
-    {SCMP_ARCH_X86_64, SCMP_ARCH_X86},
-    {SCMP_ARCH_X86_64, SCMP_ARCH_X32},
-    {SCMP_ARCH_AARCH64, SCMP_ARCH_ARM},
-};
-
 static bool load_filter(char *why, size_t size)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc = ctx ? 0 : -ENOMEM;
     const char *step = "seccomp_init";
+    /* The native ABI only: a 64-bit worker has no use for the 32-bit ones
+     * (int 0x80, x32), which every call of theirs would need rules for and
+     * each rule costs the start time; they are refused, never killed. */
     if (rc == 0 && (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM))) != 0)
         step = "seccomp_attr_set";
-    for (size_t i = 0; rc == 0 && i < sizeof companions / sizeof companions[0]; i++)
-        if (companions[i].native == seccomp_arch_native())
-            (void)seccomp_arch_add(ctx, companions[i].also); /* a libseccomp without it: fine */
     if (rc == 0 && (rc = add_rules(ctx)) != 0)
         step = "seccomp_rule_add";
     if (rc == 0 && (rc = seccomp_load(ctx)) != 0)
