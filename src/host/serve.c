@@ -124,6 +124,10 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         fprintf(stderr, "toolhost: cannot find the host's own executable: %s\n", strerror(errno));
         return false;
     }
+    if (!th_spawn_pass_env(o->pass_env, o->npass_env)) {
+        fprintf(stderr, "toolhost: --pass-env: out of memory\n");
+        return false;
+    }
     if ((h->stop_fd = th_signals_init()) < 0 || !th_crashnote_init()) {
         fprintf(stderr, "toolhost: cannot set up signal handling: %s\n", strerror(errno));
         return false;
