@@ -29,6 +29,7 @@ typedef struct th_host_opts {
     size_t ndirs;
     bool qualified, strict, watch, lazy_load, isolate, use_cache;
     const char *cache_file; /* --registry-cache; NULL: the default path */
+    const char *lock_file;  /* --lock: the pinned definitions; NULL: none */
     th_load_opts load;
     th_scan_opts scan;
     th_supervisor_opts sup;
