@@ -24,7 +24,12 @@
 #define PIN(v) TEST_BUILDDIR "/lockplugins/" v "/.libs/pin.so"
 #define STEADY TEST_BUILDDIR "/lockplugins/.libs/steady.so"
 
-static const char *const modes[] = {"--isolation=process", "--isolation=none"};
+/* Each way a registry is built: proxies to workers, plugins loaded in the
+ * host, and tools listed from the scan for a first-call load. */
+static const char *const modes[][2] = {{"--isolation=process", "--log-level=info"},
+                                       {"--isolation=none", "--log-level=info"},
+                                       {"--isolation=none", "--lazy-load"}};
+#define NMODES 3
 
 /* Install FROM as DIR/NAME the way the README says: a temporary name, then
  * a rename into place. */
@@ -93,7 +98,7 @@ static mh_proc *serve(const char *dir, int mode)
     char lock[512], cache[600];
     lock_path(dir, lock, sizeof lock);
     snprintf(cache, sizeof cache, "--registry-cache=%s/cache.json", dir);
-    mh_proc *p = mh_spawn("--plugin-dir", dir, "--lock", lock, modes[mode], cache, "--log-level=info", NULL);
+    mh_proc *p = mh_spawn("--plugin-dir", dir, "--lock", lock, modes[mode][0], modes[mode][1], cache, NULL);
     mh_initialize(p, "2025-11-25");
     return p;
 }
@@ -178,9 +183,9 @@ static const char *const fields_[] = {"description changed", "inputSchema change
 
 START_TEST(each_drift_is_named_withheld_and_the_rest_serve)
 {
-    const drift_case *dc = &drifts_[_i / 2];
-    const char *field = fields_[_i / 2];
-    int mode = _i % 2;
+    const drift_case *dc = &drifts_[_i / NMODES];
+    const char *field = fields_[_i / NMODES];
+    int mode = _i % NMODES;
     char *dir = mh_private_dir(PIN("base"), STEADY, NULL);
     write_lock(dir);
     install(dc->variant, dir, "pin.so");
@@ -245,6 +250,27 @@ START_TEST(a_new_plugin_is_refused_whole)
     ck_assert_str_eq(call(p, 2, "pin"), "pin served");
     char *err = mh_stderr(p);
     assert_has(err, want);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
+/* The lock pins what a plugin registered, not the names a toolbox gives
+ * it: one written without --qualified-names holds with them. */
+START_TEST(a_lock_holds_with_qualified_names)
+{
+    char *dir = mh_private_dir(PIN("base"), STEADY, NULL);
+    write_lock(dir);
+    char lock[512], out[4096], box[600];
+    lock_path(dir, lock, sizeof lock);
+    snprintf(box, sizeof box, "--plugin-dir=%s", dir);
+    ck_assert_int_eq(run_lock(out, sizeof out, "--check", "--qualified-names", "--lock", lock, box, NULL), 0);
+    mh_proc *p = mh_spawn("--plugin-dir", dir, "--lock", lock, "--qualified-names", "--no-registry-cache", NULL);
+    mh_initialize(p, "2025-11-25");
+    ck_assert_str_eq(tools(p, 1), "default__pin__pin default__pin__pin_more default__steady__steady");
+    char *err = mh_stderr(p);
+    ck_assert_msg(!strstr(err, "by the lock"), "%s", err);
     free(err);
     mh_finish(p);
     mh_rm_dir(dir);
@@ -432,9 +458,10 @@ static Suite *lock_suite(void)
     Suite *s = suite_create("lock");
     TCase *tc = tcase_create("pinned definitions");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
-    tcase_add_loop_test(tc, each_drift_is_named_withheld_and_the_rest_serve, 0, 2 * (int)NDRIFTS);
-    tcase_add_loop_test(tc, an_unchanged_directory_matches_its_lock, 0, 2);
-    tcase_add_loop_test(tc, a_new_plugin_is_refused_whole, 0, 2);
+    tcase_add_loop_test(tc, each_drift_is_named_withheld_and_the_rest_serve, 0, NMODES * (int)NDRIFTS);
+    tcase_add_loop_test(tc, an_unchanged_directory_matches_its_lock, 0, NMODES);
+    tcase_add_loop_test(tc, a_new_plugin_is_refused_whole, 0, NMODES);
+    tcase_add_test(tc, a_lock_holds_with_qualified_names);
     tcase_add_test(tc, a_removed_plugin_is_reported);
     tcase_add_test(tc, usage_errors_exit_2);
     tcase_add_test(tc, an_unreadable_lock_stops_the_start);
