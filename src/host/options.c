@@ -106,6 +106,10 @@ static const th_option table[] = {
     {"config", 0, "FILE", CALL(opt_ignore), .key = "",
      .help = "read settings from FILE: [NAME] sections of\nkey = value or secret key = value lines, and\na [toolhost] "
              "section of options (name =\nvalue) that the command line overrides"},
+    {"lock", 0, "FILE", TEXT(lock_file), .min = 1, .what = "the lock file",
+     .help = "serve only what FILE pins (toolhost lock\nwrites it): a changed definition, a new tool,\nprompt, "
+             "template or plugin, or a plugin\nasking for more needs is refused and logged;\nthe others serve. "
+             "Read again on each reload"},
     {"lazy-load", 0, NULL, SWITCH(lazy_load),
      .help = "with --isolation=none: list tools from the\nscan or the registry cache and open each\nplugin at the first "
              "call of one of its tools"},
