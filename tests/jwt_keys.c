@@ -9,6 +9,7 @@
 #include <jwt.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
+#include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <stdio.h>
@@ -115,7 +116,9 @@ char *tk_sign(const tk_key *k, const char *alg, int no_kid, const char *claims)
     return tok;
 }
 
-char *tk_sign_raw(const tk_key *k, const char *header, const char *claims)
+/* HEADER.CLAIMS signed by K with the digest MD; an EC signature is turned
+ * from DER into JWS's R || S of HALF bytes each, RSA's is sent as it is. */
+static char *sign_as(const tk_key *k, const char *header, const char *claims, const EVP_MD *md, int half)
 {
     char *h = th_b64url_encode((const unsigned char *)header, strlen(header)),
          *c = th_b64url_encode((const unsigned char *)claims, strlen(claims));
@@ -129,8 +132,17 @@ char *tk_sign_raw(const tk_key *k, const char *header, const char *claims)
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char sig[1024];
     size_t siglen = sizeof sig;
-    ck_assert(key && ctx && EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
+    ck_assert(key && ctx && EVP_DigestSignInit(ctx, NULL, md, NULL, key) == 1 &&
               EVP_DigestSign(ctx, sig, &siglen, (const unsigned char *)input, inlen) == 1);
+    if (half > 0) {
+        const unsigned char *der = sig;
+        ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &der, (long)siglen);
+        ck_assert(es && 2 * half <= (int)sizeof sig);
+        ck_assert(BN_bn2binpad(ECDSA_SIG_get0_r(es), sig, half) == half &&
+                  BN_bn2binpad(ECDSA_SIG_get0_s(es), sig + half, half) == half);
+        siglen = 2 * (size_t)half;
+        ECDSA_SIG_free(es);
+    }
     char *s = th_b64url_encode(sig, siglen);
     ck_assert(s);
     char *tok = malloc(inlen + 2 + strlen(s));
@@ -144,6 +156,16 @@ char *tk_sign_raw(const tk_key *k, const char *header, const char *claims)
     free(s);
     free(input);
     return tok;
+}
+
+char *tk_sign_raw(const tk_key *k, const char *header, const char *claims)
+{
+    return sign_as(k, header, claims, EVP_sha256(), 0);
+}
+
+char *tk_sign_ec384(const tk_key *k, const char *header, const char *claims)
+{
+    return sign_as(k, header, claims, EVP_sha384(), 48);
 }
 
 char *tk_rsa_modulus(int bits, size_t pad)

@@ -33,6 +33,10 @@ char *tk_sign(const tk_key *k, const char *alg, int no_kid, const char *claims);
 ** are: duplicate names, NaN and all), RS256-signed by the RSA key K. */
 char *tk_sign_raw(const tk_key *k, const char *header, const char *claims);
 
+/* Like tk_sign_raw, by the EC key K, but as ES384 signs: SHA-384, and R and
+** S of 48 bytes each, whatever K's curve (a P-256 key made to pass as P-384). */
+char *tk_sign_ec384(const tk_key *k, const char *header, const char *claims);
+
 /* The base64url modulus of a fresh RSA key of BITS bits, after PAD zero
 ** bytes (a short key made to look long). */
 char *tk_rsa_modulus(int bits, size_t pad);

@@ -1102,8 +1102,9 @@ END_TEST
 /* ---- authorization (--auth-token-file) ------------------------------------ */
 
 /* A token file: a plain token without scopes, one with scope "tools", and
- * the SHA-256 of "hashed-secret" with scope "tools". Returns its path. */
-static char *token_file(void)
+ * the SHA-256 of "hashed-secret" with scope "tools", then the lines of
+ * EXTRA. Returns its path. */
+static char *token_file_with(const char *extra)
 {
     char *path = strdup("/tmp/th-auth-XXXXXX");
     int fd = mkstemp(path);
@@ -1113,8 +1114,14 @@ static char *token_file(void)
                        "scoped-token tools\n"
                        "sha256:4e598f5daafc2fda61641ddbb5956deb23fde6616366dc9dd5a7c9f47da4d787 tools admin\n";
     ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    ck_assert(write(fd, extra, strlen(extra)) == (ssize_t)strlen(extra));
     close(fd);
     return path;
+}
+
+static char *token_file(void)
+{
+    return token_file_with("");
 }
 
 static hres init_with(int port, const char *auth)
@@ -1257,7 +1264,7 @@ static hres post_as(int port, const char *token, const char *sid, const char *bo
 
 START_TEST(tool_scope_checked_at_call)
 {
-    char *file = token_file(), opt[128];
+    char *file = token_file_with("near-token toolsmith xtools\n"), opt[128];
     snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
     int port;
     mh_proc *p = start_http(&port, opt, "--auth-tool-scope=echo=tools", NULL);
@@ -1271,6 +1278,12 @@ START_TEST(tool_scope_checked_at_call)
     hres_free(&r);
     r = post_as(port, "plain-token", sid, "[" CALL_ECHO "]");
     ck_assert_int_eq(r.status, 403);
+    hres_free(&r);
+    free(sid);
+    /* A scope is a whole word: "toolsmith" and "xtools" are not "tools". */
+    sid = open_session_as(port, "near-token");
+    r = post_as(port, "near-token", sid, CALL_ECHO);
+    assert_www_auth(&r, 403, "error=\"insufficient_scope\"");
     hres_free(&r);
     free(sid);
     sid = open_session_as(port, "scoped-token");

@@ -150,6 +150,12 @@ START_TEST(forged_algorithms_refused)
     /* HS256 keyed with the public key's PEM, which anyone can read. */
     ck_assert_int_eq(check_claims(a, &rsa, "HS256", 0, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_INVALID);
     ck_assert_int_eq(check_claims(a, &rsa, "HS256", 1, claims(ISS, "\"" AUD "\"", 300, NULL), NULL), TH_AUTH_INVALID);
+    /* ES384 is defined on P-384 only (RFC 7518 section 3.4): a P-256 key's
+     * SHA-384 signature in ES384's 96-byte form verifies, and is refused. */
+    char hdr[128], *cl384 = claims(ISS, "\"" AUD "\"", 300, NULL);
+    snprintf(hdr, sizeof hdr, "{\"alg\":\"ES384\",\"kid\":\"%s\"}", ec.kid);
+    ck_assert_int_eq(check_tok(a, tk_sign_ec384(&ec, hdr, cl384), NULL), TH_AUTH_INVALID);
+    free(cl384);
     /* The forgery is real: libjwt 1.10, handed the public key's PEM to
      * verify with, accepts it, since the token names the algorithm. */
     char *cl = claims(ISS, "\"" AUD "\"", 300, NULL), *tok = tk_sign(&rsa, "HS256", 0, cl);
