@@ -37,6 +37,7 @@ static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const 
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_format(th_host_opts *o, const th_option *opt, const char *arg);
@@ -102,6 +103,18 @@ static const th_option table[] = {
     {"config", 0, "FILE", CALL(opt_ignore), .key = "",
      .help = "read settings from FILE: [NAME] sections of\nkey = value or secret key = value lines, and\na [toolhost] "
              "section of options (name =\nvalue) that the command line overrides"},
+    {"tools", 0, "[PLUGIN:]GLOB,...", CALL(opt_policy), .section = "Exposure",
+     .help = "expose only tools whose name, or PLUGIN/TOOL,\nmatches a GLOB (fnmatch; repeatable); with\nPLUGIN: "
+             "for that plugin's tools alone\n(the [PLUGIN] key tools = GLOB,...)"},
+    {"exclude-tools", 0, "[PLUGIN:]GLOB,...", CALL(opt_policy),
+     .help = "hide tools whose name, or PLUGIN/TOOL, matches\na GLOB (repeatable); a hidden tool is unknown\nto "
+             "tools/list and tools/call alike; a glob\nthat matches PLUGIN/* hides the plugin's\nprompts and "
+             "resources too (the [PLUGIN]\nkey exclude-tools = GLOB,...)"},
+    {"read-only", 0, NULL, CALL(opt_policy),
+     .help = "expose only tools annotated readOnlyHint: true"},
+    {"read-only-plugin", 0, "PLUGIN", CALL(opt_policy),
+     .help = "the same for PLUGIN's tools alone (repeatable;\nthe [PLUGIN] key read-only = true)"},
+
     {"lazy-load", 0, NULL, SWITCH(lazy_load),
      .help = "with --isolation=none: list tools from the\nscan or the registry cache and open each\nplugin at the first "
              "call of one of its tools"},
@@ -486,6 +499,26 @@ static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, co
     return TH_HOST_RUN;
 }
 
+/* The exposure options, each a kind of rule of the policy (plugin/policy.h). */
+static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    static const struct {
+        const char *name;
+        th_policy_kind kind;
+    } kinds[] = {{"tools", TH_POLICY_TOOLS},
+                 {"exclude-tools", TH_POLICY_EXCLUDE},
+                 {"read-only", TH_POLICY_READ_ONLY},
+                 {"read-only-plugin", TH_POLICY_READ_ONLY}};
+    size_t i = 0;
+    while (strcmp(kinds[i].name, opt->name) != 0)
+        i++;
+    th_err err;
+    th_rc rc = th_policy_add(o->policy, kinds[i].kind, opt->name, arg, &err);
+    if (rc != TH_OK)
+        fprintf(stderr, "toolhost: %s\n", err.msg);
+    return rc == TH_OK ? TH_HOST_RUN : rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+}
+
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg)
 {
     (void)o;
@@ -691,7 +724,7 @@ th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
 {
     if (!set_defaults(o))
         return TH_HOST_FATAL;
-    if (!(o->settings = th_config_new())) {
+    if (!(o->settings = th_config_new()) || !(o->policy = th_policy_new())) {
         fprintf(stderr, "toolhost: out of memory\n");
         return TH_HOST_FATAL;
     }
@@ -722,6 +755,7 @@ void th_host_opts_clear(th_host_opts *o)
     free(o->dirs);
     free(o->origins);
     th_config_free(o->settings);
+    th_policy_unref(o->policy);
     th_host_config_free();
     *o = (th_host_opts){0};
 }

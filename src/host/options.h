@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "plugin/loader.h"
+#include "plugin/policy.h"
 #include "plugin/settings.h"
 #include "protocol/mcp.h"
 #include "transport/http.h"
@@ -33,6 +34,7 @@ typedef struct th_host_opts {
     th_scan_opts scan;
     th_supervisor_opts sup;
     th_config *settings; /* per-plugin settings (plugin/settings.h) */
+    th_policy *policy;   /* --tools, --exclude-tools, --read-only: what clients see */
     /* Protocol */
     th_mcp_config cfg;
     th_stdio_opts stdio;

@@ -67,7 +67,8 @@ static bool start_opts(th_host *h)
         return false;
     h->start = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
                                .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
-                               .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings};
+                               .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings,
+                               .policy = o->policy};
     h->start.scan.load = o->load;
     /* Lazily, the trust rule is applied now to cached plugins too: a tool
      * is listed only when its plugin may be opened. */

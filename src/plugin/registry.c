@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "plugin/policy.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
 #include "plugin/prompts.h"
+#include "plugin/settings.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -40,6 +42,11 @@ struct th_registry {
     void **handles;     /* dlopen handles, closed last */
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
+    th_policy *policy;  /* exposure, or NULL: everything is exposed */
+    /* The exposed entries' indexes, built at the first listing of a
+     * version (under memo_lock) so that paging a filtered list is direct. */
+    size_t *shown, nshown;
+    unsigned long long shown_version;
     bool last_contextual; /* see th_registry_refusal_contextual */
     bool private_copy;  /* see th_registry_set_private */
     /* Hot reload (plugin/reload.c): entries lent by an older registry, the
@@ -198,6 +205,8 @@ void th_registry_unref(th_registry *reg)
     memos_free(reg->memos);
     pthread_mutex_destroy(&reg->memo_lock);
     th_naming_unref(reg->naming);
+    th_policy_unref(reg->policy);
+    free(reg->shown);
     free(reg);
 }
 
@@ -738,6 +747,78 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming)
     return TH_OK;
 }
 
+th_rc th_registry_set_policy(th_registry *reg, th_policy *policy)
+{
+    if (reg->count)
+        return TH_ERR_MISUSE;
+    th_policy_unref(reg->policy);
+    reg->policy = th_policy_ref(policy);
+    return TH_OK;
+}
+
+const th_policy *th_registry_policy(const th_registry *reg)
+{
+    return reg->policy;
+}
+
+/* The plugin an entry came from: its qualified name's part, else the
+ * file's NAME (NULL when the origin is not a NAME.so). */
+static const char *entry_plugin(const th_entry *e, char *buf, size_t size)
+{
+    if (e->plugin)
+        return e->plugin;
+    return e->origin && th_config_plugin_name(e->origin, buf, size) ? buf : NULL;
+}
+
+bool th_registry_exposes(const th_registry *reg, const th_entry *e)
+{
+    if (!th_policy_active(reg->policy))
+        return true;
+    char buf[256];
+    return th_policy_tool(reg->policy, e->name, entry_plugin(e, buf, sizeof buf),
+                          e->original_name ? e->original_name : e->name, e->annotations);
+}
+
+/* Rebuild the index of exposed entries if the tools changed since. Under memo_lock. */
+static bool shown_fresh(th_registry *reg)
+{
+    if (reg->shown && reg->shown_version == reg->version)
+        return true;
+    size_t *v = malloc((reg->count ? reg->count : 1) * sizeof *v), n = 0;
+    if (!v)
+        return false;
+    for (size_t i = 0; i < reg->count; i++)
+        if (th_registry_exposes(reg, reg->entries[i]))
+            v[n++] = i;
+    free(reg->shown);
+    reg->shown = v;
+    reg->nshown = n;
+    reg->shown_version = reg->version;
+    return true;
+}
+
+size_t th_registry_exposed_count(const th_registry *reg)
+{
+    if (!th_policy_active(reg->policy))
+        return reg->count;
+    th_registry *r = (th_registry *)reg; /* the index is a cache, as memos are */
+    pthread_mutex_lock(&r->memo_lock);
+    size_t n = shown_fresh(r) ? r->nshown : 0;
+    pthread_mutex_unlock(&r->memo_lock);
+    return n;
+}
+
+const th_entry *th_registry_exposed_at(const th_registry *reg, size_t i)
+{
+    if (!th_policy_active(reg->policy))
+        return i < reg->count ? reg->entries[i] : NULL;
+    th_registry *r = (th_registry *)reg;
+    pthread_mutex_lock(&r->memo_lock);
+    const th_entry *e = shown_fresh(r) && i < r->nshown ? r->entries[r->shown[i]] : NULL;
+    pthread_mutex_unlock(&r->memo_lock);
+    return e;
+}
+
 const th_naming *th_registry_naming(const th_registry *reg)
 {
     return reg->naming;
@@ -822,18 +903,19 @@ static bool part_of(bool qualified, const char *toolbox, const char *plugin, con
            strlen(plugin) == q->server_len && memcmp(plugin, q->server, q->server_len) == 0;
 }
 
-/* Does REG (may be NULL) or PS (may be NULL) hold anything of the plugin
- * Q names? Only on the way to a refusal, so a scan is fine. */
+/* Does REG (may be NULL) or PS (may be NULL) expose anything of the plugin
+ * Q names? Only on the way to a refusal, so a scan is fine. What the
+ * policy hides counts as absent: the refusal must not tell it exists. */
 static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
 {
     for (size_t i = 0; i < th_prompts_count(ps); i++) {
         const th_prompt_entry *e = th_prompts_at(ps, i);
-        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+        if (part_of(e->qualified, e->toolbox, e->plugin, q) && (!reg || th_policy_plugin(reg->policy, e->plugin)))
             return true;
     }
     for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
         const th_entry *e = th_registry_at(reg, i);
-        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+        if (part_of(e->qualified, e->toolbox, e->plugin, q) && th_registry_exposes(reg, e))
             return true;
     }
     return false;
@@ -845,14 +927,14 @@ const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *
      * lookup decides every name that will be served; the parse only
      * explains the others. */
     const th_entry *e = name ? th_registry_get(reg, name) : NULL;
-    if (e)
+    if (e && th_registry_exposes(reg, e))
         return e;
     const th_naming *n = th_registry_naming(reg);
     th_qualname q;
     if (!name)
         snprintf(why, size, "Unknown tool");
-    else if (!th_naming_qualified(n))
-        snprintf(why, size, "Unknown tool: %.200s", name);
+    else if (e || !th_naming_qualified(n))
+        snprintf(why, size, "Unknown tool: %.200s", name); /* a hidden tool is as unknown as any */
     else if (!th_qualname_parse(name, &q))
         th_qualname_err_format(why, size, name);
     else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))

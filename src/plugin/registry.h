@@ -166,6 +166,27 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming);
 const th_naming *th_registry_naming(const th_registry *reg);
 
 /*
+** The exposure policy (plugin/policy.h): from now on what POLICY hides is
+** absent to clients, in th_tool_resolve and the exposed listing alike.
+** Takes a reference; NULL exposes everything. Only on an empty registry
+** (TH_ERR_MISUSE otherwise), as th_registry_set_naming.
+*/
+struct th_policy;
+th_rc th_registry_set_policy(th_registry *reg, struct th_policy *policy);
+const struct th_policy *th_registry_policy(const th_registry *reg);
+
+/* Whether the policy lets clients see and call E, one of REG's tools. */
+bool th_registry_exposes(const th_registry *reg, const th_entry *e);
+
+/*
+** The tools clients may see, in registration order: what tools/list pages
+** through. Without a policy the same as th_registry_count/th_registry_at.
+** th_registry_exposed_at returns NULL past the end.
+*/
+size_t th_registry_exposed_count(const th_registry *reg);
+const th_entry *th_registry_exposed_at(const th_registry *reg, size_t i);
+
+/*
 ** Did th_registry_add's last refusal come from the registry's context (a
 ** tool already registered under the name, or the toolbox naming) rather
 ** than from the descriptor alone? A scan of the plugin by itself cannot

@@ -181,11 +181,11 @@ static void put_instructions(json_object *res, const th_mcp *m, const th_registr
             th_mcpi_put(res, "instructions", json_object_new_string(m->cfg.instructions));
         return;
     }
-    size_t n = th_registry_count(reg);
+    size_t n = th_registry_exposed_count(reg);
     th_buf b = {0};
     th_buf_printf(&b, n ? "Tools:" : "No tools are loaded.");
     for (size_t i = 0; i < n && i < INSTRUCTION_NAMES; i++)
-        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(reg, i)->name);
+        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_exposed_at(reg, i)->name);
     if (n > INSTRUCTION_NAMES)
         th_buf_printf(&b, " and %zu more", n - INSTRUCTION_NAMES);
     if (n)
@@ -679,7 +679,7 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
         json_object *res = json_object_new_object();
         json_object *tools = json_object_new_array_ext((int)(end - offset));
         for (size_t i = offset; i < end; i++)
-            th_mcpi_push(tools, tool_json(th_registry_at(reg, i), r->version));
+            th_mcpi_push(tools, tool_json(th_registry_exposed_at(reg, i), r->version));
         th_mcpi_put(res, "tools", tools);
         if (end < count) {
             char next[64];
@@ -705,7 +705,7 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
 static void m_tools_list(request *r)
 {
     const th_registry *reg = r->reg;
-    size_t count = th_registry_count(reg), offset = 0;
+    size_t count = th_registry_exposed_count(reg), offset = 0;
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {

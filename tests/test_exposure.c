@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+** test_exposure.c: the exposure policy (--tools, --exclude-tools,
+** --read-only and their per-plugin forms) seen by a client of the real
+** toolhost over stdio, at every revision: tools/list and tools/call give
+** one answer, and a hidden tool is refused exactly as a name never served.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "mcp_harness.h"
+
+/* The revisions a test runs at: the last of the initialize handshake's
+ * first era, its later ones, and per-request _meta (no handshake). */
+static const char *const revisions[] = {"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
+#define MODERN_REV 3
+
+static int last_id;
+
+static mh_proc *start_rev(int rev, const char *a, const char *b, const char *c)
+{
+    mh_proc *p = mh_start(a, b, c, NULL);
+    if (rev != MODERN_REV)
+        mh_initialize(p, revisions[rev]);
+    return p;
+}
+
+/* The params' _meta at REV, as members after a comma, or "". */
+static const char *meta(int rev)
+{
+    return rev == MODERN_REV ? "," MH_MODERN_META : "";
+}
+
+static json_object *rpc(mh_proc *p, int rev, const char *method, const char *params)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d", ++last_id);
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\",\"params\":{%s%s}}", id, method, params,
+            *params ? meta(rev) : meta(rev) + (*meta(rev) ? 1 : 0));
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, id);
+    return o;
+}
+
+static json_object *call(mh_proc *p, int rev, const char *name)
+{
+    char params[256];
+    snprintf(params, sizeof params, "\"name\":\"%s\",\"arguments\":{\"text\":\"x\"}", name);
+    return rpc(p, rev, "tools/call", params);
+}
+
+/* Every name tools/list gives, page by page, joined by spaces. */
+static char *listed(mh_proc *p, int rev)
+{
+    char *all = calloc(1, 4096), cursor[256] = "";
+    ck_assert_ptr_nonnull(all);
+    for (;;) {
+        json_object *o = rpc(p, rev, "tools/list", cursor);
+        MH_ASSERT_RESULT(o);
+        for (size_t i = 0; i < mh_len(o, "result tools"); i++) {
+            char path[64];
+            snprintf(path, sizeof path, "result tools %zu name", i);
+            strcat(strcat(all, *all ? " " : ""), mh_str(o, path));
+        }
+        const char *next = mh_str(o, "result nextCursor");
+        if (next)
+            snprintf(cursor, sizeof cursor, "\"cursor\":\"%s\"", next);
+        json_object_put(o);
+        if (!next)
+            return all;
+    }
+}
+
+/* A call of NAME is refused as a name never served is: same code, and the
+ * message the unknown name gets with NAME in it. */
+static void refused_as_unknown(mh_proc *p, int rev, const char *name)
+{
+    json_object *o = call(p, rev, name), *u = call(p, rev, "never_served");
+    MH_ASSERT_ERROR(o, -32602);
+    MH_ASSERT_ERROR(u, -32602);
+    char want[128];
+    snprintf(want, sizeof want, "Unknown tool: %s", name);
+    MH_ASSERT_STR(o, "error message", want);
+    MH_ASSERT_STR(u, "error message", "Unknown tool: never_served");
+    json_object_put(o);
+    json_object_put(u);
+}
+
+static void served(mh_proc *p, int rev, const char *name)
+{
+    json_object *o = call(p, rev, name);
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+}
+
+/* Paged two at a time, so that the filtered list is paged too. */
+START_TEST(excluded_tools_are_neither_listed_nor_called)
+{
+    mh_proc *p = start_rev(_i, "--exclude-tools=fail*,slow", "--page-size=2", NULL);
+    char *names = listed(p, _i);
+    ck_assert_str_eq(names, "logger printer progress rich_structured rich echo");
+    free(names);
+    refused_as_unknown(p, _i, "slow");
+    refused_as_unknown(p, _i, "failer");
+    served(p, _i, "echo");
+    mh_finish(p);
+}
+END_TEST
+
+START_TEST(only_the_chosen_tools_are_listed_and_called)
+{
+    mh_proc *p = start_rev(_i, "--tools=echo,rich*", "--tools=printer", NULL);
+    char *names = listed(p, _i);
+    ck_assert_str_eq(names, "printer rich_structured rich echo");
+    free(names);
+    refused_as_unknown(p, _i, "logger");
+    served(p, _i, "echo");
+    mh_finish(p);
+}
+END_TEST
+
+/* echo and rich_structured say readOnlyHint: true; rich says nothing. */
+START_TEST(read_only_exposes_the_read_only_tools)
+{
+    mh_proc *p = start_rev(_i, "--read-only", NULL, NULL);
+    char *names = listed(p, _i);
+    ck_assert_str_eq(names, "rich_structured echo");
+    free(names);
+    refused_as_unknown(p, _i, "printer");
+    served(p, _i, "echo");
+    mh_finish(p);
+}
+END_TEST
+
+/* PLUGIN/TOOL names a tool by its plugin; PLUGIN: confines globs to it. */
+START_TEST(globs_may_name_the_plugin)
+{
+    mh_proc *p = start_rev(_i, "--exclude-tools=failer/*", "--tools=rich:rich_s*", NULL);
+    char *names = listed(p, _i);
+    ck_assert_str_eq(names, "logger printer progress rich_structured slow echo");
+    free(names);
+    refused_as_unknown(p, _i, "failer_bare");
+    refused_as_unknown(p, _i, "rich");
+    mh_finish(p);
+}
+END_TEST
+
+/* A plugin's config section holds the same keys, which never reach it as
+ * settings. */
+START_TEST(a_config_section_sets_the_plugin_policy)
+{
+    char path[] = "/tmp/th-exposure-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    static const char text[] = "[rich]\nread-only = true\n[failer]\nexclude-tools = *\n[slow]\ntools = nothing\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    char opt[64];
+    snprintf(opt, sizeof opt, "--config=%s", path);
+    mh_proc *p = start_rev(_i, opt, NULL, NULL);
+    char *names = listed(p, _i);
+    ck_assert_str_eq(names, "logger printer progress rich_structured echo");
+    free(names);
+    refused_as_unknown(p, _i, "rich");
+    mh_finish(p);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(bad_policy_options_are_usage_errors)
+{
+    static const char *const bad[][2] = {
+        {"--tools=echo,,rich", "empty glob"},
+        {"--exclude-tools=Bad:x", "not a plugin name"},
+        {"--read-only-plugin=no-such", "not a plugin name"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mh_proc *p = mh_start(bad[i][0], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        char *err = mh_stderr(p);
+        ck_assert_msg(strstr(err, bad[i][1]), "%s: %s", bad[i][0], err);
+        free(err);
+        mh_free(p);
+    }
+}
+END_TEST
+
+static Suite *exposure_suite(void)
+{
+    Suite *s = suite_create("exposure");
+    TCase *tc = tcase_create("stdio");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    int n = (int)(sizeof revisions / sizeof *revisions);
+    tcase_add_loop_test(tc, excluded_tools_are_neither_listed_nor_called, 0, n);
+    tcase_add_loop_test(tc, only_the_chosen_tools_are_listed_and_called, 0, n);
+    tcase_add_loop_test(tc, read_only_exposes_the_read_only_tools, 0, n);
+    tcase_add_loop_test(tc, globs_may_name_the_plugin, 0, n);
+    tcase_add_loop_test(tc, a_config_section_sets_the_plugin_policy, 0, n);
+    tcase_add_test(tc, bad_policy_options_are_usage_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TH_CHECK_MAIN_WITH(exposure_suite, mh_global_setup, mh_global_teardown)
