@@ -413,6 +413,34 @@ START_TEST(test_optional_fields_parsed_and_checked)
 }
 END_TEST
 
+/* Clients act on the hints (and --read-only trusts readOnlyHint): a
+ * misspelt or mistyped one must not pass as "not said". */
+START_TEST(test_annotations_are_known_hints_of_their_type)
+{
+    static const char *const bad[][2] = {
+        {"{\"readOnlyHint\":\"yes\"}", "Tool annotations readOnlyHint must be bool (true or false), got string"},
+        {"{\"destructiveHint\":1}", "Tool annotations destructiveHint must be bool (true or false), got int"},
+        {"{\"idempotentHint\":null}", "Tool annotations idempotentHint must be bool (true or false), got null"},
+        {"{\"openWorldHint\":[]}", "Tool annotations openWorldHint must be bool (true or false), got array"},
+        {"{\"title\":true}", "Tool annotations title must be string, got boolean"},
+        {"{\"readonlyHint\":true}", "Tool annotations member 'readonlyHint' is unknown (known: title, readOnlyHint, "
+                                      "destructiveHint, idempotentHint, openWorldHint)"},
+    };
+    th_err err;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        th_tool t = make_tool("hinted", "Tool with annotations");
+        t.annotations = bad[i][0];
+        ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+        ck_assert_str_eq(err.msg, bad[i][1]);
+    }
+    th_tool t = make_tool("hinted", "Tool with annotations");
+    t.annotations = "{\"title\":\"Hinted\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+                    "\"idempotentHint\":false,\"openWorldHint\":true}";
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+}
+END_TEST
+
 START_TEST(test_abi_checked_first)
 {
     th_tool t = make_tool("future", "Tool from a newer header");
@@ -647,6 +675,7 @@ static Suite *registry_suite(void)
     tcase_add_checked_fixture(extra, setup, teardown);
     tcase_add_test(extra, test_input_schema_must_be_strict_json);
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
+    tcase_add_test(extra, test_annotations_are_known_hints_of_their_type);
     tcase_add_test(extra, test_abi_checked_first);
     tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
     tcase_add_test(extra, test_tool_name_character_classes_at_their_edges);

@@ -299,6 +299,40 @@ static th_rc check_state(const th_registry *reg, th_err *err)
     return TH_OK;
 }
 
+/* The members MCP defines for ToolAnnotations, and the JSON type of each. */
+static const struct {
+    const char *name;
+    json_type type;
+    const char *word; /* the type in a refusal */
+} annotation_members[] = {
+    {"title", json_type_string, "string"},
+    {"readOnlyHint", json_type_boolean, "bool (true or false)"},
+    {"destructiveHint", json_type_boolean, "bool (true or false)"},
+    {"idempotentHint", json_type_boolean, "bool (true or false)"},
+    {"openWorldHint", json_type_boolean, "bool (true or false)"},
+};
+
+/* Rules 6.12 and 6.13: only known members, each of its type. Clients act
+ * on these hints (a read-only policy trusts readOnlyHint), so a misspelt or
+ * mistyped one is refused rather than silently meaning "not said". */
+static th_rc check_annotations(json_object *annotations, th_err *err)
+{
+    json_object_object_foreach(annotations, key, val) {
+        size_t i = 0, n = sizeof annotation_members / sizeof *annotation_members;
+        while (i < n && strcmp(annotation_members[i].name, key) != 0)
+            i++;
+        if (i == n)
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool annotations member '%.64s' is unknown (known: title, readOnlyHint, "
+                              "destructiveHint, idempotentHint, openWorldHint)",
+                              key);
+        if (!json_object_is_type(val, annotation_members[i].type))
+            return th_err_set(err, TH_ERR_VALUE, "Tool annotations %s must be %s, got %s", key,
+                              annotation_members[i].word, json_type_word(val));
+    }
+    return TH_OK;
+}
+
 /*
 ** The registry rules after the state, in the specification's order: required
 ** attributes, name, duplicate, description, input schema, execute. T has been
@@ -458,6 +492,8 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
                             json_type_word(out->annotations));
             goto fail;
         }
+        if ((rc = check_annotations(out->annotations, err)) != TH_OK)
+            goto fail;
     }
     th_err_clear(err);
     return TH_OK;
