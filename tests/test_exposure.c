@@ -20,6 +20,11 @@
 static const char *const revisions[] = {"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"};
 #define MODERN_REV 3
 
+#define PROMPTFIX_SO TEST_BUILDDIR "/promptplugins/.libs/promptfix.so"
+#define RESFIX_SO TEST_BUILDDIR "/resplugins/.libs/resfix.so"
+
+static const char *const modes[] = {"--isolation=none", "--isolation=process"};
+
 static int last_id;
 
 static mh_proc *start_rev(int rev, const char *a, const char *b, const char *c)
@@ -190,6 +195,58 @@ START_TEST(bad_policy_options_are_usage_errors)
 }
 END_TEST
 
+/* Whether the list at PATH of O holds an entry with FIELD equal to WANT. */
+static bool lists(json_object *o, const char *path, const char *field, const char *want)
+{
+    json_object *a = mh_at(o, path);
+    for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+        const char *v = mh_str(json_object_array_get_idx(a, i), field);
+        if (v && strcmp(v, want) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* METHOD with PARAMS for a hidden name and for one never served: one error. */
+static void same_error(mh_proc *p, const char *method, const char *hidden, const char *never)
+{
+    json_object *h = rpc(p, 2, method, hidden), *n = rpc(p, 2, method, never);
+    ck_assert_msg(mh_has(h, "error"), "%s %s: %s", method, hidden, mh_json(h));
+    ck_assert_int_eq(json_object_get_int(mh_at(h, "error code")), json_object_get_int(mh_at(n, "error code")));
+    json_object_put(h);
+    json_object_put(n);
+}
+
+/* Prompts and resources are chosen by plugin: an exclusion that covers all
+ * a plugin's tools hides them too. Each run is checked against one where
+ * the same plugins are served, so the hidden names are real ones. */
+START_TEST(a_plugin_excluded_whole_shows_no_prompts_or_resources)
+{
+    char *dir = mh_private_dir(PROMPTFIX_SO, RESFIX_SO, NULL);
+    for (int hide = 0; hide < 2; hide++) {
+        mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache",
+                              hide ? "--exclude-tools=resfix/*,promptfix/*" : "--exclude-tools=resfix/nothing", NULL);
+        mh_initialize(p, "2025-11-25");
+        json_object *o = rpc(p, 2, "prompts/list", "");
+        ck_assert_msg(lists(o, "result prompts", "name", "greet") == !hide, "%s", mh_json(o));
+        json_object_put(o);
+        o = rpc(p, 2, "resources/list", "");
+        ck_assert_msg(lists(o, "result resources", "uri", "mem://hello") == !hide, "%s", mh_json(o));
+        json_object_put(o);
+        o = rpc(p, 2, "resources/templates/list", "");
+        ck_assert_msg(lists(o, "result resourceTemplates", "name", "items") == !hide, "%s", mh_json(o));
+        json_object_put(o);
+        if (hide) {
+            same_error(p, "prompts/get", "\"name\":\"greet\"", "\"name\":\"never_served\"");
+            same_error(p, "resources/read", "\"uri\":\"mem://hello\"", "\"uri\":\"mem://never\"");
+            same_error(p, "resources/read", "\"uri\":\"mem://items/1\"", "\"uri\":\"mem://never\"");
+        }
+        mh_finish(p);
+    }
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *exposure_suite(void)
 {
     Suite *s = suite_create("exposure");
@@ -202,6 +259,7 @@ static Suite *exposure_suite(void)
     tcase_add_loop_test(tc, globs_may_name_the_plugin, 0, n);
     tcase_add_loop_test(tc, a_config_section_sets_the_plugin_policy, 0, n);
     tcase_add_test(tc, bad_policy_options_are_usage_errors);
+    tcase_add_loop_test(tc, a_plugin_excluded_whole_shows_no_prompts_or_resources, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

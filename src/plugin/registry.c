@@ -789,6 +789,8 @@ th_rc th_registry_set_policy(th_registry *reg, th_policy *policy)
         return TH_ERR_MISUSE;
     th_policy_unref(reg->policy);
     reg->policy = th_policy_ref(policy);
+    th_prompts_set_policy(reg->prompts, policy);
+    th_resources_set_policy(reg->resources, policy);
     return TH_OK;
 }
 
