@@ -441,6 +441,33 @@ START_TEST(test_annotations_are_known_hints_of_their_type)
 }
 END_TEST
 
+/* MCP's Icon shape, so a client never gets one it cannot draw. */
+START_TEST(test_icons_have_the_mcp_shape)
+{
+    static const char *const bad[][2] = {
+        {"{}", "Tool icons must be list (a JSON array), got object"},
+        {"[{\"mimeType\":\"image/png\"}]", "Tool icons[0] must be an object with a string \"src\""},
+        {"[{\"src\":\"https://x/a.png\"},\"b.png\"]", "Tool icons[1] must be an object with a string \"src\""},
+        {"[{\"src\":\"https://x/a.png\",\"mimeType\":1}]", "Tool icons[0].mimeType must be a string"},
+        {"[{\"src\":\"https://x/a.png\",\"theme\":\"blue\"}]", "Tool icons[0].theme must be \"light\" or \"dark\""},
+        {"[{\"src\":\"https://x/a.png\",\"sizes\":\"48x48\"}]", "Tool icons[0].sizes must be an array of strings"},
+    };
+    th_err err;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        th_tool t = make_tool("iconic", "Tool with icons");
+        t.icons = bad[i][0];
+        ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+        ck_assert_str_eq(err.msg, bad[i][1]);
+    }
+    th_tool t = make_tool("iconic", "Tool with icons");
+    t.icons = "[{\"src\":\"https://x/a.png\",\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"],\"theme\":\"dark\"}]";
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    json_object *icon = json_object_array_get_idx(th_registry_get(reg, "iconic")->icons, 0), *src;
+    ck_assert(json_object_object_get_ex(icon, "src", &src));
+    ck_assert_str_eq(json_object_get_string(src), "https://x/a.png");
+}
+END_TEST
+
 START_TEST(test_abi_checked_first)
 {
     th_tool t = make_tool("future", "Tool from a newer header");
@@ -676,6 +703,7 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_input_schema_must_be_strict_json);
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
     tcase_add_test(extra, test_annotations_are_known_hints_of_their_type);
+    tcase_add_test(extra, test_icons_have_the_mcp_shape);
     tcase_add_test(extra, test_abi_checked_first);
     tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
     tcase_add_test(extra, test_tool_name_character_classes_at_their_edges);

@@ -169,6 +169,7 @@ static void entry_free(th_entry *e)
     json_object_put(e->input_schema);
     json_object_put(e->output_schema);
     json_object_put(e->annotations);
+    json_object_put(e->icons);
     th_schema_free(e->validator);
     th_schema_free(e->output_validator);
     th_typed_free(e->typed);
@@ -266,7 +267,7 @@ static const char *json_type_word(json_object *o)
 ** moved into an entry; free with checked_free.
 */
 typedef struct checked {
-    json_object *input_schema, *output_schema, *annotations;
+    json_object *input_schema, *output_schema, *annotations, *icons;
     th_schema *validator, *output_validator;
     th_typed *typed;
     char *exposed, *toolbox, *plugin; /* th_naming_expose */
@@ -277,6 +278,7 @@ static void checked_free(checked *c)
     json_object_put(c->input_schema);
     json_object_put(c->output_schema);
     json_object_put(c->annotations);
+    json_object_put(c->icons);
     th_schema_free(c->validator);
     th_schema_free(c->output_validator);
     th_typed_free(c->typed);
@@ -329,6 +331,41 @@ static th_rc check_annotations(json_object *annotations, th_err *err)
         if (!json_object_is_type(val, annotation_members[i].type))
             return th_err_set(err, TH_ERR_VALUE, "Tool annotations %s must be %s, got %s", key,
                               annotation_members[i].word, json_type_word(val));
+    }
+    return TH_OK;
+}
+
+/* An optional string member of an icon; false when present but not a string. */
+static bool icon_string(json_object *icon, const char *key, const char **out)
+{
+    json_object *v;
+    *out = NULL;
+    if (!json_object_object_get_ex(icon, key, &v))
+        return true;
+    *out = json_object_get_string(v);
+    return json_object_is_type(v, json_type_string);
+}
+
+/* Rule 6.14: MCP's Icon shape, so that a client never gets one it cannot
+ * draw: a string src, mimeType a string, theme light or dark, sizes strings. */
+static th_rc check_icons(json_object *icons, th_err *err)
+{
+    if (!json_object_is_type(icons, json_type_array))
+        return th_err_set(err, TH_ERR_VALUE, "Tool icons must be list (a JSON array), got %s", json_type_word(icons));
+    for (size_t i = 0; i < json_object_array_length(icons); i++) {
+        json_object *ic = json_object_array_get_idx(icons, i), *sizes = NULL;
+        const char *src, *mime, *theme;
+        if (!json_object_is_type(ic, json_type_object) || !icon_string(ic, "src", &src) || !src || !*src)
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu] must be an object with a string \"src\"", i);
+        if (!icon_string(ic, "mimeType", &mime))
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].mimeType must be a string", i);
+        if (!icon_string(ic, "theme", &theme) || (theme && strcmp(theme, "light") != 0 && strcmp(theme, "dark") != 0))
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].theme must be \"light\" or \"dark\"", i);
+        bool ok = !json_object_object_get_ex(ic, "sizes", &sizes) || json_object_is_type(sizes, json_type_array);
+        for (size_t k = 0; ok && sizes && k < json_object_array_length(sizes); k++)
+            ok = json_object_is_type(json_object_array_get_idx(sizes, k), json_type_string);
+        if (!ok)
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].sizes must be an array of strings", i);
     }
     return TH_OK;
 }
@@ -495,6 +532,9 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
         if ((rc = check_annotations(out->annotations, err)) != TH_OK)
             goto fail;
     }
+    if (t->icons && ((rc = parse_json(t->icons, "icons", &out->icons, err)) != TH_OK ||
+                     (rc = check_icons(out->icons, err)) != TH_OK))
+        goto fail;
     th_err_clear(err);
     return TH_OK;
 
@@ -594,6 +634,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->input_schema = c.input_schema;
     e->output_schema = c.output_schema;
     e->annotations = c.annotations;
+    e->icons = c.icons;
     e->validator = c.validator;
     e->output_validator = c.output_validator;
     e->typed = c.typed;

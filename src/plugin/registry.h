@@ -58,6 +58,7 @@ typedef struct th_entry {
     char *plugin;               /* NAME of NAME.so; NULL likewise */
     bool qualified;             /* exposed under its qualified name */
     uint32_t task_support;      /* th_task_support (the tasks extension) */
+    json_object *icons;         /* NULL when not given */
 } th_entry;
 
 typedef struct th_registry th_registry;

@@ -606,6 +606,8 @@ static json_object *tool_json(const th_entry *e, int v)
         th_mcpi_put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
         th_mcpi_put(t, "annotations", json_object_get(e->annotations));
+    if (e->icons && v >= V_2025_11_25)
+        th_mcpi_put(t, "icons", json_object_get(e->icons));
     if (e->task_support && v >= V_2025_11_25) {
         static const char *const support[] = {"forbidden", "optional", "required"};
         json_object *ex = json_object_new_object();
