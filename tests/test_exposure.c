@@ -7,12 +7,14 @@
 */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "http_client.h"
 #include "mcp_harness.h"
 
 /* The revisions a test runs at: the last of the initialize handshake's
@@ -247,6 +249,64 @@ START_TEST(a_plugin_excluded_whole_shows_no_prompts_or_resources)
 }
 END_TEST
 
+/* Over HTTP, a legacy session (2025-06-18) and per-request modern POSTs
+ * (2026-07-28, whose Mcp-Name header is checked through the same lookup):
+ * the hidden tool and a name never served get one answer. */
+static hres http_post(int port, const char *sid, const char *method, const char *name, const char *body)
+{
+    char hdrs[512];
+    if (sid)
+        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    else
+        snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH MODERN_HEADERS "Mcp-Method: %s\r\n%s%s%s", method,
+                 name ? "Mcp-Name: " : "", name ? name : "", name ? "\r\n" : "");
+    return request(port, "POST", hdrs, body);
+}
+
+static hres http_call(int port, const char *sid, const char *name)
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+             "\"arguments\":{\"text\":\"x\"}%s}}",
+             name, sid ? "" : "," MH_MODERN_META);
+    return http_post(port, sid, "tools/call", name, body);
+}
+
+START_TEST(http_lists_and_calls_agree)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--exclude-tools=slow", NULL, NULL);
+    char *sid = NULL;
+    if (_i == 0) {
+        hres r = request(port, "POST", ACCEPT_BOTH,
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                         "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+        ck_assert_msg(r.status == 200 && (sid = header_of(&r, "Mcp-Session-Id")), "HTTP %d %s", r.status, r.body);
+        hres_free(&r);
+        r = http_post(port, sid, NULL, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        ck_assert_int_eq(r.status, 202);
+        hres_free(&r);
+    }
+    hres r = http_post(port, sid, "tools/list", NULL,
+                       _i == 0 ? "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"
+                               : "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"echo\"") && !strstr(r.body, "\"slow\""), "HTTP %d %s",
+                  r.status, r.body);
+    hres_free(&r);
+    hres hidden = http_call(port, sid, "slow"), never = http_call(port, sid, "never_served");
+    ck_assert_msg(strstr(hidden.body, "Unknown tool: slow"), "HTTP %d %s", hidden.status, hidden.body);
+    ck_assert_msg(strstr(never.body, "Unknown tool: never_served"), "HTTP %d %s", never.status, never.body);
+    ck_assert_int_eq(hidden.status, never.status);
+    hres_free(&hidden);
+    hres_free(&never);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 static Suite *exposure_suite(void)
 {
     Suite *s = suite_create("exposure");
@@ -260,6 +320,10 @@ static Suite *exposure_suite(void)
     tcase_add_loop_test(tc, a_config_section_sets_the_plugin_policy, 0, n);
     tcase_add_test(tc, bad_policy_options_are_usage_errors);
     tcase_add_loop_test(tc, a_plugin_excluded_whole_shows_no_prompts_or_resources, 0, 2);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("http");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, http_lists_and_calls_agree, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
