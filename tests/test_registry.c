@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "call/callctx.h"
+#include "plugin/policy.h"
 #include "plugin/registry.h"
 #include "check_main.h"
 
@@ -468,6 +469,33 @@ START_TEST(test_icons_have_the_mcp_shape)
 }
 END_TEST
 
+/* One caller's set goes through the one lookup: a tool outside it is
+ * refused in the words a name never served gets, and a closed set without
+ * globs (a token with none of the scopes named) reaches nothing. */
+START_TEST(test_a_caller_set_narrows_the_lookup)
+{
+    th_err err;
+    th_tool a = make_tool("echo", "Echoes its text"), b = make_tool("erase", "Erases a file");
+    ck_assert_int_eq(add(&a, &err), TH_OK);
+    ck_assert_int_eq(add(&b, &err), TH_OK);
+    th_policy *reader = th_policy_new_closed(), *nobody = th_policy_new_closed();
+    ck_assert_int_eq(th_policy_add(reader, TH_POLICY_TOOLS, "auth-tools", "ec*,read_*", &err), TH_OK);
+    char why[256], never[256];
+    ck_assert_ptr_nonnull(th_tool_resolve_for(reg, reader, "echo", why, sizeof why));
+    ck_assert_ptr_null(th_tool_resolve_for(reg, reader, "erase", why, sizeof why));
+    ck_assert_ptr_null(th_tool_resolve_for(reg, reader, "never_served", never, sizeof never));
+    ck_assert_str_eq(why, "Unknown tool: erase");
+    ck_assert_str_eq(never, "Unknown tool: never_served");
+    ck_assert_ptr_nonnull(th_tool_resolve(reg, "erase", why, sizeof why)); /* no caller: the server's policy */
+    ck_assert_ptr_null(th_tool_resolve_for(reg, nobody, "echo", why, sizeof why));
+    ck_assert(th_registry_exposes_to(reg, reader, th_registry_get(reg, "echo")));
+    ck_assert(!th_registry_exposes_to(reg, reader, th_registry_get(reg, "erase")));
+    ck_assert(!th_registry_exposes_to(reg, nobody, th_registry_get(reg, "echo")));
+    th_policy_unref(reader);
+    th_policy_unref(nobody);
+}
+END_TEST
+
 START_TEST(test_abi_checked_first)
 {
     th_tool t = make_tool("future", "Tool from a newer header");
@@ -704,6 +732,7 @@ static Suite *registry_suite(void)
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
     tcase_add_test(extra, test_annotations_are_known_hints_of_their_type);
     tcase_add_test(extra, test_icons_have_the_mcp_shape);
+    tcase_add_test(extra, test_a_caller_set_narrows_the_lookup);
     tcase_add_test(extra, test_abi_checked_first);
     tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
     tcase_add_test(extra, test_tool_name_character_classes_at_their_edges);

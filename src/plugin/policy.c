@@ -26,6 +26,7 @@ struct th_policy {
     atomic_int refs;
     rule *rules;
     size_t n;
+    bool closed; /* th_policy_new_closed: a TOOLS glob must match, even with none */
 };
 
 th_policy *th_policy_new(void)
@@ -33,6 +34,14 @@ th_policy *th_policy_new(void)
     th_policy *p = calloc(1, sizeof *p);
     if (p)
         atomic_init(&p->refs, 1);
+    return p;
+}
+
+th_policy *th_policy_new_closed(void)
+{
+    th_policy *p = th_policy_new();
+    if (p)
+        p->closed = true;
     return p;
 }
 
@@ -57,7 +66,7 @@ void th_policy_unref(th_policy *p)
 
 bool th_policy_active(const th_policy *p)
 {
-    return p && p->n > 0;
+    return p && (p->n > 0 || p->closed);
 }
 
 static th_rc push(th_policy *p, th_policy_kind kind, const char *plugin, size_t plen, const char *glob, size_t glen,
@@ -142,7 +151,7 @@ bool th_policy_tool(const th_policy *p, const char *name, const char *plugin, co
     snprintf(ql, sizeof ql, "%s/%s", plugin ? plugin : "", local ? local : name);
     /* Per scope (all plugins, then this one): some TOOLS rule must match
      * when there is one, and no EXCLUDE rule may. */
-    bool want[2] = {false, false}, found[2] = {false, false};
+    bool want[2] = {p->closed, false}, found[2] = {false, false};
     for (size_t i = 0; i < p->n; i++) {
         const rule *r = &p->rules[i];
         if (r->plugin && (!plugin || strcmp(r->plugin, plugin) != 0))

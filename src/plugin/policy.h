@@ -21,6 +21,13 @@ typedef enum th_policy_kind { TH_POLICY_TOOLS, TH_POLICY_EXCLUDE, TH_POLICY_READ
 
 /* A new policy that exposes everything, with one reference. NULL when out of memory. */
 th_policy *th_policy_new(void);
+
+/*
+** A new policy that exposes no tool until TOOLS rules name some: one
+** caller's own set over HTTP (--auth-tools), where a token that carries
+** none of the scopes named must see nothing rather than everything.
+*/
+th_policy *th_policy_new_closed(void);
 th_policy *th_policy_ref(th_policy *p);
 void th_policy_unref(th_policy *p);
 

@@ -858,6 +858,17 @@ bool th_registry_exposes(const th_registry *reg, const th_entry *e)
                           e->original_name ? e->original_name : e->name, e->annotations);
 }
 
+bool th_registry_exposes_to(const th_registry *reg, const th_policy *caller, const th_entry *e)
+{
+    if (!th_registry_exposes(reg, e))
+        return false;
+    if (!caller)
+        return true;
+    char buf[256];
+    return th_policy_tool(caller, e->name, entry_plugin(e, buf, sizeof buf),
+                          e->original_name ? e->original_name : e->name, e->annotations);
+}
+
 /* Rebuild the index of exposed entries if the tools changed since. Under memo_lock. */
 static bool shown_fresh(th_registry *reg)
 {
@@ -985,7 +996,7 @@ static bool part_of(bool qualified, const char *toolbox, const char *plugin, con
 /* Does REG (may be NULL) or PS (may be NULL) expose anything of the plugin
  * Q names? Only on the way to a refusal, so a scan is fine. What the
  * policy hides counts as absent: the refusal must not tell it exists. */
-static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
+static bool has_server(const th_registry *reg, const th_policy *caller, const th_prompts *ps, const th_qualname *q)
 {
     for (size_t i = 0; i < th_prompts_count(ps); i++) {
         const th_prompt_entry *e = th_prompts_at(ps, i);
@@ -994,7 +1005,7 @@ static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qu
     }
     for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
         const th_entry *e = th_registry_at(reg, i);
-        if (part_of(e->qualified, e->toolbox, e->plugin, q) && th_registry_exposes(reg, e))
+        if (part_of(e->qualified, e->toolbox, e->plugin, q) && th_registry_exposes_to(reg, caller, e))
             return true;
     }
     return false;
@@ -1002,11 +1013,17 @@ static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qu
 
 const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size)
 {
+    return th_tool_resolve_for(reg, NULL, name, why, size);
+}
+
+const th_entry *th_tool_resolve_for(const th_registry *reg, const th_policy *caller, const char *name, char *why,
+                                    size_t size)
+{
     /* A registered name always parses to parts that exist, so the exact
      * lookup decides every name that will be served; the parse only
      * explains the others. */
     const th_entry *e = name ? th_registry_get(reg, name) : NULL;
-    if (e && th_registry_exposes(reg, e))
+    if (e && th_registry_exposes_to(reg, caller, e))
         return e;
     const th_naming *n = th_registry_naming(reg);
     th_qualname q;
@@ -1018,7 +1035,7 @@ const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *
         th_qualname_err_format(why, size, name);
     else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
         th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, NULL, &q))
+    else if (!has_server(reg, caller, NULL, &q))
         th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
     else
         snprintf(why, size, "Unknown tool: %.200s", name);
@@ -1043,7 +1060,7 @@ const th_prompt_entry *th_prompts_resolve(const th_registry *reg, const th_promp
         th_qualname_err_format_as(why, size, &th_qualname_prompt_kind, name);
     else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
         th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, ps, &q))
+    else if (!has_server(reg, NULL, ps, &q))
         th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
     else
         snprintf(why, size, "unknown prompt '%.200s'", name);

@@ -179,6 +179,10 @@ const struct th_policy *th_registry_policy(const th_registry *reg);
 /* Whether the policy lets clients see and call E, one of REG's tools. */
 bool th_registry_exposes(const th_registry *reg, const th_entry *e);
 
+/* The same for one caller whose own set is CALLER (NULL: no set of its own):
+ * both the registry's policy and CALLER must expose E. */
+bool th_registry_exposes_to(const th_registry *reg, const struct th_policy *caller, const th_entry *e);
+
 /*
 ** The tools clients may see, in registration order: what tools/list pages
 ** through. Without a policy the same as th_registry_count/th_registry_at.
@@ -234,6 +238,11 @@ struct th_prompts *th_registry_prompts(const th_registry *reg);
 ** a name whose parts all exist, "Unknown tool: NAME".
 */
 const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);
+
+/* th_tool_resolve for a caller whose own set is CALLER (NULL: none): a
+ * tool outside it is refused in the same words as one never served. */
+const th_entry *th_tool_resolve_for(const th_registry *reg, const struct th_policy *caller, const char *name,
+                                    char *why, size_t size);
 
 /*
 ** The prompt a client's NAME stands for (prompts/get, completion/complete's
