@@ -53,9 +53,13 @@ typedef struct th_auth_principal {
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope);
 
 /* th_auth_check, naming in *WHO (if not NULL) the principal of a token
-** that is known (TH_AUTH_OK or TH_AUTH_SCOPE); *WHO is all zero otherwise. */
-th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, const char *scope,
-                                th_auth_principal *who);
+** that is known (TH_AUTH_OK or TH_AUTH_SCOPE), all zero otherwise, and
+** copying into GRANTED (if SIZE) the scopes a known token carries,
+** space-separated: its token-file line's, or a JWT's "scope" claim. ""
+** when it carries none, is not known, or they do not fit (a cut list
+** could end in part of a word that names another scope). */
+th_auth_result th_auth_check_grants(const th_auth *a, const char *authorization, const char *scope,
+                                    th_auth_principal *who, char *granted, size_t size);
 
 /* The scopes named in the file, space-separated (owned by A). */
 const char *th_auth_scopes(const th_auth *a);

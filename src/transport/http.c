@@ -768,6 +768,7 @@ typedef struct refusal {
     const char *allow;
     char www_auth[512]; /* WWW-Authenticate of a 401 or 403, or "" */
     th_auth_principal who; /* admitted: whose token it was (all zero without tokens) */
+    char granted[1024];    /* admitted: the scopes its token carries, space-separated */
 } refusal;
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
@@ -813,8 +814,8 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
     /* JWTs from real authorization servers run to a few KB (RS256 alone
      * adds 342 bytes of signature); a truncated one would fail as invalid. */
     char buf[8192], meta[600];
-    th_auth_result res =
-        th_auth_check_as(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope, &r->who);
+    th_auth_result res = th_auth_check_grants(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf),
+                                              scope, &r->who, r->granted, sizeof r->granted);
     if (res == TH_AUTH_OK)
         return true;
     metadata_url(h, c, meta, sizeof meta);

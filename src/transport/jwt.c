@@ -235,7 +235,7 @@ static void principal_of(json_object *claims, const char *token, size_t len, uns
 }
 
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
-                           unsigned char *who, char *why, size_t whylen)
+                           unsigned char *who, char *granted_out, size_t size, char *why, size_t whylen)
 {
     th_jwt_result res = TH_JWT_INVALID;
     char *kid = NULL;
@@ -278,6 +278,10 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
         principal_of(claims, token, len, who);
     /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
     const char *granted = opt_string(claims, "scope");
+    if (size && (!granted || strlen(granted) >= size))
+        *granted_out = '\0';
+    else if (size)
+        memcpy(granted_out, granted, strlen(granted) + 1);
     res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
 cleanup:
     json_object_put(claims);
