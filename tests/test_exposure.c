@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** test_exposure.c: the exposure policy (--tools, --exclude-tools,
-** --read-only and their per-plugin forms) seen by a client of the real
-** toolhost over stdio, at every revision: tools/list and tools/call give
+** --read-only and their per-plugin forms, and over HTTP each caller's own
+** set, --auth-tools) seen by a client of the real toolhost, over stdio at
+** every revision and over HTTP in both eras: tools/list and tools/call give
 ** one answer, and a hidden tool is refused exactly as a name never served.
 */
 #include "config.h"
@@ -11,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
 #include "http_client.h"
+#include "jwt_keys.h"
 #include "mcp_harness.h"
 
 /* The revisions a test runs at: the last of the initialize handshake's
@@ -307,6 +310,235 @@ START_TEST(http_lists_and_calls_agree)
 }
 END_TEST
 
+/* ---- per caller: --auth-tools ------------------------------------------- */
+
+/* Tokens for the callers: one that may read, one that may also administer,
+ * one with no scope the host names. */
+static char *caller_tokens(void)
+{
+    char *path = strdup("/tmp/th-exposure-tokens-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    static const char text[] = "reader-token read\nadmin-token read admin\nplain-token other\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    return path;
+}
+
+/* A POST with bearer TOKEN, in session SID (legacy) or, NULL, as a modern
+ * request whose Mcp-Method is METHOD and Mcp-Name NAME (may be NULL). */
+static hres post_as(int port, const char *token, const char *sid, const char *method, const char *name,
+                    const char *body)
+{
+    char hdrs[4096];
+    int n = snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\n", token);
+    if (sid)
+        snprintf(hdrs + n, sizeof hdrs - (size_t)n, "Mcp-Session-Id: %s\r\n", sid);
+    else
+        snprintf(hdrs + n, sizeof hdrs - (size_t)n, MODERN_HEADERS "Mcp-Method: %s\r\n%s%s%s", method,
+                 name ? "Mcp-Name: " : "", name ? name : "", name ? "\r\n" : "");
+    return request(port, "POST", hdrs, body);
+}
+
+/* A legacy (2025-06-18) session opened with TOKEN; its id. The initialize
+ * result's instructions, which name tools, must not name NOT_NAMED. */
+static char *session_as(int port, const char *token, const char *not_named)
+{
+    char hdrs[4096];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Authorization: Bearer %s\r\n", token);
+    hres r = request(port, "POST", hdrs,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    char *sid = header_of(&r, "Mcp-Session-Id");
+    ck_assert_msg(r.status == 200 && sid, "initialize: HTTP %d %s", r.status, r.body);
+    ck_assert_msg(strstr(r.body, "\"instructions\"") && !strstr(r.body, not_named), "instructions name %s: %s",
+                  not_named, r.body);
+    hres_free(&r);
+    r = post_as(port, token, sid, NULL, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    ck_assert_int_eq(r.status, 202);
+    hres_free(&r);
+    return sid;
+}
+
+/* The names of TOKEN's tools/list, joined by spaces. */
+static char *listed_as(int port, const char *token, const char *sid)
+{
+    hres r = post_as(port, token, sid, "tools/list", NULL,
+                     sid ? "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"
+                         : "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    ck_assert_msg(r.status == 200, "tools/list: HTTP %d %s", r.status, r.body);
+    const char *at = strstr(r.body, "{\"");
+    json_object *o = at ? json_tokener_parse(at) : NULL;
+    ck_assert_msg(o && mh_has(o, "result tools"), "tools/list: %s", r.body);
+    char *all = calloc(1, 4096);
+    ck_assert_ptr_nonnull(all);
+    for (size_t i = 0; i < mh_len(o, "result tools"); i++) {
+        char path[64];
+        snprintf(path, sizeof path, "result tools %zu name", i);
+        strcat(strcat(all, *all ? " " : ""), mh_str(o, path));
+    }
+    json_object_put(o);
+    hres_free(&r);
+    return all;
+}
+
+static hres call_as(int port, const char *token, const char *sid, const char *name)
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+             "\"arguments\":{\"text\":\"x\"}%s}}",
+             name, sid ? "" : "," MH_MODERN_META);
+    return post_as(port, token, sid, "tools/call", name, body);
+}
+
+/* TOKEN's call of NAME gets what its call of a name never served gets:
+ * the same status, and -32602 "Unknown tool: NAME" (never a 403). */
+static void unknown_to(int port, const char *token, const char *sid, const char *name)
+{
+    hres h = call_as(port, token, sid, name), n = call_as(port, token, sid, "never_served");
+    char want[128];
+    snprintf(want, sizeof want, "\"message\":\"Unknown tool: %s\"", name);
+    ck_assert_msg(strstr(h.body, want) && strstr(h.body, "-32602"), "%s calls %s: HTTP %d %s", token, name, h.status,
+                  h.body);
+    ck_assert_msg(strstr(n.body, "Unknown tool: never_served"), "HTTP %d %s", n.status, n.body);
+    ck_assert_int_eq(h.status, n.status);
+    hres_free(&h);
+    hres_free(&n);
+}
+
+static void callable_by(int port, const char *token, const char *sid, const char *name)
+{
+    hres r = call_as(port, token, sid, name);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"result\"") && !strstr(r.body, "Unknown tool"),
+                  "%s calls %s: HTTP %d %s", token, name, r.status, r.body);
+    hres_free(&r);
+}
+
+/* Three callers of one server, in a legacy session (_i 0) and per-request
+ * modern POSTs (_i 1): each lists exactly what it may call. The server's
+ * own policy (--exclude-tools=slow) holds for all of them, the admin too. */
+START_TEST(each_caller_lists_and_calls_its_own_set)
+{
+    char *file = caller_tokens(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    int port;
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--exclude-tools=slow", "--auth-tools=read=echo,rich*",
+                          "--auth-tools=admin=*", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    static const struct {
+        const char *token, *list, *hidden, *callable;
+    } callers[] = {
+        {"reader-token", "rich_structured rich echo", "printer", "echo"},
+        {"admin-token", "failer_bare failer logger printer progress rich_structured rich echo", "slow", "printer"},
+        {"plain-token", "", "echo", NULL},
+    };
+    for (size_t i = 0; i < sizeof callers / sizeof *callers; i++) {
+        const char *tok = callers[i].token;
+        char *sid = _i == 0 ? session_as(port, tok, *callers[i].list ? callers[i].hidden : "echo") : NULL;
+        char *names = listed_as(port, tok, sid);
+        ck_assert_msg(strcmp(names, callers[i].list) == 0, "%s lists '%s'", tok, names);
+        free(names);
+        unknown_to(port, tok, sid, callers[i].hidden);
+        unknown_to(port, tok, sid, "slow");
+        if (callers[i].callable)
+            callable_by(port, tok, sid, callers[i].callable);
+        free(sid);
+    }
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(file);
+    free(file);
+}
+END_TEST
+
+/* A JWT by K for https://mcp.example/mcp, of subject alice, with SCOPE. */
+static char *alice_with(const tk_key *k, const char *scope)
+{
+    char claims[512];
+    snprintf(claims, sizeof claims,
+             "{\"iss\":\"https://as.example\",\"aud\":\"https://mcp.example/mcp\",\"sub\":\"alice\",\"exp\":%ld,"
+             "\"scope\":\"%s\"}",
+             (long)time(NULL) + 300, scope);
+    return tk_sign(k, NULL, 0, claims);
+}
+
+/* A JWT's "scope" claim picks the set, and in a legacy session each POST
+ * is judged by the token it carries: alice's session, opened with a token
+ * that may read, sees printer only while her POSTs carry admin too. */
+START_TEST(a_jwt_scope_claim_picks_the_set_per_post)
+{
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                          "--http-resource-url=https://mcp.example/mcp", "--auth-tools=tools:read=echo",
+                          "--auth-tools=tools:admin=*", NULL);
+    ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+    char *err = mh_stderr(p);
+    int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *reader = alice_with(&k, "openid tools:read"), *admin = alice_with(&k, "tools:read tools:admin");
+    char *sid = session_as(port, reader, "printer");
+    char *names = listed_as(port, reader, sid);
+    ck_assert_str_eq(names, "echo");
+    free(names);
+    unknown_to(port, reader, sid, "printer");
+    callable_by(port, admin, sid, "printer");
+    names = listed_as(port, admin, sid);
+    ck_assert_msg(strstr(names, "printer") && strstr(names, "echo"), "admin lists '%s'", names);
+    free(names);
+    unknown_to(port, reader, sid, "printer");
+    names = listed_as(port, reader, NULL);
+    ck_assert_str_eq(names, "echo");
+    free(names);
+    /* The metadata names the scopes a JWKS cannot name by itself. */
+    int fd = send_request(port, "GET", "/.well-known/oauth-protected-resource/mcp", "", NULL);
+    hres r = read_response(fd);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"tools:admin\""), "HTTP %d %s", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    free(reader);
+    free(admin);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+}
+END_TEST
+
+/* The rules are checked when read, and they need tokens to choose by. */
+START_TEST(bad_caller_rules_are_refused)
+{
+    static const char *const bad[][2] = {
+        {"--auth-tools=echo", "is not SCOPE=GLOB"},
+        {"--auth-tools==echo", "is not SCOPE=GLOB"},
+        {"--auth-tools=read=files:*", "without PLUGIN:"},
+        {"--auth-tools=read=echo,,x", "empty glob"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mh_proc *p = mh_start(bad[i][0], NULL);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 2);
+        char *err = mh_stderr(p);
+        ck_assert_msg(strstr(err, bad[i][1]), "%s: %s", bad[i][0], err);
+        free(err);
+        mh_free(p);
+    }
+    mh_proc *p = mh_start("--http", "127.0.0.1:0", "--auth-tools=read=echo", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    char *err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-tools needs --auth-token-file or --auth-jwks-file"), "%s", err);
+    free(err);
+    mh_free(p);
+}
+END_TEST
+
 static Suite *exposure_suite(void)
 {
     Suite *s = suite_create("exposure");
@@ -324,6 +556,12 @@ static Suite *exposure_suite(void)
     tc = tcase_create("http");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, http_lists_and_calls_agree, 0, 2);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("callers");
+    tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
+    tcase_add_loop_test(tc, each_caller_lists_and_calls_its_own_set, 0, 2);
+    tcase_add_test(tc, a_jwt_scope_claim_picks_the_set_per_post);
+    tcase_add_test(tc, bad_caller_rules_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

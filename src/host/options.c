@@ -37,6 +37,7 @@ static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const 
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_caller_tools(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
@@ -189,6 +190,10 @@ static const th_option table[] = {
     {"auth-scope", 0, "SCOPE", TEXT(http.auth_scope), .help = "and the token must carry SCOPE (else 403)"},
     {"auth-tool-scope", 0, "TOOL=SCOPE", CALL(opt_tool_scope),
      .help = "tools/call of TOOL needs SCOPE too\n(repeatable; tools/list still lists TOOL)"},
+    {"auth-tools", 0, "SCOPE=GLOB,...", CALL(opt_caller_tools),
+     .help = "a caller whose token carries SCOPE sees the\ntools whose name, or PLUGIN/TOOL, matches a\nGLOB "
+             "(repeatable); with any, a caller sees\nonly those of its scopes, and a tool outside\nthem is "
+             "unknown to its tools/list and\ntools/call alike"},
     {"auth-jwks-file", 0, "FILE", TEXT(jwks_file),
      .help = "also accept JWTs signed by a key in FILE (a JWKS;\nRS256/384/512, ES256/384/512) whose iss "
              "is\n--auth-issuer, aud --http-resource-url (both\nrequired), not expired; scopes from "
@@ -496,6 +501,37 @@ static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, co
     o->tool_scopes[o->ntool_scopes++] = arg;
     o->http.tool_scopes = o->tool_scopes;
     o->http.ntool_scopes = o->ntool_scopes;
+    return TH_HOST_RUN;
+}
+
+/* --auth-tools SCOPE=GLOB,...: checked here so that the transport, which
+ * compiles one caller's set per request, finds only good rules. Globs take
+ * no PLUGIN: part (a caller's set is one list: PLUGIN/TOOL names a plugin's). */
+static th_host_parse_rc opt_caller_tools(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t slen = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || !slen || memchr(arg, ' ', slen) || memchr(arg, '"', slen) || strchr(eq, ':')) {
+        fprintf(stderr, "toolhost: --%s: '%s' is not SCOPE=GLOB,... (a scope word, then globs without "
+                        "PLUGIN:; name PLUGIN/TOOL instead)\n",
+                opt->name, arg);
+        return TH_HOST_USAGE;
+    }
+    th_policy *scratch = th_policy_new_closed();
+    th_err err = {0};
+    th_rc rc = scratch ? th_policy_add(scratch, TH_POLICY_TOOLS, opt->name, eq + 1, &err) : TH_ERR_NOMEM;
+    th_policy_unref(scratch);
+    if (rc != TH_OK) {
+        fprintf(stderr, "toolhost: %s\n", rc == TH_ERR_NOMEM ? "out of memory" : err.msg);
+        return rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+    }
+    if (o->ncaller_tools == TH_HOST_MAX_TOOL_SCOPES) {
+        fprintf(stderr, "toolhost: --%s: at most %d\n", opt->name, TH_HOST_MAX_TOOL_SCOPES);
+        return TH_HOST_USAGE;
+    }
+    o->caller_tools[o->ncaller_tools++] = arg;
+    o->http.caller_tools = o->caller_tools;
+    o->http.ncaller_tools = o->ncaller_tools;
     return TH_HOST_RUN;
 }
 

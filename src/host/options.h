@@ -47,6 +47,8 @@ typedef struct th_host_opts {
     const char *auth_file, *jwks_file;
     const char *tool_scopes[TH_HOST_MAX_TOOL_SCOPES]; /* "TOOL=SCOPE", into argv */
     size_t ntool_scopes;
+    const char *caller_tools[TH_HOST_MAX_TOOL_SCOPES]; /* --auth-tools "SCOPE=GLOB,...", into argv */
+    size_t ncaller_tools;
     /* Diagnostics, applied once the command line is read */
     int log_level;  /* th_log_level, or -1 to leave it */
     int log_format; /* th_log_format, or -1 to leave it */
