@@ -28,6 +28,7 @@
 #include "plugin/loader.h"
 #include "plugin/settings.h"
 #include "worker/ipc.h"
+#include "worker/isolate.h"
 #include "worker/resproxy.h"
 #include "worker/promptproxy.h"
 #include "worker/spawn.h"
@@ -41,6 +42,7 @@ typedef struct config {
     size_t npaths;
     size_t from; /* scan: first index; serve: the plugin */
     th_load_opts load;
+    th_isolate_policy iso;
     int log_threshold;
     unsigned long long memory_limit, max_files, max_result_bytes, threads;
 } config;
@@ -94,6 +96,10 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->max_files = get_num(c->hello, "max_files");
     c->max_result_bytes = get_num(c->hello, "max_result_bytes");
     c->threads = get_num(c->hello, "threads");
+    if (!th_isolate_policy_read(c->hello, &c->iso, &err)) {
+        fprintf(stderr, "toolhost worker: %s\n", err.msg);
+        return false;
+    }
     return c->from < c->npaths;
 }
 
@@ -104,14 +110,26 @@ static void set_limit(int resource, unsigned long long value, const char *name)
         fprintf(stderr, "toolhost worker: cannot set %s to %llu: %s\n", name, value, strerror(errno));
 }
 
+/* Away from the host and the other workers (worker/isolate.c); the first
+ * child of a host says what this kernel cannot enforce. */
+static void isolate(const config *c)
+{
+    char missing[512];
+    th_err err;
+    if (th_isolate_apply(&c->iso, missing, sizeof missing, &err) != TH_OK)
+        die(err.msg);
+    if (missing[0] && c->iso.report)
+        th_log(TH_LOG_WARNING, "process isolation: not enforced on this system: %s", missing);
+}
+
 /*
-** The single place a per-plugin sandbox (Landlock rules, a seccomp filter)
-** will be applied: after the limits, before any plugin code runs, so that
-** constructors run inside it. Nothing yet.
+** The single place a worker's policy is applied: after the limits, before
+** any plugin code runs and before any thread starts, so that constructors
+** run inside it.
 */
 static void apply_policy(const config *c)
 {
-    (void)c;
+    isolate(c);
 }
 
 json_object *th_worker_describe(const th_registry *reg, size_t base)
