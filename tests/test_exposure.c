@@ -456,16 +456,62 @@ START_TEST(each_caller_lists_and_calls_its_own_set)
 }
 END_TEST
 
-/* A JWT by K for https://mcp.example/mcp, of subject alice, with SCOPE. */
-static char *alice_with(const tk_key *k, const char *scope)
+/* A JWT by K for https://mcp.example/mcp, of subject alice, with SCOPE
+ * and the claims MORE (",NAME:VALUE..." or ""). */
+static char *alice_with_claims(const tk_key *k, const char *scope, const char *more)
 {
     char claims[512];
     snprintf(claims, sizeof claims,
              "{\"iss\":\"https://as.example\",\"aud\":\"https://mcp.example/mcp\",\"sub\":\"alice\",\"exp\":%ld,"
-             "\"scope\":\"%s\"}",
-             (long)time(NULL) + 300, scope);
+             "\"scope\":\"%s\"%s}",
+             (long)time(NULL) + 300, scope, more);
     return tk_sign(k, NULL, 0, claims);
 }
+
+static char *alice_with(const tk_key *k, const char *scope)
+{
+    return alice_with_claims(k, scope, "");
+}
+
+/* Another claim (here "roles", an array) picks sets as the scopes do, with
+ * --auth-tools-claim; without it, the claim counts for nothing. */
+START_TEST(a_jwt_roles_claim_picks_the_set)
+{
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1), opt[128];
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    char *ops = alice_with_claims(&k, "openid", ",\"roles\":[\"viewer\",\"ops\",\"two words\"]"),
+         *spaced = alice_with_claims(&k, "openid", ",\"roles\":[\"ops x\"]");
+    for (int claim = 0; claim < 2; claim++) {
+        mh_proc *p = mh_start("--http", "127.0.0.1:0", opt, "--auth-issuer=https://as.example",
+                              "--http-resource-url=https://mcp.example/mcp", "--auth-tools=ops=printer,echo",
+                              "--auth-tools=two=logger", claim ? "--auth-tools-claim=roles" : NULL, NULL);
+        ck_assert_msg(mh_stderr_wait(p, LISTENING, MH_TIMEOUT_MS), "toolhost did not start listening");
+        char *err = mh_stderr(p);
+        int port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+        free(err);
+        char *names = listed_as(port, ops, NULL);
+        ck_assert_str_eq(names, claim ? "printer echo" : "");
+        free(names);
+        if (claim)
+            callable_by(port, ops, NULL, "printer");
+        else
+            unknown_to(port, ops, NULL, "printer");
+        unknown_to(port, ops, NULL, "logger"); /* "two words" is no word "two" */
+        names = listed_as(port, spaced, NULL);
+        ck_assert_str_eq(names, "");
+        free(names);
+        mh_kill(p, SIGTERM);
+        ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+        mh_free(p);
+    }
+    free(ops);
+    free(spaced);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
+}
+END_TEST
 
 /* A JWT's "scope" claim picks the set, and in a legacy session each POST
  * is judged by the token it carries: alice's session, opened with a token
@@ -536,6 +582,16 @@ START_TEST(bad_caller_rules_are_refused)
     ck_assert_msg(strstr(err, "--auth-tools needs --auth-token-file or --auth-jwks-file"), "%s", err);
     free(err);
     mh_free(p);
+    char *file = caller_tokens(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    p = mh_start("--http", "127.0.0.1:0", opt, "--auth-tools=read=echo", "--auth-tools-claim=roles", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    err = mh_stderr(p);
+    ck_assert_msg(strstr(err, "--auth-tools-claim needs --auth-jwks-file"), "%s", err);
+    free(err);
+    mh_free(p);
+    unlink(file);
+    free(file);
 }
 END_TEST
 
@@ -561,6 +617,7 @@ static Suite *exposure_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, each_caller_lists_and_calls_its_own_set, 0, 2);
     tcase_add_test(tc, a_jwt_scope_claim_picks_the_set_per_post);
+    tcase_add_test(tc, a_jwt_roles_claim_picks_the_set);
     tcase_add_test(tc, bad_caller_rules_are_refused);
     suite_add_tcase(s, tc);
     return s;

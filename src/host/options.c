@@ -202,6 +202,9 @@ static const th_option table[] = {
      .help = "a caller whose token carries SCOPE sees the\ntools whose name, or PLUGIN/TOOL, matches a\nGLOB "
              "(repeatable); with any, a caller sees\nonly those of its scopes, and a tool outside\nthem is "
              "unknown to its tools/list and\ntools/call alike"},
+    {"auth-tools-claim", 0, "CLAIM", TEXT(grants_claim), .min = 1, .what = "the claim name",
+     .help = "a JWT's CLAIM (a string of words, or an array\nof strings, as \"roles\") also names sets of\n"
+             "--auth-tools, as its scopes do"},
     {"auth-jwks-file", 0, "FILE", TEXT(jwks_file),
      .help = "also accept JWTs signed by a key in FILE (a JWKS;\nRS256/384/512, ES256/384/512) whose iss "
              "is\n--auth-issuer, aud --http-resource-url (both\nrequired), not expired; scopes from "

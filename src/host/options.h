@@ -48,6 +48,7 @@ typedef struct th_host_opts {
     bool http_on, stdio_on, allow_unauth;
     bool passed_loopback; /* --http=systemd: the passed socket is loopback */
     const char *auth_file, *jwks_file;
+    const char *grants_claim; /* --auth-tools-claim */
     const char *tool_scopes[TH_HOST_MAX_TOOL_SCOPES]; /* "TOOL=SCOPE", into argv */
     size_t ntool_scopes;
     const char *caller_tools[TH_HOST_MAX_TOOL_SCOPES]; /* --auth-tools "SCOPE=GLOB,...", into argv */

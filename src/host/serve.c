@@ -227,6 +227,14 @@ static bool start_http(th_host *h)
         th_log(TH_LOG_CRITICAL, "--auth-tools needs --auth-token-file or --auth-jwks-file");
         return false;
     }
+    if (o->grants_claim && !o->jwks_file) { /* only a JWT has claims */
+        th_log(TH_LOG_CRITICAL, "--auth-tools-claim needs --auth-jwks-file");
+        return false;
+    }
+    if (o->grants_claim && !th_auth_set_grants_claim(h->auth, o->grants_claim)) {
+        th_log(TH_LOG_CRITICAL, "--auth-tools-claim: out of memory");
+        return false;
+    }
     th_http_opts hopts = o->http;
     hopts.max_body_bytes = o->stdio.max_message_bytes;
     hopts.auth = h->auth;

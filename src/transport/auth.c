@@ -35,6 +35,7 @@ struct th_auth {
     char *jwks_path;  /* where they came from (for th_auth_reload_jwks) */
     pthread_rwlock_t jwks_lock; /* initialised with jwks_path: checks read, a reload writes */
     char *issuer, *audience;
+    char *grants_claim; /* th_auth_set_grants_claim, or NULL */
 };
 
 static bool parse_hex(const char *s, size_t len, unsigned char *out)
@@ -181,6 +182,16 @@ fail:
     return false;
 }
 
+bool th_auth_set_grants_claim(th_auth *a, const char *claim)
+{
+    char *c = strdup(claim);
+    if (!c)
+        return false;
+    free(a->grants_claim);
+    a->grants_claim = c;
+    return true;
+}
+
 bool th_auth_reload_jwks(th_auth *a, char *err, size_t errlen)
 {
     if (!a || !a->jwks_path)
@@ -254,7 +265,7 @@ th_auth_result th_auth_check_grants(const th_auth *a, const char *authorization,
         pthread_rwlock_t *lock = (pthread_rwlock_t *)&a->jwks_lock;
         char why[160];
         pthread_rwlock_rdlock(lock);
-        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
+        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S, a->grants_claim};
         th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), out->id, granted, size, why, sizeof why);
         pthread_rwlock_unlock(lock);
         if (r == TH_JWT_INVALID)
@@ -291,5 +302,6 @@ void th_auth_free(th_auth *a)
     free(a->jwks_path);
     free(a->issuer);
     free(a->audience);
+    free(a->grants_claim);
     free(a);
 }
