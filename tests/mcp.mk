@@ -27,6 +27,12 @@ test_mcp_stdio_SOURCES = test_mcp_stdio.c $(MCP_HARNESS)
 test_mcp_legacy_SOURCES = test_mcp_legacy.c $(MCP_HARNESS)
 test_mcp_modern_SOURCES = test_mcp_modern.c $(MCP_HARNESS)
 test_mcp_calls_SOURCES = test_mcp_calls.c $(MCP_HARNESS)
+# The exposure policy as a client sees it, at every revision.
+check_PROGRAMS += test_exposure
+TESTS += test_exposure
+test_exposure_SOURCES = test_exposure.c http_client.c http_client.h $(MCP_HARNESS) jwt_keys.c jwt_keys.h
+test_exposure_CFLAGS = $(AM_CFLAGS) $(JWT_CFLAGS)
+test_exposure_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 
 check_LTLIBRARIES += mcpplugins/slow.la mcpplugins/progress.la mcpplugins/logger.la \
 	mcpplugins/printer.la mcpplugins/failer.la mcpplugins/rich.la

@@ -332,6 +332,10 @@ START_TEST(tools_list_fields_follow_the_negotiated_version)
         MH_ASSERT_ABSENT(rs, "title");
         MH_ASSERT_ABSENT(rs, "outputSchema");
     }
+    if (_i >= 3) /* 2025-11-25: icons */
+        MH_ASSERT_STR(rs, "icons 0 src", "data:image/svg+xml;base64,PHN2Zy8+");
+    else
+        MH_ASSERT_ABSENT(rs, "icons");
     /* echo has a title and annotations, but no output schema. */
     json_object *echo = find_tool(o, "echo");
     ck_assert_ptr_nonnull(echo);

@@ -259,6 +259,8 @@ START_TEST(modern_requests_need_no_initialize)
         MH_ASSERT_STR(t, "title", "Rich structured");
         MH_ASSERT_STR(t, "outputSchema type", "object");
         MH_ASSERT_JSON_EQ(mh_at(t, "annotations"), "{\"readOnlyHint\":true,\"openWorldHint\":false}");
+        MH_ASSERT_JSON_EQ(mh_at(t, "icons"), "[{\"src\":\"data:image/svg+xml;base64,PHN2Zy8+\","
+                                             "\"mimeType\":\"image/svg+xml\",\"sizes\":[\"any\"],\"theme\":\"light\"}]");
     }
     ck_assert(seen);
     json_object_put(o);

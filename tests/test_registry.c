@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "call/callctx.h"
+#include "plugin/policy.h"
 #include "plugin/registry.h"
 #include "check_main.h"
 
@@ -413,6 +414,88 @@ START_TEST(test_optional_fields_parsed_and_checked)
 }
 END_TEST
 
+/* Clients act on the hints (and --read-only trusts readOnlyHint): a
+ * misspelt or mistyped one must not pass as "not said". */
+START_TEST(test_annotations_are_known_hints_of_their_type)
+{
+    static const char *const bad[][2] = {
+        {"{\"readOnlyHint\":\"yes\"}", "Tool annotations readOnlyHint must be bool (true or false), got string"},
+        {"{\"destructiveHint\":1}", "Tool annotations destructiveHint must be bool (true or false), got int"},
+        {"{\"idempotentHint\":null}", "Tool annotations idempotentHint must be bool (true or false), got null"},
+        {"{\"openWorldHint\":[]}", "Tool annotations openWorldHint must be bool (true or false), got array"},
+        {"{\"title\":true}", "Tool annotations title must be string, got boolean"},
+        {"{\"readonlyHint\":true}", "Tool annotations member 'readonlyHint' is unknown (known: title, readOnlyHint, "
+                                      "destructiveHint, idempotentHint, openWorldHint)"},
+    };
+    th_err err;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        th_tool t = make_tool("hinted", "Tool with annotations");
+        t.annotations = bad[i][0];
+        ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+        ck_assert_str_eq(err.msg, bad[i][1]);
+    }
+    th_tool t = make_tool("hinted", "Tool with annotations");
+    t.annotations = "{\"title\":\"Hinted\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+                    "\"idempotentHint\":false,\"openWorldHint\":true}";
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    ck_assert_uint_eq(th_registry_count(reg), 1);
+}
+END_TEST
+
+/* MCP's Icon shape, so a client never gets one it cannot draw. */
+START_TEST(test_icons_have_the_mcp_shape)
+{
+    static const char *const bad[][2] = {
+        {"{}", "Tool icons must be list (a JSON array), got object"},
+        {"[{\"mimeType\":\"image/png\"}]", "Tool icons[0] must be an object with a string \"src\""},
+        {"[{\"src\":\"https://x/a.png\"},\"b.png\"]", "Tool icons[1] must be an object with a string \"src\""},
+        {"[{\"src\":\"https://x/a.png\",\"mimeType\":1}]", "Tool icons[0].mimeType must be a string"},
+        {"[{\"src\":\"https://x/a.png\",\"theme\":\"blue\"}]", "Tool icons[0].theme must be \"light\" or \"dark\""},
+        {"[{\"src\":\"https://x/a.png\",\"sizes\":\"48x48\"}]", "Tool icons[0].sizes must be an array of strings"},
+    };
+    th_err err;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        th_tool t = make_tool("iconic", "Tool with icons");
+        t.icons = bad[i][0];
+        ck_assert_int_eq(add(&t, &err), TH_ERR_VALUE);
+        ck_assert_str_eq(err.msg, bad[i][1]);
+    }
+    th_tool t = make_tool("iconic", "Tool with icons");
+    t.icons = "[{\"src\":\"https://x/a.png\",\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"],\"theme\":\"dark\"}]";
+    ck_assert_int_eq(add(&t, &err), TH_OK);
+    json_object *icon = json_object_array_get_idx(th_registry_get(reg, "iconic")->icons, 0), *src;
+    ck_assert(json_object_object_get_ex(icon, "src", &src));
+    ck_assert_str_eq(json_object_get_string(src), "https://x/a.png");
+}
+END_TEST
+
+/* One caller's set goes through the one lookup: a tool outside it is
+ * refused in the words a name never served gets, and a closed set without
+ * globs (a token with none of the scopes named) reaches nothing. */
+START_TEST(test_a_caller_set_narrows_the_lookup)
+{
+    th_err err;
+    th_tool a = make_tool("echo", "Echoes its text"), b = make_tool("erase", "Erases a file");
+    ck_assert_int_eq(add(&a, &err), TH_OK);
+    ck_assert_int_eq(add(&b, &err), TH_OK);
+    th_policy *reader = th_policy_new_closed(), *nobody = th_policy_new_closed();
+    ck_assert_int_eq(th_policy_add(reader, TH_POLICY_TOOLS, "auth-tools", "ec*,read_*", &err), TH_OK);
+    char why[256], never[256];
+    ck_assert_ptr_nonnull(th_tool_resolve_for(reg, reader, "echo", why, sizeof why));
+    ck_assert_ptr_null(th_tool_resolve_for(reg, reader, "erase", why, sizeof why));
+    ck_assert_ptr_null(th_tool_resolve_for(reg, reader, "never_served", never, sizeof never));
+    ck_assert_str_eq(why, "Unknown tool: erase");
+    ck_assert_str_eq(never, "Unknown tool: never_served");
+    ck_assert_ptr_nonnull(th_tool_resolve(reg, "erase", why, sizeof why)); /* no caller: the server's policy */
+    ck_assert_ptr_null(th_tool_resolve_for(reg, nobody, "echo", why, sizeof why));
+    ck_assert(th_registry_exposes_to(reg, reader, th_registry_get(reg, "echo")));
+    ck_assert(!th_registry_exposes_to(reg, reader, th_registry_get(reg, "erase")));
+    ck_assert(!th_registry_exposes_to(reg, nobody, th_registry_get(reg, "echo")));
+    th_policy_unref(reader);
+    th_policy_unref(nobody);
+}
+END_TEST
+
 START_TEST(test_abi_checked_first)
 {
     th_tool t = make_tool("future", "Tool from a newer header");
@@ -656,6 +739,9 @@ static Suite *registry_suite(void)
     tcase_add_checked_fixture(extra, setup, teardown);
     tcase_add_test(extra, test_input_schema_must_be_strict_json);
     tcase_add_test(extra, test_optional_fields_parsed_and_checked);
+    tcase_add_test(extra, test_annotations_are_known_hints_of_their_type);
+    tcase_add_test(extra, test_icons_have_the_mcp_shape);
+    tcase_add_test(extra, test_a_caller_set_narrows_the_lookup);
     tcase_add_test(extra, test_abi_checked_first);
     tcase_add_test(extra, test_timeout_ms_past_an_older_struct_size_reads_as_zero);
     tcase_add_test(extra, test_tool_name_character_classes_at_their_edges);

@@ -398,6 +398,14 @@ typedef struct th_function {
 **               and the retry that brings answers becomes the task, its
 **               handler seeing those answers. Other values are refused with
 **               TH_ERR_VALUE.
+** icons         (added after task_support) optional JSON text: an array of
+**               MCP Icon objects, each with a string "src" (an https: or
+**               data: URI) and optionally "mimeType" and "theme" ("light"
+**               or "dark") strings and "sizes", an array of strings such
+**               as "48x48" or "any". Shown in tools/list to clients of
+**               2025-11-25 and later; NULL (and a plugin built before the
+**               field existed) shows none. Anything else is refused with
+**               TH_ERR_VALUE.
 */
 typedef struct th_tool {
     uint32_t abi_version;
@@ -416,6 +424,7 @@ typedef struct th_tool {
      * reorder. A host reads those past the plugin's struct_size as zero. */
     uint32_t timeout_ms;
     uint32_t task_support; /* th_task_support */
+    const char *icons;
 } th_tool;
 
 /* th_tool.task_support: whether a call may, or must, run as a task. */

@@ -37,6 +37,8 @@ static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const 
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_caller_tools(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
@@ -114,6 +116,18 @@ static const th_option table[] = {
      .help = "with --isolation=none: list tools from the\nscan or the registry cache and open each\nplugin at the first "
              "call of one of its tools"},
 
+    {"tools", 0, "[PLUGIN:]GLOB,...", CALL(opt_policy), .section = "Exposure",
+     .help = "expose only tools whose name, or PLUGIN/TOOL,\nmatches a GLOB (fnmatch; repeatable); with\nPLUGIN: "
+             "for that plugin's tools alone\n(the [PLUGIN] key tools = GLOB,...)"},
+    {"exclude-tools", 0, "[PLUGIN:]GLOB,...", CALL(opt_policy),
+     .help = "hide tools whose name, or PLUGIN/TOOL, matches\na GLOB (repeatable); a hidden tool is unknown\nto "
+             "tools/list and tools/call alike; a glob\nthat matches PLUGIN/* hides the plugin's\nprompts and "
+             "resources too (the [PLUGIN]\nkey exclude-tools = GLOB,...)"},
+    {"read-only", 0, NULL, CALL(opt_policy),
+     .help = "expose only tools annotated readOnlyHint: true"},
+    {"read-only-plugin", 0, "PLUGIN", CALL(opt_policy),
+     .help = "the same for PLUGIN's tools alone (repeatable;\nthe [PLUGIN] key read-only = true)"},
+
     {"page-size", 0, "N", NUMBER(TH_OT_SIZE, cfg.page_size, 0, 1000000), .def = "100", .section = "Protocol",
      .help = "tools per tools/list page (default 100; 0: all)"},
     /* The JSON parser takes an int length. */
@@ -184,6 +198,13 @@ static const th_option table[] = {
     {"auth-scope", 0, "SCOPE", TEXT(http.auth_scope), .help = "and the token must carry SCOPE (else 403)"},
     {"auth-tool-scope", 0, "TOOL=SCOPE", CALL(opt_tool_scope),
      .help = "tools/call of TOOL needs SCOPE too\n(repeatable; tools/list still lists TOOL)"},
+    {"auth-tools", 0, "SCOPE=GLOB,...", CALL(opt_caller_tools),
+     .help = "a caller whose token carries SCOPE sees the\ntools whose name, or PLUGIN/TOOL, matches a\nGLOB "
+             "(repeatable); with any, a caller sees\nonly those of its scopes, and a tool outside\nthem is "
+             "unknown to its tools/list and\ntools/call alike"},
+    {"auth-tools-claim", 0, "CLAIM", TEXT(grants_claim), .min = 1, .what = "the claim name",
+     .help = "a JWT's CLAIM (a string of words, or an array\nof strings, as \"roles\") also names sets of\n"
+             "--auth-tools, as its scopes do"},
     {"auth-jwks-file", 0, "FILE", TEXT(jwks_file),
      .help = "also accept JWTs signed by a key in FILE (a JWKS;\nRS256/384/512, ES256/384/512) whose iss "
              "is\n--auth-issuer, aud --http-resource-url (both\nrequired), not expired; scopes from "
@@ -514,6 +535,57 @@ static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, co
     return TH_HOST_RUN;
 }
 
+/* --auth-tools SCOPE=GLOB,...: checked here so that the transport, which
+ * compiles one caller's set per request, finds only good rules. Globs take
+ * no PLUGIN: part (a caller's set is one list: PLUGIN/TOOL names a plugin's). */
+static th_host_parse_rc opt_caller_tools(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t slen = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || !slen || memchr(arg, ' ', slen) || memchr(arg, '"', slen) || strchr(eq, ':')) {
+        fprintf(stderr, "toolhost: --%s: '%s' is not SCOPE=GLOB,... (a scope word, then globs without "
+                        "PLUGIN:; name PLUGIN/TOOL instead)\n",
+                opt->name, arg);
+        return TH_HOST_USAGE;
+    }
+    th_policy *scratch = th_policy_new_closed();
+    th_err err = {0};
+    th_rc rc = scratch ? th_policy_add(scratch, TH_POLICY_TOOLS, opt->name, eq + 1, &err) : TH_ERR_NOMEM;
+    th_policy_unref(scratch);
+    if (rc != TH_OK) {
+        fprintf(stderr, "toolhost: %s\n", rc == TH_ERR_NOMEM ? "out of memory" : err.msg);
+        return rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+    }
+    if (o->ncaller_tools == TH_HOST_MAX_TOOL_SCOPES) {
+        fprintf(stderr, "toolhost: --%s: at most %d\n", opt->name, TH_HOST_MAX_TOOL_SCOPES);
+        return TH_HOST_USAGE;
+    }
+    o->caller_tools[o->ncaller_tools++] = arg;
+    o->http.caller_tools = o->caller_tools;
+    o->http.ncaller_tools = o->ncaller_tools;
+    return TH_HOST_RUN;
+}
+
+/* The exposure options, each a kind of rule of the policy (plugin/policy.h). */
+static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    static const struct {
+        const char *name;
+        th_policy_kind kind;
+    } kinds[] = {{"tools", TH_POLICY_TOOLS},
+                 {"exclude-tools", TH_POLICY_EXCLUDE},
+                 {"read-only", TH_POLICY_READ_ONLY},
+                 {"read-only-plugin", TH_POLICY_READ_ONLY}};
+    size_t i = 0;
+    while (strcmp(kinds[i].name, opt->name) != 0)
+        i++;
+    th_err err;
+    th_rc rc = th_policy_add(o->policy, kinds[i].kind, opt->name, arg, &err);
+    if (rc != TH_OK)
+        fprintf(stderr, "toolhost: %s\n", err.msg);
+    return rc == TH_OK ? TH_HOST_RUN : rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+}
+
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg)
 {
     (void)o;
@@ -719,7 +791,7 @@ th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
 {
     if (!set_defaults(o))
         return TH_HOST_FATAL;
-    if (!(o->settings = th_config_new())) {
+    if (!(o->settings = th_config_new()) || !(o->policy = th_policy_new())) {
         fprintf(stderr, "toolhost: out of memory\n");
         return TH_HOST_FATAL;
     }
@@ -752,6 +824,7 @@ void th_host_opts_clear(th_host_opts *o)
     free(o->origins);
     free(o->pass_env);
     th_config_free(o->settings);
+    th_policy_unref(o->policy);
     th_host_config_free();
     *o = (th_host_opts){0};
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "plugin/loader.h"
+#include "plugin/policy.h"
 #include "plugin/settings.h"
 #include "protocol/mcp.h"
 #include "transport/http.h"
@@ -36,6 +37,7 @@ typedef struct th_host_opts {
     th_scan_opts scan;
     th_supervisor_opts sup;
     th_config *settings; /* per-plugin settings (plugin/settings.h) */
+    th_policy *policy;   /* --tools, --exclude-tools, --read-only: what clients see */
     /* Protocol */
     th_mcp_config cfg;
     th_stdio_opts stdio;
@@ -46,8 +48,11 @@ typedef struct th_host_opts {
     bool http_on, stdio_on, allow_unauth;
     bool passed_loopback; /* --http=systemd: the passed socket is loopback */
     const char *auth_file, *jwks_file;
+    const char *grants_claim; /* --auth-tools-claim */
     const char *tool_scopes[TH_HOST_MAX_TOOL_SCOPES]; /* "TOOL=SCOPE", into argv */
     size_t ntool_scopes;
+    const char *caller_tools[TH_HOST_MAX_TOOL_SCOPES]; /* --auth-tools "SCOPE=GLOB,...", into argv */
+    size_t ncaller_tools;
     /* Diagnostics, applied once the command line is read */
     int log_level;  /* th_log_level, or -1 to leave it */
     int log_format; /* th_log_format, or -1 to leave it */

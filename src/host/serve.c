@@ -68,7 +68,7 @@ static bool start_opts(th_host *h)
     h->start = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
                                .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
                                .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings,
-                               .lock_path = o->lock_file};
+                               .policy = o->policy, .lock_path = o->lock_file};
     h->start.scan.load = o->load;
     /* Lazily, the trust rule is applied now to cached plugins too: a tool
      * is listed only when its plugin may be opened. */
@@ -196,6 +196,11 @@ static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
     bool ok = !o->auth_scope || th_auth_note_scopes(*auth, o->auth_scope);
     for (size_t i = 0; ok && i < o->ntool_scopes; i++)
         ok = th_auth_note_scopes(*auth, strchr(o->tool_scopes[i], '=') + 1);
+    for (size_t i = 0; ok && i < o->ncaller_tools; i++) {
+        char *scope = strndup(o->caller_tools[i], strcspn(o->caller_tools[i], "="));
+        ok = scope && th_auth_note_scopes(*auth, scope);
+        free(scope);
+    }
     if (!ok)
         th_log(TH_LOG_CRITICAL, "--auth-jwks-file: out of memory");
     return ok;
@@ -218,6 +223,18 @@ static bool start_http(th_host *h)
     }
     if (o->jwks_file && !add_jwks(&h->auth, o->jwks_file, &o->http))
         return false;
+    if (o->http.ncaller_tools && !h->auth) { /* without tokens, no caller has scopes to choose by */
+        th_log(TH_LOG_CRITICAL, "--auth-tools needs --auth-token-file or --auth-jwks-file");
+        return false;
+    }
+    if (o->grants_claim && !o->jwks_file) { /* only a JWT has claims */
+        th_log(TH_LOG_CRITICAL, "--auth-tools-claim needs --auth-jwks-file");
+        return false;
+    }
+    if (o->grants_claim && !th_auth_set_grants_claim(h->auth, o->grants_claim)) {
+        th_log(TH_LOG_CRITICAL, "--auth-tools-claim: out of memory");
+        return false;
+    }
     th_http_opts hopts = o->http;
     hopts.max_body_bytes = o->stdio.max_message_bytes;
     hopts.auth = h->auth;

@@ -248,7 +248,8 @@ th_rc th_host_start(const th_start_opts *o, th_registry *old, unsigned long long
         goto cleanup;
     }
     rc = TH_ERR_NOMEM;
-    bool ok = (reg = th_registry_new()) && th_registry_set_naming(reg, o->naming) == TH_OK && order_plugins(&f, old);
+    bool ok = (reg = th_registry_new()) && th_registry_set_naming(reg, o->naming) == TH_OK &&
+              th_registry_set_policy(reg, o->policy) == TH_OK && order_plugins(&f, old);
     if (ok && o->isolate)
         ok = register_workers(o, reg, &f, sup, stats);
     else if (ok && o->lazy && !old)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "plugin/loader.h"
+#include "plugin/policy.h"
 #include "plugin/registry.h"
 #include "plugin/settings.h"
 #include "worker/scanner.h"
@@ -28,6 +29,7 @@ typedef struct th_start_opts {
     th_supervisor_opts sup;  /* for the new registry's own supervisor */
     const char *cache_path;  /* the registry cache, or NULL for none */
     th_naming *naming;       /* toolboxes and qualified names */
+    th_policy *policy;       /* what clients may see (NULL: everything) */
     th_config *settings;     /* start-up adds the environment's settings of
                               * the plugins found (TOOLHOST_NAME_KEY) */
     const char *lock_path;   /* --lock: serve only what it pins, read

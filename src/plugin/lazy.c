@@ -257,6 +257,7 @@ void th_lazy_register(th_lazy_set *set, th_registry *reg, size_t which, json_obj
                 .annotations = str_of(d, "annotations"),
                 .timeout_ms = timeout_of(d),
                 .task_support = task_support_of(d),
+                .icons = str_of(d, "icons"),
                 .handler = lazy_handler,
                 .user_data = t,
                 .destroy = lazy_tool_free,

@@ -13,8 +13,10 @@
 
 #include "base/log.h"
 #include "call/crashnote.h"
+#include "plugin/policy.h"
 #include "plugin/prompts.h"
 #include "plugin/qualname.h"
+#include "plugin/settings.h"
 
 typedef struct vec {
     void **items;
@@ -25,6 +27,7 @@ struct th_prompts {
     vec prompts;     /* th_prompt_entry *, registration order */
     vec completions; /* th_completion_entry * */
     const th_naming *naming; /* borrowed from the registry, or NULL */
+    const th_policy *policy; /* likewise */
 };
 
 /* Minimum struct_size: the first published layouts, which end at destroy. */
@@ -40,6 +43,20 @@ void th_prompts_set_naming(th_prompts *ps, const th_naming *n)
 {
     if (ps)
         ps->naming = n;
+}
+
+void th_prompts_set_policy(th_prompts *ps, const th_policy *p)
+{
+    if (ps)
+        ps->policy = p;
+}
+
+/* Whether the policy hides ORIGIN's plugin: its prompts are accepted (the
+ * plugin must not fail for it) and dropped, so that no lookup finds them. */
+static bool hidden(const th_prompts *ps, const char *origin)
+{
+    char name[256];
+    return origin && th_config_plugin_name(origin, name, sizeof name) && !th_policy_plugin(ps->policy, name);
 }
 
 const th_naming *th_prompts_naming(const th_prompts *ps)
@@ -372,6 +389,13 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
         th_err_set(err, TH_ERR_VALUE, "Prompt must have a 'get' function");
         goto refused;
     }
+    if (hidden(ps, origin)) {
+        th_log(TH_LOG_DEBUG, "prompt %s of %s hidden by the exposure policy", exposed, origin);
+        if (r.destroy)
+            r.destroy(r.user_data);
+        rc = TH_OK;
+        goto drop;
+    }
     if (!args && !(args = json_object_new_array()))
         goto nomem;
     th_prompt_entry *e = calloc(1, sizeof *e);
@@ -404,13 +428,15 @@ th_rc th_prompts_add(th_prompts *ps, const th_prompt *p, bool started, const cha
 nomem:
     th_err_set(err, TH_ERR_NOMEM, "out of memory registering a prompt");
 refused:
+    rc = err ? err->code : TH_ERR_VALUE;
+drop:
     json_object_put(args);
     json_object_put(icons);
     free(exposed);
     free(toolbox);
     free(plugin);
     free(described);
-    return err ? err->code : TH_ERR_VALUE;
+    return rc;
 }
 
 th_rc th_prompts_add_completion(th_prompts *ps, const th_completion *c, bool started, const char *origin,

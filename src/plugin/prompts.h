@@ -62,6 +62,10 @@ th_prompts *th_prompts_new(void);
 /* Name prompts added from now on by the toolboxes of N (borrowed: the
  * registry holding PS holds N too), qualified when N says so. */
 void th_prompts_set_naming(th_prompts *ps, const struct th_naming *n);
+/* The exposure policy (plugin/policy.h), borrowed: from now on the prompts
+ * of a plugin it hides are accepted and dropped, so no lookup finds them. */
+struct th_policy;
+void th_prompts_set_policy(th_prompts *ps, const struct th_policy *p);
 /* The naming set, or NULL (PS may be NULL). */
 const struct th_naming *th_prompts_naming(const th_prompts *ps);
 /* Calls every entry's destroy, newest first. */

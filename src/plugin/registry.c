@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "plugin/policy.h"
 #include "plugin/qualname.h"
 #include "plugin/registry.h"
 #include "plugin/resources.h"
 #include "plugin/prompts.h"
+#include "plugin/settings.h"
 
 /* One memo: text derived from the registry's tools, under a key. */
 typedef struct memo {
@@ -40,6 +42,11 @@ struct th_registry {
     void **handles;     /* dlopen handles, closed last */
     size_t nhandles;
     th_naming *naming;  /* toolboxes, or NULL: names as registered */
+    th_policy *policy;  /* exposure, or NULL: everything is exposed */
+    /* The exposed entries' indexes, built at the first listing of a
+     * version (under memo_lock) so that paging a filtered list is direct. */
+    size_t *shown, nshown;
+    unsigned long long shown_version;
     bool last_contextual; /* see th_registry_refusal_contextual */
     bool private_copy;  /* see th_registry_set_private */
     /* Hot reload (plugin/reload.c): entries lent by an older registry, the
@@ -162,6 +169,7 @@ static void entry_free(th_entry *e)
     json_object_put(e->input_schema);
     json_object_put(e->output_schema);
     json_object_put(e->annotations);
+    json_object_put(e->icons);
     th_schema_free(e->validator);
     th_schema_free(e->output_validator);
     th_typed_free(e->typed);
@@ -198,6 +206,8 @@ void th_registry_unref(th_registry *reg)
     memos_free(reg->memos);
     pthread_mutex_destroy(&reg->memo_lock);
     th_naming_unref(reg->naming);
+    th_policy_unref(reg->policy);
+    free(reg->shown);
     free(reg);
 }
 
@@ -257,7 +267,7 @@ static const char *json_type_word(json_object *o)
 ** moved into an entry; free with checked_free.
 */
 typedef struct checked {
-    json_object *input_schema, *output_schema, *annotations;
+    json_object *input_schema, *output_schema, *annotations, *icons;
     th_schema *validator, *output_validator;
     th_typed *typed;
     char *exposed, *toolbox, *plugin; /* th_naming_expose */
@@ -268,6 +278,7 @@ static void checked_free(checked *c)
     json_object_put(c->input_schema);
     json_object_put(c->output_schema);
     json_object_put(c->annotations);
+    json_object_put(c->icons);
     th_schema_free(c->validator);
     th_schema_free(c->output_validator);
     th_typed_free(c->typed);
@@ -287,6 +298,75 @@ static th_rc check_state(const th_registry *reg, th_err *err)
         return th_err_set(err, TH_ERR_RUNTIME, "Server is shutting down, registration not allowed");
     if (reg->started)
         return th_err_set(err, TH_ERR_RUNTIME, "Cannot register tools after server has started");
+    return TH_OK;
+}
+
+/* The members MCP defines for ToolAnnotations, and the JSON type of each. */
+static const struct {
+    const char *name;
+    json_type type;
+    const char *word; /* the type in a refusal */
+} annotation_members[] = {
+    {"title", json_type_string, "string"},
+    {"readOnlyHint", json_type_boolean, "bool (true or false)"},
+    {"destructiveHint", json_type_boolean, "bool (true or false)"},
+    {"idempotentHint", json_type_boolean, "bool (true or false)"},
+    {"openWorldHint", json_type_boolean, "bool (true or false)"},
+};
+
+/* Rules 6.12 and 6.13: only known members, each of its type. Clients act
+ * on these hints (a read-only policy trusts readOnlyHint), so a misspelt or
+ * mistyped one is refused rather than silently meaning "not said". */
+static th_rc check_annotations(json_object *annotations, th_err *err)
+{
+    json_object_object_foreach(annotations, key, val) {
+        size_t i = 0, n = sizeof annotation_members / sizeof *annotation_members;
+        while (i < n && strcmp(annotation_members[i].name, key) != 0)
+            i++;
+        if (i == n)
+            return th_err_set(err, TH_ERR_VALUE,
+                              "Tool annotations member '%.64s' is unknown (known: title, readOnlyHint, "
+                              "destructiveHint, idempotentHint, openWorldHint)",
+                              key);
+        if (!json_object_is_type(val, annotation_members[i].type))
+            return th_err_set(err, TH_ERR_VALUE, "Tool annotations %s must be %s, got %s", key,
+                              annotation_members[i].word, json_type_word(val));
+    }
+    return TH_OK;
+}
+
+/* An optional string member of an icon; false when present but not a string. */
+static bool icon_string(json_object *icon, const char *key, const char **out)
+{
+    json_object *v;
+    *out = NULL;
+    if (!json_object_object_get_ex(icon, key, &v))
+        return true;
+    *out = json_object_get_string(v);
+    return json_object_is_type(v, json_type_string);
+}
+
+/* Rule 6.14: MCP's Icon shape, so that a client never gets one it cannot
+ * draw: a string src, mimeType a string, theme light or dark, sizes strings. */
+static th_rc check_icons(json_object *icons, th_err *err)
+{
+    if (!json_object_is_type(icons, json_type_array))
+        return th_err_set(err, TH_ERR_VALUE, "Tool icons must be list (a JSON array), got %s", json_type_word(icons));
+    for (size_t i = 0; i < json_object_array_length(icons); i++) {
+        json_object *ic = json_object_array_get_idx(icons, i), *sizes = NULL;
+        const char *src, *mime, *theme;
+        if (!json_object_is_type(ic, json_type_object) || !icon_string(ic, "src", &src) || !src || !*src)
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu] must be an object with a string \"src\"", i);
+        if (!icon_string(ic, "mimeType", &mime))
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].mimeType must be a string", i);
+        if (!icon_string(ic, "theme", &theme) || (theme && strcmp(theme, "light") != 0 && strcmp(theme, "dark") != 0))
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].theme must be \"light\" or \"dark\"", i);
+        bool ok = !json_object_object_get_ex(ic, "sizes", &sizes) || json_object_is_type(sizes, json_type_array);
+        for (size_t k = 0; ok && sizes && k < json_object_array_length(sizes); k++)
+            ok = json_object_is_type(json_object_array_get_idx(sizes, k), json_type_string);
+        if (!ok)
+            return th_err_set(err, TH_ERR_VALUE, "Tool icons[%zu].sizes must be an array of strings", i);
+    }
     return TH_OK;
 }
 
@@ -449,7 +529,12 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
                             json_type_word(out->annotations));
             goto fail;
         }
+        if ((rc = check_annotations(out->annotations, err)) != TH_OK)
+            goto fail;
     }
+    if (t->icons && ((rc = parse_json(t->icons, "icons", &out->icons, err)) != TH_OK ||
+                     (rc = check_icons(out->icons, err)) != TH_OK))
+        goto fail;
     th_err_clear(err);
     return TH_OK;
 
@@ -549,6 +634,7 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->input_schema = c.input_schema;
     e->output_schema = c.output_schema;
     e->annotations = c.annotations;
+    e->icons = c.icons;
     e->validator = c.validator;
     e->output_validator = c.output_validator;
     e->typed = c.typed;
@@ -761,6 +847,91 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming)
     return TH_OK;
 }
 
+th_rc th_registry_set_policy(th_registry *reg, th_policy *policy)
+{
+    if (reg->count)
+        return TH_ERR_MISUSE;
+    th_policy_unref(reg->policy);
+    reg->policy = th_policy_ref(policy);
+    th_prompts_set_policy(reg->prompts, policy);
+    th_resources_set_policy(reg->resources, policy);
+    return TH_OK;
+}
+
+const th_policy *th_registry_policy(const th_registry *reg)
+{
+    return reg->policy;
+}
+
+/* The plugin an entry came from: its qualified name's part, else the
+ * file's NAME (NULL when the origin is not a NAME.so). */
+static const char *entry_plugin(const th_entry *e, char *buf, size_t size)
+{
+    if (e->plugin)
+        return e->plugin;
+    return e->origin && th_config_plugin_name(e->origin, buf, size) ? buf : NULL;
+}
+
+bool th_registry_exposes(const th_registry *reg, const th_entry *e)
+{
+    if (!th_policy_active(reg->policy))
+        return true;
+    char buf[256];
+    return th_policy_tool(reg->policy, e->name, entry_plugin(e, buf, sizeof buf),
+                          e->original_name ? e->original_name : e->name, e->annotations);
+}
+
+bool th_registry_exposes_to(const th_registry *reg, const th_policy *caller, const th_entry *e)
+{
+    if (!th_registry_exposes(reg, e))
+        return false;
+    if (!caller)
+        return true;
+    char buf[256];
+    return th_policy_tool(caller, e->name, entry_plugin(e, buf, sizeof buf),
+                          e->original_name ? e->original_name : e->name, e->annotations);
+}
+
+/* Rebuild the index of exposed entries if the tools changed since. Under memo_lock. */
+static bool shown_fresh(th_registry *reg)
+{
+    if (reg->shown && reg->shown_version == reg->version)
+        return true;
+    size_t *v = malloc((reg->count ? reg->count : 1) * sizeof *v), n = 0;
+    if (!v)
+        return false;
+    for (size_t i = 0; i < reg->count; i++)
+        if (th_registry_exposes(reg, reg->entries[i]))
+            v[n++] = i;
+    free(reg->shown);
+    reg->shown = v;
+    reg->nshown = n;
+    reg->shown_version = reg->version;
+    return true;
+}
+
+size_t th_registry_exposed_count(const th_registry *reg)
+{
+    if (!th_policy_active(reg->policy))
+        return reg->count;
+    th_registry *r = (th_registry *)reg; /* the index is a cache, as memos are */
+    pthread_mutex_lock(&r->memo_lock);
+    size_t n = shown_fresh(r) ? r->nshown : 0;
+    pthread_mutex_unlock(&r->memo_lock);
+    return n;
+}
+
+const th_entry *th_registry_exposed_at(const th_registry *reg, size_t i)
+{
+    if (!th_policy_active(reg->policy))
+        return i < reg->count ? reg->entries[i] : NULL;
+    th_registry *r = (th_registry *)reg;
+    pthread_mutex_lock(&r->memo_lock);
+    const th_entry *e = shown_fresh(r) && i < r->nshown ? r->entries[r->shown[i]] : NULL;
+    pthread_mutex_unlock(&r->memo_lock);
+    return e;
+}
+
 const th_naming *th_registry_naming(const th_registry *reg)
 {
     return reg->naming;
@@ -845,18 +1016,19 @@ static bool part_of(bool qualified, const char *toolbox, const char *plugin, con
            strlen(plugin) == q->server_len && memcmp(plugin, q->server, q->server_len) == 0;
 }
 
-/* Does REG (may be NULL) or PS (may be NULL) hold anything of the plugin
- * Q names? Only on the way to a refusal, so a scan is fine. */
-static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qualname *q)
+/* Does REG (may be NULL) or PS (may be NULL) expose anything of the plugin
+ * Q names? Only on the way to a refusal, so a scan is fine. What the
+ * policy hides counts as absent: the refusal must not tell it exists. */
+static bool has_server(const th_registry *reg, const th_policy *caller, const th_prompts *ps, const th_qualname *q)
 {
     for (size_t i = 0; i < th_prompts_count(ps); i++) {
         const th_prompt_entry *e = th_prompts_at(ps, i);
-        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+        if (part_of(e->qualified, e->toolbox, e->plugin, q) && (!reg || th_policy_plugin(reg->policy, e->plugin)))
             return true;
     }
     for (size_t i = 0; reg && i < th_registry_count(reg); i++) {
         const th_entry *e = th_registry_at(reg, i);
-        if (part_of(e->qualified, e->toolbox, e->plugin, q))
+        if (part_of(e->qualified, e->toolbox, e->plugin, q) && th_registry_exposes_to(reg, caller, e))
             return true;
     }
     return false;
@@ -864,23 +1036,29 @@ static bool has_server(const th_registry *reg, const th_prompts *ps, const th_qu
 
 const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size)
 {
+    return th_tool_resolve_for(reg, NULL, name, why, size);
+}
+
+const th_entry *th_tool_resolve_for(const th_registry *reg, const th_policy *caller, const char *name, char *why,
+                                    size_t size)
+{
     /* A registered name always parses to parts that exist, so the exact
      * lookup decides every name that will be served; the parse only
      * explains the others. */
     const th_entry *e = name ? th_registry_get(reg, name) : NULL;
-    if (e)
+    if (e && th_registry_exposes_to(reg, caller, e))
         return e;
     const th_naming *n = th_registry_naming(reg);
     th_qualname q;
     if (!name)
         snprintf(why, size, "Unknown tool");
-    else if (!th_naming_qualified(n))
-        snprintf(why, size, "Unknown tool: %.200s", name);
+    else if (e || !th_naming_qualified(n))
+        snprintf(why, size, "Unknown tool: %.200s", name); /* a hidden tool is as unknown as any */
     else if (!th_qualname_parse(name, &q))
         th_qualname_err_format(why, size, name);
     else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
         th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, NULL, &q))
+    else if (!has_server(reg, caller, NULL, &q))
         th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
     else
         snprintf(why, size, "Unknown tool: %.200s", name);
@@ -905,7 +1083,7 @@ const th_prompt_entry *th_prompts_resolve(const th_registry *reg, const th_promp
         th_qualname_err_format_as(why, size, &th_qualname_prompt_kind, name);
     else if (!th_naming_has_toolbox(n, q.toolbox, q.toolbox_len))
         th_qualname_err_toolbox(why, size, q.toolbox, q.toolbox_len);
-    else if (!has_server(reg, ps, &q))
+    else if (!has_server(reg, NULL, ps, &q))
         th_qualname_err_server(why, size, q.toolbox, q.toolbox_len, q.server, q.server_len);
     else
         snprintf(why, size, "unknown prompt '%.200s'", name);

@@ -58,6 +58,7 @@ typedef struct th_entry {
     char *plugin;               /* NAME of NAME.so; NULL likewise */
     bool qualified;             /* exposed under its qualified name */
     uint32_t task_support;      /* th_task_support (the tasks extension) */
+    json_object *icons;         /* NULL when not given */
 } th_entry;
 
 typedef struct th_registry th_registry;
@@ -174,6 +175,31 @@ th_rc th_registry_set_naming(th_registry *reg, th_naming *naming);
 const th_naming *th_registry_naming(const th_registry *reg);
 
 /*
+** The exposure policy (plugin/policy.h): from now on what POLICY hides is
+** absent to clients, in th_tool_resolve and the exposed listing alike.
+** Takes a reference; NULL exposes everything. Only on an empty registry
+** (TH_ERR_MISUSE otherwise), as th_registry_set_naming.
+*/
+struct th_policy;
+th_rc th_registry_set_policy(th_registry *reg, struct th_policy *policy);
+const struct th_policy *th_registry_policy(const th_registry *reg);
+
+/* Whether the policy lets clients see and call E, one of REG's tools. */
+bool th_registry_exposes(const th_registry *reg, const th_entry *e);
+
+/* The same for one caller whose own set is CALLER (NULL: no set of its own):
+ * both the registry's policy and CALLER must expose E. */
+bool th_registry_exposes_to(const th_registry *reg, const struct th_policy *caller, const th_entry *e);
+
+/*
+** The tools clients may see, in registration order: what tools/list pages
+** through. Without a policy the same as th_registry_count/th_registry_at.
+** th_registry_exposed_at returns NULL past the end.
+*/
+size_t th_registry_exposed_count(const th_registry *reg);
+const th_entry *th_registry_exposed_at(const th_registry *reg, size_t i);
+
+/*
 ** Did th_registry_add's last refusal come from the registry's context (a
 ** tool already registered under the name, or the toolbox naming) rather
 ** than from the descriptor alone? A scan of the plugin by itself cannot
@@ -220,6 +246,11 @@ struct th_prompts *th_registry_prompts(const th_registry *reg);
 ** a name whose parts all exist, "Unknown tool: NAME".
 */
 const th_entry *th_tool_resolve(const th_registry *reg, const char *name, char *why, size_t size);
+
+/* th_tool_resolve for a caller whose own set is CALLER (NULL: none): a
+ * tool outside it is refused in the same words as one never served. */
+const th_entry *th_tool_resolve_for(const th_registry *reg, const struct th_policy *caller, const char *name,
+                                    char *why, size_t size);
 
 /*
 ** The prompt a client's NAME stands for (prompts/get, completion/complete's

@@ -14,7 +14,9 @@
 
 #include "base/log.h"
 #include "call/crashnote.h"
+#include "plugin/policy.h"
 #include "plugin/resources.h"
+#include "plugin/settings.h"
 
 typedef struct vec {
     th_res_entry **items;
@@ -24,7 +26,14 @@ typedef struct vec {
 struct th_resources {
     vec plain;     /* resources, registration order */
     vec templates; /* templates, registration order */
+    const th_policy *policy; /* borrowed from the registry, or NULL */
 };
+
+void th_resources_set_policy(th_resources *rs, const th_policy *p)
+{
+    if (rs)
+        rs->policy = p;
+}
 
 /* Minimum struct_size: the first published layout, which ends at destroy. */
 #define TH_RESOURCE_MIN_SIZE (offsetof(th_resource, destroy) + sizeof(void (*)(void *)))
@@ -343,6 +352,17 @@ static th_rc add(th_resources *rs, const th_resource *res, bool template_, bool 
     th_rc rc = check(rs, res, template_, started, !proxy, &r, &ann, err);
     if (rc != TH_OK)
         return rc;
+    char plugin[256];
+    if (origin && th_config_plugin_name(origin, plugin, sizeof plugin) && !th_policy_plugin(rs->policy, plugin)) {
+        /* Accepted (the plugin must not fail for it) and dropped, so that
+         * no lookup finds it. */
+        th_log(TH_LOG_DEBUG, "resource %s of %s hidden by the exposure policy", template_ ? r.uri_template : r.uri,
+               origin);
+        json_object_put(ann);
+        if (r.destroy)
+            r.destroy(r.user_data);
+        return TH_OK;
+    }
     vec *v = template_ ? &rs->templates : &rs->plain;
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 8;

@@ -46,6 +46,11 @@ typedef struct th_res_entry {
 
 typedef struct th_resources th_resources;
 
+/* The exposure policy (plugin/policy.h), borrowed: from now on the
+ * resources of a plugin it hides are accepted and dropped. */
+struct th_policy;
+void th_resources_set_policy(th_resources *rs, const struct th_policy *p);
+
 th_resources *th_resources_new(void);
 /* Calls every entry's destroy, newest first. */
 void th_resources_free(th_resources *rs);

@@ -152,6 +152,47 @@ static th_rc add_server_arg(char ***args, size_t *n, const char *key, const char
     return TH_OK;
 }
 
+/*
+** The keys of a plugin's section that are the host's exposure policy for
+** that plugin, not settings it reads: each becomes the option that says the
+** same for one plugin, placed with the [toolhost] ones. A plugin cannot
+** have a setting of these names in a configuration file.
+*/
+static const struct {
+    const char *key, *option;
+    bool flag; /* true/false, given as the plugin's name when true */
+} exposure_keys[] = {
+    {"tools", "tools", false},
+    {"exclude-tools", "exclude-tools", false},
+    {"read-only", "read-only-plugin", true},
+};
+
+/* KEY = VALUE of SECTION as an exposure option, if KEY is one: *DONE tells. */
+static th_rc exposure_key(const char *section, const char *key, const char *value, char ***args, size_t *n,
+                          bool *done, const char *path, unsigned lineno, th_err *err)
+{
+    *done = false;
+    for (size_t i = 0; i < sizeof exposure_keys / sizeof *exposure_keys; i++) {
+        if (strcmp(key, exposure_keys[i].key) != 0)
+            continue;
+        *done = true;
+        char buf[8300];
+        if (!exposure_keys[i].flag)
+            snprintf(buf, sizeof buf, "%s:%s", section, value);
+        else if (strcmp(value, "true") == 0)
+            snprintf(buf, sizeof buf, "%s", section);
+        else if (strcmp(value, "false") == 0)
+            return TH_OK;
+        else
+            return th_err_set(err, TH_ERR_VALUE, "%s:%u: [%s] %s is true or false, not '%.80s'", path, lineno,
+                              section, key, value);
+        if (add_server_arg(args, n, exposure_keys[i].option, buf, true) != TH_OK)
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory");
+        return TH_OK;
+    }
+    return TH_OK;
+}
+
 th_rc th_config_load_file(th_config *cfg, const char *path, char ***server_args, size_t *nserver, th_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -219,6 +260,11 @@ th_rc th_config_load_file(th_config *cfg, const char *path, char ***server_args,
                 rc = th_err_set(err, TH_ERR_NOMEM, "out of memory");
             continue;
         }
+        bool policy = false;
+        if (!secret && (rc = exposure_key(section, key, value, server_args, nserver, &policy, path, lineno, err)) != TH_OK)
+            break;
+        if (policy)
+            continue;
         th_err e;
         if ((rc = th_config_set(cfg, section, key, value, secret, TH_CONF_FILE, &e)) != TH_OK)
             th_err_set(err, rc, "%s:%u: %s", path, lineno, e.msg);

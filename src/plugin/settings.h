@@ -58,7 +58,10 @@ th_rc th_config_set_arg(th_config *cfg, const char *arg, bool secret, th_err *er
 **     [toolhost]                toolhost's own options, as on the command line
 **     log-level = debug
 ** Blank lines and surrounding spaces are ignored; a value may be put in
-** double quotes to keep its spaces. Options of the [toolhost] section are
+** double quotes to keep its spaces. A plugin section's keys tools,
+** exclude-tools and read-only are the host's exposure policy for that
+** plugin, not settings: they join the [toolhost] options as --tools=NAME:...,
+** --exclude-tools=NAME:... and --read-only-plugin=NAME. Options of the [toolhost] section are
 ** appended to *SERVER_ARGS (malloc'd "--name=value" strings; *NSERVER
 ** counts them; free each and the array) for the caller to parse before the
 ** command line. Errors name FILE:LINE and the rule.

@@ -157,13 +157,13 @@ static const char *param_header_differs(th_mcp_header_fn header, void *ctx, cons
 }
 
 /* The tool's x-mcp-header arguments against their Mcp-Param-NAME headers. */
-static const char *param_headers_differ(const th_registry *reg, const th_rpc_msg *m, th_mcp_header_fn header,
-                                        void *ctx)
+static const char *param_headers_differ(const th_registry *reg, const th_policy *caller, const th_rpc_msg *m,
+                                        th_mcp_header_fn header, void *ctx)
 {
     json_object *args = param(m, "arguments"), *props;
     const char *tool = th_mcp_called_tool(m);
     char why[512];
-    const th_entry *e = tool ? th_tool_resolve(reg, tool, why, sizeof why) : NULL;
+    const th_entry *e = tool ? th_tool_resolve_for(reg, caller, tool, why, sizeof why) : NULL;
     if (!e || !args || !json_object_object_get_ex(e->input_schema, "properties", &props) ||
         !json_object_is_type(props, json_type_object) || !json_object_is_type(args, json_type_object))
         return NULL;
@@ -203,8 +203,8 @@ static bool name_differs(const th_rpc_msg *m, const char *member, th_mcp_header_
     return (hn || bn) && (!hn || !bn || strlen(bn) != hlen || memcmp(hn, bn, hlen) != 0);
 }
 
-int th_mcp_check_headers(th_mcp *mcp, const th_rpc_msg *m, th_mcp_header_fn header, void *ctx, char *why,
-                         size_t size)
+int th_mcp_check_headers(th_mcp *mcp, const th_policy *caller, const th_rpc_msg *m, th_mcp_header_fn header,
+                         void *ctx, char *why, size_t size)
 {
     size_t len = 0;
     const char *pv = header(ctx, "MCP-Protocol-Version", &len);
@@ -235,7 +235,7 @@ int th_mcp_check_headers(th_mcp *mcp, const th_rpc_msg *m, th_mcp_header_fn head
     if (strcmp(method, "tools/call") != 0)
         return 0;
     th_registry *reg = th_mcp_registry(mcp);
-    const char *bad = reg ? param_headers_differ(reg, m, header, ctx) : NULL;
+    const char *bad = reg ? param_headers_differ(reg, caller, m, header, ctx) : NULL;
     th_registry_unref(reg);
     if (bad)
         snprintf(why, size, "Header mismatch: %s", bad);

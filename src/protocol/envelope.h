@@ -47,9 +47,11 @@ bool th_mcp_notice_unbound(json_object *msg);
 ** (the tool, prompt, resource or task it names) and one Mcp-Param-NAME per
 ** argument a tool marks with x-mcp-header (checked against the registry MCP
 ** serves now). Returns 0 when M agrees with the headers HEADER reads, else
-** the JSON-RPC error code with its message in WHY.
+** the JSON-RPC error code with its message in WHY. A tool outside CALLER
+** (the caller's own set, or NULL) is not looked into: its call is refused
+** as unknown later, and a header refusal must not tell it exists.
 */
-int th_mcp_check_headers(th_mcp *mcp, const th_rpc_msg *m, th_mcp_header_fn header, void *ctx, char *why,
-                         size_t size);
+int th_mcp_check_headers(th_mcp *mcp, const th_policy *caller, const th_rpc_msg *m, th_mcp_header_fn header,
+                         void *ctx, char *why, size_t size);
 
 #endif

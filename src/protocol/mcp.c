@@ -174,18 +174,26 @@ void th_mcpi_put(json_object *obj, const char *key, json_object *val)
 ** client author expects of an empty value. */
 enum { INSTRUCTION_NAMES = 30 };
 
-static void put_instructions(json_object *res, const th_mcp *m, const th_registry *reg)
+/* The names are the caller's: a tool outside its set is not named here either. */
+static void put_instructions(json_object *res, const th_mcp *m, const th_registry *reg, const th_policy *caller)
 {
     if (m->cfg.instructions) {
         if (m->cfg.instructions[0])
             th_mcpi_put(res, "instructions", json_object_new_string(m->cfg.instructions));
         return;
     }
-    size_t n = th_registry_count(reg);
+    size_t all = th_registry_exposed_count(reg), n = 0;
     th_buf b = {0};
-    th_buf_printf(&b, n ? "Tools:" : "No tools are loaded.");
-    for (size_t i = 0; i < n && i < INSTRUCTION_NAMES; i++)
-        th_buf_printf(&b, "%s %s", i ? "," : "", th_registry_at(reg, i)->name);
+    for (size_t i = 0; i < all; i++) {
+        const th_entry *e = th_registry_exposed_at(reg, i);
+        if (!e || !th_registry_exposes_to(reg, caller, e))
+            continue;
+        if (n < INSTRUCTION_NAMES)
+            th_buf_printf(&b, "%s %s", n ? "," : "Tools:", e->name);
+        n++;
+    }
+    if (!n)
+        th_buf_printf(&b, "No tools are loaded.");
     if (n > INSTRUCTION_NAMES)
         th_buf_printf(&b, " and %zu more", n - INSTRUCTION_NAMES);
     if (n)
@@ -216,6 +224,7 @@ void th_mcpi_session_unref(th_mcp_session *s)
         free(s->inflight);
     th_asks_free(s->asks);
     free(s->principal);
+    th_policy_unref(s->caller);
     free(s->task_owner);
     free(s);
 }
@@ -548,7 +557,7 @@ static void m_initialize(request *r)
         th_mcpi_put(server_caps, "tasks", th_mcpi_legacy_tasks_capability());
     th_mcpi_put(res, "capabilities", server_caps);
     th_mcpi_put(res, "serverInfo", server_info(r->s->mcp));
-    put_instructions(res, r->s->mcp, r->reg);
+    put_instructions(res, r->s->mcp, r->reg, r->caller);
     th_mcpi_reply(r, res);
 }
 
@@ -587,7 +596,7 @@ static void m_discover(request *r)
     json_object *res = json_object_new_object();
     th_mcpi_put(res, "supportedVersions", supported_versions());
     th_mcpi_put(res, "capabilities", capabilities(true));
-    put_instructions(res, m, r->reg);
+    put_instructions(res, m, r->reg, r->caller);
     th_mcpi_put(res, "ttlMs", json_object_new_int64(m->cfg.list_ttl_ms));
     th_mcpi_put(res, "cacheScope", json_object_new_string("public"));
     th_mcpi_reply(r, res);
@@ -606,6 +615,8 @@ static json_object *tool_json(const th_entry *e, int v)
         th_mcpi_put(t, "outputSchema", json_object_get(e->output_schema));
     if (e->annotations && v >= V_2025_03_26)
         th_mcpi_put(t, "annotations", json_object_get(e->annotations));
+    if (e->icons && v >= V_2025_11_25)
+        th_mcpi_put(t, "icons", json_object_get(e->icons));
     if (e->task_support && v >= V_2025_11_25) {
         static const char *const support[] = {"forbidden", "optional", "required"};
         json_object *ex = json_object_new_object();
@@ -659,27 +670,67 @@ static bool parse_cursor(const char *c, size_t count, unsigned long long version
     return true;
 }
 
+/* The tools one caller may list: the registry's exposed ones, less those
+ * outside the caller's own set (V then holds the rest; N counts either). */
+typedef struct tool_view {
+    const th_registry *reg;
+    const th_entry **v;
+    size_t n;
+} tool_view;
+
+static bool view_open(const th_policy *caller, const th_registry *reg, tool_view *w)
+{
+    *w = (tool_view){.reg = reg, .n = th_registry_exposed_count(reg)};
+    if (!caller)
+        return true;
+    if (!(w->v = malloc((w->n ? w->n : 1) * sizeof *w->v)))
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const th_entry *e = th_registry_exposed_at(reg, i);
+        if (e && th_registry_exposes_to(reg, caller, e))
+            w->v[k++] = e;
+    }
+    w->n = k;
+    return true;
+}
+
+static const th_entry *view_at(const tool_view *w, size_t i)
+{
+    return w->v ? w->v[i] : th_registry_exposed_at(w->reg, i);
+}
+
+static void own_text_free(json_object *o, void *text)
+{
+    (void)o;
+    free(text);
+}
+
 /*
 ** The result of the tools/list page [OFFSET, END) of COUNT tools as R's
 ** revision and era show it, serialised once per registry version (the
 ** registry keeps the text, and drops it when its tools change) and sent as
 ** that text: an object whose serializer prints it. The key names all else
-** the text depends on. NULL when out of memory.
+** the text depends on. A page of a caller's own view (W holds one) is
+** serialised for that request alone. NULL when out of memory.
 */
-static json_object *tools_list_result(const request *r, const th_registry *reg, size_t offset, size_t end,
+static json_object *tools_list_result(const request *r, const tool_view *w, size_t offset, size_t end,
                                       size_t count)
 {
+    const th_registry *reg = w->reg;
     const th_mcp_config *cfg = &r->s->mcp->cfg;
     char key[1024];
     snprintf(key, sizeof key, "tools/list version=%llu revision=%d modern=%d from=%zu to=%zu ttl=%lld server=%s %s",
              th_registry_version(reg), r->version, (int)r->modern, offset, end, cfg->list_ttl_ms,
              cfg->server_name ? cfg->server_name : "", cfg->server_version ? cfg->server_version : "");
-    const char *text = th_registry_memo_get(reg, key);
+    /* A caller's own view is not kept: the memo is shared by all callers. */
+    const char *text = w->v ? NULL : th_registry_memo_get(reg, key);
+    char *own = NULL;
     if (!text) {
         json_object *res = json_object_new_object();
         json_object *tools = json_object_new_array_ext((int)(end - offset));
         for (size_t i = offset; i < end; i++)
-            th_mcpi_push(tools, tool_json(th_registry_at(reg, i), r->version));
+            th_mcpi_push(tools, tool_json(view_at(w, i), r->version));
         th_mcpi_put(res, "tools", tools);
         if (end < count) {
             char next[64];
@@ -693,19 +744,29 @@ static json_object *tools_list_result(const request *r, const th_registry *reg, 
         th_mcpi_finish_result(r, res);
         size_t len;
         const char *fresh = res ? th_rpc_serialize(res, &len) : NULL;
-        text = fresh ? th_registry_memo_put(reg, key, fresh) : NULL;
+        if (w->v)
+            text = own = fresh ? strdup(fresh) : NULL;
+        else
+            text = fresh ? th_registry_memo_put(reg, key, fresh) : NULL;
         json_object_put(res);
     }
     json_object *o = text ? json_object_new_object() : NULL;
-    if (o) /* no free function: the registry owns the text */
-        json_object_set_serializer(o, json_object_userdata_to_json_string, (void *)text, NULL);
+    if (o) /* the registry owns a kept text; the object frees its own */
+        json_object_set_serializer(o, json_object_userdata_to_json_string, (void *)text, own ? own_text_free : NULL);
+    else
+        free(own);
     return o;
 }
 
 static void m_tools_list(request *r)
 {
     const th_registry *reg = r->reg;
-    size_t count = th_registry_count(reg), offset = 0;
+    tool_view w;
+    if (!view_open(r->caller, reg, &w)) {
+        th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    size_t count = w.n, offset = 0;
     json_object *cur;
     if (r->msg->params && json_object_object_get_ex(r->msg->params, "cursor", &cur) &&
         !json_object_is_type(cur, json_type_null)) {
@@ -717,12 +778,14 @@ static void m_tools_list(request *r)
                                "from the start"
                              : "Invalid params: invalid cursor",
                        NULL);
+            free(w.v);
             return;
         }
     }
     size_t page = r->s->mcp->cfg.page_size ? r->s->mcp->cfg.page_size : count;
     size_t end = offset + page < count ? offset + page : count;
-    json_object *res = tools_list_result(r, reg, offset, end, count);
+    json_object *res = tools_list_result(r, &w, offset, end, count);
+    free(w.v);
     if (!res) {
         th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -1610,7 +1673,11 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
     }
     /* One registry for the whole request, whatever a reload swaps in. */
     r.reg = th_regslot_get(s->mcp->slot);
+    pthread_mutex_lock(&s->lock);
+    r.caller = th_policy_ref(s->caller);
+    pthread_mutex_unlock(&s->lock);
     m->fn(&r);
+    th_policy_unref(r.caller);
     th_registry_unref(r.reg);
 }
 
@@ -1736,6 +1803,16 @@ void th_mcp_batch_end(th_mcp *mcp)
 void th_mcp_session_reject(th_mcp_session *s, int code, const char *message)
 {
     th_mcpi_send_error(s, NULL, code, message, NULL);
+}
+
+void th_mcp_session_set_caller(th_mcp_session *s, th_policy *caller)
+{
+    th_policy_ref(caller);
+    pthread_mutex_lock(&s->lock);
+    th_policy *old = s->caller;
+    s->caller = caller;
+    pthread_mutex_unlock(&s->lock);
+    th_policy_unref(old);
 }
 
 void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)

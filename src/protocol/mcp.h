@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "plugin/policy.h"
 #include "plugin/registry.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/mcptypes.h"
@@ -109,6 +110,15 @@ void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const cha
 ** issued to one principal is refused for another. Before the first message.
 */
 void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
+
+/*
+** The caller's own set of tools (over HTTP, from the scopes of its token
+** and --auth-tools), or NULL for none: a tool outside it is absent from
+** this caller's tools/list and unknown to its tools/call, as a tool the
+** server's policy hides is. Takes a reference, replacing any before; the
+** messages handed over from then on see it.
+*/
+void th_mcp_session_set_caller(th_mcp_session *s, th_policy *caller);
 
 /* Calls not yet answered: a call whose response (a timeout's, say) is
  * being or has been sent no longer counts, even if its handler runs on. */

@@ -1018,7 +1018,8 @@ static bool read_call(request *r, call_params *cp)
     /* Unknown tools, in qualified names too, are protocol errors (the
      * MCP spec's -32602), with the texts of doc/registry-rules.md, 7, for why. */
     char why[512];
-    cp->e = th_tool_resolve(r->reg, lite ? r->msg->call_name : th_mcpi_plain_string(name), why, sizeof why);
+    cp->e = th_tool_resolve_for(r->reg, r->caller, lite ? r->msg->call_name : th_mcpi_plain_string(name), why,
+                                sizeof why);
     if (!cp->e) {
         if (!lite && !th_mcpi_plain_string(name))
             snprintf(why, sizeof why, "Unknown tool: %.200s", json_object_get_string(name));

@@ -99,6 +99,7 @@ struct th_mcp_session {
     struct side_op *ops;  /* reads, gets, completions running; under lock */
     unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
     char *principal;      /* th_mcp_session_set_principal, or NULL */
+    th_policy *caller;    /* th_mcp_session_set_caller, or NULL; under lock */
     th_asks *asks;        /* legacy requests to the client awaiting answers */
     th_subs *subs;            /* subscriptions/listen streams; under lock */
     struct th_mcp_session *prev, *next; /* in mcp->sessions */
@@ -109,6 +110,7 @@ struct th_mcp_session {
 typedef struct request {
     th_mcp_session *s;
     th_registry *reg;      /* the registry this request sees, referenced */
+    th_policy *caller;     /* the session's caller set when it came, referenced, or NULL */
     th_rpc_msg *msg;
     bool modern;
     int version;           /* index into th_mcpi_versions[] */

@@ -35,6 +35,7 @@ struct th_auth {
     char *jwks_path;  /* where they came from (for th_auth_reload_jwks) */
     pthread_rwlock_t jwks_lock; /* initialised with jwks_path: checks read, a reload writes */
     char *issuer, *audience;
+    char *grants_claim; /* th_auth_set_grants_claim, or NULL */
 };
 
 static bool parse_hex(const char *s, size_t len, unsigned char *out)
@@ -181,6 +182,16 @@ fail:
     return false;
 }
 
+bool th_auth_set_grants_claim(th_auth *a, const char *claim)
+{
+    char *c = strdup(claim);
+    if (!c)
+        return false;
+    free(a->grants_claim);
+    a->grants_claim = c;
+    return true;
+}
+
 bool th_auth_reload_jwks(th_auth *a, char *err, size_t errlen)
 {
     if (!a || !a->jwks_path)
@@ -205,14 +216,30 @@ bool th_auth_note_scopes(th_auth *a, const char *scopes)
 
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope)
 {
-    return th_auth_check_as(a, authorization, scope, NULL);
+    return th_auth_check_grants(a, authorization, scope, NULL, NULL, 0);
 }
 
-th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, const char *scope,
-                                th_auth_principal *who)
+/* A token-file entry's scopes (" a b ", spaces around each) as "a b", or
+ * "" when they do not fit in SIZE. */
+static void copy_scopes(const char *scopes, char *out, size_t size)
+{
+    const char *s = scopes + strspn(scopes, " ");
+    size_t n = strlen(s);
+    while (n && s[n - 1] == ' ')
+        n--;
+    if (n >= size)
+        n = 0;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
+th_auth_result th_auth_check_grants(const th_auth *a, const char *authorization, const char *scope,
+                                    th_auth_principal *who, char *granted, size_t size)
 {
     th_auth_principal none = {{0}}, *out = who ? who : &none;
     *out = none;
+    if (size)
+        *granted = '\0';
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0)
         return TH_AUTH_MISSING;
     const char *tok = authorization + 7;
@@ -238,8 +265,8 @@ th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, con
         pthread_rwlock_t *lock = (pthread_rwlock_t *)&a->jwks_lock;
         char why[160];
         pthread_rwlock_rdlock(lock);
-        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S};
-        th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), out->id, why, sizeof why);
+        th_jwt_policy p = {a->jwks, a->issuer, a->audience, JWT_LEEWAY_S, a->grants_claim};
+        th_jwt_result r = th_jwt_check(&p, tok, tlen, scope, time(NULL), out->id, granted, size, why, sizeof why);
         pthread_rwlock_unlock(lock);
         if (r == TH_JWT_INVALID)
             th_log(TH_LOG_DEBUG, "bearer JWT refused: %s", why);
@@ -249,6 +276,8 @@ th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, con
         return TH_AUTH_INVALID;
     _Static_assert(sizeof out->id == sizeof h, "a principal is a SHA-256");
     memcpy(out->id, h, sizeof h);
+    if (size)
+        copy_scopes(hit->scopes, granted, size);
     if (scope && *scope && !has_word(hit->scopes, scope))
         return TH_AUTH_SCOPE;
     return TH_AUTH_OK;
@@ -273,5 +302,6 @@ void th_auth_free(th_auth *a)
     free(a->jwks_path);
     free(a->issuer);
     free(a->audience);
+    free(a->grants_claim);
     free(a);
 }

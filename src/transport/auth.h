@@ -32,6 +32,12 @@ th_auth *th_auth_load(const char *path, char *err, size_t errlen);
 bool th_auth_add_jwks(th_auth **a, const char *path, const char *issuer, const char *audience, char *err,
                       size_t errlen);
 
+/* Lets the words of a JWT's claim CLAIM (a string, or an array of
+** strings) count as scopes in what th_auth_check_grants says the token
+** carries, and only there: for choosing a caller's tools by, say, "roles".
+** False when out of memory. */
+bool th_auth_set_grants_claim(th_auth *a, const char *claim);
+
 /* Re-reads the JWKS file th_auth_add_jwks loaded (key rotation, on SIGHUP)
 ** and swaps the new key set in at once: a check uses the old set or the new,
 ** never a mix. False with ERR naming the file and field when it cannot be
@@ -53,9 +59,14 @@ typedef struct th_auth_principal {
 th_auth_result th_auth_check(const th_auth *a, const char *authorization, const char *scope);
 
 /* th_auth_check, naming in *WHO (if not NULL) the principal of a token
-** that is known (TH_AUTH_OK or TH_AUTH_SCOPE); *WHO is all zero otherwise. */
-th_auth_result th_auth_check_as(const th_auth *a, const char *authorization, const char *scope,
-                                th_auth_principal *who);
+** that is known (TH_AUTH_OK or TH_AUTH_SCOPE), all zero otherwise, and
+** copying into GRANTED (if SIZE) the scopes a known token carries,
+** space-separated: its token-file line's, or a JWT's "scope" claim (and
+** th_auth_set_grants_claim's). ""
+** when it carries none, is not known, or they do not fit (a cut list
+** could end in part of a word that names another scope). */
+th_auth_result th_auth_check_grants(const th_auth *a, const char *authorization, const char *scope,
+                                    th_auth_principal *who, char *granted, size_t size);
 
 /* The scopes named in the file, space-separated (owned by A). */
 const char *th_auth_scopes(const th_auth *a);

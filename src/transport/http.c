@@ -27,6 +27,7 @@
 #include "base/fastjson.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "plugin/policy.h"
 #include "protocol/envelope.h"
 #include "protocol/mcpasks.h"
 #include "protocol/jsonrpc.h"
@@ -725,6 +726,7 @@ typedef struct conn {
     th_mcp_session *ms; /* a modern request's own session, or NULL */
     hsess *sess;       /* a legacy session reference, or NULL */
     th_auth_principal who; /* whose token admitted it (all zero without tokens) */
+    th_policy *caller; /* the tools its token may see (--auth-tools), or NULL: no set of its own */
     bool tracked;      /* in h->moderns; under h->lock */
     struct conn *prev, *next; /* in h->moderns */
 } conn;
@@ -768,6 +770,7 @@ typedef struct refusal {
     const char *allow;
     char www_auth[512]; /* WWW-Authenticate of a 401 or 403, or "" */
     th_auth_principal who; /* admitted: whose token it was (all zero without tokens) */
+    char granted[1024];    /* admitted: the scopes its token carries, space-separated */
 } refusal;
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
@@ -813,8 +816,8 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
     /* JWTs from real authorization servers run to a few KB (RS256 alone
      * adds 342 bytes of signature); a truncated one would fail as invalid. */
     char buf[8192], meta[600];
-    th_auth_result res =
-        th_auth_check_as(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf), scope, &r->who);
+    th_auth_result res = th_auth_check_grants(h->opts.auth, header(c, MHD_HTTP_HEADER_AUTHORIZATION, buf, sizeof buf),
+                                              scope, &r->who, r->granted, sizeof r->granted);
     if (res == TH_AUTH_OK)
         return true;
     metadata_url(h, c, meta, sizeof meta);
@@ -846,6 +849,44 @@ static bool authorize_scope(th_http *h, struct MHD_Connection *c, const char *sc
 static bool authorize(th_http *h, struct MHD_Connection *c, refusal *r)
 {
     return authorize_scope(h, c, h->opts.auth_scope, r);
+}
+
+/* Whether the space-separated LIST holds the word W (LEN bytes). */
+static bool carries(const char *list, const char *w, size_t len)
+{
+    for (const char *p = list + strspn(list, " "); *p; p += strspn(p, " ")) {
+        size_t n = strcspn(p, " ");
+        if (n == len && memcmp(p, w, len) == 0)
+            return true;
+        p += n;
+    }
+    return false;
+}
+
+/*
+** The tools a caller whose token carries GRANTED may see: those matching
+** the globs of every --auth-tools SCOPE=GLOB,... whose SCOPE is among
+** them, and no other (a token with none of those scopes sees no tool).
+** NULL without --auth-tools, or when out of memory (*NOMEM then).
+*/
+static th_policy *caller_set(const th_http *h, const char *granted, bool *nomem)
+{
+    *nomem = false;
+    if (!h->opts.ncaller_tools)
+        return NULL;
+    th_policy *p = th_policy_new_closed();
+    for (size_t i = 0; p && i < h->opts.ncaller_tools; i++) {
+        const char *e = h->opts.caller_tools[i], *eq = strchr(e, '=');
+        th_err err;
+        /* The host checked each rule when it parsed it: only memory can fail. */
+        if (eq && carries(granted, e, (size_t)(eq - e)) &&
+            th_policy_add(p, TH_POLICY_TOOLS, "auth-tools", eq + 1, &err) != TH_OK) {
+            th_policy_unref(p);
+            p = NULL;
+        }
+    }
+    *nomem = !p;
+    return p;
 }
 
 /* The scope --auth-tool-scope asks of a call of TOOL (NULL: the message
@@ -1435,6 +1476,8 @@ static enum MHD_Result legacy_post(conn *k, struct MHD_Connection *c, hsess *s, 
         pthread_mutex_unlock(&s->lock);
     }
     pthread_mutex_lock(&s->handle_lock);
+    /* Each POST speaks with its own token: the set follows the latest. */
+    th_mcp_session_set_caller(s->ms, k->caller);
     handling = k->ex;
     th_mcp_session_handle_msg(s->ms, m, k->body.data, k->body.len);
     handling = NULL;
@@ -1473,7 +1516,7 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg
         return send_rpc_error(c, 400, NULL, TH_RPC_INVALID_REQUEST,
                               "Invalid Request: a " TH_MCP_MODERN_VERSION " POST carries one JSON-RPC message", NULL);
     char why[256];
-    int code = th_mcp_check_headers(h->mcp, m, request_header, c, why, sizeof why);
+    int code = th_mcp_check_headers(h->mcp, k->caller, m, request_header, c, why, sizeof why);
     if (code)
         return send_rpc_error(c, 400, m->id, code, why, NULL);
     bool request = th_rpc_expects_answer(m);
@@ -1495,6 +1538,7 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    th_mcp_session_set_caller(k->ms, k->caller);
     th_mcp_session_handle_msg(k->ms, m, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);
 }
@@ -1613,6 +1657,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         k->h = h;
         k->who = r.who;
+        bool nomem;
+        k->caller = caller_set(h, r.granted, &nomem);
+        if (nomem) {
+            free(k);
+            return MHD_NO;
+        }
         pthread_mutex_lock(&h->lock);
         h->active++;
         pthread_mutex_unlock(&h->lock);
@@ -1681,6 +1731,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         sess_unref(h, k->sess);
     }
     exchange_unref(k->ex);
+    th_policy_unref(k->caller);
     free(k->body.data);
     if (k->counted) {
         pthread_mutex_lock(&h->lock);

@@ -37,6 +37,10 @@ typedef struct th_http_opts {
     const char *auth_issuer;     /* authorization server named in the metadata */
     const char *const *tool_scopes; /* "TOOL=SCOPE": tools/call of TOOL needs SCOPE */
     size_t ntool_scopes;
+    const char *const *caller_tools; /* "SCOPE=GLOB,...": with any, a caller sees the
+                                      * tools matching the globs of the scopes its
+                                      * token carries, and no other */
+    size_t ncaller_tools;
     const char *session_prefix;  /* starts every Mcp-Session-Id (at most
                                   * TH_HTTP_SESSION_PREFIX_MAX of [A-Za-z0-9._-]),
                                   * so a load balancer can pin a session to the

@@ -234,8 +234,47 @@ static void principal_of(json_object *claims, const char *token, size_t len, uns
     free(buf);
 }
 
+/* Appends the words W (LEN bytes) to OUT (SIZE bytes, *AT used); false
+ * when they do not fit. */
+static bool put_words(char *out, size_t size, size_t *at, const char *w, size_t len)
+{
+    if (!len)
+        return true;
+    size_t sep = *at ? 1 : 0;
+    if (*at + sep + len >= size)
+        return false;
+    if (sep)
+        out[(*at)++] = ' ';
+    memcpy(out + *at, w, len);
+    *at += len;
+    out[*at] = '\0';
+    return true;
+}
+
+/* What CLAIMS grant a caller, as words: the scope claim's, then those of
+ * CLAIM (NULL: none), a string or an array of one-word strings (a word
+ * holding a space would read as two). "" when they do not fit in SIZE. */
+static void granted_words(json_object *claims, const char *claim, char *out, size_t size)
+{
+    size_t at = 0;
+    const char *scope = opt_string(claims, "scope");
+    json_object *c = NULL;
+    out[0] = '\0';
+    bool ok = !scope || put_words(out, size, &at, scope, strlen(scope));
+    if (ok && claim && json_object_object_get_ex(claims, claim, &c) && json_object_is_type(c, json_type_string))
+        ok = put_words(out, size, &at, json_object_get_string(c), (size_t)json_object_get_string_len(c));
+    for (size_t i = 0; ok && json_object_is_type(c, json_type_array) && i < json_object_array_length(c); i++) {
+        json_object *v = json_object_array_get_idx(c, i);
+        const char *w = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+        if (!strchr(w, ' '))
+            ok = put_words(out, size, &at, w, strlen(w));
+    }
+    if (!ok)
+        out[0] = '\0';
+}
+
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
-                           unsigned char *who, char *why, size_t whylen)
+                           unsigned char *who, char *granted_out, size_t size, char *why, size_t whylen)
 {
     th_jwt_result res = TH_JWT_INVALID;
     char *kid = NULL;
@@ -278,6 +317,8 @@ th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len
         principal_of(claims, token, len, who);
     /* "scope": space-separated (RFC 8693 section 4.2, RFC 9068). */
     const char *granted = opt_string(claims, "scope");
+    if (size)
+        granted_words(claims, p->set_claim, granted_out, size);
     res = !scope || !*scope || (granted && has_word(granted, scope)) ? TH_JWT_OK : TH_JWT_SCOPE;
 cleanup:
     json_object_put(claims);

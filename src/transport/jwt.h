@@ -47,14 +47,19 @@ typedef struct th_jwt_policy {
     const char *issuer;   /* "iss" must equal this */
     const char *audience; /* "aud" (string or array) must hold this */
     long leeway_s;        /* clock skew allowed on exp and nbf */
+    const char *set_claim; /* a claim whose words GRANTED also gets, or NULL */
 } th_jwt_policy;
 
 /* Checks TOKEN (LEN bytes, the compact serialisation) at time NOW. SCOPE may
 ** be NULL. Unless TH_JWT_INVALID, WHO (if not NULL; 32 bytes) gets the
-** principal: a SHA-256 of the subject ("sub"), or of TOKEN when it has none.
+** principal: a SHA-256 of the subject ("sub"), or of TOKEN when it has none,
+** and GRANTED (if SIZE) the words of the "scope" claim and of P's
+** set_claim (a string of words, or an array of strings each one word): ""
+** when they do not fit, since a cut list could end in a word cut into
+** another's.
 ** On TH_JWT_INVALID, WHY (if not NULL) gets a short reason for the log; it
 ** never reaches the client. */
 th_jwt_result th_jwt_check(const th_jwt_policy *p, const char *token, size_t len, const char *scope, time_t now,
-                           unsigned char *who, char *why, size_t whylen);
+                           unsigned char *who, char *granted, size_t size, char *why, size_t whylen);
 
 #endif

@@ -1625,6 +1625,7 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
                     .annotations = str_of(d, "annotations"),
                     .timeout_ms = timeout_of(d),
                     .task_support = task_support_of(d),
+                    .icons = str_of(d, "icons"),
                     .handler = proxy_handler,
                     .user_data = pt,
                 };

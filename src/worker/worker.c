@@ -152,6 +152,9 @@ json_object *th_worker_describe(const th_registry *reg, size_t base)
         if (e->annotations)
             json_object_object_add(t, "annotations", json_object_new_string(json_object_to_json_string_ext(
                                                          e->annotations, JSON_C_TO_STRING_PLAIN)));
+        if (e->icons)
+            json_object_object_add(t, "icons", json_object_new_string(json_object_to_json_string_ext(
+                                                   e->icons, JSON_C_TO_STRING_PLAIN)));
         json_object_object_add(t, "typed", json_object_new_boolean(e->typed != NULL));
         if (e->timeout_ms)
             json_object_object_add(t, "timeout_ms", json_object_new_int64(e->timeout_ms));

@@ -52,6 +52,7 @@ TH_REGISTER(rich)
                          "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
                          "\"required\":[\"temperature\",\"conditions\"]}",
         .annotations = "{\"readOnlyHint\":true,\"openWorldHint\":false}",
+        .icons = "[{\"src\":\"data:image/svg+xml;base64,PHN2Zy8+\",\"mimeType\":\"image/svg+xml\",\"sizes\":[\"any\"],\"theme\":\"light\"}]",
         .handler = rich_structured,
     };
     if (th_server_add_tool(server, &s) != TH_OK)
