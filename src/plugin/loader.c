@@ -980,8 +980,13 @@ static th_rc list_dir(const char *dir, bool required, const th_load_opts *opts, 
     int fd = -1;
     char *abs = absolute_path(dir);
     snprintf(why, sizeof why, "%s", strerror(errno));
-    if (abs && (fd = open_trusted_dir(abs, opts, true, &refused, why, sizeof why)) >= 0 && !(d = fdopendir(fd))) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
+    if (abs && (fd = open_trusted_dir(abs, opts, true, &refused, why, sizeof why)) >= 0) {
+        int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the directory judged */
+        if (rfd < 0 || !(d = fdopendir(rfd))) {
+            snprintf(why, sizeof why, "%s", strerror(errno));
+            if (rfd >= 0)
+                close(rfd);
+        }
         close(fd);
     }
     if (!d) {
