@@ -30,6 +30,7 @@
 #include "base/compat.h"
 #include "plugin/settings.h"
 #include "plugin/loader.h"
+#include "plugin/needs.h"
 #include "plugin/trust.h"
 #include "plugin/resources.h"
 #include "plugin/prompts.h"
@@ -124,6 +125,7 @@ struct th_server {
     th_err err;               /* last th_server_add_tool() outcome */
     bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
     const th_config *config;  /* th_load_opts.config */
+    th_needs *needs;          /* th_load_opts.needs */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -310,6 +312,20 @@ th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
     th_log_plugin(level, server->name, line);
     server_unuse(handle);
     return TH_OK;
+}
+
+th_rc th_server_need(th_server *handle, th_need kind, const char *value)
+{
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_rc rc = th_needs_add(server->needs, kind, value, &server->err);
+    if (rc == TH_OK)
+        th_err_clear(&server->err);
+    else
+        th_log(TH_LOG_ERROR, "plugin %s: th_server_need: %s [%s]", server->path, server->err.msg, th_rc_name(rc));
+    server_unuse(handle);
+    return rc;
 }
 
 /* The value belongs to the settings store, which outlives every plugin's
@@ -859,7 +875,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     th_staged staged = th_loader_stage(reg);
     size_t base = staged.tools;
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
-                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
+                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL,
+                        .needs = opts ? opts->needs : NULL};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);
