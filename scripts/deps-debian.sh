@@ -5,7 +5,7 @@
 # `make bench`; with --package, for `dpkg-buildpackage`) on Debian 12 or
 # later, as root. Options combine. Safe to re-run.
 set -eu
-pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev libmicrohttpd-dev libssl-dev libjwt-dev check"
+pkgs="build-essential autoconf automake libtool pkg-config libjson-c-dev libffi-dev libpcre2-dev libmicrohttpd-dev libssl-dev libjwt-dev libseccomp-dev check"
 want() { case " $* " in *" $flag "*) return 0 ;; esac; return 1; }
 flag=--package
 if want "$@" || { flag=--test; want "$@"; }; then

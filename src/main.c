@@ -52,6 +52,7 @@ static const struct role {
     {"inspect", th_cli_inspect},       /* the subcommands for plugin authors (src/cli/) */
     {"call", th_cli_call},
     {"new-plugin", th_cli_new_plugin},
+    {"lock", th_cli_lock},
 };
 
 int main(int argc, char **argv)

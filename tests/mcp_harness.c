@@ -542,6 +542,11 @@ int mh_stdin_fd(const mh_proc *p)
     return p->to_child;
 }
 
+int mh_stdout_fd(const mh_proc *p)
+{
+    return p->from_child;
+}
+
 void mh_kill(mh_proc *p, int sig)
 {
     if (!p->reaped)

@@ -122,6 +122,8 @@ long mh_status_kib(long pid, const char *field);
 /* The pipe to its stdin, for a test that writes without blocking (poll it;
  * it stays the harness's: do not close it, use mh_close_stdin). */
 int mh_stdin_fd(const mh_proc *p);
+/* The test's end of the pipe the host writes its protocol output to. */
+int mh_stdout_fd(const mh_proc *p);
 
 /* The captured stderr so far (malloc'd, NUL-terminated). */
 char *mh_stderr(const mh_proc *p);

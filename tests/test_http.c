@@ -1289,7 +1289,11 @@ END_TEST
 /* Messages whose method or tool name is JSON null (alone and in a batch):
  * with tokens and a per-tool scope they get the answer a server without
  * tokens gives, not a crash of the scope check. */
-START_TEST(null_method_or_tool_name_with_scopes)
+/* The same bodies through one authorised host (OPT and, for a JWKS, ISSUER
+ * and RESOURCE; a session opened with TOKEN) and a host without tokens: the
+ * same answer, then echo still runs. */
+static void assert_null_names_answered(const char *opt, const char *issuer, const char *resource,
+                                       const char *token)
 {
     static const char *const bodies[] = {
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}",
@@ -1297,27 +1301,28 @@ START_TEST(null_method_or_tool_name_with_scopes)
         "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":null}}]",
         "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":null}]",
     };
-    char *file = token_file(), opt[128];
-    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
     int open_port, auth_port;
     mh_proc *open = start_http(&open_port, "--auth-tool-scope=echo=tools", NULL, NULL);
-    mh_proc *authd = start_http(&auth_port, opt, "--auth-tool-scope=echo=tools", NULL);
-    char *open_sid = open_session(open_port), *sid = open_session_as(auth_port, "scoped-token");
+    mh_proc *authd = mh_start("--http", "127.0.0.1:0", opt, "--auth-tool-scope=echo=tools", issuer, resource, NULL);
+    ck_assert_msg(mh_stderr_wait(authd, LISTENING, MH_TIMEOUT_MS), "%s: toolhost did not start listening", opt);
+    char *err = mh_stderr(authd);
+    auth_port = atoi(strstr(err, LISTENING) + strlen(LISTENING));
+    free(err);
+    char *open_sid = open_session(open_port), *sid = open_session_as(auth_port, token);
     char hdrs[256];
     snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", open_sid);
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
         hres want = request(open_port, "POST", hdrs, bodies[i]);
-        hres got = post_as(auth_port, "scoped-token", sid, bodies[i]);
+        hres got = post_as(auth_port, token, sid, bodies[i]);
         ck_assert_msg(got.status == want.status && strcmp(got.body, want.body) == 0,
-                      "%s: with tokens HTTP %d %s, without HTTP %d %s", bodies[i], got.status, got.body, want.status,
-                      want.body);
+                      "%s %s: with tokens HTTP %d %s, without HTTP %d %s", opt, bodies[i], got.status, got.body,
+                      want.status, want.body);
         ck_assert_msg(strstr(got.body, "\"error\""), "%s: answered %s", bodies[i], got.body);
         hres_free(&want);
         hres_free(&got);
     }
-    /* Still serving: the same token calls echo. */
-    hres r = post_as(auth_port, "scoped-token", sid, CALL_ECHO);
-    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "HTTP %d %s", r.status, r.body);
+    hres r = post_as(auth_port, token, sid, CALL_ECHO);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "hi"), "%s: HTTP %d %s", opt, r.status, r.body);
     hres_free(&r);
     free(sid);
     free(open_sid);
@@ -1327,8 +1332,31 @@ START_TEST(null_method_or_tool_name_with_scopes)
     mh_kill(open, SIGTERM);
     ck_assert_int_eq(mh_wait(open, MH_TIMEOUT_MS), 0);
     mh_free(open);
+}
+
+START_TEST(null_method_or_tool_name_with_scopes)
+{
+    char *file = token_file(), opt[128];
+    snprintf(opt, sizeof opt, "--auth-token-file=%s", file);
+    assert_null_names_answered(opt, NULL, NULL, "scoped-token");
     unlink(file);
     free(file);
+
+    /* With a JWKS, scopes come from the token's claim: the same answers. */
+    tk_key k = tk_key_new("k1", "ES256");
+    char *jwks = tk_jwks_file(&k, 1), claims[512];
+    snprintf(claims, sizeof claims,
+             "{\"iss\":\"https://as.example\",\"aud\":\"https://mcp.example/mcp\",\"sub\":\"alice\","
+             "\"scope\":\"tools\",\"exp\":%ld}",
+             (long)time(NULL) + 300);
+    char *jwt = tk_sign(&k, NULL, 0, claims);
+    snprintf(opt, sizeof opt, "--auth-jwks-file=%s", jwks);
+    assert_null_names_answered(opt, "--auth-issuer=https://as.example", "--http-resource-url=https://mcp.example/mcp",
+                               jwt);
+    free(jwt);
+    unlink(jwks);
+    free(jwks);
+    tk_key_free(&k);
 }
 END_TEST
 

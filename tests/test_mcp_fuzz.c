@@ -1122,8 +1122,10 @@ static void feed(run *u, const char *text, size_t len)
             if (x.tools_call && !code)
                 violation(r->text, r->len, "a tools/call result sent from the reader thread");
             /* Sound: a call's answer is counted only once it arrives, which
-             * is after the host released its id. */
-            if (x.tools_call && strstr(json_object_to_json_string(o), "in flight") &&
+             * is after the host released its id. Only the duplicate-id
+             * refusal: "Server busy ... in flight" is right whenever other
+             * calls (cancelled ones, still running, included) hold slots. */
+            if (x.tools_call && strstr(json_object_to_json_string(o), "a request with this id is in flight") &&
                 st->pending_modern + st->pending_legacy == 0 && !u->batch_calls)
                 violation(r->text, r->len, "\"in flight\", but no call with this id is");
             check_era(r, o, x.modern);

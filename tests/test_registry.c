@@ -425,6 +425,15 @@ START_TEST(test_abi_checked_first)
              TH_ABI_VERSION + 1);
     ck_assert_msg(strstr(err.msg, want) != NULL, "message: %s", err.msg);
 
+    /* An older version is refused too, not read as the current one: a
+     * descriptor written without TH_TOOL_INIT has version 0. */
+    th_tool old = make_tool("older", "Tool without TH_TOOL_INIT");
+    old.abi_version = TH_ABI_VERSION - 1;
+    ck_assert_int_eq(add(&old, &err), TH_ERR_ABI);
+    snprintf(want, sizeof want, "Host ABI version is %d, plugin ABI version is %d.", TH_ABI_VERSION,
+             TH_ABI_VERSION - 1);
+    ck_assert_msg(strstr(err.msg, want) != NULL, "message: %s", err.msg);
+
     th_tool big = make_tool("bigger", "Descriptor larger than the host's");
     big.struct_size = sizeof(th_tool) + 8;
     ck_assert_int_eq(add(&big, &err), TH_ERR_ABI);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** cli/cli.h: the subcommands for plugin authors, above the protocol layer:
-** `toolhost inspect`, `toolhost call` and `toolhost new-plugin`. Each takes
+** `toolhost inspect`, `toolhost call`, `toolhost new-plugin` and
+** `toolhost lock`. Each takes
 ** its own argv (argv[0] is the subcommand's name) and returns the process
 ** exit status; main() dispatches to them.
 */
@@ -17,5 +18,9 @@ int th_cli_call(int argc, char **argv);
 
 /* Write a plugin skeleton NAME.c and its Makefile (cli/scaffold.c). */
 int th_cli_new_plugin(int argc, char **argv);
+
+/* Pin the definitions served in a lock file, or check them against one
+ * (cli/lock.c). */
+int th_cli_lock(int argc, char **argv);
 
 #endif

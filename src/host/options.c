@@ -38,6 +38,7 @@ static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt
 static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg)
 {
@@ -103,6 +104,9 @@ static const th_option table[] = {
      .help = "open-file limit of each worker (RLIMIT_NOFILE;\ndefault 0: inherited)"},
     {"cancel-grace-ms", 0, "N", NUMBER(TH_OT_LL, sup.cancel_grace_ms, 0, 86400000), .def = "5000",
      .help = "a worker whose cancelled call has not returned\nafter N ms is killed (default 5000)"},
+    {"pass-env", 0, "NAME[,NAME...]", CALL(opt_pass_env),
+     .help = "also pass these environment variables to\nworkers (repeatable); they get only PATH,\nHOME, LANG, LC_*, TZ, "
+             "TMPDIR, the\nsanitizers' and the dynamic loader's\nvariables, and their plugin's settings"},
     {"registry-cache", 0, "FILE", CALL(opt_registry_cache), .what = "the file name",
      .help = "remember each accepted plugin's scan in FILE,\nkeyed by path, size, mtime and inode, and\nskip scanning "
              "unchanged plugins (default\n$XDG_CACHE_HOME/toolhost/registry-HASH.json)"},
@@ -125,6 +129,10 @@ static const th_option table[] = {
     {"config", 0, "FILE", CALL(opt_ignore), .key = "",
      .help = "read settings from FILE: [NAME] sections of\nkey = value or secret key = value lines, and\na [toolhost] "
              "section of options (name =\nvalue) that the command line overrides"},
+    {"lock", 0, "FILE", TEXT(lock_file), .min = 1, .what = "the lock file",
+     .help = "serve only what FILE pins (toolhost lock\nwrites it): a changed definition, a new tool,\nprompt, "
+             "template or plugin, or a plugin\nasking for more needs is refused and logged;\nthe others serve. "
+             "Read again on each reload"},
     {"lazy-load", 0, NULL, SWITCH(lazy_load),
      .help = "with --isolation=none: list tools from the\nscan or the registry cache and open each\nplugin at the first "
              "call of one of its tools"},
@@ -480,6 +488,26 @@ static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const 
     return TH_HOST_RUN;
 }
 
+/* NAME[,NAME...]: environment variable names, checked here, split by the
+ * spawner (worker/spawn.c). */
+static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+    for (const char *s = arg;; s++) {
+        size_t len = strspn(s, name_chars);
+        if (len == 0 || (*s >= '0' && *s <= '9') || (s[len] && s[len] != ',')) {
+            fprintf(stderr, "toolhost: --%s: '%s' is not a list of variable names (A-Z a-z 0-9 _, "
+                    "comma-separated)\n", opt->name, arg);
+            return TH_HOST_USAGE;
+        }
+        s += len;
+        if (!*s)
+            break;
+    }
+    o->pass_env[o->npass_env++] = arg;
+    return TH_HOST_RUN;
+}
+
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg)
 {
     static const char allowed[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
@@ -733,7 +761,8 @@ th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
         o->dirs = calloc((size_t)argc, sizeof *o->dirs);
         o->boxes = calloc((size_t)argc + 1, sizeof *o->boxes);
         o->origins = calloc((size_t)argc, sizeof *o->origins);
-        if (!o->dirs || !o->boxes || !o->origins) {
+        o->pass_env = calloc((size_t)argc, sizeof *o->pass_env);
+        if (!o->dirs || !o->boxes || !o->origins || !o->pass_env) {
             fprintf(stderr, "toolhost: out of memory\n");
             return TH_HOST_FATAL;
         }
@@ -753,6 +782,7 @@ void th_host_opts_clear(th_host_opts *o)
     free(o->boxes);
     free(o->dirs);
     free(o->origins);
+    free(o->pass_env);
     th_config_free(o->settings);
     th_host_config_free();
     *o = (th_host_opts){0};

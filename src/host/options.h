@@ -29,6 +29,9 @@ typedef struct th_host_opts {
     size_t ndirs;
     bool qualified, strict, watch, lazy_load, isolate, use_cache;
     const char *cache_file; /* --registry-cache; NULL: the default path */
+    const char **pass_env;  /* --pass-env lists, pointing into argv */
+    size_t npass_env;
+    const char *lock_file;  /* --lock: the pinned definitions; NULL: none */
     th_load_opts load;
     th_scan_opts scan;
     th_supervisor_opts sup;

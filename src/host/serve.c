@@ -67,7 +67,8 @@ static bool start_opts(th_host *h)
         return false;
     h->start = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
                                .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
-                               .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings};
+                               .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings,
+                               .lock_path = o->lock_file};
     h->start.scan.load = o->load;
     /* Lazily, the trust rule is applied now to cached plugins too: a tool
      * is listed only when its plugin may be opened. */
@@ -137,6 +138,10 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         return false;
     if (!th_spawn_init()) {
         fprintf(stderr, "toolhost: cannot find the host's own executable: %s\n", strerror(errno));
+        return false;
+    }
+    if (!th_spawn_pass_env(o->pass_env, o->npass_env)) {
+        fprintf(stderr, "toolhost: --pass-env: out of memory\n");
         return false;
     }
     if ((h->stop_fd = th_signals_init()) < 0 || !th_crashnote_init()) {

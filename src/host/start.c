@@ -16,6 +16,7 @@
 #include "host/start.h"
 #include "plugin/cache.h"
 #include "plugin/lazy.h"
+#include "plugin/lockfile.h"
 #include "plugin/reload.h"
 #include "worker/resproxy.h"
 
@@ -203,6 +204,35 @@ static size_t keep_refused(th_registry *reg, th_registry *old, const found *f)
     return kept;
 }
 
+/* --lock: what drifted from the pinned definitions is not served. When
+ * the comparison itself fails nothing is, rather than what is unchecked. */
+static void apply_lock(const th_start_opts *o, json_object *pinned, th_registry *reg, const found *f,
+                       const th_registry *old, th_load_stats *stats)
+{
+    th_err err;
+    th_drift *d = NULL;
+    size_t n = 0;
+    json_object *now = NULL;
+    th_lock_file *files = calloc(f->n + 1, sizeof *files);
+    for (size_t i = 0; files && i < f->n; i++)
+        files[i] = (th_lock_file){f->paths[i], f->scanned[i].digest};
+    th_rc rc = files ? TH_OK : th_err_set(&err, TH_ERR_NOMEM, "out of memory");
+    if (rc == TH_OK && !(now = th_lock_build(reg, files, f->n, &err)))
+        rc = err.code;
+    if (rc == TH_OK && (rc = th_lock_diff(pinned, now, o->lock_path, &d, &n)) != TH_OK)
+        th_err_set(&err, rc, "out of memory");
+    if (rc == TH_OK) {
+        th_lock_enforce(reg, d, n, stats);
+    } else {
+        th_log(TH_LOG_ERROR, "%scannot compare the plugins with the lock %s: %s; serving none of them", prefix(old),
+               o->lock_path, err.msg);
+        th_lock_withhold_all(reg, stats);
+    }
+    th_drift_free(d, n);
+    json_object_put(now);
+    free(files);
+}
+
 #define PLURAL(n, one, many) (n), (n) == 1 ? one : many
 
 static void log_summary(const th_registry *reg, const th_registry *old, size_t kept, const th_load_stats *s)
@@ -227,9 +257,17 @@ th_rc th_host_start(const th_start_opts *o, th_registry *old, unsigned long long
 {
     found f = {0};
     th_registry *reg = NULL;
+    json_object *pinned = NULL;
+    th_err err;
     *stats = (th_load_stats){0};
     *out = NULL;
-    th_rc rc = list_and_scan(o, old, &f, stats);
+    /* Before any plugin is listed: a lock that cannot be read serves
+     * nothing new, and a reload keeps serving what it checked before. */
+    th_rc rc = o->lock_path ? th_lock_read(o->lock_path, &pinned, &err) : TH_OK;
+    if (rc != TH_OK)
+        th_log(TH_LOG_ERROR, "%s%s; %s", prefix(old), err.msg, outcome(old));
+    if (rc == TH_OK)
+        rc = list_and_scan(o, old, &f, stats);
     if (rc != TH_OK) {
         *sup = NULL;
         goto cleanup;
@@ -250,12 +288,15 @@ th_rc th_host_start(const th_start_opts *o, th_registry *old, unsigned long long
         goto cleanup;
     }
     size_t kept = keep_refused(reg, old, &f);
+    if (pinned)
+        apply_lock(o, pinned, reg, &f, old, stats);
     th_registry_start(reg);
     log_summary(reg, old, kept, stats);
     *out = reg;
     rc = TH_OK;
 
 cleanup:
+    json_object_put(pinned);
     found_free(&f);
     return rc;
 }

@@ -30,6 +30,8 @@ typedef struct th_start_opts {
     th_naming *naming;       /* toolboxes and qualified names */
     th_config *settings;     /* start-up adds the environment's settings of
                               * the plugins found (TOOLHOST_NAME_KEY) */
+    const char *lock_path;   /* --lock: serve only what it pins, read
+                              * afresh by every build; NULL: no lock */
 } th_start_opts;
 
 /*
@@ -45,9 +47,13 @@ typedef struct th_start_opts {
 ** OLD's supervisor (or NULL): the workers of plugins whose files did not
 ** change move to the new one (th_supervisor_adopt); a worker of a replaced
 ** or removed plugin exits once the old registry's last call is done.
+** With a lock (OPTS->lock_path), read before anything is listed, what
+** drifted from it is taken out before the registry is started (one check
+** for start-up and every reload).
 ** STATS (zeroed here) counts what was loaded and refused.
 ** TH_OK; TH_ERR_CANCELLED when the stdio client left during the scan; or
-** another code when the directories could not be listed or scanned (logged,
+** another code when the lock could not be read or the directories could
+** not be listed or scanned (logged,
 ** saying the host exits or, on a reload, keeps serving OLD).
 */
 th_rc th_host_start(const th_start_opts *opts, th_registry *old, unsigned long long generation,

@@ -85,6 +85,30 @@ void th_prompts_truncate(th_prompts *ps, size_t n, size_t c)
         prompt_free(ps->prompts.items[--ps->prompts.n]);
 }
 
+void th_prompts_remove_if(th_prompts *ps, bool (*drop)(const th_prompt_entry *e, void *arg), void *arg)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < ps->prompts.n; i++) {
+        th_prompt_entry *e = ps->prompts.items[i];
+        if (!drop(e, arg)) {
+            ps->prompts.items[kept++] = e;
+            continue;
+        }
+        /* A completion of a prompt no longer served would answer for it. */
+        size_t ckept = 0;
+        for (size_t k = 0; k < ps->completions.n; k++) {
+            th_completion_entry *c = ps->completions.items[k];
+            if (c->prompt && strcmp(c->prompt, e->name) == 0)
+                completion_free(c);
+            else
+                ps->completions.items[ckept++] = c;
+        }
+        ps->completions.n = ckept;
+        prompt_free(e);
+    }
+    ps->prompts.n = kept;
+}
+
 void th_prompts_free(th_prompts *ps)
 {
     if (!ps)

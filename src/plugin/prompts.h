@@ -84,6 +84,9 @@ const th_completion_entry *th_prompts_completion_at(const th_prompts *ps, size_t
 
 /* Take back the entries added after the first N prompts and C completions. */
 void th_prompts_truncate(th_prompts *ps, size_t n, size_t c);
+/* Remove the prompts for which DROP(E, ARG) is true, calling their destroy,
+ * and the completions of those prompts; the order of the others is kept. */
+void th_prompts_remove_if(th_prompts *ps, bool (*drop)(const th_prompt_entry *e, void *arg), void *arg);
 
 const th_prompt_entry *th_prompts_find(const th_prompts *ps, const char *name);
 

@@ -250,6 +250,12 @@ static const toolbox_dir *dir_of(const th_naming *n, const char *path)
     return NULL;
 }
 
+const char *th_naming_toolbox_of(const th_naming *n, const char *path)
+{
+    const toolbox_dir *d = dir_of(n, path);
+    return d ? d->name : NULL;
+}
+
 th_rc th_naming_expose(const th_naming *n, const char *path, const char *tool, char **toolbox, char **plugin,
                        char **exposed, th_err *err)
 {

@@ -108,6 +108,10 @@ th_rc th_naming_add(th_naming *n, const char *name, const char *dir, th_err *err
 size_t th_naming_count(const th_naming *n);
 const char *th_naming_toolbox_at(const th_naming *n, size_t i);
 
+/* The toolbox of the plugin file PATH (absolute), or NULL when it is in
+ * none of N's directories. */
+const char *th_naming_toolbox_of(const th_naming *n, const char *path);
+
 /* Is there a toolbox called NAME (LEN bytes)? */
 bool th_naming_has_toolbox(const th_naming *n, const char *name, size_t len);
 

@@ -603,6 +603,29 @@ void th_registry_truncate(th_registry *reg, size_t count)
         *find_slot(reg->slots, reg->nslots, reg->entries, reg->entries[i]->name) = i + 1;
 }
 
+void th_registry_remove_if(th_registry *reg, bool (*drop)(const th_entry *e, void *arg), void *arg)
+{
+    if (reg->started)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < reg->count; i++) {
+        if (!drop(reg->entries[i], arg)) {
+            reg->borrowed[kept] = reg->borrowed[i];
+            reg->entries[kept++] = reg->entries[i];
+        } else if (!reg->borrowed[i]) {
+            entry_free(reg->entries[i]);
+        }
+    }
+    if (kept == reg->count)
+        return;
+    reg->count = kept;
+    changed(reg);
+    /* As th_registry_truncate: the table is rebuilt, never shrunk. */
+    memset(reg->slots, 0, reg->nslots * sizeof *reg->slots);
+    for (size_t i = 0; i < reg->count; i++)
+        *find_slot(reg->slots, reg->nslots, reg->entries, reg->entries[i]->name) = i + 1;
+}
+
 th_rc th_registry_add_all(th_registry *reg, const th_tool *const *tools, size_t n, const char *origin,
                           size_t *n_added, th_err *err)
 {

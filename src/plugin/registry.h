@@ -131,6 +131,14 @@ void th_registry_shutdown(th_registry *reg);
 */
 void th_registry_truncate(th_registry *reg, size_t count);
 
+/*
+** Remove every tool for which DROP(E, ARG) is true, calling the destroy of
+** those REG owns (a borrowed one stays its lender's): how the lock
+** withholds what drifted from what it pins (plugin/lockfile.c). Only
+** before the registry is started; the order of the others is kept.
+*/
+void th_registry_remove_if(th_registry *reg, bool (*drop)(const th_entry *e, void *arg), void *arg);
+
 /* Keep a dlopen() handle until the registry is destroyed (after its tools). */
 th_rc th_registry_adopt_handle(th_registry *reg, void *dl_handle);
 

@@ -423,6 +423,20 @@ void th_resources_truncate(th_resources *rs, size_t n, size_t t)
     vec_truncate(&rs->plain, n);
 }
 
+void th_resources_remove_if(th_resources *rs, bool templates, bool (*drop)(const th_res_entry *e, void *arg),
+                            void *arg)
+{
+    vec *v = templates ? &rs->templates : &rs->plain;
+    size_t kept = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (drop(v->items[i], arg))
+            entry_free(v->items[i]);
+        else
+            v->items[kept++] = v->items[i];
+    }
+    v->n = kept;
+}
+
 /* The percent-decoded S[0..LEN) as a new string; NULL when out of memory.
  * A "%" not followed by two hex digits is kept as it is, and so is "%00":
  * a NUL would silently cut the C string a read function gets. */

@@ -72,6 +72,10 @@ const th_res_entry *th_resources_template_at(const th_resources *rs, size_t i);
 
 /* Take back the entries added after the first N resources and T templates. */
 void th_resources_truncate(th_resources *rs, size_t n, size_t t);
+/* Remove the resources (TEMPLATES: the templates) for which DROP(E, ARG) is
+ * true, calling their destroy; the order of the others is kept. */
+void th_resources_remove_if(th_resources *rs, bool templates, bool (*drop)(const th_res_entry *e, void *arg),
+                            void *arg);
 
 /*
 ** What serves URI: the plain resource with exactly that URI, else the first

@@ -24,6 +24,7 @@
 #include "base/signals.h"
 #include "plugin/needs.h"
 #include "plugin/settings.h"
+#include "worker/isolate.h"
 #include "worker/ipc.h"
 #include "worker/resproxy.h"
 #include "worker/scanner.h"
@@ -143,6 +144,7 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)*next));
     th_scan_hello_load_opts(hello, &o->load);
     th_scan_hello_settings(hello, &o->load, NULL);
+    th_isolate_hello(hello);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     json_object_object_add(hello, "sandbox",
                            o->policy ? json_object_get(o->policy) : th_sandbox_hello(&o->sandbox, NULL, NULL));

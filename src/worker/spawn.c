@@ -22,14 +22,21 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "worker/isolate.h"
 #include "worker/spawn.h"
 
 extern char **environ;
 
 static char self_exe[PATH_MAX];
 
+/* A process that starts children running plugin code is not dumpable:
+ * they run as its user, and its /proc/PID/fd, environ and mem would be
+ * theirs to open. */
 bool th_spawn_init(void)
 {
+    if (!th_isolate_host())
+        th_log(TH_LOG_WARNING, "process isolation: the host stays dumpable (PR_SET_DUMPABLE: %s): its workers can "
+               "open its /proc/PID files", strerror(errno));
     return th_self_exe(self_exe, sizeof self_exe);
 }
 
@@ -89,12 +96,63 @@ int th_child_reap(pid_t pid, long long grace_ms)
 }
 
 /*
-** The child's environment: the host's without TOOLHOST_* variables, which
-** hold plugin settings (secrets among them). A worker gets its own
-** plugin's settings over its pipe instead, so one plugin's process
-** never holds another's credentials, and /proc/PID/environ of a worker
-** shows none. NULL when out of memory.
+** The child's environment: only what a process needs to run, never the
+** host's secrets (TOOLHOST_* settings travel to their own plugin's worker
+** in its hello): the search path, home, locale, time zone and temporary
+** directory; the sanitizer runtimes' options, so a checked build checks its
+** workers the same way; and the dynamic loader's LD_LIBRARY_PATH and
+** LD_PRELOAD, since the worker is the host's own executable and must load
+** the libraries the host loaded (an uninstalled build, a preloaded
+** runtime). They come from the operator, not from a plugin. HOME hides
+** nothing (getpwuid() answers it); the sandbox decides what is readable
+** there. Anything else only where the operator names it (--pass-env).
 */
+static const struct {
+    const char *name;
+    bool prefix; /* NAME starts the variable's name */
+} kept_env[] = {
+    {"PATH", false},  {"HOME", false},  {"LANG", false},  {"LANGUAGE", false},        {"LC_", true},
+    {"TZ", false},    {"TMPDIR", false}, {"ASAN_", true}, {"UBSAN_", true},           {"LSAN_", true},
+    {"LD_LIBRARY_PATH", false},         {"LD_PRELOAD", false},
+};
+
+static char **passed_env; /* --pass-env's names, for the process's life */
+static size_t npassed_env;
+
+bool th_spawn_pass_env(const char *const *lists, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (const char *s = lists[i]; *s;) {
+            size_t len = strcspn(s, ",");
+            char **grown = realloc(passed_env, (npassed_env + 1) * sizeof *grown);
+            if (!grown)
+                return false;
+            passed_env = grown;
+            if (len && !(passed_env[npassed_env++] = strndup(s, len)))
+                return false;
+            s += len + (s[len] == ',');
+        }
+    }
+    return true;
+}
+
+/* Whether the variable ENTRY ("NAME=VALUE") goes to children. */
+static bool env_kept(const char *entry)
+{
+    size_t len = strcspn(entry, "=");
+    for (size_t i = 0; i < sizeof kept_env / sizeof kept_env[0]; i++) {
+        size_t klen = strlen(kept_env[i].name);
+        if (kept_env[i].prefix ? len > klen && strncmp(entry, kept_env[i].name, klen) == 0
+                               : len == klen && strncmp(entry, kept_env[i].name, len) == 0)
+            return true;
+    }
+    for (size_t i = 0; i < npassed_env; i++)
+        if (strlen(passed_env[i]) == len && strncmp(entry, passed_env[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* The child's environment (see kept_env); NULL when out of memory. */
 static char **child_environ(void)
 {
     size_t n = 0;
@@ -102,7 +160,7 @@ static char **child_environ(void)
         n++;
     char **env = calloc(n + 1, sizeof *env), **out = env;
     for (char **e = environ; env && e && *e; e++)
-        if (strncmp(*e, "TOOLHOST_", 9) != 0)
+        if (env_kept(*e))
             *out++ = *e;
     return env;
 }

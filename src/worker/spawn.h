@@ -40,6 +40,13 @@ bool th_child_lost_pipe(int status);
 bool th_spawn_init(void);
 
 /*
+** Also pass the variables named in LISTS (N strings of comma-separated
+** names, --pass-env) to every child, besides the few every child gets
+** (spawn.c). Once, at start-up. False when out of memory.
+*/
+bool th_spawn_pass_env(const char *const *lists, size_t n);
+
+/*
 ** A running child: its pid, the host's ends of the two frame pipes and the
 ** read end of its output pipe (all close-on-exec). Two pipes rather than
 ** one socketpair: a pipe keeps separate wait queues for its reader and its

@@ -31,6 +31,7 @@
 #include "plugin/settings.h"
 #include "worker/frames.h"
 #include "worker/ipc.h"
+#include "worker/isolate.h"
 #include "worker/resproxy.h"
 #include "worker/promptproxy.h"
 #include "worker/route.h"
@@ -688,6 +689,7 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)s->index));
     th_scan_hello_load_opts(hello, &sup->opts.load);
     th_scan_hello_settings(hello, &sup->opts.load, s->path);
+    th_isolate_hello(hello);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
     json_object_object_add(hello, "memory_limit", json_object_new_int64((int64_t)sup->opts.memory_limit));
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));

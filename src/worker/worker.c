@@ -29,6 +29,7 @@
 #include "plugin/needs.h"
 #include "plugin/settings.h"
 #include "worker/ipc.h"
+#include "worker/isolate.h"
 #include "worker/resproxy.h"
 #include "worker/sandbox.h"
 #include "worker/promptproxy.h"
@@ -43,6 +44,7 @@ typedef struct config {
     size_t npaths;
     size_t from; /* scan: first index; serve: the plugin */
     th_load_opts load;
+    th_isolate_policy iso;
     int log_threshold;
     json_object *sandbox; /* the policy (worker/sandbox.h); NULL: off */
     unsigned long long memory_limit, max_files, max_result_bytes, threads;
@@ -104,6 +106,10 @@ static bool read_config(config *c, th_ipc_reader *r)
     } else {
         c->sandbox = NULL;
     }
+    if (!th_isolate_policy_read(c->hello, &c->iso, &err)) {
+        fprintf(stderr, "toolhost worker: %s\n", err.msg);
+        return false;
+    }
     return c->from < c->npaths;
 }
 
@@ -114,15 +120,29 @@ static void set_limit(int resource, unsigned long long value, const char *name)
         fprintf(stderr, "toolhost worker: cannot set %s to %llu: %s\n", name, value, strerror(errno));
 }
 
+/* Away from the host and the other workers (worker/isolate.c); the first
+ * child of a host says what this kernel cannot enforce. */
+static void isolate(const config *c)
+{
+    char missing[512];
+    th_err err;
+    if (th_isolate_apply(&c->iso, missing, sizeof missing, &err) != TH_OK)
+        die(err.msg);
+    if (missing[0] && c->iso.report)
+        th_log(TH_LOG_WARNING, "process isolation: not enforced on this system: %s", missing);
+}
+
 /*
 ** The single place a worker's policy is applied: after the limits, before
 ** any plugin code runs and before any thread, so that constructors run
-** inside it and every thread inherits it. A scanner opens every plugin; a
-** serving worker one.
+** inside it and every thread inherits it: first away from the host and the
+** other workers, then the sandbox (Landlock, rlimits) around the plugin
+** files (a scanner opens every plugin; a serving worker one).
 */
 static void apply_policy(const config *c)
 {
     th_err err;
+    isolate(c);
     if (th_sandbox_apply(c->sandbox, c->scan ? c->paths : c->paths + c->from, c->scan ? c->npaths : 1, &err) != TH_OK)
         die(err.msg);
 }
