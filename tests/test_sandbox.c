@@ -328,6 +328,44 @@ START_TEST(a_worker_that_declares_more_than_its_scan_is_refused)
 }
 END_TEST
 
+/* A lock pins the needs the scan reported: the same plugin asking for one
+ * more is refused by it, naming the need, and serves nothing. */
+START_TEST(a_plugin_asking_for_more_than_its_lock_pins_is_refused)
+{
+    char so[512], root[600], lock[600], lock_opt[700], more[600], more_opt[700];
+    snprintf(so, sizeof so, "%s/sandboxplugins/.libs/needy.so", TEST_BUILDDIR);
+    char *dir = mh_private_dir(so, NULL);
+    snprintf(root, sizeof root, "--set=needy.root=%s", scratch);
+    snprintf(lock, sizeof lock, "%s/toolhost.lock", scratch);
+    snprintf(lock_opt, sizeof lock_opt, "--lock=%s", lock);
+    snprintf(more, sizeof more, "%s/more", scratch);
+    snprintf(more_opt, sizeof more_opt, "--set=needy.more_if=%s", more);
+    mh_proc *p = mh_spawn("lock", lock_opt, "--plugin-dir", dir, root, more_opt, NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    FILE *f = fopen(lock, "r");
+    char text[4096] = "";
+    ck_assert(f && fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    char pinned[700];
+    snprintf(pinned, sizeof pinned, "\"read:%s\"", scratch);
+    ck_assert_msg(strstr(text, pinned), "the lock does not pin %s:\n%s", pinned, text);
+
+    f = fopen(more, "w"); /* now it declares read:/etc as well */
+    ck_assert(f && fclose(f) == 0);
+    p = mh_spawn("-d", dir, "--isolation=process", lock_opt, root, more_opt, NULL);
+    ck_assert(mh_stderr_wait(p, "asks for needs the lock does not pin: read:/etc", MH_TIMEOUT_MS));
+    mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MH_MODERN_META "}}");
+    json_object *o = mh_await(p, "2", NULL);
+    ck_assert_msg(json_object_array_length(mh_at(o, "result tools")) == 0, "served: %s", mh_json(o));
+    json_object_put(o);
+    mh_finish(p);
+    unlink(more);
+    unlink(lock);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
     Suite *s = suite_create("sandbox");
@@ -349,6 +387,7 @@ static Suite *sandbox_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, declared_needs_are_granted_in_declared_mode_only);
     tcase_add_test(tc, a_worker_that_declares_more_than_its_scan_is_refused);
+    tcase_add_test(tc, a_plugin_asking_for_more_than_its_lock_pins_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

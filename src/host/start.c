@@ -215,7 +215,7 @@ static void apply_lock(const th_start_opts *o, json_object *pinned, th_registry 
     json_object *now = NULL;
     th_lock_file *files = calloc(f->n + 1, sizeof *files);
     for (size_t i = 0; files && i < f->n; i++)
-        files[i] = (th_lock_file){f->paths[i], f->scanned[i].digest};
+        files[i] = (th_lock_file){f->paths[i], f->scanned[i].digest, f->scanned[i].needs};
     th_rc rc = files ? TH_OK : th_err_set(&err, TH_ERR_NOMEM, "out of memory");
     if (rc == TH_OK && !(now = th_lock_build(reg, files, f->n, &err)))
         rc = err.code;
