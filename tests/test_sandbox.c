@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,51 @@ START_TEST(connecting_to_a_loopback_port_is_denied_unless_granted)
 }
 END_TEST
 
+/* A loopback UDP socket on a free port, its number into PORT. */
+static int udp_listener(char *port, size_t size)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sin;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ck_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0);
+    ck_assert(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+    snprintf(port, size, "%u", ntohs(sin.sin_port));
+    return fd;
+}
+
+/* Whether a datagram "pwned\n" waits on FD (the sender answered first). */
+static bool datagram_arrived(int fd)
+{
+    char buf[16] = "";
+    ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+    ck_assert_msg(n >= 0 || errno == EAGAIN, "recv: %s", strerror(errno));
+    return n == 6 && strcmp(buf, "pwned\n") == 0;
+}
+
+START_TEST(sending_a_udp_datagram_is_denied_unless_a_connection_is_granted)
+{
+    char port[16], args[64], hostport[64];
+    int fd = udp_listener(port, sizeof port);
+    snprintf(args, sizeof args, "{\"port\":\"%s\"}", port);
+    /* Its own network namespace, whose loopback is down. */
+    mh_proc *p = start(NULL, NULL);
+    expect(p, "send_datagram", args, "tried: ENETUNREACH");
+    ck_assert(!datagram_arrived(fd));
+    mh_finish(p);
+    snprintf(hostport, sizeof hostport, "127.0.0.1:%s", port);
+    p = start(grant("allow-connect", hostport), NULL);
+    expect(p, "send_datagram", args, "tried: OK");
+    ck_assert(datagram_arrived(fd));
+    mh_finish(p);
+    p = start("--sandbox=off", NULL);
+    expect(p, "send_datagram", args, "tried: OK");
+    ck_assert(datagram_arrived(fd));
+    mh_finish(p);
+    close(fd);
+}
+END_TEST
+
 START_TEST(executing_a_shell_is_denied_unless_granted)
 {
     mh_proc *p = start(NULL, NULL);
@@ -376,6 +422,7 @@ static Suite *sandbox_suite(void)
     tcase_add_test(tc, reading_etc_shadow_is_allowed_by_its_grant);
     tcase_add_test(tc, writing_outside_granted_paths_is_denied);
     tcase_add_test(tc, connecting_to_a_loopback_port_is_denied_unless_granted);
+    tcase_add_test(tc, sending_a_udp_datagram_is_denied_unless_a_connection_is_granted);
     tcase_add_test(tc, executing_a_shell_is_denied_unless_granted);
     tcase_add_test(tc, strict_grants_only_what_the_operator_granted);
     tcase_add_test(tc, a_grant_in_the_plugin_section_of_the_config_file_applies);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** worker/sandbox.c: the one place a worker's sandbox is applied: resource
-** limits and one Landlock ruleset (files, TCP ports, signal and abstract
-** socket scopes), through the raw system calls, best effort by ABI as the
-** kernel's documentation describes; and the host's view of what it enforces.
+** limits, a network namespace unless a connection is granted, and one
+** Landlock ruleset (files, TCP ports, signal and abstract socket scopes),
+** best effort by ABI; and the host's view of what it enforces.
 */
 #define _GNU_SOURCE
 #include "config.h"
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -353,6 +354,44 @@ cleanup:
     return rc;
 }
 
+/* Write TEXT to the /proc/self file NAME (a user namespace's maps). */
+static bool write_self(const char *name, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/%s", name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    size_t len = strlen(text);
+    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/*
+** Landlock rules TCP only: without a connect grant, a network namespace of
+** its own leaves UDP, raw and every other socket nothing to reach (its
+** loopback is down). Root makes one directly; another user through a user
+** namespace mapping its own ids, so getuid() answers as before.
+*/
+static th_rc no_network(json_object *p, bool require, th_err *err)
+{
+    if (count(p, "connect") || unshare(CLONE_NEWNET) == 0)
+        return TH_OK;
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    char map[64];
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+        bool ok = write_self("setgroups", "deny");
+        snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid, (unsigned long)uid);
+        ok = ok && write_self("uid_map", map);
+        snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid, (unsigned long)gid);
+        if (ok && write_self("gid_map", map))
+            return TH_OK;
+        return th_err_set(err, TH_ERR_IO, "sandbox: cannot map the ids of its user namespace: %s", strerror(errno));
+    }
+    return require ? th_err_set(err, TH_ERR_VALUE, "sandbox: no network namespace: %s", strerror(errno)) : TH_OK;
+}
+
 th_rc th_sandbox_apply(json_object *policy, char *const *plugins, size_t n, th_err *err)
 {
     json_object *v;
@@ -362,6 +401,8 @@ th_rc th_sandbox_apply(json_object *policy, char *const *plugins, size_t n, th_e
     if (rc == TH_OK)
         rc = limit(RLIMIT_NPROC, num(policy, "max_procs"), "RLIMIT_NPROC (max-procs)", err);
     if (rc != TH_OK || strcmp(mode, "off") == 0)
+        return rc;
+    if ((rc = no_network(policy, require, err)) != TH_OK)
         return rc;
     return landlock(policy, plugins, n, require, err);
 }

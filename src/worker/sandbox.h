@@ -47,8 +47,10 @@ bool th_sandbox_grants_any(json_object *policy);
 ** member; NULL: off) for the plugin files PLUGINS[0..N), which are readable
 ** inside it. Sets RLIMIT_CPU and RLIMIT_NPROC from it (its memory and
 ** max_files, grants that override --worker-memory-limit and
-** --worker-max-files, are the worker's step 4), then one Landlock
-** ruleset on the calling thread, which must be the only one. A part this
+** --worker-max-files, are the worker's step 4), a network namespace of
+** its own unless a connection is granted (before the seccomp filter of
+** worker/isolate.c, which forbids one), then one Landlock ruleset on the
+** calling thread, which must be the only one. A part this
 ** kernel lacks is left out (the host has said so); with "require" it is an
 ** error instead. TH_OK, or an error whose message names what failed.
 */

@@ -135,16 +135,17 @@ static void isolate(const config *c)
 /*
 ** The single place a worker's policy is applied: after the limits, before
 ** any plugin code runs and before any thread, so that constructors run
-** inside it and every thread inherits it: first away from the host and the
-** other workers, then the sandbox (Landlock, rlimits) around the plugin
-** files (a scanner opens every plugin; a serving worker one).
+** inside it and every thread inherits it: first the sandbox (rlimits, a
+** network namespace, Landlock) around the plugin files (a scanner opens
+** every plugin; a serving worker one), then away from the host and the
+** other workers, whose seccomp filter forbids new namespaces.
 */
 static void apply_policy(const config *c)
 {
     th_err err;
-    isolate(c);
     if (th_sandbox_apply(c->sandbox, c->scan ? c->paths : c->paths + c->from, c->scan ? c->npaths : 1, &err) != TH_OK)
         die(err.msg);
+    isolate(c);
 }
 
 json_object *th_worker_describe(const th_registry *reg, size_t base)

@@ -3,8 +3,8 @@
 ** attacks.c: hostile test plugin for the sandbox. Each tool tries one thing
 ** a plugin should not do unless granted, inside its worker, and answers
 ** "tried: ERRNO" with what the kernel said ("tried: OK" when it was let
-** through): read a file, write one, connect to a TCP port, execve a
-** program. "ping" shows the worker still serves after a denial.
+** through): read a file, write one, connect to a TCP port, send a UDP
+** datagram, execve a program. "ping" shows the worker still serves after a denial.
 */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -85,6 +85,21 @@ static th_rc connect_port(th_call *call, json_object *args, void *user_data)
     return tried(call, code);
 }
 
+/* Landlock has no UDP rules: what stops this is the network namespace. */
+static th_rc send_datagram(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(arg(args, "port")))};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int code = fd < 0 ? errno : 0;
+    if (fd >= 0 && sendto(fd, "pwned\n", 6, 0, (struct sockaddr *)&sin, sizeof sin) != 6)
+        code = errno;
+    if (fd >= 0)
+        close(fd);
+    return tried(call, code);
+}
+
 /* posix_spawn reports the child's execve error as its own result. */
 static th_rc exec_program(th_call *call, json_object *args, void *user_data)
 {
@@ -117,6 +132,9 @@ static const th_tool tools[] = {
     {TH_TOOL_INIT, .name = "connect_port", .description = "Try to connect to 127.0.0.1:port and write a line.",
      .input_schema = "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"string\"}},\"required\":[\"port\"]}",
      .handler = connect_port},
+    {TH_TOOL_INIT, .name = "send_datagram", .description = "Try to send a UDP datagram to 127.0.0.1:port.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"port\":{\"type\":\"string\"}},\"required\":[\"port\"]}",
+     .handler = send_datagram},
     {TH_TOOL_INIT, .name = "exec_program", .description = "Try to run path -c 'exit 0'.",
      .input_schema = PATH_SCHEMA, .handler = exec_program},
     {TH_TOOL_INIT, .name = "ping", .description = "Answer pong.", .input_schema = "{\"type\":\"object\",\"properties\":{}}",
