@@ -374,6 +374,34 @@ START_TEST(a_worker_that_declares_more_than_its_scan_is_refused)
 }
 END_TEST
 
+/* skills reads the root it declares while it registers: under the
+ * scanner's strictest sandbox it cannot, so its second scan, under its own
+ * sandbox, decides; under strict without a grant it is refused, named. */
+START_TEST(a_plugin_reading_its_declared_root_at_registration_is_scanned_under_its_own_sandbox)
+{
+    char so[512], root[600], skill[700];
+    snprintf(so, sizeof so, "%s/plugins/.libs/skills.so", TOP_BUILDDIR);
+    char *dir = mh_private_dir(so, NULL);
+    snprintf(skill, sizeof skill, "%s/demo", scratch);
+    ck_assert_int_eq(mkdir(skill, 0700), 0);
+    snprintf(skill, sizeof skill, "%s/demo/SKILL.md", scratch);
+    FILE *f = fopen(skill, "w");
+    ck_assert(f && fputs("---\nname: demo\ndescription: A demo\n---\nHello\n", f) >= 0 && fclose(f) == 0);
+    snprintf(root, sizeof root, "--set=skills.root=%s", scratch);
+    mh_proc *p = mh_spawn("-d", dir, "--no-registry-cache", "--log-level=info", root, NULL);
+    ck_assert(mh_stderr_wait(p, "serving 1 skills from", MH_TIMEOUT_MS));
+    ck_assert(mh_stderr_wait(p, "0 plugins refused", MH_TIMEOUT_MS));
+    mh_finish(p);
+    p = mh_spawn("-d", dir, "--no-registry-cache", "--sandbox=strict", root, NULL);
+    ck_assert(mh_stderr_wait(p, "failed to register in a sandbox without what it declared", MH_TIMEOUT_MS));
+    mh_finish(p);
+    unlink(skill);
+    snprintf(skill, sizeof skill, "%s/demo", scratch);
+    rmdir(skill);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* A lock pins the needs the scan reported: the same plugin asking for one
  * more is refused by it, naming the need, and serves nothing. */
 START_TEST(a_plugin_asking_for_more_than_its_lock_pins_is_refused)
@@ -435,6 +463,7 @@ static Suite *sandbox_suite(void)
     tcase_add_test(tc, declared_needs_are_granted_in_declared_mode_only);
     tcase_add_test(tc, a_worker_that_declares_more_than_its_scan_is_refused);
     tcase_add_test(tc, a_plugin_asking_for_more_than_its_lock_pins_is_refused);
+    tcase_add_test(tc, a_plugin_reading_its_declared_root_at_registration_is_scanned_under_its_own_sandbox);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -126,6 +126,8 @@ struct th_server {
     bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
     const th_config *config;  /* th_load_opts.config */
     th_needs *needs;          /* th_load_opts.needs */
+    bool defer_needs;         /* th_load_opts.defer_needs */
+    bool deferred;            /* it declared a need it cannot have yet */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -309,7 +311,8 @@ th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
     va_end(ap);
     char line[4200];
     snprintf(line, sizeof line, "plugin %s: %s", server->path, msg);
-    th_log_plugin(level, server->name, line);
+    if (!server->deferred) /* said again by its second scan, with what it declared */
+        th_log_plugin(level, server->name, line);
     server_unuse(handle);
     return TH_OK;
 }
@@ -322,6 +325,8 @@ th_rc th_server_need(th_server *handle, th_need kind, const char *value)
     th_rc rc = th_needs_add(server->needs, kind, value, &server->err);
     if (rc == TH_OK)
         th_err_clear(&server->err);
+    if (rc == TH_OK)
+        server->deferred = server->defer_needs;
     else
         th_log(TH_LOG_ERROR, "plugin %s: th_server_need: %s [%s]", server->path, server->err.msg, th_rc_name(rc));
     server_unuse(handle);
@@ -876,7 +881,7 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     size_t base = staged.tools;
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
                         .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL,
-                        .needs = opts ? opts->needs : NULL};
+                        .needs = opts ? opts->needs : NULL, .defer_needs = opts && opts->defer_needs};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);
@@ -918,8 +923,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     } else {
         /* The name the plugin gave, when it could be read: the one its
          * author must look for (the file's is in the path already). */
-        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%.60s': %s [%s]", path, readable && t.name ? t.name : name,
-               err.msg, th_rc_name(rc));
+        th_log(server.deferred ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s refused: tool '%.60s': %s [%s]", path,
+               readable && t.name ? t.name : name, err.msg, th_rc_name(rc));
         stats->plugins_refused++;
         /* The plugin never learns that its returned descriptor was refused,
          * so user_data is released here, unless a registered tool, staged

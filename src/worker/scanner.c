@@ -226,7 +226,8 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
                     refuse(stats, paths[current], "the scanner's report was not valid JSON");
                 else
                     stats->plugins_refused++; /* its loader said why */
-                if (s->accepted && !(s->needs = valid_needs(res))) {
+                s->needs = valid_needs(res); /* a refusal's too: its second scan may accept it */
+                if (s->accepted && !s->needs) {
                     refuse(stats, paths[current], "the scanner's report of its needs was not valid");
                     s->accepted = false;
                 }
@@ -304,12 +305,23 @@ th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th
 static bool rescan_granted(char *const *path, const th_scan_opts *o, th_scanned *s, th_load_stats *stats)
 {
     char name[256];
-    if (!s->accepted || o->sandbox.mode == TH_SANDBOX_OFF || !th_config_plugin_name(*path, name, sizeof name))
+    bool declared = s->needs && json_object_array_length(s->needs) > 0;
+    if ((!s->accepted && !declared) || o->sandbox.mode == TH_SANDBOX_OFF ||
+        !th_config_plugin_name(*path, name, sizeof name))
         return false;
     th_scan_opts one = *o;
     if (!(one.policy = th_sandbox_hello(&o->sandbox, name, s->needs)) || !th_sandbox_grants_any(one.policy)) {
         json_object_put(one.policy);
+        if (!s->accepted) /* its first scan's refusal went unsaid */
+            th_log(TH_LOG_ERROR, "plugin %s refused: it failed to register in a sandbox without what it declared (%s)",
+                   *path, json_object_to_json_string_ext(s->needs, JSON_C_TO_STRING_NOSLASHESCAPE));
         return false;
+    }
+    if (!s->accepted) { /* counted as refused by its first scan: judged now */
+        stats->plugins_refused -= stats->plugins_refused > 0;
+        stats->tools_refused -= s->tools_refused <= stats->tools_refused ? s->tools_refused : 0;
+        stats->resources_refused -= s->resources_refused <= stats->resources_refused ? s->resources_refused : 0;
+        stats->prompts_refused -= s->prompts_refused <= stats->prompts_refused ? s->prompts_refused : 0;
     }
     th_scanned again;
     th_load_stats st = {0};
@@ -331,6 +343,26 @@ static bool rescan_granted(char *const *path, const th_scan_opts *o, th_scanned 
         stats->prompts_refused += st.prompts_refused;
     }
     return true;
+}
+
+/* What PATH's sandbox would be (mode and grants, off included): they
+ * change what its registration can read, so they join its cache key. */
+static unsigned long long sandbox_digest(const th_sandbox_opts *o, const char *path)
+{
+    char name[256];
+    unsigned long long h = 14695981039346656037ULL;
+    const char *mode = th_sandbox_mode_name(o->mode);
+    for (const char *c = mode; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    for (size_t k = 0; th_config_plugin_name(path, name, sizeof name) && k < th_config_grant_count(o->grants, name);
+         k++) {
+        const char *key, *value;
+        th_config_grant_at(o->grants, name, k, &key, &value);
+        for (const char *parts[] = {"\n", key, "=", value}, **p = parts; p < parts + 4; p++)
+            for (const char *c = *p; *c; c++)
+                h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    }
+    return h;
 }
 
 /* The first of PATHS[0..N) named NAME.so: the file tool name NAME belongs to. */
@@ -392,6 +424,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
         keys[i] = th_cache_key_with(paths[i], opts->load.config);
+        keys[i].settings ^= sandbox_digest(&opts->sandbox, paths[i]);
         const char *digest = NULL;
         json_object *tools = th_cache_lookup(cache, paths[i], &keys[i], &digest);
         if (!tools) {

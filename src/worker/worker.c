@@ -255,6 +255,15 @@ static void await_logged(th_ipc_reader *r, size_t i)
     _exit(0); /* the host is gone, or gave up on this scanner */
 }
 
+/* The scan of every plugin under the strictest sandbox, as opposed to a
+ * plugin's second scan under its own, whose policy carries its needs. */
+static bool first_pass(const config *c)
+{
+    json_object *v;
+    return c->sandbox && !json_object_object_get_ex(c->sandbox, "needs", NULL) &&
+           json_object_object_get_ex(c->sandbox, "mode", &v) && strcmp(json_object_get_string(v), "off") != 0;
+}
+
 static int scan(const config *c, th_ipc_reader *r)
 {
     /* A registry per plugin: whether two plugins clash depends on how the
@@ -280,6 +289,7 @@ static int scan(const config *c, th_ipc_reader *r)
         th_load_opts load = c->load;
         if (!(load.needs = th_needs_new()))
             die("out of memory");
+        load.defer_needs = first_pass(c);
         th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &load, &st);
         if (!sock_intact())
             th_child_lose_pipe();
