@@ -40,16 +40,6 @@ static th_host_parse_rc opt_state_key(th_host_opts *o, const th_option *opt, con
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg);
-static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg)
-{
-    th_err err;
-    if (th_config_grant_arg(o->settings, arg, &err) != TH_OK) {
-        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, err.msg);
-        return TH_HOST_USAGE;
-    }
-    return TH_HOST_RUN;
-}
-
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_format(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_ignore(th_host_opts *o, const th_option *opt, const char *arg);
@@ -564,6 +554,17 @@ static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const cha
     char *eq = strchr(arg, '=');
     if (secret && eq)
         memset(eq + 1, '*', strlen(eq + 1));
+    return TH_HOST_RUN;
+}
+
+/* --grant: kept apart from settings, which a plugin reads. */
+static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    th_err err;
+    if (th_config_grant_arg(o->settings, arg, &err) != TH_OK) {
+        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, err.msg);
+        return TH_HOST_USAGE;
+    }
     return TH_HOST_RUN;
 }
 
