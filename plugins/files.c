@@ -276,6 +276,9 @@ TH_REGISTER(files)
             th_server_log(server, TH_LOG_ERROR, "setting files.root (TOOLHOST_FILES_ROOT) %s: %s", root, strerror(errno));
             return NULL;
         }
+        /* Its worker's sandbox lets it read the root, and nothing more. */
+        if (th_server_need(server, TH_NEED_READ, root_real) != TH_OK)
+            return NULL;
         list_files(server);
     }
     static const th_resource files_template = {

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,12 @@ TH_REGISTER(skills)
         };
         th_skill skill = {TH_SKILL_INIT, .files = files, .nfiles = 2};
         return th_server_add_skill(server, &skill) == TH_OK ? th_server_added_only(server) : NULL;
+    }
+    /* Its worker's sandbox lets it read the root, and nothing more. */
+    char real[PATH_MAX];
+    if (!realpath(root, real) || th_server_need(server, TH_NEED_READ, real) != TH_OK) {
+        th_server_log(server, TH_LOG_ERROR, "setting skills.root (TOOLHOST_SKILLS_ROOT) %s: %s", root, strerror(errno));
+        return NULL;
     }
     int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rfd < 0) {

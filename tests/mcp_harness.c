@@ -119,9 +119,23 @@ void mh_global_setup(void)
     setenv("XDG_CACHE_HOME", cache_home, 1);
 }
 
+static char marks_dir[64];
+
+const char *mh_marks_dir(void)
+{
+    if (!marks_dir[0]) {
+        snprintf(marks_dir, sizeof marks_dir, "/tmp/mh-marks-%ld", (long)getpid());
+        if (mkdir(marks_dir, 0700) != 0 && errno != EEXIST)
+            setup_failed("cannot create", marks_dir);
+    }
+    return marks_dir;
+}
+
 void mh_global_teardown(void)
 {
     char path[128];
+    if (marks_dir[0])
+        mh_rm_dir(strdup(marks_dir));
     snprintf(path, sizeof path, "%s/echo.so", echo_dir);
     unlink(path);
     rmdir(echo_dir);
@@ -250,6 +264,9 @@ static mh_proc *spawn_va(bool std_dirs, const char *arg, va_list ap)
         argv[n++] = (char *)mh_plugin_dir();
         argv[n++] = (char *)"-d";
         argv[n++] = (char *)mh_echo_dir();
+        static char grant[128];
+        snprintf(grant, sizeof grant, "--grant=slow.allow-write=%s", mh_marks_dir());
+        argv[n++] = grant;
     }
     for (; arg && n < MAX_ARGS - 1; arg = va_arg(ap, const char *))
         argv[n++] = (char *)arg;

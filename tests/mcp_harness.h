@@ -56,6 +56,14 @@ const char *mh_echo_dir(void);
 */
 char *mh_private_dir(const char *so_path, ...);
 void mh_rm_dir(char *dir);
+/*
+** A private directory (under /tmp) for the files the test plugins' tools
+** write as marks: each worker runs in a sandbox that lets it write nowhere
+** unless granted, and mh_start grants the slow tool's worker this one.
+** Created at the first use; mh_global_teardown removes it.
+*/
+const char *mh_marks_dir(void);
+
 /* TEST_BUILDDIR "/hostile/.libs/NAME.so" in a static buffer (one at a time). */
 const char *mh_hostile(const char *name);
 

@@ -112,7 +112,8 @@ START_TEST(public_http_without_auth_is_refused_before_plugins_load)
     setenv("TH_TEST_CTOR_MARK", mark, 1); /* inherited by toolhost, passed to its children */
     char *dir = mh_private_dir(mh_hostile("ctor_mark"), NULL);
 
-    mh_proc *p = mh_spawn("--plugin-dir", dir, "--http=0.0.0.0:0", "--pass-env=TH_TEST_CTOR_MARK", NULL);
+    /* Off: the scanner's sandbox would deny the mark too. */
+    mh_proc *p = mh_spawn("--plugin-dir", dir, "--sandbox=off", "--http=0.0.0.0:0", "--pass-env=TH_TEST_CTOR_MARK", NULL);
     ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
     char *err = mh_stderr(p);
     ck_assert_msg(strstr(err, "0.0.0.0 is not a loopback address"), "stderr: %s", err);
@@ -120,7 +121,7 @@ START_TEST(public_http_without_auth_is_refused_before_plugins_load)
     free(err);
     mh_free(p);
 
-    p = mh_spawn("--plugin-dir", dir, "--http=127.0.0.1:0", "--pass-env=TH_TEST_CTOR_MARK", NULL);
+    p = mh_spawn("--plugin-dir", dir, "--sandbox=off", "--http=127.0.0.1:0", "--pass-env=TH_TEST_CTOR_MARK", NULL);
     ck_assert(mh_stderr_wait(p, "listening on http://127.0.0.1:", MH_TIMEOUT_MS));
     ck_assert_msg(access(mark, F_OK) == 0, "the loopback control did not load the plugin");
     mh_kill(p, SIGTERM);

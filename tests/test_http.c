@@ -717,7 +717,7 @@ END_TEST
 /* A file name for slow's "mark" (made when the call starts), not there yet. */
 static void mark_path(char *buf, size_t size)
 {
-    snprintf(buf, size, "/tmp/mh-mark-%ld", (long)getpid());
+    snprintf(buf, size, "%s/mark", mh_marks_dir());
     unlink(buf);
 }
 

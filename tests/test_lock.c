@@ -390,7 +390,7 @@ static json_object *lock_of_schema(const char *schema)
                  .handler = no_call};
     th_err err;
     ck_assert_int_eq(th_registry_add(reg, &t, "/p/x.so", &err), TH_OK);
-    th_lock_file f = {"/p/x.so", "sha256:0000000000000000000000000000000000000000000000000000000000000000"};
+    th_lock_file f = {"/p/x.so", "sha256:0000000000000000000000000000000000000000000000000000000000000000", NULL};
     json_object *lock = th_lock_build(reg, &f, 1, &err);
     ck_assert_msg(lock, "%s", err.msg);
     th_registry_unref(reg);
@@ -445,11 +445,28 @@ START_TEST(more_needs_refuse_the_plugin_fewer_do_not)
     ck_assert_uint_eq(n, 1);
     ck_assert(!d[0].refused);
     th_drift_free(d, n);
-    json_object *empty = th_lock_declared_needs("/p/x.so");
-    ck_assert_uint_eq(json_object_array_length(empty), 0);
-    json_object_put(empty);
     json_object_put(pinned);
     json_object_put(now);
+}
+END_TEST
+
+/* What a scan reported, sorted and canonical, whatever order it came in. */
+START_TEST(the_declared_needs_enter_the_lock_sorted)
+{
+    json_object *scanned = json_object_new_array();
+    json_object_array_add(scanned, json_object_new_string("read:/srv/data"));
+    json_object_array_add(scanned, json_object_new_string("connect:api.example.com:443"));
+    json_object_array_add(scanned, json_object_new_string("sudo:everything"));
+    th_lock_file f = {"/p/x.so", "sha256:00", scanned};
+    json_object *needs = th_lock_declared_needs(&f);
+    ck_assert_str_eq(json_object_to_json_string_ext(needs, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                     "[\"connect:api.example.com:443\",\"read:/srv/data\"]");
+    json_object_put(needs);
+    f.needs = NULL;
+    needs = th_lock_declared_needs(&f);
+    ck_assert_uint_eq(json_object_array_length(needs), 0);
+    json_object_put(needs);
+    json_object_put(scanned);
 }
 END_TEST
 
@@ -468,6 +485,7 @@ static Suite *lock_suite(void)
     tcase_add_loop_test(tc, a_reload_honours_the_lock_read_again, 0, 2);
     tcase_add_test(tc, the_hash_is_of_the_canonical_definition);
     tcase_add_test(tc, more_needs_refuse_the_plugin_fewer_do_not);
+    tcase_add_test(tc, the_declared_needs_enter_the_lock_sorted);
     suite_add_tcase(s, tc);
     return s;
 }

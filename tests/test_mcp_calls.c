@@ -862,7 +862,7 @@ static void await_file(const char *path)
 /* A file name of this test process, removed before use. */
 static void temp_path(char *buf, size_t size, const char *what)
 {
-    snprintf(buf, size, "/tmp/mh-%s-%ld", what, (long)getpid());
+    snprintf(buf, size, "%s/%s", mh_marks_dir(), what);
     unlink(buf);
 }
 

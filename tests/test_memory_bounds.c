@@ -243,7 +243,7 @@ START_TEST(owed_answers_do_not_stall_the_reader)
     mh_proc *p = mh_start(modes[_i], NULL);
     mh_initialize(p, "2025-11-25");
     char gate[64], mark[80];
-    snprintf(gate, sizeof gate, "/tmp/th-membound-owed-%ld", (long)getpid());
+    snprintf(gate, sizeof gate, "%s/owed", mh_marks_dir());
     unlink(gate);
     for (int i = 0; i < N; i++) {
         snprintf(mark, sizeof mark, "%s.%d", gate, i);
@@ -296,7 +296,7 @@ START_TEST(parsed_arguments_are_bounded)
     mh_initialize(p, "2025-11-25");
     long before = mh_status_kib(mh_pid(p), "VmRSS");
     char gate[64], mark[80];
-    snprintf(gate, sizeof gate, "/tmp/th-membound-gate-%ld", (long)getpid());
+    snprintf(gate, sizeof gate, "%s/gate", mh_marks_dir());
     unlink(gate);
 
     size_t cap = (size_t)ELEMS * 2 + 512;

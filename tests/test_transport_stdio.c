@@ -466,7 +466,9 @@ END_TEST
 START_TEST(a_child_reading_stdin_does_not_eat_messages)
 {
     char *dir = mh_private_dir(mh_hostile("stdin_shell"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    /* Its shell runs timeout and cat: programs its sandbox must let it run. */
+    mh_proc *p = mh_spawn("-d", dir, "--grant=stdin_shell.allow-exec=/bin", "--grant=stdin_shell.allow-exec=/usr/bin",
+                          NULL);
     mh_send(p, MODERN_CALL(1, "stdin_shell", "{}"));
     ck_assert(mh_stderr_wait(p, "stdin-shell-started", MH_TIMEOUT_MS));
     sleep_ms(300); /* cat is reading its stdin now */
@@ -490,7 +492,8 @@ END_TEST
 START_TEST(a_child_of_a_handler_dies_by_sigterm)
 {
     char *dir = mh_private_dir(mh_hostile("child_sleep"), NULL);
-    mh_proc *p = mh_spawn("-d", dir, NULL);
+    mh_proc *p = mh_spawn("-d", dir, "--grant=child_sleep.allow-exec=/bin", "--grant=child_sleep.allow-exec=/usr/bin",
+                          NULL);
     mh_send(p, MODERN_CALL(1, "child_sleep", "{\"op\":\"spawn\"}"));
     json_object *o = mh_next(p);
     const char *pid_text = mh_str(o, "result content 0 text");

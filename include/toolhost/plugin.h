@@ -1233,6 +1233,44 @@ typedef struct th_skill {
 */
 th_rc th_server_add_skill(th_server *server, const th_skill *skill);
 
+/* ---------------------------------------------------------------------
+** Declared needs (added after th_server_add_skill).
+**
+** With --isolation=process each plugin's worker runs in a sandbox that
+** denies by default: it may read the system's libraries and certificates
+** and its own file, and nothing else; it may not write, execute a program
+** or connect anywhere. A plugin declares at registration what more it
+** needs, and under --sandbox=declared (the default) its worker is given
+** exactly that; the operator sees it in `toolhost inspect` and may grant
+** more, or (--sandbox=strict) only what they grant.
+** ------------------------------------------------------------------- */
+
+/* What a plugin may need. */
+typedef enum th_need {
+    TH_NEED_READ = 1, /* read the file, or the tree below the directory, VALUE */
+    TH_NEED_WRITE,    /* create, write and remove below VALUE (a directory), or write the file */
+    TH_NEED_CONNECT,  /* TCP connect to "HOST:PORT" */
+    TH_NEED_EXEC,     /* execute the program VALUE */
+} th_need;
+
+/*
+** Declare that this plugin's handlers need KIND of access to VALUE, written
+** as an operator would: an absolute path ("/srv/data") for READ, WRITE and
+** EXEC, "HOST:PORT" ("api.example.com:443") for CONNECT (the sandbox
+** enforces the port; the host is shown as written). Call it from
+** register_NAME_tool only, before returning: the sandbox is applied before
+** the plugin is opened, so the host learns a plugin's needs when it lists
+** its tools, and a worker that finds its plugin declaring more than was
+** listed refuses it, naming the need. Declaring the same need twice is
+** harmless. A path read from a setting (th_server_config) is the usual
+** VALUE: `files` declares the root it serves.
+**
+** Returns TH_OK; TH_ERR_VALUE for an unknown KIND or a VALUE that breaks
+** its rule (th_server_errmsg() names it); TH_ERR_MISUSE for a NULL or stale
+** SERVER; TH_ERR_NOMEM.
+*/
+th_rc th_server_need(th_server *server, th_need kind, const char *value);
+
 #ifdef __cplusplus
 }
 #endif

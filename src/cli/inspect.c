@@ -361,6 +361,74 @@ static void print_resources(FILE *out, json_object *list, const char *what, cons
     }
 }
 
+static bool parse_mode(const char *arg, th_sandbox_mode *mode)
+{
+    for (th_sandbox_mode m = TH_SANDBOX_OFF; m <= TH_SANDBOX_STRICT; m++)
+        if (strcmp(arg, th_sandbox_mode_name(m)) == 0) {
+            *mode = m;
+            return true;
+        }
+    return false;
+}
+
+/*
+** PLUGIN's sandbox as its worker would get it: what it declared (NEEDS),
+** what the operator granted, and what its worker is let do, with what this
+** kernel cannot enforce of it.
+*/
+static json_object *sandbox_json(const th_sandbox_opts *o, const char *plugin, json_object *needs)
+{
+    json_object *s = json_object_new_object(), *grants = json_object_new_array();
+    for (size_t k = 0; k < th_config_grant_count(o->grants, plugin); k++) {
+        const char *key, *value;
+        char line[4200];
+        th_config_grant_at(o->grants, plugin, k, &key, &value);
+        snprintf(line, sizeof line, "%s=%s", key, value);
+        json_object_array_add(grants, json_object_new_string(line));
+    }
+    char missing[256];
+    int abi = th_sandbox_probe(missing, sizeof missing);
+    json_object *effective = th_sandbox_hello(o, plugin, needs);
+    json_object_object_del(effective, "needs"); /* shown above it */
+    json_object_object_del(effective, "require");
+    json_object_object_add(s, "needs", needs ? json_object_get(needs) : json_object_new_array());
+    json_object_object_add(s, "grants", grants);
+    json_object_object_add(s, "effective", effective);
+    json_object_object_add(s, "landlockAbi", json_object_new_int(abi));
+    json_object_object_add(s, "notEnforced", json_object_new_string(o->mode == TH_SANDBOX_OFF ? "everything" : missing));
+    return s;
+}
+
+static void print_list(FILE *out, const char *label, json_object *a, const char *none)
+{
+    size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+    fprintf(out, "    %-9s ", label);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? ", " : "", json_object_get_string(json_object_array_get_idx(a, i)));
+    fprintf(out, "%s\n", n ? "" : none);
+}
+
+static void print_sandbox(FILE *out, json_object *s)
+{
+    if (!s)
+        return;
+    json_object *eff = json_object_object_get(s, "effective");
+    const char *missing = json_object_get_string(json_object_object_get(s, "notEnforced"));
+    fprintf(out, "  Sandbox: %s (Landlock ABI %d; %s%s)\n", json_object_get_string(json_object_object_get(eff, "mode")),
+            json_object_get_int(json_object_object_get(s, "landlockAbi")), *missing ? "not enforced: " : "all enforced",
+            missing);
+    print_list(out, "Needs:", json_object_object_get(s, "needs"), "nothing");
+    print_list(out, "Granted:", json_object_object_get(s, "grants"), "nothing");
+    static const char *const lists[][3] = {
+        {"read", "Reads:", "its plugin file and the system's libraries only"},
+        {"write", "Writes:", "nothing"},
+        {"connect", "Connects:", "nowhere"},
+        {"exec", "Executes:", "nothing"},
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        print_list(out, lists[i][1], json_object_object_get(eff, lists[i][0]), lists[i][2]);
+}
+
 static void print_text(FILE *out, json_object *report)
 {
     json_object *plugins = json_object_object_get(report, "plugins");
@@ -376,6 +444,7 @@ static void print_text(FILE *out, json_object *report)
         json_object *warn = json_object_object_get(p, "warnings");
         for (size_t j = 0; j < json_object_array_length(warn); j++)
             fprintf(out, "  Warning: %s\n", json_object_get_string(json_object_array_get_idx(warn, j)));
+        print_sandbox(out, json_object_object_get(p, "sandbox"));
         json_object *settings = json_object_object_get(p, "settings");
         if (settings) {
             json_object_object_foreach(settings, key, val)
@@ -449,6 +518,7 @@ static const char inspect_usage[] =
     "Usage: toolhost inspect [--json] [--follow-symlinks] [--allow-insecure-plugins]\n"
     "                        [--qualified-names] [--set=NAME.KEY=VALUE]\n"
     "                        [--set-secret=NAME.KEY=VALUE] [--config=FILE]\n"
+    "                        [--sandbox=MODE] [--grant=NAME.KEY=VALUE]...\n"
     "                        [[BOX=]DIR|[BOX=]FILE.so]...\n"
     "Report what toolhost would serve from the plugin directories and files given\n"
     "(default: the plugin directory): each plugin, its tools with their final\n"
@@ -459,11 +529,14 @@ static const char inspect_usage[] =
     "as BOX__PLUGIN__TOOL, as the server would expose them.\n"
     "Plugins see the settings given as to toolhost (--set, --set-secret, --config,\n"
     "TOOLHOST_NAME_KEY); each plugin's are listed, secret values as (secret).\n"
+    "Each plugin's sandbox is shown: what it declared it needs, what --grant (or\n"
+    "its [NAME] section) grants, and what its worker may reach under --sandbox\n"
+    "(default declared), with what this kernel cannot enforce.\n"
     "A tool whose description is still new-plugin's placeholder gets a warning.\n"
     "Exit status: 0 when nothing was refused (warnings or not), 1 when something\n"
     "was, 2 on a usage error.\n";
 
-enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED, I_SET, I_SET_SECRET, I_CONFIG };
+enum { I_JSON = 256, I_FOLLOW, I_INSECURE, I_QUALIFIED, I_SET, I_SET_SECRET, I_CONFIG, I_SANDBOX, I_GRANT };
 
 int th_cli_inspect(int argc, char **argv)
 {
@@ -475,11 +548,13 @@ int th_cli_inspect(int argc, char **argv)
         {"set", required_argument, NULL, I_SET},
         {"set-secret", required_argument, NULL, I_SET_SECRET},
         {"config", required_argument, NULL, I_CONFIG},
+        {"sandbox", required_argument, NULL, I_SANDBOX},
+        {"grant", required_argument, NULL, I_GRANT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false;
-    th_scan_opts scan_opts = {.load_timeout_ms = 10000};
+    th_scan_opts scan_opts = {.load_timeout_ms = 10000, .sandbox = {.mode = TH_SANDBOX_DECLARED}};
     th_supervisor_opts sup_opts = {.cancel_grace_ms = 5000, .start_timeout_ms = 10000};
     th_load_stats stats = {0};
     path_list l = {0};
@@ -514,6 +589,16 @@ int th_cli_inspect(int argc, char **argv)
                 break;
             fprintf(stderr, "toolhost inspect: %s\n", err.msg);
             goto usage;
+        case I_SANDBOX:
+            if (parse_mode(optarg, &scan_opts.sandbox.mode))
+                break;
+            fprintf(stderr, "toolhost inspect: --sandbox: '%s' is not declared, strict or off\n", optarg);
+            goto usage;
+        case I_GRANT:
+            if (th_config_grant_arg(settings, optarg, &err) == TH_OK)
+                break;
+            fprintf(stderr, "toolhost inspect: --grant: %s\n", err.msg);
+            goto usage;
         case 'h': fputs(inspect_usage, stdout); th_config_free(settings); return 0;
         default: goto usage;
         }
@@ -523,6 +608,8 @@ int th_cli_inspect(int argc, char **argv)
         return 1;
     }
     scan_opts.load.config = settings;
+    scan_opts.sandbox.grants = settings;
+    sup_opts.sandbox = scan_opts.sandbox;
     char *default_dir[] = {(char *)TH_PLUGINDIR};
     char *const *args = optind < argc ? argv + optind : default_dir;
     size_t nargs = optind < argc ? (size_t)(argc - optind) : 1;
@@ -544,7 +631,7 @@ int th_cli_inspect(int argc, char **argv)
     bool ok = (naming = th_naming_new(qualified)) && collect(&l, args, nargs, &scan_opts.load, &stats, naming) &&
               (th_config_load_env(settings, l.v, l.n, environ), true) &&
               (scanned = calloc(l.n + 1, sizeof *scanned)) &&
-              th_scan_plugins(l.v, l.n, &scan_opts, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
+              th_scan_plugins_cached(l.v, l.n, &scan_opts, NULL, scanned, &stats) == TH_OK && (reg = th_registry_new()) &&
               th_registry_set_naming(reg, naming) == TH_OK && (sup = th_supervisor_new(l.v, l.n, &sup_opts));
     if (ok)
         th_supervisor_register(sup, reg, scanned, &stats);
@@ -593,6 +680,8 @@ int th_cli_inspect(int argc, char **argv)
         json_object *set = th_config_plugin_name(l.v[i], name, sizeof name) ? th_config_describe(settings, name) : NULL;
         if (set)
             json_object_object_add(p, "settings", set);
+        if (scanned[i].accepted && th_config_plugin_name(l.v[i], name, sizeof name))
+            json_object_object_add(p, "sandbox", sandbox_json(&scan_opts.sandbox, name, scanned[i].needs));
         json_object_array_add(plugins, p);
     }
     json_object *other = refusals(log, &l, -1);

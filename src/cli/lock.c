@@ -288,7 +288,7 @@ static th_lock_file *files_of(const served *s)
 {
     th_lock_file *files = calloc(s->n + 1, sizeof *files);
     for (size_t i = 0; files && i < s->n; i++)
-        files[i] = (th_lock_file){s->paths[i], s->scanned[i].digest};
+        files[i] = (th_lock_file){s->paths[i], s->scanned[i].digest, s->scanned[i].needs};
     return files;
 }
 

@@ -41,6 +41,7 @@ static th_host_parse_rc opt_caller_tools(th_host_opts *o, const th_option *opt, 
 static th_host_parse_rc opt_policy(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_format(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_ignore(th_host_opts *o, const th_option *opt, const char *arg);
@@ -48,6 +49,8 @@ static th_host_parse_rc opt_help(th_host_opts *o, const th_option *opt, const ch
 static th_host_parse_rc opt_version(th_host_opts *o, const th_option *opt, const char *arg);
 
 static const th_opt_choice isolation_modes[] = {{"process", true}, {"none", false}, {NULL, 0}};
+static const th_opt_choice sandbox_modes[] = {
+    {"declared", TH_SANDBOX_DECLARED}, {"strict", TH_SANDBOX_STRICT}, {"off", TH_SANDBOX_OFF}, {NULL, 0}};
 
 /* Shorthands for the common rows: a switch, and bounded numbers. */
 #define SWITCH(f) .kind = TH_OPT_SET, .type = TH_OT_BOOL, .offset = FIELD(f), .value = true
@@ -75,6 +78,16 @@ static const th_option table[] = {
      .choices = isolation_modes, .def = "process",
      .help = "process (the default): each plugin file's\ntools run in a worker process, started on\nits first call; "
              "none: inside the host\n(faster; a crash ends the host)"},
+    {"sandbox", 0, "MODE", .kind = TH_OPT_CHOICE, .type = TH_OT_INT, .offset = FIELD(sup.sandbox.mode),
+     .choices = sandbox_modes, .def = "declared",
+     .help = "each worker's sandbox (Landlock), default deny:\ndeclared (the default): what its plugin\ndeclared "
+             "plus --grant; strict: --grant alone;\noff: none"},
+    {"require-sandbox", 0, NULL, SWITCH(sup.sandbox.require),
+     .help = "exit with status 1 when this kernel cannot\nenforce a part of the sandbox (else a\nwarning names it)"},
+    {"grant", 0, "NAME.KEY=VALUE", CALL(opt_grant), .key = "",
+     .help = "let plugin NAME.so's worker do more\n(repeatable): KEY allow-read, allow-write,\nallow-exec (a path), "
+             "allow-connect\n(HOST:PORT; Landlock enforces the port),\nmax-memory, cpu-seconds, max-files,\nmax-procs; "
+             "also KEY = VALUE in [NAME]\nof --config"},
     {"load-timeout", 0, "SECONDS", NUMBER(TH_OT_LL, scan.load_timeout_ms, 0, 86400), .scale = 1000, .def = "10",
      .help = "a plugin that does not finish loading in time\nis refused (default 10; 0: none)"},
     {"worker-memory-limit", 0, "BYTES", NUMBER(TH_OT_ULL, sup.memory_limit, 0, ULLONG_MAX), .def = "0",
@@ -616,6 +629,17 @@ static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const cha
     return TH_HOST_RUN;
 }
 
+/* --grant: kept apart from settings, which a plugin reads. */
+static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    th_err err;
+    if (th_config_grant_arg(o->settings, arg, &err) != TH_OK) {
+        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, err.msg);
+        return TH_HOST_USAGE;
+    }
+    return TH_HOST_RUN;
+}
+
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg)
 {
     if ((o->log_level = th_log_level_parse(arg)) < 0) {
@@ -731,6 +755,11 @@ static th_host_parse_rc finish(th_host_opts *o)
         fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
         return TH_HOST_USAGE;
     }
+    if (o->sup.sandbox.require && (!o->isolate || o->sup.sandbox.mode == TH_SANDBOX_OFF)) {
+        /* In-process plugins share the host's every right. */
+        fprintf(stderr, "toolhost: --require-sandbox needs --isolation=process and a --sandbox other than off\n");
+        return TH_HOST_USAGE;
+    }
     /* A directory the user named must be there; the default one may not be. */
     o->load.dirs_required = o->ndirs > 0;
     if (o->ndirs == 0) {
@@ -742,6 +771,10 @@ static th_host_parse_rc finish(th_host_opts *o)
     }
     o->http.origins = o->origins;
     o->load.config = o->settings;
+    o->sup.sandbox.grants = o->settings;
+    o->scan.sandbox = o->sup.sandbox;
+    if (!o->isolate) /* the plugins then run in the host: scan them as they will run */
+        o->scan.sandbox.mode = TH_SANDBOX_OFF;
     if (o->log_level >= 0)
         th_log_set_threshold((th_log_level)o->log_level);
     if (o->log_format >= 0)

@@ -101,6 +101,21 @@ static bool fix_toolboxes(th_host *h)
     return true;
 }
 
+/* Once, not per worker: what the sandbox cannot hold here. */
+static bool sandbox_notice(const th_host_opts *o)
+{
+    th_err err;
+    if (!o->isolate) {
+        th_log(TH_LOG_NOTICE, "--isolation=none: plugins run inside the host, unsandboxed, with all of its rights");
+        return true;
+    }
+    if (th_sandbox_check_kernel(&o->sup.sandbox, &err) != TH_OK) {
+        th_log(TH_LOG_CRITICAL, "%s; exiting", err.msg);
+        return false;
+    }
+    return true;
+}
+
 /* Someone at a terminal sees nothing happen: say what the host expects. */
 static void greet_terminal(const th_host *h)
 {
@@ -144,6 +159,8 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         fprintf(stderr, "toolhost: out of memory\n");
         return false;
     }
+    if (!sandbox_notice(o))
+        return false;
     greet_terminal(h);
     return true;
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "base/signals.h"
@@ -55,6 +56,28 @@ static void found_free(found *f)
     th_loader_paths_free(f->paths, f->n);
 }
 
+/* A grant for a plugin that is not there is a typo that would leave the
+ * real one without it: fatal at start, a warning on a reload. */
+static bool grants_known(const th_start_opts *o, const found *f, const th_registry *old)
+{
+    const char *name;
+    for (size_t k = 0; (name = th_config_grant_plugin_at(o->settings, k)) != NULL; k++) {
+        char have[256];
+        size_t i = 0;
+        while (i < f->n && !(th_config_plugin_name(f->paths[i], have, sizeof have) && strcmp(have, name) == 0))
+            i++;
+        if (i < f->n)
+            continue;
+        const char *key, *value;
+        th_config_grant_at(o->settings, name, 0, &key, &value);
+        th_log(old ? TH_LOG_WARNING : TH_LOG_ERROR, "%s--grant %s.%s: no plugin %s.so in the plugin directories%s",
+               prefix(old), name, key, name, old ? "" : "; exiting");
+        if (!old)
+            return false;
+    }
+    return true;
+}
+
 /* List the directories and scan every plugin file, or take its scan from
  * the registry cache, opened afresh each time: its entries are keyed by the
  * files as they are now, so a replaced plugin misses and is scanned again. */
@@ -70,6 +93,8 @@ static th_rc list_and_scan(const th_start_opts *o, const th_registry *old, found
     }
     if (!old) /* the environment's settings, for the plugins found */
         th_config_load_env(o->settings, f->paths, f->n, environ);
+    if (!grants_known(o, f, old))
+        return TH_ERR_VALUE;
     th_cache *cache = o->cache_path ? th_cache_open(o->cache_path, &o->load) : NULL;
     f->scanned = calloc(f->n + 1, sizeof *f->scanned);
     rc = f->scanned ? th_scan_plugins_cached(f->paths, f->n, &o->scan, cache, f->scanned, stats) : TH_ERR_NOMEM;
@@ -190,7 +215,7 @@ static void apply_lock(const th_start_opts *o, json_object *pinned, th_registry 
     json_object *now = NULL;
     th_lock_file *files = calloc(f->n + 1, sizeof *files);
     for (size_t i = 0; files && i < f->n; i++)
-        files[i] = (th_lock_file){f->paths[i], f->scanned[i].digest};
+        files[i] = (th_lock_file){f->paths[i], f->scanned[i].digest, f->scanned[i].needs};
     th_rc rc = files ? TH_OK : th_err_set(&err, TH_ERR_NOMEM, "out of memory");
     if (rc == TH_OK && !(now = th_lock_build(reg, files, f->n, &err)))
         rc = err.code;

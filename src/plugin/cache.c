@@ -335,6 +335,22 @@ void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json
     c->dirty = true;
 }
 
+void th_cache_put_needs(th_cache *c, const char *plugin, json_object *needs)
+{
+    json_object *e;
+    if (c && needs && json_object_object_get_ex(c->keep, plugin, &e))
+        json_object_object_add(e, "needs", json_object_get(needs));
+}
+
+json_object *th_cache_needs(th_cache *c, const char *plugin)
+{
+    json_object *e, *needs;
+    return c && json_object_object_get_ex(c->keep, plugin, &e) && json_object_object_get_ex(e, "needs", &needs) &&
+                   json_object_is_type(needs, json_type_array)
+               ? needs
+               : NULL;
+}
+
 /* mkdir -p DIR's last two components at most (…/.cache/toolhost), 0700. */
 static void make_parent(const char *path)
 {

@@ -91,6 +91,12 @@ json_object *th_cache_lookup(th_cache *c, const char *plugin, const th_cache_key
  * is noticed). Nothing is kept without a digest. */
 void th_cache_put(th_cache *c, const char *plugin, const th_cache_key *key, json_object *tools);
 
+/* The declared needs (plugin/needs.h) kept with PLUGIN's entry, looked up
+ * or put since th_cache_open: set after th_cache_put, read after a hit of
+ * th_cache_lookup (borrowed; NULL: none kept). */
+void th_cache_put_needs(th_cache *c, const char *plugin, json_object *needs);
+json_object *th_cache_needs(th_cache *c, const char *plugin);
+
 /*
 ** Write the entries looked up or put since th_cache_open (others are
 ** dropped: plugins no longer listed), if anything changed: a temporary file

@@ -30,6 +30,7 @@
 #include "base/compat.h"
 #include "plugin/settings.h"
 #include "plugin/loader.h"
+#include "plugin/needs.h"
 #include "plugin/trust.h"
 #include "plugin/resources.h"
 #include "plugin/prompts.h"
@@ -124,6 +125,9 @@ struct th_server {
     th_err err;               /* last th_server_add_tool() outcome */
     bool quiet_refusals;      /* th_load_opts.scanned: the scan logged them */
     const th_config *config;  /* th_load_opts.config */
+    th_needs *needs;          /* th_load_opts.needs */
+    bool defer_needs;         /* th_load_opts.defer_needs */
+    bool deferred;            /* it declared a need it cannot have yet */
 };
 
 /* What th_server_added_only() returns; compared by address, never read. */
@@ -307,9 +311,26 @@ th_rc th_server_log(th_server *handle, th_log_level level, const char *fmt, ...)
     va_end(ap);
     char line[4200];
     snprintf(line, sizeof line, "plugin %s: %s", server->path, msg);
-    th_log_plugin(level, server->name, line);
+    if (!server->deferred) /* said again by its second scan, with what it declared */
+        th_log_plugin(level, server->name, line);
     server_unuse(handle);
     return TH_OK;
+}
+
+th_rc th_server_need(th_server *handle, th_need kind, const char *value)
+{
+    th_server *server = server_use(handle, __func__);
+    if (!server)
+        return TH_ERR_MISUSE;
+    th_rc rc = th_needs_add(server->needs, kind, value, &server->err);
+    if (rc == TH_OK)
+        th_err_clear(&server->err);
+    if (rc == TH_OK)
+        server->deferred = server->defer_needs;
+    else
+        th_log(TH_LOG_ERROR, "plugin %s: th_server_need: %s [%s]", server->path, server->err.msg, th_rc_name(rc));
+    server_unuse(handle);
+    return rc;
 }
 
 /* The value belongs to the settings store, which outlives every plugin's
@@ -859,7 +880,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     th_staged staged = th_loader_stage(reg);
     size_t base = staged.tools;
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
-                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL};
+                        .quiet_refusals = opts && opts->scanned, .config = opts ? opts->config : NULL,
+                        .needs = opts ? opts->needs : NULL, .defer_needs = opts && opts->defer_needs};
     /* The plugin gets a handle on SERVER, which dies with this frame. */
     th_handle h = th_handle_open(&server, TH_HANDLE_SERVER, name);
     const th_tool *desc = entry(h ? (th_server *)h : &server);
@@ -901,8 +923,8 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     } else {
         /* The name the plugin gave, when it could be read: the one its
          * author must look for (the file's is in the path already). */
-        th_log(TH_LOG_ERROR, "plugin %s refused: tool '%.60s': %s [%s]", path, readable && t.name ? t.name : name,
-               err.msg, th_rc_name(rc));
+        th_log(server.deferred ? TH_LOG_DEBUG : TH_LOG_ERROR, "plugin %s refused: tool '%.60s': %s [%s]", path,
+               readable && t.name ? t.name : name, err.msg, th_rc_name(rc));
         stats->plugins_refused++;
         /* The plugin never learns that its returned descriptor was refused,
          * so user_data is released here, unless a registered tool, staged
@@ -980,8 +1002,13 @@ static th_rc list_dir(const char *dir, bool required, const th_load_opts *opts, 
     int fd = -1;
     char *abs = absolute_path(dir);
     snprintf(why, sizeof why, "%s", strerror(errno));
-    if (abs && (fd = open_trusted_dir(abs, opts, true, &refused, why, sizeof why)) >= 0 && !(d = fdopendir(fd))) {
-        snprintf(why, sizeof why, "%s", strerror(errno));
+    if (abs && (fd = open_trusted_dir(abs, opts, true, &refused, why, sizeof why)) >= 0) {
+        int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the directory judged */
+        if (rfd < 0 || !(d = fdopendir(rfd))) {
+            snprintf(why, sizeof why, "%s", strerror(errno));
+            if (rfd >= 0)
+                close(rfd);
+        }
         close(fd);
     }
     if (!d) {

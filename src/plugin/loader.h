@@ -34,6 +34,13 @@ typedef struct th_load_opts {
                            * that is then dlopen()ed is hashed and another
                            * content refused before its code runs. NULL:
                            * not checked. Borrowed. */
+    struct th_needs *needs; /* where th_server_need() keeps what the plugin
+                           * declares (a scanner's or worker's load of one
+                           * plugin); NULL: checked, not kept. Borrowed. */
+    bool defer_needs;      /* the scanner's first pass, under the strictest
+                           * sandbox: a plugin that has declared a need
+                           * cannot have it yet, so what it logs after and
+                           * its refusal are left to its second scan */
 } th_load_opts;
 
 /* Counters a load adds to (zero-initialise before the first load). */

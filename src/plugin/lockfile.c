@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "plugin/lockfile.h"
+#include "plugin/needs.h"
 #include "plugin/prompts.h"
 #include "plugin/qualname.h"
 #include "plugin/resources.h"
@@ -351,10 +352,24 @@ static bool pin_section(const th_registry *reg, const section *sec, const char *
     return true;
 }
 
-json_object *th_lock_declared_needs(const char *path)
+static int by_text(const void *a, const void *b)
 {
-    (void)path; /* declared needs (include/toolhost/plugin.h) connect here */
-    return json_object_new_array();
+    return strcmp(json_object_get_string(*(json_object *const *)a), json_object_get_string(*(json_object *const *)b));
+}
+
+json_object *th_lock_declared_needs(const th_lock_file *f)
+{
+    json_object *out = json_object_new_array();
+    size_t n = json_object_is_type(f->needs, json_type_array) ? json_object_array_length(f->needs) : 0;
+    for (size_t i = 0; out && i < n; i++) {
+        const char *need = json_object_get_string(json_object_array_get_idx(f->needs, i));
+        if (th_needs_valid(need))
+            json_object_array_add(out, json_object_new_string(need));
+    }
+    /* Sorted here too: the lock's text and its comparison depend on it. */
+    if (out)
+        json_object_array_sort(out, by_text);
+    return out;
 }
 
 static bool file_digest(const th_lock_file *f, digest out, th_err *err)
@@ -382,7 +397,7 @@ static json_object *plugin_pin(const th_registry *reg, const th_lock_file *f, th
         goto nomem;
     json_object_object_add(p, "path", json_object_new_string(f->path));
     json_object_object_add(p, "sha256", json_object_new_string(sha));
-    json_object_object_add(p, "needs", th_lock_declared_needs(f->path));
+    json_object_object_add(p, "needs", th_lock_declared_needs(f));
     for (size_t s = 0; s < NSECTIONS; s++) {
         if (!sections[s].key)
             continue;

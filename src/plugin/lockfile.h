@@ -21,12 +21,14 @@
 /* The version of the format written, and the only one read. */
 #define TH_LOCK_VERSION 1
 
-/* A plugin file the lock may speak of: its path as listed, and the
- * SHA-256 of the bytes its definitions came from (th_sha256_digest's
- * form; NULL or "": the file is hashed now). */
+/* A plugin file the lock may speak of: its path as listed, the SHA-256
+ * of the bytes its definitions came from (th_sha256_digest's form; NULL
+ * or "": the file is hashed now), and what it declared it needs (the
+ * scan's JSON array of canonical strings, plugin/needs.h; NULL: none). */
 typedef struct th_lock_file {
     const char *path;
     const char *digest;
+    json_object *needs;
 } th_lock_file;
 
 /*
@@ -39,11 +41,12 @@ typedef struct th_lock_file {
 json_object *th_lock_build(const th_registry *reg, const th_lock_file *files, size_t n, th_err *err);
 
 /*
-** The needs a plugin declared, as a new JSON array of strings: the one
-** place declared needs enter the lock. Empty until plugins can declare
-** them (include/toolhost/plugin.h).
+** The needs plugin F declared (th_server_need), as a new JSON array of
+** their canonical strings, sorted: the one place declared needs enter the
+** lock, so that a plugin asking for more than was pinned is refused. A
+** string that is not a canonical need is left out.
 */
-json_object *th_lock_declared_needs(const char *path);
+json_object *th_lock_declared_needs(const th_lock_file *f);
 
 /* Read and check the lock file PATH into *OUT. TH_ERR_IO when it cannot be
  * read, TH_ERR_VALUE (ERR naming the file and the field) when it is not a

@@ -21,6 +21,7 @@
 typedef struct setting {
     char *plugin, *key, *value;
     bool secret;
+    bool grant; /* an operator's sandbox grant: never a plugin's to read */
     th_config_source source;
 } setting;
 
@@ -69,9 +70,34 @@ bool th_config_name_ok(const char *name)
 static setting *find(const th_config *cfg, const char *plugin, const char *key)
 {
     for (size_t i = 0; cfg && i < cfg->n; i++)
-        if (strcmp(cfg->v[i].plugin, plugin) == 0 && strcmp(cfg->v[i].key, key) == 0)
+        if (!cfg->v[i].grant && strcmp(cfg->v[i].plugin, plugin) == 0 && strcmp(cfg->v[i].key, key) == 0)
             return &cfg->v[i];
     return NULL;
+}
+
+/* A copy of S (its strings too) at the end of CFG. */
+static th_rc append(th_config *cfg, const setting *s, th_err *err)
+{
+    if (cfg->n == cfg->cap) {
+        size_t cap = cfg->cap ? cfg->cap * 2 : 16;
+        setting *v = realloc(cfg->v, cap * sizeof *v);
+        if (!v)
+            return th_err_set(err, TH_ERR_NOMEM, "out of memory");
+        cfg->v = v;
+        cfg->cap = cap;
+    }
+    setting n = *s;
+    n.plugin = strdup(s->plugin);
+    n.key = strdup(s->key);
+    n.value = strdup(s->value);
+    if (!n.plugin || !n.key || !n.value) {
+        free(n.plugin);
+        free(n.key);
+        wipe(n.value);
+        return th_err_set(err, TH_ERR_NOMEM, "out of memory");
+    }
+    cfg->v[cfg->n++] = n;
+    return TH_OK;
 }
 
 th_rc th_config_set(th_config *cfg, const char *plugin, const char *key, const char *value, bool secret,
@@ -94,24 +120,9 @@ th_rc th_config_set(th_config *cfg, const char *plugin, const char *key, const c
         s->source = source;
         return TH_OK;
     }
-    if (cfg->n == cfg->cap) {
-        size_t cap = cfg->cap ? cfg->cap * 2 : 16;
-        setting *v = realloc(cfg->v, cap * sizeof *v);
-        if (!v)
-            return th_err_set(err, TH_ERR_NOMEM, "out of memory");
-        cfg->v = v;
-        cfg->cap = cap;
-    }
-    setting n = {.plugin = strdup(plugin), .key = strdup(key), .value = strdup(value), .secret = secret,
-                 .source = source};
-    if (!n.plugin || !n.key || !n.value) {
-        free(n.plugin);
-        free(n.key);
-        wipe(n.value);
-        return th_err_set(err, TH_ERR_NOMEM, "out of memory");
-    }
-    cfg->v[cfg->n++] = n;
-    return TH_OK;
+    return append(cfg, &(setting){.plugin = (char *)plugin, .key = (char *)key, .value = (char *)value,
+                                  .secret = secret, .source = source},
+                  err);
 }
 
 th_rc th_config_set_arg(th_config *cfg, const char *arg, bool secret, th_err *err)
@@ -266,7 +277,14 @@ th_rc th_config_load_file(th_config *cfg, const char *path, char ***server_args,
         if (policy)
             continue;
         th_err e;
-        if ((rc = th_config_set(cfg, section, key, value, secret, TH_CONF_FILE, &e)) != TH_OK)
+        bool unused;
+        bool grant = th_config_grant_member(key, &unused) != NULL; /* never a setting's name */
+        if (grant && secret)
+            rc = th_err_set(&e, TH_ERR_VALUE, "[%s] %s: a sandbox grant cannot be secret", section, key);
+        else
+            rc = grant ? th_config_grant(cfg, section, key, value, &e)
+                       : th_config_set(cfg, section, key, value, secret, TH_CONF_FILE, &e);
+        if (rc != TH_OK)
             th_err_set(err, rc, "%s:%u: %s", path, lineno, e.msg);
     }
     explicit_bzero(line, sizeof line);
@@ -330,7 +348,7 @@ json_object *th_config_to_json(const th_config *cfg, const char *plugin)
     json_object *all = NULL;
     for (size_t i = 0; cfg && i < cfg->n; i++) {
         const setting *s = &cfg->v[i];
-        if (plugin && strcmp(plugin, s->plugin) != 0)
+        if (s->grant || (plugin && strcmp(plugin, s->plugin) != 0))
             continue;
         json_object *p = NULL, *e = json_object_new_object();
         if (!all && !(all = json_object_new_object()))
@@ -390,7 +408,7 @@ uint64_t th_config_digest(const th_config *cfg, const char *plugin, bool *uncach
     size_t n = 0;
     const setting **mine = cfg && cfg->n ? calloc(cfg->n, sizeof *mine) : NULL;
     for (size_t i = 0; mine && i < cfg->n; i++)
-        if (strcmp(cfg->v[i].plugin, plugin) == 0)
+        if (!cfg->v[i].grant && strcmp(cfg->v[i].plugin, plugin) == 0)
             mine[n++] = &cfg->v[i];
     if (cfg && cfg->n && !mine) {
         *uncacheable = true; /* out of memory: do not trust a digest */
@@ -416,11 +434,119 @@ json_object *th_config_describe(const th_config *cfg, const char *plugin)
     json_object *o = NULL;
     for (size_t i = 0; cfg && i < cfg->n; i++) {
         const setting *s = &cfg->v[i];
-        if (strcmp(s->plugin, plugin) != 0)
+        if (s->grant || strcmp(s->plugin, plugin) != 0)
             continue;
         if (!o && !(o = json_object_new_object()))
             return NULL;
         json_object_object_add(o, s->key, json_object_new_string(s->secret ? "(secret)" : s->value));
     }
     return o;
+}
+
+/* ---- the operator's sandbox grants --------------------------------------- */
+
+typedef enum grant_kind { G_PATH, G_HOSTPORT, G_NUMBER } grant_kind;
+
+/* Hyphenated, so that no plugin setting (^[a-z][a-z0-9_]*$) can be one. */
+static const struct {
+    const char *key, *member;
+    grant_kind kind;
+} grant_keys[] = {
+    {"allow-read", "read", G_PATH},          {"allow-write", "write", G_PATH},
+    {"allow-connect", "connect", G_HOSTPORT}, {"allow-exec", "exec", G_PATH},
+    {"max-memory", "memory", G_NUMBER},      {"cpu-seconds", "cpu_seconds", G_NUMBER},
+    {"max-files", "max_files", G_NUMBER},    {"max-procs", "max_procs", G_NUMBER},
+};
+#define NGRANT_KEYS (sizeof grant_keys / sizeof grant_keys[0])
+
+const char *th_config_grant_member(const char *key, bool *list)
+{
+    for (size_t i = 0; i < NGRANT_KEYS; i++)
+        if (strcmp(grant_keys[i].key, key) == 0) {
+            *list = grant_keys[i].kind != G_NUMBER;
+            return grant_keys[i].member;
+        }
+    return NULL;
+}
+
+/* Whether VALUE is what KIND takes; if not, the rule it breaks. */
+static const char *grant_value_rule(grant_kind kind, const char *value)
+{
+    char *end;
+    errno = 0;
+    switch (kind) {
+    case G_PATH: return value[0] == '/' ? NULL : "an absolute path";
+    case G_HOSTPORT: {
+        const char *colon = strrchr(value, ':');
+        unsigned long port = colon && colon > value ? strtoul(colon + 1, &end, 10) : 0;
+        return colon && colon > value && colon[1] && !*end && port >= 1 && port <= 65535 ? NULL
+                                                                                        : "HOST:PORT, PORT 1 to 65535";
+    }
+    case G_NUMBER: {
+        unsigned long long v = strtoull(value, &end, 10);
+        return *value >= '0' && *value <= '9' && !*end && !errno && v > 0 ? NULL : "a positive whole number";
+    }
+    }
+    return "unknown";
+}
+
+th_rc th_config_grant(th_config *cfg, const char *plugin, const char *key, const char *value, th_err *err)
+{
+    if (!th_config_name_ok(plugin))
+        return th_err_set(err, TH_ERR_VALUE, "plugin name '%.80s' must match ^[a-z][a-z0-9_]*$ (at most 64)", plugin);
+    size_t i = 0;
+    while (i < NGRANT_KEYS && strcmp(grant_keys[i].key, key) != 0)
+        i++;
+    if (i == NGRANT_KEYS)
+        return th_err_set(err, TH_ERR_VALUE,
+                          "plugin %s: '%.80s' is not a grant (allow-read, allow-write, allow-connect, allow-exec, "
+                          "max-memory, cpu-seconds, max-files, max-procs)",
+                          plugin, key);
+    const char *rule = grant_value_rule(grant_keys[i].kind, value);
+    if (rule)
+        return th_err_set(err, TH_ERR_VALUE, "plugin %s: %s: '%.200s' is not %s", plugin, key, value, rule);
+    return append(cfg, &(setting){.plugin = (char *)plugin, .key = (char *)key, .value = (char *)value,
+                                  .grant = true, .source = TH_CONF_ARG},
+                  err);
+}
+
+th_rc th_config_grant_arg(th_config *cfg, const char *arg, th_err *err)
+{
+    const char *dot = strchr(arg, '.'), *eq = dot ? strchr(dot, '=') : NULL;
+    char plugin[80], key[80];
+    if (!dot || !eq)
+        return th_err_set(err, TH_ERR_VALUE, "'%.200s' is not NAME.KEY=VALUE", arg);
+    if ((size_t)(dot - arg) >= sizeof plugin || (size_t)(eq - dot - 1) >= sizeof key)
+        return th_err_set(err, TH_ERR_VALUE, "'%.200s': the plugin or grant name is too long", arg);
+    snprintf(plugin, sizeof plugin, "%.*s", (int)(dot - arg), arg);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    return th_config_grant(cfg, plugin, key, eq + 1, err);
+}
+
+/* The grants of PLUGIN, in the order given (a later number wins). */
+size_t th_config_grant_count(const th_config *cfg, const char *plugin)
+{
+    size_t n = 0;
+    for (size_t i = 0; cfg && i < cfg->n; i++)
+        n += cfg->v[i].grant && strcmp(cfg->v[i].plugin, plugin) == 0;
+    return n;
+}
+
+void th_config_grant_at(const th_config *cfg, const char *plugin, size_t k, const char **key, const char **value)
+{
+    for (size_t i = 0; cfg && i < cfg->n; i++)
+        if (cfg->v[i].grant && strcmp(cfg->v[i].plugin, plugin) == 0 && k-- == 0) {
+            *key = cfg->v[i].key;
+            *value = cfg->v[i].value;
+            return;
+        }
+    *key = *value = NULL;
+}
+
+const char *th_config_grant_plugin_at(const th_config *cfg, size_t k)
+{
+    for (size_t i = 0; cfg && i < cfg->n; i++)
+        if (cfg->v[i].grant && k-- == 0)
+            return cfg->v[i].plugin;
+    return NULL;
 }

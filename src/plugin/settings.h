@@ -101,6 +101,27 @@ uint64_t th_config_digest(const th_config *cfg, const char *plugin, bool *uncach
  * or NULL when it has no settings. */
 json_object *th_config_describe(const th_config *cfg, const char *plugin);
 
+/*
+** The operator's sandbox grants, kept apart from settings: a plugin never
+** reads them, and their keys are hyphenated, which no setting's name can
+** be: allow-read, allow-write, allow-exec (absolute paths), allow-connect
+** (HOST:PORT), max-memory, cpu-seconds, max-files, max-procs (positive
+** numbers). They come from --grant NAME.KEY=VALUE and from hyphenated keys
+** in a configuration file's [NAME] section; each is kept, in the order
+** given (a later number wins). TH_ERR_VALUE (ERR names the plugin, the key
+** and the rule) for a bad key or value.
+*/
+th_rc th_config_grant(th_config *cfg, const char *plugin, const char *key, const char *value, th_err *err);
+th_rc th_config_grant_arg(th_config *cfg, const char *arg, th_err *err);
+size_t th_config_grant_count(const th_config *cfg, const char *plugin);
+/* PLUGIN's grant K (*KEY, *VALUE borrowed from CFG). */
+void th_config_grant_at(const th_config *cfg, const char *plugin, size_t k, const char **key, const char **value);
+/* The plugin named by the K-th grant of all, or NULL past the last. */
+const char *th_config_grant_plugin_at(const th_config *cfg, size_t k);
+/* The sandbox policy member KEY fills ("allow-read": "read"), *LIST when it
+ * is a list, not a number; NULL for an unknown key. */
+const char *th_config_grant_member(const char *key, bool *list);
+
 /* NAME of a path ".../NAME.so" into BUF; false when it is not one. */
 bool th_config_plugin_name(const char *path, char *buf, size_t size);
 

@@ -5,6 +5,7 @@
 ** they can be tested on any owner without being root; th_trust_open_dir
 ** applies them to each directory as it opens it.
 */
+#define _GNU_SOURCE /* O_PATH */
 #include "config.h"
 
 #include <errno.h>
@@ -74,10 +75,17 @@ bool th_trust_check_ancestor(const struct stat *st, uid_t euid, const char *path
     return true;
 }
 
-/* Step from directory FD into NAME without following a link. */
+/* Step from directory FD into NAME without following a link. O_PATH: a
+ * walk reads no directory, so a worker's sandbox, which lets it list none,
+ * still lets it reach its plugin. O_PATH with O_NOFOLLOW stops at a link
+ * without the ELOOP a read open gives: say it the same way. */
 static int open_below(int fd, const char *name)
 {
-    return openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (next < 0 && errno == ENOTDIR && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        errno = ELOOP;
+    return next;
 }
 
 int th_trust_open_dir(const char *path, uid_t euid, bool *trusted, char *why, size_t size)
@@ -91,7 +99,7 @@ int th_trust_open_dir(const char *path, uid_t euid, bool *trusted, char *why, si
         snprintf(why, size, "cannot open %s: %s", path, path[0] != '/' ? "not an absolute path" : strerror(errno));
         return -1;
     }
-    if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         goto fail;
     /* Each directory is judged as opened, and the next opened from it:
      * what was judged is what is walked through, whatever is renamed. */

@@ -33,7 +33,8 @@ bool th_trust_check_ancestor(const struct stat *st, uid_t euid, const char *path
 ** followed but refused) one component at a time from /, never following a
 ** link, judging every directory above PATH by th_trust_check_ancestor as it
 ** is opened; PATH itself is left to the caller's th_trust_check. Returns its
-** descriptor (O_CLOEXEC), through which what lies below is then opened, so
+** descriptor (O_PATH, O_CLOEXEC: for fstat and openat; reopen "." from it
+** to list it), through which what lies below is then opened, so
 ** the check and the use see the same directory. *TRUSTED is false, with WHY
 ** naming the first ancestor refused and the rule, when one was. -1 when it
 ** cannot be opened, WHY saying why.

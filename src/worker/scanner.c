@@ -22,6 +22,7 @@
 #include "base/compat.h"
 #include "base/log.h"
 #include "base/signals.h"
+#include "plugin/needs.h"
 #include "plugin/settings.h"
 #include "worker/isolate.h"
 #include "worker/ipc.h"
@@ -55,8 +56,22 @@ json_object *th_scan_paths_json(char *const *paths, size_t n)
 
 void th_scan_free(th_scanned *s, size_t n)
 {
-    for (size_t i = 0; s && i < n; i++)
+    for (size_t i = 0; s && i < n; i++) {
         json_object_put(s[i].tools);
+        json_object_put(s[i].needs);
+    }
+}
+
+/* The scanner's "needs", each checked again: the scanner ran plugin code. */
+static json_object *valid_needs(json_object *res)
+{
+    json_object *a;
+    if (!json_object_object_get_ex(res, "needs", &a) || !json_object_is_type(a, json_type_array))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(a); i++)
+        if (!th_needs_valid(json_object_get_string(json_object_array_get_idx(a, i))))
+            return NULL;
+    return json_object_get(a);
 }
 
 static const char *base_name(const char *path)
@@ -131,6 +146,8 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     th_scan_hello_settings(hello, &o->load, NULL);
     th_isolate_hello(hello);
     json_object_object_add(hello, "log_threshold", json_object_new_int(th_log_threshold()));
+    json_object_object_add(hello, "sandbox",
+                           o->policy ? json_object_get(o->policy) : th_sandbox_hello(&o->sandbox, NULL, NULL));
     th_ipc_send_json(ch.to, TH_IPC_HELLO, 0, hello);
     json_object_put(hello);
 
@@ -209,6 +226,11 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
                     refuse(stats, paths[current], "the scanner's report was not valid JSON");
                 else
                     stats->plugins_refused++; /* its loader said why */
+                s->needs = valid_needs(res); /* a refusal's too: its second scan may accept it */
+                if (s->accepted && !s->needs) {
+                    refuse(stats, paths[current], "the scanner's report of its needs was not valid");
+                    s->accepted = false;
+                }
                 if (!s->accepted) { /* an accepted plugin's are counted when it is registered */
                     stats->tools_refused += s->tools_refused;
                     stats->resources_refused += s->resources_refused;
@@ -273,6 +295,76 @@ th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th
     return rc;
 }
 
+/*
+** A plugin that its worker will let do more than the scanner did (what it
+** declared, what it is granted) is scanned again alone under its worker's
+** policy: registration code that reads its declared root lists then what
+** its worker will serve. It must declare the same needs again. Returns
+** whether it was scanned again.
+*/
+static bool rescan_granted(char *const *path, const th_scan_opts *o, th_scanned *s, th_load_stats *stats)
+{
+    char name[256];
+    bool declared = s->needs && json_object_array_length(s->needs) > 0;
+    if ((!s->accepted && !declared) || o->sandbox.mode == TH_SANDBOX_OFF ||
+        !th_config_plugin_name(*path, name, sizeof name))
+        return false;
+    th_scan_opts one = *o;
+    if (!(one.policy = th_sandbox_hello(&o->sandbox, name, s->needs)) || !th_sandbox_grants_any(one.policy)) {
+        json_object_put(one.policy);
+        if (!s->accepted) /* its first scan's refusal went unsaid */
+            th_log(TH_LOG_ERROR, "plugin %s refused: it failed to register in a sandbox without what it declared (%s)",
+                   *path, json_object_to_json_string_ext(s->needs, JSON_C_TO_STRING_NOSLASHESCAPE));
+        return false;
+    }
+    if (!s->accepted) { /* counted as refused by its first scan: judged now */
+        stats->plugins_refused -= stats->plugins_refused > 0;
+        stats->tools_refused -= s->tools_refused <= stats->tools_refused ? s->tools_refused : 0;
+        stats->resources_refused -= s->resources_refused <= stats->resources_refused ? s->resources_refused : 0;
+        stats->prompts_refused -= s->prompts_refused <= stats->prompts_refused ? s->prompts_refused : 0;
+    }
+    th_scanned again;
+    th_load_stats st = {0};
+    th_rc rc = th_scan_plugins(path, 1, &one, &again, &st);
+    json_object_put(one.policy);
+    if (rc == TH_OK && again.accepted && !json_object_equal(again.needs, s->needs)) {
+        th_log(TH_LOG_ERROR, "plugin %s refused: it declares other needs under its sandbox (%s) than without (%s)",
+               *path, json_object_to_json_string(again.needs), json_object_to_json_string(s->needs));
+        again.accepted = false;
+        st.plugins_refused++;
+    }
+    memcpy(again.digest, s->digest, sizeof again.digest); /* the same file's */
+    th_scan_free(s, 1);
+    *s = again;
+    stats->plugins_refused += st.plugins_refused;
+    if (!s->accepted) { /* refused now: the tools it took with it */
+        stats->tools_refused += s->tools_refused + st.tools_refused;
+        stats->resources_refused += st.resources_refused;
+        stats->prompts_refused += st.prompts_refused;
+    }
+    return true;
+}
+
+/* What PATH's sandbox would be (mode and grants, off included): they
+ * change what its registration can read, so they join its cache key. */
+static unsigned long long sandbox_digest(const th_sandbox_opts *o, const char *path)
+{
+    char name[256];
+    unsigned long long h = 14695981039346656037ULL;
+    const char *mode = th_sandbox_mode_name(o->mode);
+    for (const char *c = mode; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    for (size_t k = 0; th_config_plugin_name(path, name, sizeof name) && k < th_config_grant_count(o->grants, name);
+         k++) {
+        const char *key, *value;
+        th_config_grant_at(o->grants, name, k, &key, &value);
+        for (const char *parts[] = {"\n", key, "=", value}, **p = parts; p < parts + 4; p++)
+            for (const char *c = *p; *c; c++)
+                h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    }
+    return h;
+}
+
 /* The first of PATHS[0..N) named NAME.so: the file tool name NAME belongs to. */
 static const char *owner_of(char *const *paths, size_t n, const char *name)
 {
@@ -332,6 +424,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
         keys[i] = th_cache_key_with(paths[i], opts->load.config);
+        keys[i].settings ^= sandbox_digest(&opts->sandbox, paths[i]);
         const char *digest = NULL;
         json_object *tools = th_cache_lookup(cache, paths[i], &keys[i], &digest);
         if (!tools) {
@@ -344,6 +437,8 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         } else if (opts->host_loads || th_loader_check_plugin(paths[i], &opts->load, stats) == TH_OK) {
             out[i].accepted = true;
             out[i].tools = json_object_get(tools);
+            json_object *needs = th_cache_needs(cache, paths[i]);
+            out[i].needs = needs ? json_object_get(needs) : json_object_new_array();
             snprintf(out[i].digest, sizeof out[i].digest, "%s", digest);
         }
     }
@@ -357,14 +452,18 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         memset(&subout[j], 0, sizeof subout[j]); /* moved */
         if (keys[i].valid)
             memcpy(out[i].digest, keys[i].digest, sizeof out[i].digest);
-        if (out[i].accepted && nstale < n)
+        bool alone = rescan_granted(&paths[i], opts, &out[i], stats);
+        if (out[i].accepted && (nstale < n || (alone && n > 1)))
             own_names(paths, n, paths[i], &out[i], stats);
         /* Only clean acceptances: a refusal's message is the loader's, and
          * its cause (a missing library, a slow constructor) may lie outside
          * the key, so it is scanned and reported again on every start. */
         if (out[i].accepted && out[i].tools_refused == 0 && out[i].resources_refused == 0 &&
             out[i].prompts_refused == 0)
+        {
             th_cache_put(cache, paths[i], &keys[i], out[i].tools);
+            th_cache_put_needs(cache, paths[i], out[i].needs);
+        }
     }
 
 cleanup:

@@ -15,6 +15,7 @@
 
 #include "plugin/cache.h"
 #include "plugin/loader.h"
+#include "worker/sandbox.h"
 
 typedef struct th_scan_opts {
     th_load_opts load;
@@ -23,6 +24,10 @@ typedef struct th_scan_opts {
                                 * right after (--isolation=none), applying the
                                 * trust rule then: a cached plugin need not be
                                 * checked twice */
+    th_sandbox_opts sandbox;   /* the scanner runs under the strictest policy;
+                                * a plugin granted more is scanned again alone
+                                * under its own (th_sandbox_hello) */
+    json_object *policy;       /* that rescan's policy; NULL: the strictest */
     int client_in;             /* the stdio client's input (0: none): its end,
                                 * with no request left unread, stops the scan,
                                 * since nobody is left to serve */
@@ -32,6 +37,9 @@ typedef struct th_scan_opts {
 typedef struct th_scanned {
     bool accepted;
     json_object *tools; /* array of descriptors (th_worker_describe); NULL if refused */
+    json_object *needs; /* what the plugin declared (th_server_need): a sorted
+                         * array of canonical strings ("read:/srv/data",
+                         * plugin/needs.h); NULL if refused */
     size_t tools_refused; /* by the scanner's loader, already logged */
     size_t resources_refused; /* likewise, resources and templates */
     size_t prompts_refused;   /* likewise, prompts and completions */

@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "call/callctx.h"
 #include "plugin/cache.h"
+#include "plugin/settings.h"
 #include "worker/frames.h"
 #include "worker/ipc.h"
 #include "worker/isolate.h"
@@ -115,6 +116,7 @@ struct slot {
     const char *path;
     const char *tag; /* base name, for the output's log lines */
     json_object *tools; /* the names the scan reported */
+    json_object *needs; /* and the needs its plugin declared (plugin/needs.h) */
     pthread_mutex_t lock;
     worker *w; /* the running worker (a reference), or NULL */
     long long crash_at[BREAKER_CRASHES];
@@ -693,6 +695,10 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
     json_object_object_add(hello, "max_files", json_object_new_int64((int64_t)sup->opts.max_files));
     json_object_object_add(hello, "max_result_bytes", json_object_new_int64((int64_t)sup->opts.max_result_bytes));
     json_object_object_add(hello, "threads", json_object_new_int64((int64_t)sup->opts.threads));
+    char name[256];
+    json_object_object_add(hello, "sandbox",
+                           th_sandbox_hello(&sup->opts.sandbox,
+                                            th_config_plugin_name(s->path, name, sizeof name) ? name : "", s->needs));
     if (s->digest[0])
         json_object_object_add(hello, "sha256", json_object_new_string(s->digest));
     th_rc rc = th_ipc_send_json(w->ch.to, TH_IPC_HELLO, 0, hello);
@@ -1596,6 +1602,8 @@ void th_supervisor_register_in(th_supervisor *sup, th_registry *reg, const th_sc
         th_staged staged = th_loader_stage(reg);
         bool own_refused = false;
         memcpy(s->digest, scanned[i].digest, sizeof s->digest);
+        json_object_put(s->needs);
+        s->needs = json_object_get(scanned[i].needs);
         s->tools = json_object_new_array();
         for (size_t k = 0; k < json_object_array_length(scanned[i].tools); k++) {
             json_object *d = json_object_array_get_idx(scanned[i].tools, k);
@@ -1782,6 +1790,7 @@ static void destroy(th_supervisor *sup)
 {
     for (size_t i = 0; i < sup->n; i++) {
         json_object_put(sup->slots[i].tools);
+        json_object_put(sup->slots[i].needs);
         pthread_mutex_destroy(&sup->slots[i].lock);
         free(sup->paths[i]);
     }

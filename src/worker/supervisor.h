@@ -23,6 +23,7 @@ typedef struct th_supervisor_opts {
     size_t threads;                  /* a worker's call threads */
     long long cancel_grace_ms;       /* after CANCEL, before SIGKILL */
     long long start_timeout_ms;      /* a worker's load, before READY */
+    th_sandbox_opts sandbox;         /* each worker's sandbox */
     long long busy_poll_us;          /* a waiting call polls its worker's
                                       * answer this long before it sleeps */
 } th_supervisor_opts;

@@ -26,10 +26,12 @@
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/loader.h"
+#include "plugin/needs.h"
 #include "plugin/settings.h"
 #include "worker/ipc.h"
 #include "worker/isolate.h"
 #include "worker/resproxy.h"
+#include "worker/sandbox.h"
 #include "worker/promptproxy.h"
 #include "worker/spawn.h"
 #include "worker/worker.h"
@@ -44,6 +46,7 @@ typedef struct config {
     th_load_opts load;
     th_isolate_policy iso;
     int log_threshold;
+    json_object *sandbox; /* the policy (worker/sandbox.h); NULL: off */
     unsigned long long memory_limit, max_files, max_result_bytes, threads;
 } config;
 
@@ -96,6 +99,13 @@ static bool read_config(config *c, th_ipc_reader *r)
     c->max_files = get_num(c->hello, "max_files");
     c->max_result_bytes = get_num(c->hello, "max_result_bytes");
     c->threads = get_num(c->hello, "threads");
+    /* A plugin's grants override the host-wide limits. */
+    if (json_object_object_get_ex(c->hello, "sandbox", &c->sandbox) && json_object_is_type(c->sandbox, json_type_object)) {
+        c->memory_limit = get_num(c->sandbox, "memory") ? get_num(c->sandbox, "memory") : c->memory_limit;
+        c->max_files = get_num(c->sandbox, "max_files") ? get_num(c->sandbox, "max_files") : c->max_files;
+    } else {
+        c->sandbox = NULL;
+    }
     if (!th_isolate_policy_read(c->hello, &c->iso, &err)) {
         fprintf(stderr, "toolhost worker: %s\n", err.msg);
         return false;
@@ -124,11 +134,17 @@ static void isolate(const config *c)
 
 /*
 ** The single place a worker's policy is applied: after the limits, before
-** any plugin code runs and before any thread starts, so that constructors
-** run inside it.
+** any plugin code runs and before any thread, so that constructors run
+** inside it and every thread inherits it: first the sandbox (rlimits, a
+** network namespace, Landlock) around the plugin files (a scanner opens
+** every plugin; a serving worker one), then away from the host and the
+** other workers, whose seccomp filter forbids new namespaces.
 */
 static void apply_policy(const config *c)
 {
+    th_err err;
+    if (th_sandbox_apply(c->sandbox, c->scan ? c->paths : c->paths + c->from, c->scan ? c->npaths : 1, &err) != TH_OK)
+        die(err.msg);
     isolate(c);
 }
 
@@ -242,6 +258,15 @@ static void await_logged(th_ipc_reader *r, size_t i)
     _exit(0); /* the host is gone, or gave up on this scanner */
 }
 
+/* The scan of every plugin under the strictest sandbox, as opposed to a
+ * plugin's second scan under its own, whose policy carries its needs. */
+static bool first_pass(const config *c)
+{
+    json_object *v;
+    return c->sandbox && !json_object_object_get_ex(c->sandbox, "needs", NULL) &&
+           json_object_object_get_ex(c->sandbox, "mode", &v) && strcmp(json_object_get_string(v), "off") != 0;
+}
+
 static int scan(const config *c, th_ipc_reader *r)
 {
     /* A registry per plugin: whether two plugins clash depends on how the
@@ -264,12 +289,18 @@ static int scan(const config *c, th_ipc_reader *r)
         size_t rbase = th_resources_count(rs), tbase = th_resources_template_count(rs);
         const th_prompts *ps = th_registry_prompts(reg);
         size_t pbase = th_prompts_count(ps), cbase = th_prompts_completion_count(ps);
-        th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &c->load, &st);
+        th_load_opts load = c->load;
+        if (!(load.needs = th_needs_new()))
+            die("out of memory");
+        load.defer_needs = first_pass(c);
+        th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, i, &load, &st);
         if (!sock_intact())
             th_child_lose_pipe();
         json_object *o = json_object_new_object();
         if (!o)
             die("out of memory");
+        json_object_object_add(o, "needs", th_needs_json(load.needs));
+        th_needs_free(load.needs);
         json_object_object_add(o, "accepted", json_object_new_boolean(rc == TH_OK && st.plugins_loaded > 0));
         json_object *descs = th_worker_describe(reg, base);
         th_resproxy_describe(reg, rbase, tbase, descs); /* marked with "kind" */
@@ -690,6 +721,21 @@ static void forward_update(const char *uri, void *ctx)
     json_object_put(o);
 }
 
+/* The sandbox was built from the needs the scan reported: a plugin that
+ * now declares more would run without them, so it is refused, named. */
+static th_rc within_needs(const config *c, const th_needs *declared)
+{
+    json_object *given = NULL;
+    const char *more = th_needs_beyond(declared, c->sandbox && json_object_object_get_ex(c->sandbox, "needs", &given)
+                                                     ? given
+                                                     : NULL);
+    if (!more)
+        return TH_OK;
+    th_log(TH_LOG_ERROR, "plugin %s refused: it declares the need '%s', which its scan did not", c->paths[c->from],
+           more);
+    return TH_ERR_VALUE;
+}
+
 static int serve(const config *c, th_ipc_reader *r)
 {
     th_registry *reg = th_registry_new();
@@ -699,8 +745,14 @@ static int serve(const config *c, th_ipc_reader *r)
     th_registry_set_private(reg);
     quiet_loading(c);
     th_load_stats st = {0};
-    th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &c->load, &st);
+    th_load_opts load = c->load;
+    if (!(load.needs = th_needs_new()))
+        die("out of memory");
+    th_rc rc = th_loader_load_listed(reg, c->paths, c->npaths, c->from, &load, &st);
     th_log_raise(-1);
+    if (rc == TH_OK)
+        rc = within_needs(c, load.needs);
+    th_needs_free(load.needs);
     json_object *ready = json_object_new_object();
     json_object *names = json_object_new_array();
     for (size_t i = 0; rc == TH_OK && i < th_registry_count(reg); i++)
