@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "base/metrics.h"
 #include "base/signals.h"
 #include "host/reload.h"
 #include "plugin/qualname.h"
@@ -67,6 +68,8 @@ static void rescan(void *ctx, const char *why)
         th_host_tool_scopes_ok(reg, r->tool_scopes, r->ntool_scopes, TH_LOG_WARNING);
         th_mcp_swap_registry(r->mcp, reg);
         th_registry_unref(reg);
+        if (th_metrics_enabled)
+            th_metrics_set_refused(th_load_stats_refusals(&stats));
     }
 }
 
