@@ -20,6 +20,7 @@
 #include "base/signals.h"
 #include "base/util.h"
 #include "call/crashnote.h"
+#include "host/notify.h"
 #include "host/serve.h"
 #include "plugin/qualname.h"
 #include "plugin/cache.h"
@@ -310,6 +311,7 @@ int th_host_serve(th_host *h)
     if (h->http)
         announce_http(h);
     th_health_set_ready(true);
+    th_notify_ready();
     if (serves_stdio(o))
         return serve_stdio(h);
     wait_stop(h->stop_fd);
@@ -343,6 +345,7 @@ void th_host_stop(th_host *h)
     if (!h->opts)
         return; /* never set up */
     th_health_set_ready(false);
+    th_notify_stopping();
     th_reloader_stop(&h->reload); /* a rescan under way finishes first */
     /* Requests in flight get the grace period, as stdio calls do; open
      * subscriptions are ended now, as they would never finish. */
