@@ -1,6 +1,9 @@
 # tests/observe.mk: what an operator watches: the sd_notify messages a
-# service manager gets (test_notify).
+# service manager gets (test_notify), and /metrics, /healthz and /readyz as
+# promtool and a real Prometheus read them (observe/prometheus.sh, which
+# needs prometheus: scripts/deps-debian.sh --test installs it).
 check_PROGRAMS += test_notify
 TESTS += test_notify
 test_notify_SOURCES = test_notify.c
-EXTRA_DIST += observe.mk
+TESTS += observe/prometheus.sh
+EXTRA_DIST += observe.mk observe/prometheus.sh
