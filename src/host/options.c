@@ -687,6 +687,11 @@ static th_host_parse_rc finish(th_host_opts *o)
         fprintf(stderr, "toolhost: --lazy-load needs --isolation=none\n");
         return TH_HOST_USAGE;
     }
+    if (o->metrics_on && !o->metrics_own && !o->http_on) {
+        /* Counting with nowhere to read the counts would cost for nothing. */
+        fprintf(stderr, "toolhost: --metrics=http needs --http; give --metrics an address to serve stdio\n");
+        return TH_HOST_USAGE;
+    }
     /* A directory the user named must be there; the default one may not be. */
     o->load.dirs_required = o->ndirs > 0;
     if (o->ndirs == 0) {

@@ -40,6 +40,15 @@ until_ok() {
     done
 }
 
+# Counting with nowhere to read it is a usage error; an address that is no
+# literal is refused before any plugin loads.
+"$TOOLHOST" --metrics=http -d "$PLUGINS" </dev/null >/dev/null 2>"$dir/usage.log"
+[ $? = 2 ] && grep -q -- '--metrics=http needs --http' "$dir/usage.log" || fail "--metrics=http without --http: $(cat "$dir/usage.log")"
+"$TOOLHOST" --metrics=localhost:9464 -d "$PLUGINS" </dev/null >/dev/null 2>"$dir/usage.log"
+[ $? = 1 ] && grep -q "'localhost' is not an IPv4 or IPv6 address" "$dir/usage.log" ||
+    fail "--metrics=localhost:9464: $(cat "$dir/usage.log")"
+echo "ok: --metrics without a place to serve, or with a host name, is refused"
+
 mkdir "$dir/p"
 cp "$PLUGINS/echo.so" "$TESTPLUGINS/good.so" "$HOSTILE/crash.so" "$dir/p/"
 "$TOOLHOST" --http=127.0.0.1:0 --metrics=http --no-registry-cache -d "$dir/p" 2>"$dir/toolhost.log" &
