@@ -118,8 +118,11 @@ void th_mcpi_response_out(th_mcp_session *s)
 }
 
 /* Outcomes are counted under the names the call log gives them. */
-_Static_assert((int)TH_METRICS_OK == (int)TH_OUTCOME_OK && (int)TH_METRICS_BUSY == (int)TH_OUTCOME_BUSY &&
-                   (int)TH_METRICS_CANCELLED == (int)TH_OUTCOME_CANCELLED,
+_Static_assert((int)TH_METRICS_OK == (int)TH_OUTCOME_OK && (int)TH_METRICS_ERROR == (int)TH_OUTCOME_ERROR &&
+                   (int)TH_METRICS_CRASH == (int)TH_OUTCOME_CRASH &&
+                   (int)TH_METRICS_TIMEOUT == (int)TH_OUTCOME_TIMEOUT &&
+                   (int)TH_METRICS_CANCELLED == (int)TH_OUTCOME_CANCELLED &&
+                   (int)TH_METRICS_BUSY == (int)TH_OUTCOME_BUSY,
                "th_metrics_outcome follows th_call_outcome");
 
 static void job_free(job *j)
