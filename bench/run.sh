@@ -78,6 +78,8 @@ server_cmd() {
     case $1 in
     none) echo "$toolhost -q --isolation=none --plugin-dir $bundled" ;;
     process) echo "$toolhost -q --isolation=process --plugin-dir $bundled" ;;
+    metrics) echo "$toolhost -q --isolation=none --metrics=127.0.0.1:0 --plugin-dir $bundled" ;;
+    metricsproc) echo "$toolhost -q --isolation=process --metrics=127.0.0.1:0 --plugin-dir $bundled" ;;
     floor) echo "./floor" ;;
     floorspin) echo "./floor --spin" ;;
     floorhop) echo "./floor --spin --hop" ;;
@@ -91,6 +93,10 @@ server_cmd() {
 # child process over two pipes. What the second adds is the least any
 # process-isolated server pays per call on this machine.
 hop_servers="floorspin floorhop"
+
+# What --metrics costs: the same toolhost counting every call, in the W=64
+# 8-byte scenarios, against the columns without it.
+metrics_servers="metrics metricsproc"
 
 # ---- measuring ---------------------------------------------------------
 # Placement. split: loadgen on CPU 0, the server (its threads and
@@ -185,7 +191,10 @@ EOF
     # Interleaved, so that a busy moment of the shared machine hits every
     # server alike rather than one server's runs.
     these=$servers
-    case $name in w1-8 | w1-8-one) these="$servers $hop_servers" ;; esac
+    case $name in
+    w1-8 | w1-8-one) these="$servers $hop_servers" ;;
+    w64-8 | w64-8-one) these="$servers $metrics_servers" ;;
+    esac
     while [ "$r" -lt "$loop_runs" ]; do
         for s in $these; do
             cmd=$(server_cmd "$s")
@@ -446,6 +455,9 @@ EOF
             "$(ratio "$(med "echo-w1-8$pl-floorhop" p50_us)" "$(med "echo-w1-8$pl-floorspin" p50_us)")) | $(verdict "$x" '<=' 2) |"
         echo "| (process mode$where: throughput at W=1 / W=64 vs in-process) |" \
             "$(ratio "$w1p" "$w1n") / $(ratio "$w64p" "$w64n") | |"
+        x=$(ratio "$(med "echo-w64-8$pl-metrics" calls_per_s)" "$w64n")
+        echo "| W=64$where: with \`--metrics\` ≥ 0.95x without | $x (process mode:" \
+            "$(ratio "$(med "echo-w64-8$pl-metricsproc" calls_per_s)" "$w64p")) | $(verdict "$x" '>=' 0.95) |"
     done
     top=$(echo "$counts" | awk '{ print $NF }')
     bare=$(med "start-$top-bare" exit_ms)

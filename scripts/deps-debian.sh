@@ -20,8 +20,9 @@ if want "$@"; then
     # nodejs/npm drive the official SDK clients (tests/interop); valgrind
     # checks the host for leaks; locales has localedef and the de_DE source
     # the locale test compiles.
-    # nginx-light and curl run the scale-out test (tests/scaleout).
-    pkgs="$pkgs valgrind locales nginx-light curl"
+    # nginx-light and curl run the scale-out test (tests/scaleout);
+    # prometheus (with promtool) scrapes /metrics (tests/observe).
+    pkgs="$pkgs valgrind locales nginx-light curl prometheus"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 flag=--fuzz

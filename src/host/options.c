@@ -32,6 +32,7 @@
 static th_host_parse_rc opt_plugin_dir(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_registry_cache(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http_path(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
@@ -234,6 +235,11 @@ static const th_option table[] = {
     {"log-format", 0, "FORMAT", CALL(opt_log_format), .def = "text",
      .help = "text (default: TIMESTAMP toolhost: LEVEL:\nmessage key=value...) or json (one object\nper line: ts, "
              "level, component, plugin,\nmsg and the fields)"},
+    {"metrics", 0, "[ADDR:]PORT|http", CALL(opt_metrics),
+     .help = "count calls, workers and sessions, and serve\nthem in the Prometheus text format at\n/metrics on "
+             "their own listener (ADDR: an\nIPv4 or [IPv6] literal; default 127.0.0.1),\nthe way to have them "
+             "when serving stdio;\nhttp: on the --http listener, behind its\nauthorization. /healthz and /readyz "
+             "are\nanswered on both"},
     {"quiet", 'q', NULL, .kind = TH_OPT_SET, .type = TH_OT_INT, .offset = FIELD(log_level), .value = TH_LOG_WARNING,
      .help = "same as --log-level=warning"},
     {"help", 'h', NULL, CALL(opt_help), .key = "", .help = "show this help and exit"},
@@ -445,6 +451,33 @@ static th_host_parse_rc opt_registry_cache(th_host_opts *o, const th_option *opt
 }
 
 /* --http's [ADDR:]PORT ("8080", "0.0.0.0:8080", "[::1]:8080"), or systemd. */
+/* "[ADDR:]PORT" (ADDR bracketed when IPv6) into ADDR (TH_HOST_ADDR_MAX
+ * bytes; "" when absent) and PORT; false after a message naming --NAME. */
+static bool parse_addr_port(const char *name, const char *arg, char *addr, unsigned *port)
+{
+    const char *p = arg, *colon = strrchr(arg, ':');
+    unsigned long long v;
+    addr[0] = '\0';
+    if (colon) {
+        const char *a = arg, *end = colon;
+        if (*a == '[' && end > a && end[-1] == ']') {
+            a++;
+            end--;
+        }
+        if ((size_t)(end - a) >= TH_HOST_ADDR_MAX || end == a) {
+            fprintf(stderr, "toolhost: --%s: '%s' is not [ADDR:]PORT\n", name, arg);
+            return false;
+        }
+        memcpy(addr, a, (size_t)(end - a));
+        addr[end - a] = '\0';
+        p = colon + 1;
+    }
+    if (!parse_size(name, p, 65535, &v))
+        return false;
+    *port = (unsigned)v;
+    return true;
+}
+
 static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const char *arg)
 {
     (void)opt;
@@ -459,26 +492,21 @@ static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const ch
         }
         return TH_HOST_RUN;
     }
-    const char *port = arg, *colon = strrchr(arg, ':');
-    unsigned long long v;
-    if (colon) {
-        const char *a = arg, *end = colon;
-        if (*a == '[' && end > a && end[-1] == ']') {
-            a++;
-            end--;
-        }
-        if ((size_t)(end - a) >= sizeof o->http_addr || end == a) {
-            fprintf(stderr, "toolhost: --http: '%s' is not [ADDR:]PORT\n", arg);
-            return TH_HOST_USAGE;
-        }
-        memcpy(o->http_addr, a, (size_t)(end - a));
-        o->http_addr[end - a] = '\0';
-        o->http.addr = o->http_addr;
-        port = colon + 1;
-    }
-    if (!parse_size("http", port, 65535, &v))
+    if (!parse_addr_port("http", arg, o->http_addr, &o->http.port))
         return TH_HOST_USAGE;
-    o->http.port = (unsigned)v;
+    if (o->http_addr[0])
+        o->http.addr = o->http_addr;
+    return TH_HOST_RUN;
+}
+
+/* --metrics: on --http's listener, or on a listener of its own. */
+static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    (void)opt;
+    o->metrics_on = true;
+    o->metrics_own = strcmp(arg, "http") != 0;
+    if (o->metrics_own && !parse_addr_port("metrics", arg, o->metrics_addr, &o->metrics_port))
+        return TH_HOST_USAGE;
     return TH_HOST_RUN;
 }
 
@@ -758,6 +786,11 @@ static th_host_parse_rc finish(th_host_opts *o)
     if (o->sup.sandbox.require && (!o->isolate || o->sup.sandbox.mode == TH_SANDBOX_OFF)) {
         /* In-process plugins share the host's every right. */
         fprintf(stderr, "toolhost: --require-sandbox needs --isolation=process and a --sandbox other than off\n");
+        return TH_HOST_USAGE;
+    }
+    if (o->metrics_on && !o->metrics_own && !o->http_on) {
+        /* Counting with nowhere to read the counts would cost for nothing. */
+        fprintf(stderr, "toolhost: --metrics=http needs --http; give --metrics an address to serve stdio\n");
         return TH_HOST_USAGE;
     }
     /* A directory the user named must be there; the default one may not be. */

@@ -23,6 +23,8 @@
 #define TH_HOST_MAX_TOOL_SCOPES 64
 
 /* Everything the command line and --config decide. */
+#define TH_HOST_ADDR_MAX 128
+
 typedef struct th_host_opts {
     /* Plugins */
     const char **dirs;   /* --plugin-dir, pointing into argv (or TH_PLUGINDIR) */
@@ -44,7 +46,7 @@ typedef struct th_host_opts {
     /* Streamable HTTP */
     th_http_opts http;
     const char **origins; /* --http-allow-origin, pointing into argv */
-    char http_addr[128];
+    char http_addr[TH_HOST_ADDR_MAX];
     bool http_on, stdio_on, allow_unauth;
     bool passed_loopback; /* --http=systemd: the passed socket is loopback */
     const char *auth_file, *jwks_file;
@@ -54,6 +56,10 @@ typedef struct th_host_opts {
     const char *caller_tools[TH_HOST_MAX_TOOL_SCOPES]; /* --auth-tools "SCOPE=GLOB,...", into argv */
     size_t ncaller_tools;
     /* Diagnostics, applied once the command line is read */
+    bool metrics_on;       /* --metrics: count, and serve /metrics */
+    bool metrics_own;      /* on a listener of its own, not --http's */
+    char metrics_addr[TH_HOST_ADDR_MAX];
+    unsigned metrics_port;
     int log_level;  /* th_log_level, or -1 to leave it */
     int log_format; /* th_log_format, or -1 to leave it */
 } th_host_opts;

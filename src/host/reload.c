@@ -8,7 +8,9 @@
 
 #include <string.h>
 
+#include "base/metrics.h"
 #include "base/signals.h"
+#include "host/notify.h"
 #include "host/reload.h"
 #include "plugin/qualname.h"
 
@@ -54,7 +56,12 @@ static void reread_jwks(th_auth *auth)
 static void rescan(void *ctx, const char *why)
 {
     th_reloader *r = ctx;
-    if (r->auth && strcmp(why, "SIGHUP") == 0)
+    /* The service manager's reload (systemctl reload sends SIGHUP) lasts
+     * until the new registry serves; --watch's rescans are the host's own. */
+    bool hup = strcmp(why, "SIGHUP") == 0;
+    if (hup)
+        th_notify_reloading();
+    if (r->auth && hup)
         reread_jwks(r->auth);
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp), *reg = NULL;
@@ -67,7 +74,11 @@ static void rescan(void *ctx, const char *why)
         th_host_tool_scopes_ok(reg, r->tool_scopes, r->ntool_scopes, TH_LOG_WARNING);
         th_mcp_swap_registry(r->mcp, reg);
         th_registry_unref(reg);
+        if (th_metrics_enabled)
+            th_metrics_set_refused(th_load_stats_refusals(&stats));
     }
+    if (hup)
+        th_notify_ready(); /* a failed rescan leaves the registry that served */
 }
 
 bool th_reloader_start(th_reloader *r, bool inotify)

@@ -14,10 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/health.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/signals.h"
 #include "base/util.h"
 #include "call/crashnote.h"
+#include "host/notify.h"
 #include "host/serve.h"
 #include "plugin/qualname.h"
 #include "plugin/cache.h"
@@ -125,8 +128,28 @@ static void greet_terminal(const th_host *h)
                "tools; Ctrl-D ends");
 }
 
+/* --metrics ADDR listens before the plugins load, so /readyz says 503
+ * while they do. */
+static bool start_observe(th_host *h)
+{
+    th_host_opts *o = h->opts;
+    char err[256];
+    if (!o->metrics_own)
+        return true;
+    if (!(h->observe = th_observe_start(o->metrics_addr, o->metrics_port, err, sizeof err))) {
+        fprintf(stderr, "toolhost: --metrics: %s\n", err);
+        return false;
+    }
+    th_log(TH_LOG_INFO, "metrics on http://%s%s%s:%u/metrics", strchr(o->metrics_addr, ':') ? "[" : "",
+           o->metrics_addr[0] ? o->metrics_addr : "127.0.0.1", strchr(o->metrics_addr, ':') ? "]" : "",
+           th_observe_port(h->observe));
+    return true;
+}
+
 bool th_host_setup(th_host *h, th_host_opts *o)
 {
+    /* Before any thread that could record. */
+    th_metrics_enabled = o->metrics_on;
     *h = (th_host){.opts = o, .fds = {.in = -1, .out = -1}, .stop_fd = -1};
     if (!fix_toolboxes(h))
         return false;
@@ -159,7 +182,7 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         fprintf(stderr, "toolhost: out of memory\n");
         return false;
     }
-    if (!sandbox_notice(o))
+    if (!sandbox_notice(o) || !start_observe(h))
         return false;
     greet_terminal(h);
     return true;
@@ -172,6 +195,8 @@ int th_host_load(th_host *h)
     if (rc != TH_OK)
         return rc == TH_ERR_CANCELLED ? 0 : 1;
     size_t refusals = th_load_stats_refusals(&stats);
+    if (th_metrics_enabled)
+        th_metrics_set_refused(refusals);
     if (h->opts->strict && refusals > 0) {
         th_log(TH_LOG_ERROR, "--strict: %zu refusal%s; exiting", refusals, refusals == 1 ? "" : "s");
         return 1;
@@ -255,6 +280,7 @@ static bool start_http(th_host *h)
     th_http_opts hopts = o->http;
     hopts.max_body_bytes = o->stdio.max_message_bytes;
     hopts.auth = h->auth;
+    hopts.metrics = o->metrics_on && !o->metrics_own;
     hopts.reg = served; /* only tested for NULL: http.c asks th_mcp_registry */
     if (!(h->http = th_http_start(h->mcp, &hopts, err, sizeof err))) {
         th_log(TH_LOG_CRITICAL, "--http: %s", err);
@@ -286,6 +312,17 @@ static void wait_stop(int stop_fd)
         ;
 }
 
+/* The stdio client is one session while it is served. */
+static int serve_stdio(th_host *h)
+{
+    if (th_metrics_enabled)
+        th_metrics_sessions_add(1);
+    int status = th_stdio_serve(h->mcp, h->fds.in, h->fds.out, h->stop_fd, &h->opts->stdio);
+    if (th_metrics_enabled)
+        th_metrics_sessions_add(-1);
+    return status;
+}
+
 int th_host_serve(th_host *h)
 {
     th_host_opts *o = h->opts;
@@ -305,8 +342,10 @@ int th_host_serve(th_host *h)
      * installed between the two went unnoticed under load). */
     if (h->http)
         announce_http(h);
+    th_health_set_ready(true);
+    th_notify_ready();
     if (serves_stdio(o))
-        return th_stdio_serve(h->mcp, h->fds.in, h->fds.out, h->stop_fd, &o->stdio);
+        return serve_stdio(h);
     wait_stop(h->stop_fd);
     return 0;
 }
@@ -337,6 +376,8 @@ void th_host_stop(th_host *h)
 {
     if (!h->opts)
         return; /* never set up */
+    th_health_set_ready(false);
+    th_notify_stopping();
     th_reloader_stop(&h->reload); /* a rescan under way finishes first */
     /* Requests in flight get the grace period, as stdio calls do; open
      * subscriptions are ended now, as they would never finish. */
@@ -357,4 +398,6 @@ void th_host_stop(th_host *h)
     h->naming = NULL;
     free(h->cache_path);
     h->cache_path = NULL;
+    th_observe_stop(h->observe); /* last: /healthz answers until the end */
+    h->observe = NULL;
 }

@@ -11,6 +11,7 @@
 #include "host/reload.h"
 #include "host/start.h"
 #include "host/stdfds.h"
+#include "transport/observe.h"
 
 /* What a serving host holds, from set-up to its last stop. */
 typedef struct th_host {
@@ -24,6 +25,7 @@ typedef struct th_host {
     th_mcp *mcp;
     th_auth *auth;
     th_http *http;
+    th_observe *observe;    /* --metrics ADDR: its own listener, or NULL */
     th_reloader reload;
 } th_host;
 

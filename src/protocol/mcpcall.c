@@ -24,6 +24,7 @@
 #include "call/crashnote.h"
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "protocol/mcp.h"
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
@@ -115,6 +116,14 @@ void th_mcpi_response_out(th_mcp_session *s)
     if (--s->nopen == 0)
         pthread_cond_broadcast(&s->idle);
 }
+
+/* Outcomes are counted under the names the call log gives them. */
+_Static_assert((int)TH_METRICS_OK == (int)TH_OUTCOME_OK && (int)TH_METRICS_ERROR == (int)TH_OUTCOME_ERROR &&
+                   (int)TH_METRICS_CRASH == (int)TH_OUTCOME_CRASH &&
+                   (int)TH_METRICS_TIMEOUT == (int)TH_OUTCOME_TIMEOUT &&
+                   (int)TH_METRICS_CANCELLED == (int)TH_OUTCOME_CANCELLED &&
+                   (int)TH_METRICS_BUSY == (int)TH_OUTCOME_BUSY,
+               "th_metrics_outcome follows th_call_outcome");
 
 static void job_free(job *j)
 {
@@ -494,6 +503,8 @@ static void run_job(void *p)
 {
     job *j = p;
     /* One the reader runs as it reads it never waited in a queue. */
+    if (th_metrics_enabled && !j->run_by_reader)
+        th_metrics_queue_wait(th_now_ns() - j->started_ns);
     if (!j->run_by_reader && cancelled_in_queue(j)) {
         job_answer(j, NULL, NULL); /* which sends nothing for a cancelled call */
         return;
@@ -619,6 +630,8 @@ static void job_reply(job *j, json_object *result, json_object *msg, const th_bu
                               : result_is_error(result)  ? TH_OUTCOME_ERROR
                                                          : TH_OUTCOME_OK;
     th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
+    if (th_metrics_enabled)
+        th_metrics_call_end(j->entry->name, (th_metrics_outcome)outcome, th_now_ns() - j->started_ns);
     th_mcpi_answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
@@ -1097,6 +1110,8 @@ static job *job_new(request *r, const call_params *cp, th_mrtr *mrtr, size_t arg
         j->client_caps = r->legacy_caps; /* read with the rest of the session's state */
     }
     j->started_ms = th_now_ms();
+    if (th_metrics_enabled)
+        j->started_ns = th_now_ns();
     j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
     if (!j->key) {
         th_mrtr_free(j->mrtr);
@@ -1237,6 +1252,8 @@ static bool admit_job(job *j, request *r)
     s->nopen++;
     s->inflight_bytes += j->bytes;
     atomic_fetch_add(&s->refs, 1);
+    if (th_metrics_enabled)
+        th_metrics_call_begin();
     job *finished = s->finished;
     s->finished = NULL;
     pthread_mutex_unlock(&s->lock);
@@ -1286,6 +1303,8 @@ static void dispatch_job(job *j, request *r, bool here)
         s->inflight_bytes -= j->bytes;
         pthread_mutex_unlock(&s->lock);
         th_mcpi_send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
+        if (th_metrics_enabled)
+            th_metrics_call_end(j->entry->name, TH_METRICS_BUSY, th_now_ns() - j->started_ns);
         if (j->batch)
             th_mcpi_batch_release(j->batch);
         job_free(j);

@@ -147,6 +147,7 @@ struct job {
     unsigned missing_caps;  /* asked for undeclared ones (handler thread) */
     th_mrtr *mrtr;          /* modern: its round state, else NULL */
     long long started_ms;   /* when it was read, for its log line */
+    long long started_ns;   /* the same, finer, with --metrics only */
     bool failed;            /* the host failed it (th_call_failed); handler thread */
     bool run_by_reader;     /* in th_pool_run_here, called by the reader */
     atomic_int defer_state; /* DEFER_*: who finishes a deferred call */

@@ -26,6 +26,7 @@
 #include "base/compat.h"
 #include "base/fastjson.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/util.h"
 #include "plugin/policy.h"
 #include "protocol/envelope.h"
@@ -36,6 +37,7 @@
 #include "transport/http.h"
 #include "transport/httphead.h"
 #include "transport/mhd.h"
+#include "transport/observe.h"
 
 #define H_SESSION "Mcp-Session-Id"
 #define H_VERSION "MCP-Protocol-Version"
@@ -437,6 +439,8 @@ static void sess_unref(th_http *h, hsess *s)
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->handle_lock);
     free(s);
+    if (th_metrics_enabled)
+        th_metrics_sessions_add(-1);
 }
 
 static void sess_sweep(th_http *h);
@@ -573,6 +577,8 @@ static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **wh
         s->next = h->sessions;
         h->sessions = s;
         h->nsessions++;
+        if (th_metrics_enabled)
+            th_metrics_sessions_add(1);
     }
     pthread_mutex_unlock(&h->lock);
     sess_end_gone(h, gone);
@@ -1632,6 +1638,17 @@ static enum MHD_Result serve_delete(conn *k, struct MHD_Connection *c)
     return send_body(c, MHD_HTTP_OK, NULL, "", 0, NULL, NULL, NULL);
 }
 
+/* /healthz and /readyz for probes that hold no token; /metrics names the
+ * tools, so it asks what /mcp asks. */
+static enum MHD_Result serve_observe(th_http *h, struct MHD_Connection *c, const char *url)
+{
+    refusal r = {0};
+    request_read(h, c);
+    if (strcmp(url, "/metrics") == 0 && h->opts.auth && !authorize(h, c, &r))
+        return send_auth_refusal(c, r.status, r.message, r.www_auth);
+    return th_observe_answer(c, url);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -1647,6 +1664,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             request_read(h, c);
             return serve_metadata(h, c);
         }
+        if (strcmp(method, "GET") == 0 && th_observe_path(url, h->opts.metrics))
+            return serve_observe(h, c, url);
         if (!admit(h, c, url, method, &r)) {
             request_read(h, c);
             if (r.www_auth[0])

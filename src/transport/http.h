@@ -45,6 +45,7 @@ typedef struct th_http_opts {
                                   * TH_HTTP_SESSION_PREFIX_MAX of [A-Za-z0-9._-]),
                                   * so a load balancer can pin a session to the
                                   * instance that issued it; NULL: none */
+    bool metrics;                /* serve /metrics (/healthz and /readyz always) */
     bool use_listen_fd;          /* serve on LISTEN_FD (socket activation) instead
                                   * of binding ADDR and PORT; th_http owns it */
     int listen_fd;

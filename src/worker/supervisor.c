@@ -26,6 +26,7 @@
 #include "base/compat.h"
 #include "base/jsontree.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "call/callctx.h"
 #include "plugin/cache.h"
 #include "plugin/settings.h"
@@ -232,6 +233,8 @@ static void describe_death(worker *w, int status)
 static void note_crash(slot *s, long long started)
 {
     long long now = th_now_ms();
+    if (th_metrics_enabled)
+        th_metrics_worker(TH_METRICS_WORKER_CRASH);
     s->crash_at[s->crashes++ % BREAKER_CRASHES] = now;
     size_t recent = 0;
     for (size_t i = 0; i < BREAKER_CRASHES && i < s->crashes; i++)
@@ -240,6 +243,8 @@ static void note_crash(slot *s, long long started)
     if (recent >= BREAKER_CRASHES) {
         s->quarantined_until_ms = now + QUARANTINE_MS;
         s->crashes = 0;
+        if (th_metrics_enabled)
+            th_metrics_worker(TH_METRICS_WORKER_QUARANTINE);
         th_log(TH_LOG_ERROR, "plugin %s crashed %d times in %d s; quarantined for %d s", s->path, BREAKER_CRASHES,
                BREAKER_WINDOW_MS / 1000, QUARANTINE_MS / 1000);
     }
@@ -675,6 +680,11 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         free(w->tag);
         free(w);
         return NULL;
+    }
+    if (th_metrics_enabled) {
+        th_metrics_worker(TH_METRICS_WORKER_START);
+        if (s->backoff_ms) /* only a crash sets it */
+            th_metrics_worker(TH_METRICS_WORKER_RESTART);
     }
     w->slot = s;
     w->busy_ns = sup->opts.busy_poll_us * 1000;

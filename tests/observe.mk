@@ -1,0 +1,13 @@
+# tests/observe.mk: what an operator watches: the values behind /metrics
+# (test_metrics), the sd_notify messages a
+# service manager gets (test_notify), and /metrics, /healthz and /readyz as
+# promtool and a real Prometheus read them (observe/prometheus.sh, which
+# needs prometheus: scripts/deps-debian.sh --test installs it).
+check_PROGRAMS += test_metrics
+TESTS += test_metrics
+test_metrics_SOURCES = test_metrics.c
+check_PROGRAMS += test_notify
+TESTS += test_notify
+test_notify_SOURCES = test_notify.c
+TESTS += observe/prometheus.sh
+EXTRA_DIST += observe.mk observe/prometheus.sh
