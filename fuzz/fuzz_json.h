@@ -125,7 +125,12 @@ static inline bool fz_parse_args(const char *text, size_t len, json_object **arg
     th_rpc_parse(msg, n, &m);
     free(msg);
     json_object *a = NULL;
-    bool ok = m.kind == TH_RPC_REQUEST && m.params && json_object_object_get_ex(m.params, "arguments", &a);
+    bool ok = m.kind == TH_RPC_REQUEST;
+    /* A plain tools/call is read without a params object (call_lite). */
+    if (ok && m.call_lite)
+        ok = m.call_has_args, a = m.call_args;
+    else
+        ok = ok && m.params && json_object_object_get_ex(m.params, "arguments", &a);
     if (ok)
         *args = json_object_get(a);
     th_rpc_msg_clear(&m);
