@@ -330,6 +330,44 @@ START_TEST(cancelled_read_get_and_complete_get_no_response)
 }
 END_TEST
 
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *q = hay; (q = strstr(q, needle)); q++)
+        n++;
+    return n;
+}
+
+/*
+** A read and a get cancelled while they wait for the only thread never
+** run: a slow one that ran would see its cancellation at once and say so
+** on stderr. The blocker, a slow read, holds the thread until cancelled;
+** the echo call after it queues behind the cancelled two (FIFO, one
+** thread), so once it is answered they had their turn.
+*/
+START_TEST(a_read_or_get_cancelled_in_the_queue_never_runs)
+{
+    char *dir;
+    mh_proc *p = start(&dir, "--isolation=none", "--call-timeout=0", "--max-concurrent-calls=1");
+    mh_send(p, READ(2, "slow"));
+    mh_send(p, READ(3, "slow"));
+    mh_send(p, GET(4, "slow"));
+    mh_send(p, CANCEL(3));
+    mh_send(p, CANCEL(4));
+    mh_ping_is_next(p, 5); /* the cancels are read */
+    mh_send(p, CANCEL(2));
+    assert_stderr_has(p, "primitives: read returning after its cancellation");
+    assert_echo_serves(p, 6);
+    mh_ping_is_next(p, 7);
+    char *err = mh_stderr(p);
+    ck_assert_msg(count_of(err, "primitives: read returning") == 1 && count_of(err, "primitives: get returning") == 0,
+                  "a cancelled queued read or get ran:\n%s", err);
+    free(err);
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *hostile_primitives_suite(void)
 {
     Suite *s = suite_create("hostile_primitives");
@@ -343,6 +381,7 @@ static Suite *hostile_primitives_suite(void)
     tcase_add_loop_test(tc, a_descriptors_own_deadline_applies, 0, 2);
     tcase_add_loop_test(tc, a_descriptor_cannot_lengthen_the_hosts_deadline, 0, 2);
     tcase_add_loop_test(tc, cancelled_read_get_and_complete_get_no_response, 0, 2);
+    tcase_add_test(tc, a_read_or_get_cancelled_in_the_queue_never_runs);
     suite_add_tcase(s, tc);
     return s;
 }

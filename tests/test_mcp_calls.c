@@ -1021,6 +1021,26 @@ START_TEST(a_call_past_its_deadline_is_answered_at_expiry)
 }
 END_TEST
 
+/* The deadline is the one asked for, not a multiple of it: a handler that
+ * returns halfway between the deadline and twice it gets the timeout, not
+ * its result (half a deadline of slack on either side, not a measure of
+ * speed). */
+START_TEST(a_handler_past_its_deadline_gets_the_timeout_not_its_result)
+{
+    char *dir;
+    mh_proc *p = start_overrun(_i, &dir, "--call-timeout", "1");
+    send_call(p, _i, "1", "overrun_ignore", "{\"ms\":1500}", "");
+    json_object *o = mh_next(p);
+    MH_ASSERT_ID(o, "1");
+    assert_timed_out(o, "tool 'overrun_ignore' timed out after 1 s");
+    json_object_put(o);
+    ck_assert(mh_stderr_wait(p, "overrun_ignore returning", MH_TIMEOUT_MS));
+    mh_ping_is_next(p, 2); /* its late result was discarded */
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 /* A descriptor's shorter deadline applies, and the handler sees the
  * cancellation it brings. */
 START_TEST(a_tool_may_ask_for_a_shorter_deadline)
@@ -1280,6 +1300,7 @@ static Suite *calls_suite(void)
     tcase_add_loop_test(tc, long_string_ids_on_tools_call, LEGACY, MODERN + 1);
     tcase_add_test(tc, many_calls_in_flight_keep_their_ids);
     tcase_add_loop_test(tc, a_call_past_its_deadline_is_answered_at_expiry, LEGACY, MODERN + 1);
+    tcase_add_loop_test(tc, a_handler_past_its_deadline_gets_the_timeout_not_its_result, LEGACY, MODERN + 1);
     tcase_add_loop_test(tc, a_tool_may_ask_for_a_shorter_deadline, LEGACY, MODERN + 1);
     tcase_add_test(tc, a_tool_cannot_ask_for_a_longer_deadline);
     tcase_add_test(tc, deadline_races_give_one_response_per_request);
