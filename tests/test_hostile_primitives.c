@@ -350,6 +350,7 @@ START_TEST(a_read_or_get_cancelled_in_the_queue_never_runs)
     char *dir;
     mh_proc *p = start(&dir, "--isolation=none", "--call-timeout=0", "--max-concurrent-calls=1");
     mh_send(p, READ(2, "slow"));
+    assert_stderr_has(p, "primitives: read running"); /* 2 holds the only slot */
     mh_send(p, READ(3, "slow"));
     mh_send(p, GET(4, "slow"));
     mh_send(p, CANCEL(3));
@@ -360,7 +361,8 @@ START_TEST(a_read_or_get_cancelled_in_the_queue_never_runs)
     assert_echo_serves(p, 6);
     mh_ping_is_next(p, 7);
     char *err = mh_stderr(p);
-    ck_assert_msg(count_of(err, "primitives: read returning") == 1 && count_of(err, "primitives: get returning") == 0,
+    ck_assert_msg(count_of(err, "primitives: read running") == 1 && count_of(err, "primitives: get running") == 0 &&
+                      count_of(err, "primitives: read returning") == 1 && count_of(err, "primitives: get returning") == 0,
                   "a cancelled queued read or get ran:\n%s", err);
     free(err);
     mh_finish(p);

@@ -20,9 +20,11 @@
 
 /* Until cancelled, then a result that must never reach the client. The
  * line on stderr comes before the result is handed over: a test that has
- * read it knows the late result is on its way, and must never see it. */
+ * read it knows the late result is on its way, and must never see it. The
+ * first line tells a test the function has left the host's queue. */
 static th_rc until_cancelled(th_call *call, const char *what)
 {
+    fprintf(stderr, "primitives: %s running\n", what);
     while (!th_call_cancelled(call))
         usleep(10 * 1000);
     fprintf(stderr, "primitives: %s returning after its cancellation\n", what);
