@@ -84,6 +84,18 @@ static void assert_refused(mh_proc *p, const char *what, long pid, const char *t
     ck_assert_msg(refused, "%s on the %s was not refused: %s", what, target, text);
 }
 
+/* The filter's refusals reach the host's log, each naming the system call
+ * and tagged with the attacker's plugin (ptrace is the kernel's own check
+ * in a sanitizer build, and signals may be refused before the filter). */
+static void assert_refusals_reported(mh_proc *p)
+{
+    const char *want = "plugin=attacker syscall=process_vm_readv";
+    char *err = mh_stderr(p);
+    fprintf(stderr, "%s", err);
+    ck_assert_msg(mh_stderr_wait(p, want, MH_TIMEOUT_MS), "no \"%s\" in the host's log:\n%s", want, err);
+    free(err);
+}
+
 /* Every attack on the host and on the victim's worker; after each, the
  * victim's worker is the same process and echo answers. AS_NOBODY: the
  * test (and so the host) drops to nobody first, owning the directory. */
@@ -118,6 +130,7 @@ static void attack_all(bool as_nobody)
         ck_assert_str_eq(call(p, "echo", "{\"text\":\"still here\"}"), "still here");
     }
     mh_ping_is_next(p, 2); /* nothing forged came before it */
+    assert_refusals_reported(p);
     mh_finish(p);
     mh_rm_dir(dir);
 }

@@ -122,14 +122,19 @@ START_TEST(relay_refilters_children_but_not_output)
         "{\"ts\":\"2026-01-02T03:04:05.678Z\",\"level\":\"debug\",\"component\":\"plugin\",\"msg\":\"hidden\"}";
     static const char child_error[] = "{\"ts\":\"2026-01-02T03:04:05.678Z\",\"level\":\"error\",\"component\":"
                                       "\"plugin\",\"plugin\":\"greet\",\"msg\":\"shown\",\"k\":\"v\"}";
+    static const char child_own[] =
+        "{\"ts\":\"2026-01-02T03:04:05.678Z\",\"level\":\"error\",\"component\":\"sandbox\",\"msg\":\"own\"}";
     static const char raw[] = "{\"ts\": not a log line";
     capture();
     th_log_relay("x.so", child_debug, strlen(child_debug));
     th_log_relay("x.so", child_error, strlen(child_error));
+    th_log_relay("x.so", child_own, strlen(child_own));
     th_log_relay("x.so", raw, strlen(raw));
     char *out = captured();
     ck_assert_msg(!strstr(out, "hidden"), "%s", out);
-    ck_assert_msg(strstr(out, "2026-01-02T03:04:05.678Z toolhost: error: shown k=v\n"), "%s", out);
+    /* The plugin the line names, else the child's: first among the fields. */
+    ck_assert_msg(strstr(out, "2026-01-02T03:04:05.678Z toolhost: error: shown plugin=greet k=v\n"), "%s", out);
+    ck_assert_msg(strstr(out, "2026-01-02T03:04:05.678Z toolhost: error: own plugin=x\n"), "%s", out);
     ck_assert_msg(matches(TS_RE " plugin x.so: \\{\"ts\": not a log line\n", out), "%s", out);
     free(out);
 

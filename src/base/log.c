@@ -309,6 +309,15 @@ void th_log_relay(const char *tag, const char *line, size_t len)
         /* A child's own line: the rest of its members are its fields. */
         json_object *component = NULL, *fields = json_object_new_object();
         json_object_object_get_ex(o, "component", &component);
+        /* The plugin the line names (a scanner runs many), else the one
+         * the host started the child for; a text line shows it first. */
+        char plugin[256];
+        if (json_object_object_get_ex(o, "plugin", &v) && json_object_is_type(v, json_type_string))
+            snprintf(plugin, sizeof plugin, "%s", json_object_get_string(v));
+        else
+            plugin_of(tag, plugin, sizeof plugin);
+        if (fields)
+            json_object_object_add(fields, "plugin", json_object_new_string(plugin));
         json_object_object_foreach(o, key, val)
         {
             static const char *const fixed[] = {"ts", "level", "component", "plugin", "msg"};
@@ -318,13 +327,6 @@ void th_log_relay(const char *tag, const char *line, size_t len)
             if (!skip && fields)
                 json_object_object_add(fields, key, json_object_get(val));
         }
-        /* The plugin the line names (a scanner runs many), else the one
-         * the host started the child for. */
-        char plugin[256];
-        if (json_object_object_get_ex(o, "plugin", &v) && json_object_is_type(v, json_type_string))
-            snprintf(plugin, sizeof plugin, "%s", json_object_get_string(v));
-        else
-            plugin_of(tag, plugin, sizeof plugin);
         pthread_mutex_lock(&log_lock);
         if ((int)level >= atomic_load(&threshold))
             emit((th_log_level)level, ts, component ? json_object_get_string(component) : "worker", plugin, fields,

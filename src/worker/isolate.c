@@ -24,6 +24,7 @@
 #include <seccomp.h>
 #endif
 
+#include "worker/denials.h"
 #include "worker/isolate.h"
 
 /* ---- the policy from the hello -------------------------------------------- */
@@ -186,20 +187,21 @@ static const uint64_t ns_flags[] = {CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, 
          ? 0                                                                                                           \
          : seccomp_rule_add((ctx), (action), seccomp_syscall_resolve_name(name), __VA_ARGS__))
 
-static int add_rules(scmp_filter_ctx ctx)
+/* EPERM is what every refusal answers: REFUSE is that action, or the
+ * notification worker/denials.c answers EPERM and logs. */
+static int add_rules(scmp_filter_ctx ctx, uint32_t refuse)
 {
-    const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
     uint32_t self = (uint32_t)getpid();
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof denied / sizeof denied[0]; i++)
-        rc = RULE(ctx, eperm, denied[i], 0);
+        rc = RULE(ctx, refuse, denied[i], 0);
     for (size_t i = 0; rc == 0 && i < sizeof signalling / sizeof signalling[0]; i++)
-        if ((rc = RULE(ctx, eperm, signalling[i], 1, SCMP_A0_32(SCMP_CMP_LT, self))) == 0)
-            rc = RULE(ctx, eperm, signalling[i], 1, SCMP_A0_32(SCMP_CMP_GT, self));
+        if ((rc = RULE(ctx, refuse, signalling[i], 1, SCMP_A0_32(SCMP_CMP_LT, self))) == 0)
+            rc = RULE(ctx, refuse, signalling[i], 1, SCMP_A0_32(SCMP_CMP_GT, self));
     for (size_t i = 0; rc == 0 && i < sizeof ns_flags / sizeof ns_flags[0]; i++) {
-        rc = RULE(ctx, eperm, "unshare", 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+        rc = RULE(ctx, refuse, "unshare", 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
         if (rc == 0 && ns_flags[i] != 0x80) /* CLONE_NEWTIME */
-            rc = RULE(ctx, eperm, "clone", 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+            rc = RULE(ctx, refuse, "clone", 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
     }
     /* clone3's flags sit in memory a filter cannot read: ENOSYS makes glibc
      * fall back to clone, whose flags it can. */
@@ -207,11 +209,11 @@ static int add_rules(scmp_filter_ctx ctx)
         rc = RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0);
     /* Only the query; a new personality (READ_IMPLIES_EXEC, ...) is refused. */
     if (rc == 0)
-        rc = RULE(ctx, eperm, "personality", 1, SCMP_A0_32(SCMP_CMP_NE, 0xffffffffu));
+        rc = RULE(ctx, refuse, "personality", 1, SCMP_A0_32(SCMP_CMP_NE, 0xffffffffu));
     return rc;
 }
 
-static bool load_filter(char *why, size_t size)
+static bool build_and_load(uint32_t refuse, char *why, size_t size)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc = ctx ? 0 : -ENOMEM;
@@ -221,15 +223,31 @@ static bool load_filter(char *why, size_t size)
      * each rule costs the start time; they are refused, never killed. */
     if (rc == 0 && (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM))) != 0)
         step = "seccomp_attr_set";
-    if (rc == 0 && (rc = add_rules(ctx)) != 0)
+    if (rc == 0 && (rc = add_rules(ctx, refuse)) != 0)
         step = "seccomp_rule_add";
     if (rc == 0 && (rc = seccomp_load(ctx)) != 0)
         step = "seccomp_load";
+#ifdef SCMP_ACT_NOTIFY
+    if (rc == 0 && refuse == SCMP_ACT_NOTIFY)
+        (void)th_denials_start(seccomp_notify_fd(ctx));
+#endif
     if (ctx)
         seccomp_release(ctx);
     if (rc != 0)
         snprintf(why, size, "%s: %s", step, strerror(-rc));
     return rc == 0;
+}
+
+/* Refusals reported where the kernel can send them to a listener; else (an
+ * older kernel, or a supervisor above the host holding the one listener a
+ * process may have) refused in silence. */
+static bool load_filter(char *why, size_t size)
+{
+#ifdef SCMP_ACT_NOTIFY
+    if (th_denials_prepare() && build_and_load(SCMP_ACT_NOTIFY, why, size))
+        return true;
+#endif
+    return build_and_load(SCMP_ACT_ERRNO(EPERM), why, size);
 }
 #else
 static bool load_filter(char *why, size_t size)

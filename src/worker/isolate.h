@@ -34,8 +34,9 @@ bool th_isolate_policy_read(json_object *hello, th_isolate_policy *p, th_err *er
 ** not dumpable; unless the mode is "off", drop every capability and load
 ** the seccomp filter (ptrace, other processes' memory, signals to anything
 ** but itself, namespaces, mounts, modules, kexec, bpf, keys, perf, ...,
-** answered EPERM). MISSING gets the parts not enforced, each with its
-** reason, comma-separated ("" when all hold); the others still apply.
+** answered EPERM, each refusal logged by worker/denials.c). MISSING gets
+** the parts not enforced, each with its reason, comma-separated ("" when
+** all hold); the others still apply.
 ** TH_OK unless P->require and a part is missing; ERR then names it.
 */
 th_rc th_isolate_apply(const th_isolate_policy *p, char *missing, size_t size, th_err *err);

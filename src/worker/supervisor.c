@@ -686,6 +686,8 @@ static worker *spawn_worker(slot *s, char *why, size_t size)
         if (s->backoff_ms) /* only a crash sets it */
             th_metrics_worker(TH_METRICS_WORKER_RESTART);
     }
+    /* Where the kernel reports a denial only to its audit log, by pid. */
+    th_log(TH_LOG_DEBUG, "plugin %s: worker %ld started", s->path, (long)w->ch.pid);
     w->slot = s;
     w->busy_ns = sup->opts.busy_poll_us * 1000;
     w->refs = 1; /* the slot's */
