@@ -7,7 +7,7 @@
 ** with --sandbox=off the same attack succeeds, so the denial is the
 ** sandbox's. Also the grants' and options' own errors.
 */
-#define _GNU_SOURCE /* accept4 */
+#define _GNU_SOURCE /* accept4, unshare */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -15,12 +15,17 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if HAVE_SECCOMP
+#include <seccomp.h>
+#endif
 
 #include "mcp_harness.h"
 #include "check_main.h"
@@ -328,6 +333,33 @@ START_TEST(in_process_plugins_are_said_to_be_unsandboxed)
 }
 END_TEST
 
+/* A system whose own policy refuses new namespaces (a container's seccomp
+ * profile, a service's RestrictNamespaces=): the host names what is not
+ * enforced and serves on, or refuses to start under --require-sandbox. */
+START_TEST(a_system_refusing_network_namespaces_is_named)
+{
+#if HAVE_SECCOMP
+    const char *fork_mode = getenv("CK_FORK");
+    ck_assert_msg(!fork_mode || strcmp(fork_mode, "no") != 0, "needs a process of its own (CK_FORK)");
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    ck_assert(ctx && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 0) == 0);
+    ck_assert_int_eq(seccomp_load(ctx), 0);
+    seccomp_release(ctx);
+    ck_assert_msg(unshare(CLONE_NEWNET) != 0 && errno == EPERM, "the test's filter did not hold");
+    mh_proc *p = start(NULL, NULL);
+    ck_assert_msg(mh_stderr_wait(p, "cannot enforce network namespaces (Operation not permitted", MH_TIMEOUT_MS),
+                  "no warning: %s", mh_stderr(p));
+    /* Landlock still refuses a TCP connect; the worker serves on. */
+    expect(p, "ping", "{}", "pong");
+    mh_finish(p);
+    p = mh_spawn("-d", plugins, "--isolation=process", "--require-sandbox", NULL);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 1);
+    ck_assert_msg(mh_stderr_wait(p, "--require-sandbox: this system", MH_TIMEOUT_MS), "%s", mh_stderr(p));
+    mh_free(p);
+#endif
+}
+END_TEST
+
 /* ---- declared needs (sandboxplugins/needy.c) ---------------------------- */
 
 static mh_proc *start_needy(char **dir, const char *a, const char *b)
@@ -456,6 +488,7 @@ static Suite *sandbox_suite(void)
     tcase_add_test(tc, a_grant_in_the_plugin_section_of_the_config_file_applies);
     tcase_add_test(tc, bad_grants_and_options_are_refused_naming_them);
     tcase_add_test(tc, in_process_plugins_are_said_to_be_unsandboxed);
+    tcase_add_test(tc, a_system_refusing_network_namespaces_is_named);
     suite_add_tcase(s, tc);
     tc = tcase_create("needs");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -96,6 +97,34 @@ static const struct {
     {6, "signal and abstract unix socket scopes"},
 };
 
+/*
+** 0 when a worker could make its network namespace, else the errno: tried
+** in a child as a worker tries (directly, else inside a user namespace),
+** since a container's or a service's own seccomp policy may refuse it on a
+** kernel that has it.
+*/
+static int netns_try(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(unshare(CLONE_NEWNET) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : errno & 0xff);
+    int status = 0;
+    if (pid < 0)
+        return errno;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return errno;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : EINVAL;
+}
+
+static int netns_refused(void)
+{
+    static int known = -1; /* one answer per process: inspect asks per plugin */
+    if (known < 0)
+        known = netns_try();
+    return known;
+}
+
 int th_sandbox_probe(char *buf, size_t size)
 {
     int abi = ll_abi();
@@ -104,6 +133,10 @@ int th_sandbox_probe(char *buf, size_t size)
     for (size_t i = 0; i < sizeof since / sizeof since[0]; i++)
         if (abi < since[i].abi && len < size)
             len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", since[i].part);
+    int e = netns_refused();
+    if (e && len < size)
+        len += (size_t)snprintf(buf + len, size - len, "%snetwork namespaces (%s; a plugin without a connect "
+                                "grant keeps UDP and unix sockets)", len ? ", " : "", strerror(e));
     return abi;
 }
 
@@ -115,14 +148,14 @@ const char *th_sandbox_mode_name(th_sandbox_mode mode)
 
 th_rc th_sandbox_check_kernel(const th_sandbox_opts *o, th_err *err)
 {
-    char missing[256];
+    char missing[512];
     int abi = th_sandbox_probe(missing, sizeof missing);
     if (o->mode == TH_SANDBOX_OFF || !missing[0])
         return TH_OK;
     if (o->require)
         return th_err_set(err, TH_ERR_VALUE,
-                          "--require-sandbox: this kernel (Landlock ABI %d) cannot enforce %s", abi, missing);
-    th_log(TH_LOG_WARNING, "sandbox: this kernel (Landlock ABI %d) cannot enforce %s; plugins run without them", abi,
+                          "--require-sandbox: this system (Landlock ABI %d) cannot enforce %s", abi, missing);
+    th_log(TH_LOG_WARNING, "sandbox: this system (Landlock ABI %d) cannot enforce %s; plugins run without them", abi,
            missing);
     return TH_OK;
 }

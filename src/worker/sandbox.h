@@ -58,7 +58,8 @@ th_rc th_sandbox_apply(json_object *policy, char *const *plugins, size_t n, th_e
 
 /*
 ** Host side: the Landlock ABI this kernel offers (0: none), and into BUF
-** the parts of a sandbox it cannot enforce ("" when it enforces all).
+** the parts of a sandbox it cannot enforce ("" when it enforces all),
+** network namespaces included where the system refuses them.
 */
 int th_sandbox_probe(char *buf, size_t size);
 
