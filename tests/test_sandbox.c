@@ -388,6 +388,27 @@ START_TEST(declared_needs_are_granted_in_declared_mode_only)
 }
 END_TEST
 
+/* Scanned twice (alone under its sandbox too), the plugin is heard once:
+ * the second scan's lines replace the first's. Not sandboxed, once too. */
+START_TEST(a_plugin_declaring_needs_is_logged_once)
+{
+    static const char *const modes[] = {"--sandbox=declared", "--sandbox=off"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        char *dir;
+        mh_proc *p = start_needy(&dir, modes[i], "--log-level=info");
+        ck_assert(mh_stderr_wait(p, "loaded 1 tool", MH_TIMEOUT_MS));
+        char *err = mh_stderr(p);
+        int n = 0;
+        for (const char *at = err; (at = strstr(at, "is not HOST:PORT")) != NULL; at++)
+            n++;
+        ck_assert_msg(n == 1, "%s: the plugin's line %d times:\n%s", modes[i], n, err);
+        free(err);
+        mh_finish(p);
+        mh_rm_dir(dir);
+    }
+}
+END_TEST
+
 START_TEST(a_worker_that_declares_more_than_its_scan_is_refused)
 {
     char *dir, more[600], opt[700];
@@ -495,6 +516,7 @@ static Suite *sandbox_suite(void)
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_test(tc, declared_needs_are_granted_in_declared_mode_only);
     tcase_add_test(tc, a_worker_that_declares_more_than_its_scan_is_refused);
+    tcase_add_test(tc, a_plugin_declaring_needs_is_logged_once);
     tcase_add_test(tc, a_plugin_asking_for_more_than_its_lock_pins_is_refused);
     tcase_add_test(tc, a_plugin_reading_its_declared_root_at_registration_is_scanned_under_its_own_sandbox);
     suite_add_tcase(s, tc);

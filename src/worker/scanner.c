@@ -59,6 +59,7 @@ void th_scan_free(th_scanned *s, size_t n)
     for (size_t i = 0; s && i < n; i++) {
         json_object_put(s[i].tools);
         json_object_put(s[i].needs);
+        free(s[i].held);
     }
 }
 
@@ -124,13 +125,36 @@ static bool client_left(int fd)
     return ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
+/* Under HOLD, the lines of a plugin that declared needs stay with it (a
+ * scan under its sandbox will say them again); the others are logged. */
+static void keep_if_declared(th_outbuf *ob, th_scanned *s, const char *tag, bool hold)
+{
+    if (s->needs && json_object_array_length(s->needs) > 0) {
+        s->held = ob->held;
+        s->held_len = ob->held_len;
+    } else {
+        th_outbuf_release(ob->held, ob->held_len, tag);
+    }
+    ob->held = NULL;
+    ob->held_len = 0;
+    ob->hold = hold;
+}
+
+/* Log what S held back from its first scan. */
+static void speak(th_scanned *s, const char *path)
+{
+    th_outbuf_release(s->held, s->held_len, base_name(path));
+    s->held = NULL;
+    s->held_len = 0;
+}
+
 /*
 ** One scanner child from index *NEXT on. Returns TH_OK, TH_ERR_IO when no
 ** child could be started, or TH_ERR_CANCELLED when the client left (its
 ** child killed); *NEXT moves past every plugin it settled.
 */
 static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_scanned *out, th_load_stats *stats,
-                       size_t *next)
+                       size_t *next, bool hold)
 {
     th_child ch;
     th_err err;
@@ -152,7 +176,7 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     json_object_put(hello);
 
     th_ipc_reader r = {.fd = ch.from, .max = 256u << 20};
-    th_outbuf ob = {.len = 0};
+    th_outbuf ob = {.len = 0, .hold = hold};
     long long current = -1; /* the plugin being loaded */
     bool done = false, timed_out = false, eof = false;
     /* --load-timeout is each plugin's, counted from its LOADING frame. The
@@ -241,6 +265,7 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
                  * all this plugin wrote, its last line even unterminated. */
                 if (outfd >= 0)
                     drain(&ob, outfd, tag);
+                keep_if_declared(&ob, s, tag, hold);
                 *next = (size_t)current + 1;
                 snprintf(tag, sizeof tag, "%s", *next < n ? base_name(paths[*next]) : "scanner");
                 th_ipc_send(ch.to, TH_IPC_LOGGED, (uint32_t)current, NULL, 0);
@@ -259,6 +284,7 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     int status = th_child_reap(ch.pid, eof ? 2000 : 0);
     if (outfd >= 0)
         drain(&ob, outfd, tag);
+    th_outbuf_release(ob.held, ob.held_len, tag); /* a plugin that never reported */
     th_signals_loading(NULL);
     if (left)
         th_log(TH_LOG_INFO, "end of input while loading plugin %s; not waiting for it",
@@ -284,15 +310,21 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     return left ? TH_ERR_CANCELLED : TH_OK;
 }
 
-th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
-                      th_load_stats *stats)
+static th_rc scan_all(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out, th_load_stats *stats,
+                      bool hold)
 {
     size_t next = 0;
     memset(out, 0, n * sizeof *out);
     th_rc rc = TH_OK;
     while (rc == TH_OK && next < n)
-        rc = scan_some(paths, n, opts, out, stats, &next);
+        rc = scan_some(paths, n, opts, out, stats, &next, hold);
     return rc;
+}
+
+th_rc th_scan_plugins(char *const *paths, size_t n, const th_scan_opts *opts, th_scanned *out,
+                      th_load_stats *stats)
+{
+    return scan_all(paths, n, opts, out, stats, false);
 }
 
 /*
@@ -307,11 +339,14 @@ static bool rescan_granted(char *const *path, const th_scan_opts *o, th_scanned 
     char name[256];
     bool declared = s->needs && json_object_array_length(s->needs) > 0;
     if ((!s->accepted && !declared) || o->sandbox.mode == TH_SANDBOX_OFF ||
-        !th_config_plugin_name(*path, name, sizeof name))
+        !th_config_plugin_name(*path, name, sizeof name)) {
+        speak(s, *path);
         return false;
+    }
     th_scan_opts one = *o;
     if (!(one.policy = th_sandbox_hello(&o->sandbox, name, s->needs)) || !th_sandbox_grants_any(one.policy)) {
         json_object_put(one.policy);
+        speak(s, *path);
         if (!s->accepted) /* its first scan's refusal went unsaid */
             th_log(TH_LOG_ERROR, "plugin %s refused: it failed to register in a sandbox without what it declared (%s)",
                    *path, json_object_to_json_string_ext(s->needs, JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -444,7 +479,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
     }
     if (nstale == 0)
         goto cleanup; /* no scanner child at all */
-    if ((rc = th_scan_plugins(sub, nstale, opts, subout, stats)) != TH_OK)
+    if ((rc = scan_all(sub, nstale, opts, subout, stats, opts->sandbox.mode != TH_SANDBOX_OFF)) != TH_OK)
         goto cleanup;
     for (size_t j = 0; j < nstale; j++) {
         size_t i = stale[j];

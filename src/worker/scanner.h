@@ -43,6 +43,9 @@ typedef struct th_scanned {
     size_t tools_refused; /* by the scanner's loader, already logged */
     size_t resources_refused; /* likewise, resources and templates */
     size_t prompts_refused;   /* likewise, prompts and completions */
+    char *held; /* what a plugin that declared needs said in its first scan,
+                 * logged unless a scan under its sandbox replaces it (owned) */
+    size_t held_len;
     char digest[TH_SHA256_DIGEST_LEN + 1]; /* the SHA-256 of the file its
                                * tools were scanned from (the cache's
                                * binding); "" when unknown (no cache) */

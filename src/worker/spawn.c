@@ -331,11 +331,43 @@ th_rc th_spawn_child(th_child *child, th_err *err)
     return r.rc;
 }
 
+/* Enough for what a plugin says while it registers; more is logged. */
+#define HELD_MAX (64u << 10)
+
+void th_outbuf_release(char *held, size_t len, const char *tag)
+{
+    for (size_t start = 0, i = 0; held && i < len; i++)
+        if (held[i] == '\n') {
+            th_log_relay(tag, held + start, i - start);
+            start = i + 1;
+        }
+    free(held);
+}
+
+/* Held back while it fits; else everything so far is logged, in order. */
+static bool hold(th_outbuf *b, const char *tag, const char *line, size_t len)
+{
+    char *more = b->held_len + len + 1 <= HELD_MAX ? realloc(b->held, b->held_len + len + 1) : NULL;
+    if (!more) {
+        th_outbuf_release(b->held, b->held_len, tag);
+        b->held = NULL;
+        b->held_len = 0;
+        b->hold = false;
+        return false;
+    }
+    memcpy(more + b->held_len, line, len);
+    more[b->held_len + len] = '\n';
+    b->held = more;
+    b->held_len += len + 1;
+    return true;
+}
+
 /* A child's own log lines come back in the host's format; the plugin's
  * output is tagged with it. */
-static void emit(const char *tag, const char *line, size_t len)
+static void emit(th_outbuf *b, const char *tag, const char *line, size_t len)
 {
-    th_log_relay(tag, line, len);
+    if (!b->hold || !hold(b, tag, line, len))
+        th_log_relay(tag, line, len);
 }
 
 long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)
@@ -346,7 +378,7 @@ long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)
     while (n < 0 && errno == EINTR);
     if (n <= 0) {
         if (b->len > 0)
-            emit(tag, b->buf, b->len);
+            emit(b, tag, b->buf, b->len);
         b->len = 0;
         return (long)n;
     }
@@ -354,12 +386,12 @@ long th_outbuf_pump(th_outbuf *b, int fd, const char *tag)
     size_t start = 0;
     for (size_t i = 0; i < b->len; i++) {
         if (b->buf[i] == '\n') {
-            emit(tag, b->buf + start, i - start);
+            emit(b, tag, b->buf + start, i - start);
             start = i + 1;
         }
     }
     if (start == 0 && b->len == sizeof b->buf) {
-        emit(tag, b->buf, b->len);
+        emit(b, tag, b->buf, b->len);
         start = b->len;
     }
     memmove(b->buf, b->buf + start, b->len - start);

@@ -82,10 +82,14 @@ int th_child_reap(pid_t pid, long long grace_ms);
 const char *th_signal_name(int sig);
 
 
-/* A child's output, logged a line at a time with a tag naming the plugin. */
+/* A child's output, logged a line at a time with a tag naming the plugin,
+ * or held back while HOLD (up to a bound, then logged after all). */
 typedef struct th_outbuf {
     char buf[4096];
     size_t len;
+    bool hold;
+    char *held; /* the lines held, each ending in '\n' (owned; th_outbuf_release) */
+    size_t held_len;
 } th_outbuf;
 
 /*
@@ -94,5 +98,9 @@ typedef struct th_outbuf {
 ** read's result: >0, 0 at end of output (the rest is logged), -1 on error.
 */
 long th_outbuf_pump(th_outbuf *b, int fd, const char *tag);
+
+/* Log HELD (lines as th_outbuf holds them; may be NULL) tagged TAG, then
+ * free it. */
+void th_outbuf_release(char *held, size_t len, const char *tag);
 
 #endif
