@@ -4,7 +4,8 @@
 ** --concurrency-limit against a real src/toolhost: over stdio a JSON-RPC
 ** error -31002 with data.retryAfterMs, ping answered meanwhile; over HTTP a
 ** 429 with Retry-After, in both eras; one bucket per bearer token; a
-** concurrency cap that frees its slot when the call ends; the audit line.
+** concurrency cap that frees its slot when the call ends; the audit line;
+** the metrics; the same set from --config's [toolhost] keys.
 */
 #include "config.h"
 
@@ -228,6 +229,63 @@ START_TEST(per_principal_buckets_are_independent)
 }
 END_TEST
 
+/* Limited calls and lost audit lines are counted in /metrics. */
+START_TEST(limited_calls_and_lost_lines_counted)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--metrics=http", "--rate-limit=echo=1/h", "--audit-log=/dev/full");
+    char hdrs[1024];
+    open_session(port, "", hdrs, sizeof hdrs);
+    hres r = request(port, "POST", hdrs, CALL_ECHO);
+    assert_ok(&r);
+    r = request(port, "POST", hdrs, CALL_ECHO);
+    assert_429(&r);
+    r = read_response(send_request(port, "GET", "/metrics", "", NULL));
+    ck_assert_msg(r.status == 200, "/metrics: HTTP %d", r.status);
+    ck_assert_msg(strstr(r.body, "toolhost_tool_calls_total{tool=\"echo\",outcome=\"limited\"} 1\n"),
+                  "no limited call counted in %s", r.body);
+    ck_assert_msg(strstr(r.body, "toolhost_audit_write_failures_total 2\n"), "lost lines not counted in %s", r.body);
+    hres_free(&r);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
+/* The [toolhost] keys of --config set the same. */
+START_TEST(config_file_keys)
+{
+    char dir[] = "/tmp/th-limits-XXXXXX", conf[64], log[64];
+    ck_assert(mkdtemp(dir));
+    snprintf(conf, sizeof conf, "%s/toolhost.conf", dir);
+    snprintf(log, sizeof log, "%s/audit.log", dir);
+    FILE *f = fopen(conf, "w");
+    ck_assert(f != NULL);
+    fprintf(f, "[toolhost]\naudit-log = %s\nrate-limit = echo=1/h\nconcurrency-limit = slow=1\n", log);
+    ck_assert(fclose(f) == 0);
+    mh_proc *p = mh_start("--config", conf, NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = call(p, 2, "echo", "{\"text\":\"a\"}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    o = call(p, 3, "echo", "{\"text\":\"a\"}");
+    assert_limited(o, "rate");
+    json_object_put(o);
+    mh_finish(p);
+    f = fopen(log, "r");
+    ck_assert(f != NULL);
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n++;
+    fclose(f);
+    ck_assert_int_eq(n, 2);
+    unlink(log);
+    unlink(conf);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(bad_rules_are_usage_errors)
 {
     static const char *const bad[][2] = {
@@ -252,6 +310,8 @@ static Suite *limits_suite(void)
     tcase_add_test(tc, concurrency_limit);
     tcase_add_test(tc, http_429_with_retry_after);
     tcase_add_test(tc, per_principal_buckets_are_independent);
+    tcase_add_test(tc, limited_calls_and_lost_lines_counted);
+    tcase_add_test(tc, config_file_keys);
     tcase_add_test(tc, bad_rules_are_usage_errors);
     suite_add_tcase(s, tc);
     return s;
