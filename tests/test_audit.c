@@ -112,14 +112,27 @@ START_TEST(lines_match_the_calls)
     o = call(p, 4, "echo", "{}"); /* no "text": refused by its schema */
     MH_ASSERT_TRUE(o, "result isError");
     json_object_put(o);
+    o = call(p, 5, "no_such_tool", "{\"text\":\"sekrit-value-3\"}"); /* a probe */
+    MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
+    o = call(p, 6, "echo", "[\"sekrit-value-4\"]");
+    MH_ASSERT_ERROR(o, -32602);
+    json_object_put(o);
     mh_finish(p);
 
     json_object *lines = read_lines(file);
-    ck_assert_int_eq(json_object_array_length(lines), 3);
+    ck_assert_int_eq(json_object_array_length(lines), 5);
     assert_line(json_object_array_get_idx(lines, 0), "echo", "ok", "{\"text\":\"sekrit-value-1\"}");
     assert_line(json_object_array_get_idx(lines, 1), "failer", "tool_error",
                 "{\"also\":[1,{\"a\":1,\"b\":2}],\"reason\":\"sekrit-value-2\"}");
     assert_line(json_object_array_get_idx(lines, 2), "echo", "tool_error", "{}");
+    for (int i = 3; i < 5; i++) {
+        json_object *l = json_object_array_get_idx(lines, i);
+        MH_ASSERT_STR(l, "tool", i == 3 ? "no_such_tool" : "echo");
+        MH_ASSERT_STR(l, "outcome", "error");
+        MH_ASSERT_INT(l, "code", -32602);
+        MH_ASSERT_ABSENT(l, "args_sha256"); /* never run, never hashed */
+    }
     json_object_put(lines);
     ck_assert_msg(!strstr(file_text(file), "sekrit"), "argument text in the audit log: %s", file_text(file));
     struct stat st;

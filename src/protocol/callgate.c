@@ -12,6 +12,7 @@
 
 #include "base/audit.h"
 #include "base/canonjson.h"
+#include "base/jsontree.h"
 #include "base/metrics.h"
 #include "base/sha256.h"
 #include "call/calllog.h"
@@ -96,6 +97,26 @@ bool th_mcpi_gate_admit(request *r, const th_entry *e, json_object *args, th_gat
         return true;
     refuse(r, e, v, retry_ms, g->args_sha256);
     return false;
+}
+
+/* The tool name R asked for, cut to what a log line needs, into BUF. */
+static const char *asked_name(const request *r, char *buf, size_t size)
+{
+    json_object *name = NULL;
+    const char *s = r->msg->call_lite ? (r->msg->call_has_name ? r->msg->call_name : "")
+                    : r->msg->params && th_json_get(r->msg->params, "name", &name) ? json_object_get_string(name)
+                                                                                     : "";
+    snprintf(buf, size, "%s", s ? s : "");
+    th_utf8_clip(buf); /* a name cut mid-character */
+    return buf;
+}
+
+void th_mcpi_gate_refused(request *r, const th_entry *e)
+{
+    if (!th_audit_on())
+        return;
+    char buf[201];
+    audit(r->s, e ? e->name : asked_name(r, buf, sizeof buf), "error", TH_RPC_INVALID_PARAMS, 0, NULL);
 }
 
 void th_mcpi_gate_drop(th_gate *g)

@@ -1324,7 +1324,11 @@ void th_mcpi_m_tools_call(request *r)
     call_params cp = {0};
     th_mrtr *mrtr;
     th_gate gate;
-    if (!read_call(r, &cp) || !th_mcpi_gate_admit(r, cp.e, cp.args, &gate))
+    if (!read_call(r, &cp)) {
+        th_mcpi_gate_refused(r, cp.e);
+        return;
+    }
+    if (!th_mcpi_gate_admit(r, cp.e, cp.args, &gate))
         return;
     if (answered_otherwise(r, &cp, &mrtr)) {
         th_mcpi_gate_drop(&gate); /* a task's run is not held to --concurrency-limit */

@@ -241,6 +241,10 @@ bool th_mcpi_validation_cancelled(void *call);
 /* May R's call of E with ARGS start? *G then holds what its end gives back;
  * false once R is answered as limited (and audited). Reader thread. */
 bool th_mcpi_gate_admit(request *r, const th_entry *e, json_object *args, th_gate *g);
+/* R's call was refused as invalid (-32602) before it was admitted: E is its
+ * tool, or NULL when none of that name is served to R's caller (the name
+ * asked for is audited then: probing for tools shows). */
+void th_mcpi_gate_refused(request *r, const th_entry *e);
 /* Give back what G holds, for a call that ends before it has a job. */
 void th_mcpi_gate_drop(th_gate *g);
 /* J ended with OUTCOME (CODE: the JSON-RPC error it got, or 0): its
