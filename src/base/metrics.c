@@ -42,6 +42,7 @@ static struct {
     atomic_llong in_flight;
     atomic_llong sessions;
     atomic_ullong refused;
+    atomic_uint_least64_t audit_failures;
     atomic_uint_least64_t wait_bucket[NWAIT + 1];
     atomic_uint_least64_t wait_sum_ns;
     atomic_uint_least64_t worker[TH_METRICS_NWORKER_EVENTS];
@@ -60,6 +61,7 @@ static const struct {
     [TH_METRICS_TIMEOUT] = {"timeout", "tool_error"},
     [TH_METRICS_CANCELLED] = {"cancelled", "cancelled"},
     [TH_METRICS_BUSY] = {"busy", "-31000"},
+    [TH_METRICS_LIMITED] = {"limited", "-31002"},
 };
 
 static const struct {
@@ -296,6 +298,11 @@ static bool put_workers(th_buf *b)
     return ok;
 }
 
+void th_metrics_audit_failure(void)
+{
+    atomic_fetch_add_explicit(&g.audit_failures, 1, memory_order_relaxed);
+}
+
 bool th_metrics_render(th_buf *out, long long rss_bytes)
 {
     return put_head(out, "toolhost_tool_calls_total", "counter", "Tool calls by tool and outcome.") &&
@@ -309,6 +316,10 @@ bool th_metrics_render(th_buf *out, long long rss_bytes)
            put_wait(out) && put_workers(out) &&
            put_gauge(out, "toolhost_plugins_refused", "Plugins the last load or reload refused.",
                      (long long)atomic_load_explicit(&g.refused, memory_order_relaxed)) &&
+           put_head(out, "toolhost_audit_write_failures_total", "counter",
+                    "Audit log lines that could not be written.") &&
+           th_buf_printf(out, "toolhost_audit_write_failures_total %llu\n",
+                         (unsigned long long)atomic_load_explicit(&g.audit_failures, memory_order_relaxed)) &&
            put_gauge(out, "toolhost_sessions", "Client sessions open.",
                      atomic_load_explicit(&g.sessions, memory_order_relaxed)) &&
            put_gauge(out, "process_resident_memory_bytes", "Resident memory size in bytes.", rss_bytes);

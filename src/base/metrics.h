@@ -25,6 +25,7 @@ typedef enum th_metrics_outcome {
     TH_METRICS_TIMEOUT,
     TH_METRICS_CANCELLED,
     TH_METRICS_BUSY,
+    TH_METRICS_LIMITED,
     TH_METRICS_NOUTCOMES
 } th_metrics_outcome;
 
@@ -53,6 +54,9 @@ void th_metrics_call_end(const char *tool, th_metrics_outcome outcome, long long
 void th_metrics_queue_wait(long long wait_ns);
 
 void th_metrics_worker(th_metrics_worker_event ev);
+
+/* An audit log line could not be written (base/audit.h). */
+void th_metrics_audit_failure(void);
 
 /* Plugins the last load or reload refused. */
 void th_metrics_set_refused(size_t n);

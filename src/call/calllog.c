@@ -13,6 +13,7 @@
 static const char *const outcome_names[] = {
     [TH_OUTCOME_OK] = "ok",           [TH_OUTCOME_ERROR] = "error",         [TH_OUTCOME_CRASH] = "crash",
     [TH_OUTCOME_TIMEOUT] = "timeout", [TH_OUTCOME_CANCELLED] = "cancelled", [TH_OUTCOME_BUSY] = "busy",
+    [TH_OUTCOME_LIMITED] = "limited",
 };
 
 const char *th_call_outcome_name(th_call_outcome o)

@@ -16,6 +16,7 @@ typedef enum th_call_outcome {
     TH_OUTCOME_TIMEOUT,   /* answered at its deadline */
     TH_OUTCOME_CANCELLED, /* the client cancelled it: nothing was sent */
     TH_OUTCOME_BUSY,      /* never ran: no thread became free in time */
+    TH_OUTCOME_LIMITED,   /* never ran: a rate or concurrency limit refused it */
 } th_call_outcome;
 
 /* "ok", "error", ... */

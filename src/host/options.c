@@ -21,6 +21,7 @@
 #include "host/options.h"
 #include "plugin/qualname.h"
 #include "protocol/mrtr.h"
+#include "protocol/ratelimit.h"
 #include "transport/activation.h"
 
 #ifndef TH_PLUGINDIR
@@ -44,6 +45,7 @@ static th_host_parse_rc opt_set(th_host_opts *o, const th_option *opt, const cha
 static th_host_parse_rc opt_pass_env(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_limit(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_log_format(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_ignore(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_help(th_host_opts *o, const th_option *opt, const char *arg);
@@ -166,6 +168,15 @@ static const th_option table[] = {
     {"max-tasks", 0, "N", NUMBER(TH_OT_SIZE, cfg.max_tasks, 1, 100000), .def = "64",
      .help = "unfinished tasks one client (or 2025-11-25\nsession) may have; past it a task call is\nrefused busy "
              "(default 64)"},
+    {"rate-limit", 0, "GLOB=N/s[,burst=B]", CALL(opt_limit),
+     .help = "at most N calls a second (/m: a minute, /h: an\nhour) of the tools whose exposed name matches\nGLOB, "
+             "all callers together, B at once\n(default N); past it a call is refused\n(-31002, over HTTP 429 "
+             "with Retry-After)\nwith data.retryAfterMs (repeatable; the\nfirst matching rule applies)"},
+    {"rate-limit-per-principal", 0, "GLOB=N/s[,burst=B]", CALL(opt_limit),
+     .help = "the same, a bucket for each principal (over\nHTTP the token's, else \"anonymous\";\nstdio: \"stdio\")"},
+    {"concurrency-limit", 0, "GLOB=N", CALL(opt_limit),
+     .help = "at most N calls of the tools matching GLOB\nrunning at once; past it refused as\n--rate-limit's "
+             "(repeatable)"},
     {"instructions", 0, "TEXT", TEXT(cfg.instructions),
      .help = "the instructions sent to clients (default:\nthe tools' names; '' leaves them out)"},
     /* serverInfo.name is required by the protocol: never empty. */
@@ -240,6 +251,9 @@ static const th_option table[] = {
              "their own listener (ADDR: an\nIPv4 or [IPv6] literal; default 127.0.0.1),\nthe way to have them "
              "when serving stdio;\nhttp: on the --http listener, behind its\nauthorization. /healthz and /readyz "
              "are\nanswered on both"},
+    {"audit-log", 0, "FILE", TEXT(audit_file), .min = 1, .what = "the audit log",
+     .help = "append one JSON line per tools/call to FILE\n(time, principal, tool, outcome, duration,\nthe "
+             "arguments' SHA-256, never their values);\nSIGHUP reopens it (logrotate)"},
     {"quiet", 'q', NULL, .kind = TH_OPT_SET, .type = TH_OT_INT, .offset = FIELD(log_level), .value = TH_LOG_WARNING,
      .help = "same as --log-level=warning"},
     {"help", 'h', NULL, CALL(opt_help), .key = "", .help = "show this help and exit"},
@@ -269,8 +283,8 @@ static const char usage_tail[] =
     "  new-plugin   write a commented plugin skeleton NAME.c and a Makefile\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
-    "directories and re-reads --auth-jwks-file (a stop while plugins load at\n"
-    "start-up).\n"
+    "directories, re-reads --auth-jwks-file and reopens --audit-log (a stop\n"
+    "while plugins load at start-up).\n"
     "\n"
     "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
     "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
@@ -668,6 +682,28 @@ static th_host_parse_rc opt_grant(th_host_opts *o, const th_option *opt, const c
     return TH_HOST_RUN;
 }
 
+/* --rate-limit, --rate-limit-per-principal, --concurrency-limit: one
+ * rule each, checked here (protocol/ratelimit.h). */
+static th_host_parse_rc opt_limit(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    static const struct {
+        const char *name;
+        th_limit_kind kind;
+    } kinds[] = {{"rate-limit", TH_LIMIT_RATE},
+                 {"rate-limit-per-principal", TH_LIMIT_RATE_PER_PRINCIPAL},
+                 {"concurrency-limit", TH_LIMIT_CONCURRENCY}};
+    size_t i = 0;
+    while (strcmp(kinds[i].name, opt->name) != 0)
+        i++;
+    th_err err;
+    th_rc rc = TH_ERR_NOMEM;
+    if (o->limits || (o->limits = th_ratelimit_new()))
+        rc = th_ratelimit_add(o->limits, kinds[i].kind, arg, &err);
+    if (rc != TH_OK)
+        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, rc == TH_ERR_NOMEM ? "out of memory" : err.msg);
+    return rc == TH_OK ? TH_HOST_RUN : rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+}
+
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg)
 {
     if ((o->log_level = th_log_level_parse(arg)) < 0) {
@@ -803,6 +839,7 @@ static th_host_parse_rc finish(th_host_opts *o)
         o->dirs[o->ndirs++] = TH_PLUGINDIR;
     }
     o->http.origins = o->origins;
+    o->cfg.limits = o->limits;
     o->load.config = o->settings;
     o->sup.sandbox.grants = o->settings;
     o->scan.sandbox = o->sup.sandbox;
@@ -891,6 +928,7 @@ void th_host_opts_clear(th_host_opts *o)
     free(o->pass_env);
     th_config_free(o->settings);
     th_policy_unref(o->policy);
+    th_ratelimit_free(o->limits);
     th_host_config_free();
     *o = (th_host_opts){0};
 }

@@ -40,6 +40,7 @@ typedef struct th_host_opts {
     th_supervisor_opts sup;
     th_config *settings; /* per-plugin settings (plugin/settings.h) */
     th_policy *policy;   /* --tools, --exclude-tools, --read-only: what clients see */
+    struct th_ratelimit *limits; /* --rate-limit and the like; NULL: none */
     /* Protocol */
     th_mcp_config cfg;
     th_stdio_opts stdio;
@@ -60,6 +61,7 @@ typedef struct th_host_opts {
     bool metrics_own;      /* on a listener of its own, not --http's */
     char metrics_addr[TH_HOST_ADDR_MAX];
     unsigned metrics_port;
+    const char *audit_file; /* --audit-log, or NULL */
     int log_level;  /* th_log_level, or -1 to leave it */
     int log_format; /* th_log_format, or -1 to leave it */
 } th_host_opts;

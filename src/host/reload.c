@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "base/audit.h"
 #include "base/metrics.h"
 #include "base/signals.h"
 #include "host/notify.h"
@@ -63,6 +64,8 @@ static void rescan(void *ctx, const char *why)
         th_notify_reloading();
     if (r->auth && hup)
         reread_jwks(r->auth);
+    if (hup)
+        th_audit_reopen(); /* logrotate moved it: new lines go to a new file */
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp), *reg = NULL;
     th_supervisor *sup = r->sup; /* OLD's: unchanged plugins' workers carry over */

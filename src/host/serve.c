@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/audit.h"
 #include "base/health.h"
 #include "base/log.h"
 #include "base/metrics.h"
@@ -146,6 +147,17 @@ static bool start_observe(th_host *h)
     return true;
 }
 
+/* --audit-log: a file that cannot be opened is fatal at start-up, before
+ * a call could go unrecorded. */
+static bool open_audit(const th_host_opts *o)
+{
+    th_err err;
+    if (!o->audit_file || th_audit_open(o->audit_file, &err) == TH_OK)
+        return true;
+    fprintf(stderr, "toolhost: %s\n", err.msg);
+    return false;
+}
+
 bool th_host_setup(th_host *h, th_host_opts *o)
 {
     /* Before any thread that could record. */
@@ -182,7 +194,7 @@ bool th_host_setup(th_host *h, th_host_opts *o)
         fprintf(stderr, "toolhost: out of memory\n");
         return false;
     }
-    if (!sandbox_notice(o) || !start_observe(h))
+    if (!sandbox_notice(o) || !start_observe(h) || !open_audit(o))
         return false;
     greet_terminal(h);
     return true;
@@ -391,6 +403,7 @@ void th_host_stop(th_host *h)
         th_supervisor_stop(h->reload.sup); /* calls still waiting on a worker end now */
         stop_protocol(h);
     }
+    th_audit_close(); /* after the last call's line */
     th_registry_unref(h->reg); /* loaded but never served */
     h->reg = NULL;
     th_stdfds_close(&h->fds);

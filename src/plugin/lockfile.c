@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/canonjson.h"
 #include "base/jsontree.h"
 #include "base/log.h"
 #include "base/sha256.h"
@@ -30,60 +31,14 @@
 
 typedef char digest[TH_SHA256_DIGEST_LEN + 1];
 
-/* ---- canonical JSON: keys sorted by their bytes, no white space --------- */
-
 static int cmp_key(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool canon(th_buf *b, json_object *o);
-
-static bool canon_object(th_buf *b, json_object *o)
-{
-    size_t n = (size_t)json_object_object_length(o), k = 0;
-    const char **keys = malloc((n + 1) * sizeof *keys);
-    if (!keys)
-        return false;
-    json_object_object_foreach(o, key, val)
-    {
-        (void)val;
-        keys[k++] = key;
-    }
-    qsort(keys, n, sizeof *keys, cmp_key);
-    bool ok = th_buf_append(b, "{", 1);
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (i == 0 || th_buf_append(b, ",", 1)) && th_json_append_string(b, keys[i], strlen(keys[i])) &&
-             th_buf_append(b, ":", 1) && canon(b, json_object_object_get(o, keys[i]));
-    free(keys);
-    return ok && th_buf_append(b, "}", 1);
-}
-
-static bool canon(th_buf *b, json_object *o)
-{
-    if (json_object_is_type(o, json_type_object))
-        return canon_object(b, o);
-    if (!json_object_is_type(o, json_type_array))
-        return th_json_append(b, o);
-    bool ok = th_buf_append(b, "[", 1);
-    for (size_t i = 0; ok && i < json_object_array_length(o); i++)
-        ok = (i == 0 || th_buf_append(b, ",", 1)) && canon(b, json_object_array_get_idx(o, i));
-    return ok && th_buf_append(b, "]", 1);
-}
-
-/* O's canonical text, malloc'd; NULL when out of memory. */
-static char *canonical(json_object *o)
-{
-    th_buf b = {0};
-    if (canon(&b, o))
-        return b.data;
-    free(b.data);
-    return NULL;
-}
-
 static bool hash_of(json_object *o, digest out)
 {
-    char *text = canonical(o);
+    char *text = th_json_canonical(o);
     if (!text)
         return false;
     th_sha256_digest(text, strlen(text), out);
@@ -827,7 +782,7 @@ th_rc th_lock_diff(json_object *pinned, json_object *now, const char *lock_path,
     drifts l = {.lock = lock_path};
     json_object *pp = json_object_object_get(pinned, "plugins");
     /* Sorted, so the differences come in one order on every machine. */
-    char *text = canonical(now);
+    char *text = th_json_canonical(now);
     json_object *sorted = text ? json_tokener_parse(text) : NULL, *np = json_object_object_get(sorted, "plugins");
     free(text);
     l.oom = !sorted || !np || !pp;

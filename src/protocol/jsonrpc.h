@@ -35,6 +35,10 @@ enum {
      * --call-timeout (a tool call says so in an isError result instead);
      * outside the reserved range for the reason above. */
     TH_RPC_TIMED_OUT = -31001,
+    /* A tools/call refused by --rate-limit, --rate-limit-per-principal or
+     * --concurrency-limit before it ran; data.retryAfterMs says when to
+     * retry. Over HTTP it is a 429 with Retry-After. */
+    TH_RPC_RATE_LIMITED = -31002,
 };
 
 typedef enum th_rpc_kind {

@@ -63,6 +63,7 @@ void th_mcp_config_default(th_mcp_config *cfg)
     cfg->inline_calls = true;
     cfg->task_ttl_ms = 300000;
     cfg->max_tasks = 64;
+    cfg->limits = NULL;
 }
 
 static void modern_members(const th_mcp *m, json_object *result);
@@ -224,6 +225,7 @@ void th_mcpi_session_unref(th_mcp_session *s)
         free(s->inflight);
     th_asks_free(s->asks);
     free(s->principal);
+    free(s->who);
     th_policy_unref(s->caller);
     free(s->task_owner);
     free(s);
@@ -1819,6 +1821,12 @@ void th_mcp_session_set_principal(th_mcp_session *s, const char *principal)
 {
     free(s->principal);
     s->principal = principal ? strdup(principal) : NULL;
+}
+
+void th_mcp_session_set_who(th_mcp_session *s, const char *who)
+{
+    free(s->who);
+    s->who = who ? strdup(who) : NULL;
 }
 
 void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)

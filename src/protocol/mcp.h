@@ -112,6 +112,14 @@ void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const cha
 void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
 
 /*
+** Who the session's calls are made by, as the audit log writes it and the
+** per-principal limits count it (copied; NULL: "anonymous"): a name, never
+** a secret ("stdio", "sha256:HEX" of a token's principal). Before the
+** first message.
+*/
+void th_mcp_session_set_who(th_mcp_session *s, const char *who);
+
+/*
 ** The caller's own set of tools (over HTTP, from the scopes of its token
 ** and --auth-tools), or NULL for none: a tool outside it is absent from
 ** this caller's tools/list and unknown to its tools/call, as a tool the

@@ -122,7 +122,8 @@ _Static_assert((int)TH_METRICS_OK == (int)TH_OUTCOME_OK && (int)TH_METRICS_ERROR
                    (int)TH_METRICS_CRASH == (int)TH_OUTCOME_CRASH &&
                    (int)TH_METRICS_TIMEOUT == (int)TH_OUTCOME_TIMEOUT &&
                    (int)TH_METRICS_CANCELLED == (int)TH_OUTCOME_CANCELLED &&
-                   (int)TH_METRICS_BUSY == (int)TH_OUTCOME_BUSY,
+                   (int)TH_METRICS_BUSY == (int)TH_OUTCOME_BUSY &&
+                   (int)TH_METRICS_LIMITED == (int)TH_OUTCOME_LIMITED,
                "th_metrics_outcome follows th_call_outcome");
 
 static void job_free(job *j)
@@ -135,6 +136,7 @@ static void job_free(job *j)
     json_object_put(j->id);
     json_object_put(j->token);
     th_registry_unref(j->reg);
+    th_mcpi_gate_drop(&j->gate); /* a call refused after it passed the limits */
     th_mcpi_session_unref(j->s);
     free(j);
 }
@@ -590,6 +592,8 @@ static void resume_job(void *p, th_rc rc)
 static bool result_is_error(json_object *result)
 {
     json_object *v;
+    if (th_raw_result_is(result)) /* a worker's result, kept as its text */
+        return th_raw_result_is_error(result);
     return th_json_get(result, "isError", &v) && json_object_get_boolean(v);
 }
 
@@ -630,6 +634,7 @@ static void job_reply(job *j, json_object *result, json_object *msg, const th_bu
                               : result_is_error(result)  ? TH_OUTCOME_ERROR
                                                          : TH_OUTCOME_OK;
     th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
+    th_mcpi_gate_over(j, outcome, busy ? TH_RPC_SERVER_BUSY : 0);
     if (th_metrics_enabled)
         th_metrics_call_end(j->entry->name, (th_metrics_outcome)outcome, th_now_ns() - j->started_ns);
     th_mcpi_answering = j->batch;
@@ -1196,8 +1201,9 @@ static bool job_open_call(job *j, request *r, const call_params *cp, size_t args
 
 /* Undo a job's call before it is refused (under no lock): job_free then
  * drops the session reference taken here. */
-static void refuse_job(job *j)
+static void refuse_job(job *j, int code)
 {
+    th_mcpi_gate_over(j, TH_OUTCOME_BUSY, code);
     th_call_free(j->call);
     j->call = NULL;
     atomic_fetch_add(&j->s->refs, 1);
@@ -1213,7 +1219,7 @@ static bool admit_job(job *j, request *r)
      * the cancellations, end of input or stop request that free a slot. */
     if (s->ninflight >= MAX_INFLIGHT) {
         pthread_mutex_unlock(&s->lock);
-        refuse_job(j);
+        refuse_job(j, TH_RPC_SERVER_BUSY);
         th_mcpi_send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
                             "Server busy: %d tool calls are in flight; retry when some have finished", MAX_INFLIGHT);
         job_free(j);
@@ -1225,7 +1231,7 @@ static bool admit_job(job *j, request *r)
     if (s->ninflight > 0 && (j->bytes > max_bytes || s->inflight_bytes > max_bytes - j->bytes)) {
         size_t held = s->inflight_bytes;
         pthread_mutex_unlock(&s->lock);
-        refuse_job(j);
+        refuse_job(j, TH_RPC_SERVER_BUSY);
         th_mcpi_send_errorf(s, r->msg->id, TH_RPC_SERVER_BUSY,
                             "Server busy: tool calls in flight hold %zu bytes of requests (text and parsed arguments), "
                             "and this one (%zu bytes) "
@@ -1237,7 +1243,7 @@ static bool admit_job(job *j, request *r)
     j->hash = key_hash(j->key);
     if (find_job_h(s, j->key, j->hash)) {
         pthread_mutex_unlock(&s->lock);
-        refuse_job(j);
+        refuse_job(j, TH_RPC_INVALID_REQUEST);
         th_mcpi_send_error(s, r->msg->id, TH_RPC_INVALID_REQUEST,
                            "Invalid Request: a request with this id is in flight", NULL);
         job_free(j);
@@ -1305,6 +1311,7 @@ static void dispatch_job(job *j, request *r, bool here)
         th_mcpi_send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         if (th_metrics_enabled)
             th_metrics_call_end(j->entry->name, TH_METRICS_BUSY, th_now_ns() - j->started_ns);
+        th_mcpi_gate_over(j, TH_OUTCOME_BUSY, TH_RPC_INTERNAL_ERROR);
         if (j->batch)
             th_mcpi_batch_release(j->batch);
         job_free(j);
@@ -1316,24 +1323,38 @@ void th_mcpi_m_tools_call(request *r)
     th_mcp_session *s = r->s;
     call_params cp = {0};
     th_mrtr *mrtr;
-    if (!read_call(r, &cp) || answered_otherwise(r, &cp, &mrtr))
+    th_gate gate;
+    if (!read_call(r, &cp)) {
+        th_mcpi_gate_refused(r, cp.e);
         return;
+    }
+    if (!th_mcpi_gate_admit(r, cp.e, cp.args, &gate))
+        return;
+    if (answered_otherwise(r, &cp, &mrtr)) {
+        th_mcpi_gate_drop(&gate); /* a task's run is not held to --concurrency-limit */
+        return;
+    }
     /* A plain call's arguments' text rides behind the call: a proxied call
      * sends it to its worker as it came, not printed again from the tree. */
     size_t args_room = cp.lite && r->msg->call_args_text && json_object_is_type(cp.args, json_type_object)
                            ? r->msg->call_args_len
                            : 0;
     job *j = job_new(r, &cp, mrtr, args_room);
-    if (!j)
+    if (!j) {
+        th_mcpi_gate_drop(&gate);
         return;
+    }
+    j->gate = gate;
     /* A handler that only waits for a worker runs on the transport's
      * thread that waits for the answer anyway (th_mcp_session_wait_here):
      * it lets go of a cancelled call (see th_call_is_waiting_handler). */
     long long due = call_timeout(&s->mcp->cfg, cp.e);
     bool here = s->wait_limit_ms > 0 && due > 0 && due <= s->wait_limit_ms && !th_mcpi_answering &&
                 s->mcp->cfg.inline_calls && th_call_is_waiting_handler(cp.e->handler);
-    if (!job_open_call(j, r, &cp, args_room, here))
+    if (!job_open_call(j, r, &cp, args_room, here)) {
+        th_mcpi_gate_drop(&gate); /* J, and its copy, are gone */
         return;
+    }
     j->s = s;
     j->reg = th_registry_ref(r->reg); /* the call finishes on the code it started with */
     j->entry = cp.e;

@@ -15,6 +15,8 @@
 #include <json-c/json.h>
 
 #include "base/log.h"
+#include "base/sha256.h"
+#include "call/calllog.h"
 #include "call/callctx.h"
 #include "call/workpool.h"
 #include "plugin/reload.h"
@@ -22,6 +24,7 @@
 #include "protocol/mcptypes.h"
 #include "protocol/mcpasks.h"
 #include "protocol/mrtr.h"
+#include "protocol/ratelimit.h"
 #include "protocol/subscriptions.h"
 #include "protocol/tasks.h"
 
@@ -61,6 +64,12 @@ struct th_mcp {
 
 typedef struct job job;
 
+/* What a call carries from its admission to its end (protocol/callgate.c). */
+typedef struct th_gate {
+    th_limit_hold hold;                          /* its concurrency slot, if a limit applies */
+    char args_sha256[TH_SHA256_DIGEST_LEN + 1]; /* its arguments' hash with --audit-log, else "" */
+} th_gate;
+
 struct th_mcp_session {
     th_mcp *mcp;
     th_mcp_send_fn send;
@@ -99,6 +108,7 @@ struct th_mcp_session {
     struct side_op *ops;  /* reads, gets, completions running; under lock */
     unsigned legacy_caps; /* TH_ASK_* the initialize declared; under lock */
     char *principal;      /* th_mcp_session_set_principal, or NULL */
+    char *who;            /* th_mcp_session_set_who, or NULL */
     th_policy *caller;    /* th_mcp_session_set_caller, or NULL; under lock */
     th_asks *asks;        /* legacy requests to the client awaiting answers */
     th_subs *subs;            /* subscriptions/listen streams; under lock */
@@ -152,6 +162,7 @@ struct job {
     bool run_by_reader;     /* in th_pool_run_here, called by the reader */
     atomic_int defer_state; /* DEFER_*: who finishes a deferred call */
     th_rc resume_rc;        /* what th_call_resume passed, once DEFER_RESUMED */
+    th_gate gate;           /* from th_mcpi_gate_admit */
     /* CALL's memory (th_call_new_in): one allocation for the two. */
     max_align_t call_room[];
 };
@@ -225,5 +236,19 @@ void th_mcpi_notify_hook(void *ctx, json_object *notification);
 void th_mcpi_response_out(th_mcp_session *s);
 /* th_validate_opts.cancelled for a call being checked. */
 bool th_mcpi_validation_cancelled(void *call);
+
+/* ---- limits and audit (callgate.c) ------------------------------------ */
+/* May R's call of E with ARGS start? *G then holds what its end gives back;
+ * false once R is answered as limited (and audited). Reader thread. */
+bool th_mcpi_gate_admit(request *r, const th_entry *e, json_object *args, th_gate *g);
+/* R's call was refused as invalid (-32602) before it was admitted: E is its
+ * tool, or NULL when none of that name is served to R's caller (the name
+ * asked for is audited then: probing for tools shows). */
+void th_mcpi_gate_refused(request *r, const th_entry *e);
+/* Give back what G holds, for a call that ends before it has a job. */
+void th_mcpi_gate_drop(th_gate *g);
+/* J ended with OUTCOME (CODE: the JSON-RPC error it got, or 0): its
+ * concurrency slot is given back and its audit line written. Once. */
+void th_mcpi_gate_over(job *j, th_call_outcome o, int code);
 
 #endif

@@ -30,6 +30,7 @@ typedef struct th_mcp_config {
     bool inline_calls;          /* th_mcp_session_run_inline may be used (default) */
     long long task_ttl_ms;      /* tasks extension: how long a task is kept */
     size_t max_tasks;           /* ... unfinished tasks per client (principal) */
+    struct th_ratelimit *limits; /* tools/call limits (protocol/ratelimit.h), borrowed; NULL: none */
 } th_mcp_config;
 
 /*

@@ -539,6 +539,18 @@ static void sess_sweep(th_http *h)
     sess_end_gone(h, gone);
 }
 
+/* Who MS's calls are made by, for the audit log and per-principal limits:
+ * the principal's hash (auth.h), never the token; without tokens nobody. */
+static void set_who(const th_http *h, th_mcp_session *ms, const th_auth_principal *who)
+{
+    if (!h->opts.auth)
+        return;
+    char name[7 + 2 * sizeof who->id + 1] = "sha256:";
+    for (size_t i = 0; i < sizeof who->id; i++)
+        snprintf(name + 7 + 2 * i, 3, "%02x", who->id[i]);
+    th_mcp_session_set_who(ms, name);
+}
+
 /* A new session of WHO in the table, with a reference for the caller; NULL
  * when the table is full (*RETRY_S: when to try again) or memory is short. */
 static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **why, long long *retry_s)
@@ -566,6 +578,7 @@ static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **wh
         *why = "out of memory";
         return NULL;
     }
+    set_who(h, s->ms, who);
     pthread_mutex_lock(&h->lock);
     hsess *gone = NULL;
     sess_sweep_locked(h, &gone, retry_s);
@@ -1165,6 +1178,32 @@ static unsigned modern_status(const char *text, size_t len)
     return status;
 }
 
+/*
+** Whether the response TEXT (LEN bytes) refuses a call under a limit (TH_RPC_RATE_LIMITED),
+** in either era: then AFTER is its Retry-After, data.retryAfterMs in whole
+** seconds rounded up (at least 1), so the client's HTTP stack backs off too.
+*/
+static bool rate_limited(const char *text, size_t len, char *after, size_t size)
+{
+    char code[16];
+    snprintf(code, sizeof code, "%d", TH_RPC_RATE_LIMITED);
+    /* Such an error is a few hundred bytes: a result is never scanned
+     * through (a huge request id merely goes without the 429). */
+    if (len > 4096 || !strstr(text, code)) /* TEXT ends in a NUL (exchange_push) */
+        return false;
+    json_object *m = json_tokener_parse(text), *e, *v, *data, *ms;
+    bool limited = m && json_object_object_get_ex(m, "error", &e) && json_object_object_get_ex(e, "code", &v) &&
+                   json_object_get_int(v) == TH_RPC_RATE_LIMITED;
+    long long retry_ms = limited && json_object_object_get_ex(e, "data", &data) &&
+                                 json_object_object_get_ex(data, "retryAfterMs", &ms)
+                             ? json_object_get_int64(ms)
+                             : 1000;
+    json_object_put(m);
+    long long s = (retry_ms + 999) / 1000;
+    snprintf(after, size, "%lld", s < 1 ? 1 : s);
+    return limited;
+}
+
 /* One SSE response being written: EX's events from NEXT on. */
 typedef struct reader {
     th_http *h;
@@ -1319,7 +1358,10 @@ static enum MHD_Result answer(conn *k, struct MHD_Connection *c, bool modern, co
         ex->delivered = true;
         pthread_mutex_unlock(&ex->lock);
         unsigned status = modern ? modern_status(e->text, e->len) : 200;
-        return send_body(c, status, "application/json", e->text, e->len, sid, NULL, NULL);
+        char after[24];
+        bool limited = rate_limited(e->text, e->len, after, sizeof after);
+        return send_body(c, limited ? MHD_HTTP_TOO_MANY_REQUESTS : status, "application/json", e->text, e->len, sid,
+                         limited ? MHD_HTTP_HEADER_RETRY_AFTER : NULL, limited ? after : NULL);
     }
     bool silent = ex->nevents == 0;
     pthread_mutex_unlock(&ex->lock);
@@ -1544,6 +1586,7 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    set_who(h, k->ms, &k->who);
     th_mcp_session_set_caller(k->ms, k->caller);
     th_mcp_session_handle_msg(k->ms, m, k->body.data, k->body.len);
     return request ? answer(k, c, true, NULL) : accepted(c, NULL);

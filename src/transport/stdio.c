@@ -1559,6 +1559,8 @@ int th_stdio_serve(th_mcp *mcp, int in_fd, int out_fd, int stop_fd, const th_std
     v->in.cap = READ_CHUNK * 2;
     v->in.buf = malloc(v->in.cap);
     v->s = th_mcp_session_new(mcp, write_msg, &v->w);
+    if (v->s)
+        th_mcp_session_set_who(v->s, "stdio"); /* the process that started us, whoever it runs as */
     pthread_mutex_init(&v->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
