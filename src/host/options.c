@@ -259,6 +259,7 @@ static const char usage_head[] =
     "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
     "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
+    "       toolhost connect [--start] unix:PATH [DAEMON OPTION]...\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
     "Speaks MCP 2024-11-05 through 2025-11-25 (initialize handshake) and\n"
