@@ -344,24 +344,27 @@ static const char *endpoint_of(int argc, char **argv)
     return e;
 }
 
-static int usage(void)
+static int usage(FILE *out, int status)
 {
-    fprintf(stderr, "Usage: toolhost connect [--start] unix:PATH [DAEMON OPTION]...\n"
+    fprintf(out, "Usage: toolhost connect [--start] unix:PATH [DAEMON OPTION]...\n"
                     "Relay MCP on stdin/stdout to the toolhost daemon serving unix:PATH; with --start,\n"
                     "start one (with the DAEMON OPTIONs) when none answers.\n");
-    return 2;
+    return status;
 }
 
 int th_cli_connect(int argc, char **argv)
 {
     bool start = false;
     int i = 1;
+    for (int k = 1; k < argc; k++) /* anywhere, as the daemon's own --help would be */
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+            return usage(stdout, 0);
     if (i < argc && strcmp(argv[i], "--start") == 0) {
         start = true;
         i++;
     }
     if (i >= argc || strncmp(argv[i], "unix:", 5) != 0 || !argv[i][5])
-        return usage();
+        return usage(stderr, 2);
     relay r = {.sock = argv[i] + 5, .get_fd = -1, .endpoint = endpoint_of(argc - i - 1, argv + i + 1)};
     /* A client gone mid-answer is a write error, not a signal. */
     signal(SIGPIPE, SIG_IGN);

@@ -11,6 +11,7 @@
 # and removes the socket.
 set -u
 : "${TOOLHOST:?}" "${PLUGINS:?}" "${TESTPLUGINS:?}"
+TESTBUILDDIR=$(dirname "$TESTPLUGINS")/..
 dir=$(mktemp -d "${TMPDIR:-/tmp}/toolhost-daemon-XXXXXX")
 chmod 755 "$dir" # uid 65534 must reach the socket to be refused by its mode
 pids=""
@@ -117,6 +118,41 @@ done
 echo "ok: a reload (SIGHUP) reaches every client as tools/list_changed"
 exec 4>&- 6>&-
 wait "$c1" "$c3"
+
+# ---- asks and cancellation through the relay -------------------------
+mkdir "$dir/q"
+cp "$TESTBUILDDIR/conformance/.libs/client_asking_tools.so" "$TESTBUILDDIR/mcpplugins/.libs/slow.so" \
+    "$PLUGINS/echo.so" "$dir/q/"
+SQ="$dir/q.sock"
+"$TOOLHOST" --http=unix:"$SQ" -d "$dir/q" --no-registry-cache 2>"$dir/dq.log" &
+dq=$!
+pids="$pids $dq"
+until_ok 100 grep -q 'listening on unix:' "$dir/dq.log" || fail "the daemon did not start"
+mkfifo "$dir/inq"
+"$TOOLHOST" connect unix:"$SQ" <"$dir/inq" >"$dir/outq" 2>"$dir/cq.log" &
+cq=$!
+pids="$pids $cq"
+exec 7>"$dir/inq"
+echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}' >&7
+echo "$INITED" >&7
+echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"name?"}}}' >&7
+echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000,"tag":"relay"}}}' >&7
+echo_call 4 meanwhile >&7
+until_ok 100 grep -q '"method":"elicitation/create"' "$dir/outq" || fail "no elicitation/create reached the client"
+until_ok 100 grep -q '"id":4,.*"meanwhile"' "$dir/outq" || fail "a slow call held up the next one"
+ask=$(sed -n 's/.*"id":\("[^"]*"\),"method":"elicitation\/create".*/\1/p' "$dir/outq")
+[ -n "$ask" ] || fail "no id in the elicitation request: $(cat "$dir/outq")"
+echo "{\"jsonrpc\":\"2.0\",\"id\":$ask,\"result\":{\"action\":\"accept\",\"content\":{\"username\":\"ann\",\"email\":\"a@b\"}}}" >&7
+until_ok 100 grep -q '"id":1,"result":{"content":\[{"type":"text","text":"User response: .*ann' "$dir/outq" ||
+    fail "the elicitation's answer did not reach the tool: $(cat "$dir/outq")"
+echo "ok: an elicitation during a call reaches the client and its answer the tool"
+echo '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"test"}}' >&7
+until_ok 100 grep -q 'slow\[relay\]: saw cancellation' "$dir/dq.log" || fail "the cancellation did not reach the call"
+echo "ok: a cancellation reaches the call it names, while another call was answered"
+exec 7>&-
+wait "$cq"
+kill "$dq"
+wait "$dq"
 
 # ---- another uid --------------------------------------------------------
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
