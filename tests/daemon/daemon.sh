@@ -109,13 +109,23 @@ until_ok 100 grep -q '"id":2,"result":{"content":\[{"type":"text","text":"after"
 until_ok 100 grep -q '"id":2,.*"after"' "$dir/out3" || fail "client 3 not served after client 2 was killed"
 echo "ok: a killed client leaves the others served"
 
+# A 2026-07-28 client hears of changes on its subscriptions/listen stream.
+mkfifo "$dir/in4"
+"$TOOLHOST" connect unix:"$S" <"$dir/in4" >"$dir/out4" 2>"$dir/c4.log" &
+c4=$!
+pids="$pids $c4"
+exec 5>"$dir/in4"
+printf '{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{%s,"notifications":{"toolsListChanged":true}}}\n' "$META" >&5
+until_ok 100 grep -q 'notifications/subscriptions/acknowledged' "$dir/out4" || fail "subscriptions/listen not acknowledged"
 cp "$TESTPLUGINS/good.so" "$dir/p/"
 kill -HUP "$d1"
-for i in 1 3; do
+for i in 1 3 4; do
     until_ok 100 grep -q 'notifications/tools/list_changed' "$dir/out$i" ||
         fail "client $i did not hear of the reload"
 done
-echo "ok: a reload (SIGHUP) reaches every client as tools/list_changed"
+echo "ok: a reload (SIGHUP) reaches every client as tools/list_changed (legacy GET stream, 2026-07-28 listen)"
+exec 5>&-
+kill "$c4"
 exec 4>&- 6>&-
 wait "$c1" "$c3"
 
