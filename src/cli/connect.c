@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/util.h"
 #include "cli/autostart.h"
 #include "cli/cli.h"
@@ -36,6 +37,7 @@ typedef struct relay {
     bool out_gone;              /* stdout is closed: answers are dropped */
     int get_fd;                 /* the GET stream's connection, for shutdown */
     size_t inflight;            /* requests whose answers are still read */
+    json_object *mirrors;       /* tool -> {argument: header}: its x-mcp-header arguments */
     pthread_t getter;
 } relay;
 
@@ -96,6 +98,73 @@ static bool header_safe(const char *v)
 }
 
 /*
+** Remember the arguments each listed tool mirrors in Mcp-Param headers
+** (x-mcp-header), from a tools/list answer (TEXT) relayed to the client:
+** a 2026-07-28 server holds a call's headers to them, and the client,
+** speaking stdio, sends none.
+*/
+static void learn_mirrors(relay *r, const char *text)
+{
+    json_object *msg = json_tokener_parse(text), *res, *tools;
+    if (!json_object_object_get_ex(msg, "result", &res) || !json_object_object_get_ex(res, "tools", &tools) ||
+        !json_object_is_type(tools, json_type_array)) {
+        json_object_put(msg);
+        return;
+    }
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < json_object_array_length(tools); i++) {
+        json_object *t = json_object_array_get_idx(tools, i), *name, *schema, *props, *map = NULL;
+        if (!json_object_object_get_ex(t, "name", &name) || !json_object_object_get_ex(t, "inputSchema", &schema) ||
+            !json_object_object_get_ex(schema, "properties", &props) || !json_object_is_type(props, json_type_object))
+            continue;
+        json_object_object_foreach(props, arg, ps)
+        {
+            json_object *h;
+            if (!json_object_object_get_ex(ps, "x-mcp-header", &h) || !json_object_is_type(h, json_type_string))
+                continue;
+            if (!map)
+                map = json_object_new_object();
+            json_object_object_add(map, arg, json_object_get(h));
+        }
+        if (map) {
+            if (!r->mirrors)
+                r->mirrors = json_object_new_object();
+            json_object_object_add(r->mirrors, json_object_get_string(name), map);
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    json_object_put(msg);
+}
+
+/* Mcp-Param-NAME fields for the mirrored arguments of a tools/call: a
+ * string as it is, anything else as its JSON text, Base64-wrapped when it
+ * cannot go as it is. Under r->lock. */
+static int add_mirrors(relay *r, json_object *msg, char *head, size_t size)
+{
+    json_object *map, *p, *args, *v;
+    const char *tool = param_string(msg, "name");
+    int n = 0;
+    if (!tool || !r->mirrors || !json_object_object_get_ex(r->mirrors, tool, &map) ||
+        !json_object_object_get_ex(msg, "params", &p) || !json_object_object_get_ex(p, "arguments", &args))
+        return 0;
+    json_object_object_foreach(map, arg, hname)
+    {
+        if (!json_object_object_get_ex(args, arg, &v) || (size_t)n >= size)
+            continue;
+        const char *text = json_object_is_type(v, json_type_string)
+                               ? json_object_get_string(v)
+                               : json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        size_t tl = strlen(text);
+        bool plain = header_safe(text) && (!tl || (text[0] != ' ' && text[tl - 1] != ' '));
+        char *b64 = plain ? NULL : th_base64_encode(text, tl);
+        n += snprintf(head + n, size - (size_t)n, plain ? "\r\nMcp-Param-%s: %s" : "\r\nMcp-Param-%s: =?base64?%s?=",
+                      json_object_get_string(hname), plain ? text : b64 ? b64 : "");
+        free(b64);
+    }
+    return n;
+}
+
+/*
 ** The request head for MSG: the session once there is one, and for a
 ** message claiming a per-request version the headers the server holds
 ** against its body (MCP-Protocol-Version, Mcp-Method, Mcp-Name). The
@@ -128,17 +197,24 @@ static void build_head(relay *r, json_object *msg, size_t blen, char *head, size
         if (v && header_safe(v))
             n += snprintf(head + n, size - (size_t)n, "\r\nMcp-Name: %s", v);
     }
+    if (method && strcmp(method, "tools/call") == 0 && (size_t)n < size) {
+        pthread_mutex_lock(&r->lock);
+        add_mirrors(r, msg, head + n, size - (size_t)n);
+        pthread_mutex_unlock(&r->lock);
+    }
 }
 
 /* Relay a response body: JSON, or SSE events until the stream ends. False
  * when nothing that answers came (the caller then answers ID itself). */
-static bool relay_body(relay *r, th_httpc *c, char *last_id, size_t idsize)
+static bool relay_body(relay *r, th_httpc *c, char *last_id, size_t idsize, bool list)
 {
     bool any = false;
     if (c->sse) {
         char *data;
         while ((data = th_httpc_event(c, last_id, idsize)) != NULL) {
             if (data[strspn(data, " \t\n")]) { /* a priming event carries no message */
+                if (list)
+                    learn_mirrors(r, data);
                 emit(r, data, strlen(data));
                 any = true;
             }
@@ -149,6 +225,8 @@ static bool relay_body(relay *r, th_httpc *c, char *last_id, size_t idsize)
     size_t len;
     char *body = th_httpc_body(c, &len);
     json_object *parsed = body && len ? json_tokener_parse(body) : NULL;
+    if (parsed && list)
+        learn_mirrors(r, body);
     if (parsed) /* a JSON-RPC answer, also with a 4xx (a refused request) */
         emit(r, body, len);
     any = parsed != NULL;
@@ -198,7 +276,7 @@ static void *listen_stream(void *arg)
         pthread_mutex_unlock(&r->lock);
         ok = ok && !ending && th_httpc_head(&c) && c.status == 200 && c.sse;
         if (ok)
-            relay_body(r, &c, last, sizeof last);
+            relay_body(r, &c, last, sizeof last, false);
         pthread_mutex_lock(&r->lock);
         r->get_fd = -1;
         pthread_mutex_unlock(&r->lock);
@@ -216,6 +294,7 @@ typedef struct pending {
     th_httpc c;
     json_object *id;
     bool initialize;
+    bool list; /* tools/list: its answer names the arguments mirrored in headers */
 } pending;
 
 static void *read_answer(void *arg)
@@ -239,7 +318,7 @@ static void *read_answer(void *arg)
         if (p->id)
             emit_error(r, p->id, what);
     } else {
-        if (!relay_body(r, &p->c, last, sizeof last) && (p->id || p->c.status >= 400)) {
+        if (!relay_body(r, &p->c, last, sizeof last, p->list) && (p->id || p->c.status >= 400)) {
             char what[96];
             snprintf(what, sizeof what, "toolhost connect: the daemon answered HTTP %d without a message",
                      p->c.status);
@@ -282,6 +361,7 @@ static void forward(relay *r, char *line, size_t len)
     p->r = r;
     p->id = request ? json_object_get(id) : NULL;
     p->initialize = request && strcmp(json_object_get_string(m), "initialize") == 0;
+    p->list = request && strcmp(json_object_get_string(m), "tools/list") == 0;
     json_object_put(msg);
     if (!th_httpc_send(&p->c, r->sock, head, line, len)) {
         char what[512];
@@ -386,6 +466,7 @@ int th_cli_connect(int argc, char **argv)
     }
     free(line);
     finish(&r);
+    json_object_put(r.mirrors);
     pthread_mutex_destroy(&r.lock);
     pthread_cond_destroy(&r.done);
     return 0;

@@ -132,7 +132,7 @@ wait "$c1" "$c3"
 # ---- asks and cancellation through the relay -------------------------
 mkdir "$dir/q"
 cp "$TESTBUILDDIR/conformance/.libs/client_asking_tools.so" "$TESTBUILDDIR/mcpplugins/.libs/slow.so" \
-    "$PLUGINS/echo.so" "$dir/q/"
+    "$TESTBUILDDIR/conformance/.libs/test_header_param.so" "$PLUGINS/echo.so" "$dir/q/"
 SQ="$dir/q.sock"
 "$TOOLHOST" --http=unix:"$SQ" -d "$dir/q" --no-registry-cache 2>"$dir/dq.log" &
 dq=$!
@@ -161,6 +161,26 @@ until_ok 100 grep -q 'slow\[relay\]: saw cancellation' "$dir/dq.log" || fail "th
 echo "ok: a cancellation reaches the call it names, while another call was answered"
 exec 7>&-
 wait "$cq"
+
+# A 2026-07-28 call of a tool that mirrors an argument in a header
+# (x-mcp-header): connect learns which from the tools/list it relays.
+mkfifo "$dir/inh"
+"$TOOLHOST" connect unix:"$SQ" <"$dir/inh" >"$dir/outh" 2>"$dir/ch.log" &
+ch=$!
+pids="$pids $ch"
+exec 7>"$dir/inh"
+printf '{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{%s}}\n' "$META" >&7
+until_ok 100 grep -q '"id":"l","result"' "$dir/outh" || fail "no tools/list answer: $(cat "$dir/outh")"
+# Plain ASCII goes as it is, anything else Base64-wrapped.
+for region in "eu west" "zürich"; do
+    printf '{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"test_header_param","arguments":{"region":"%s"},%s}}\n' \
+        "$region" "$region" "$META" >&7
+    until_ok 100 grep -q "\"id\":\"$region\",\"result\":{\"content\":\[{\"type\":\"text\",\"text\":\"$region\"}" "$dir/outh" ||
+        fail "a call with an Mcp-Param header ($region): $(cat "$dir/outh")"
+done
+exec 7>&-
+wait "$ch"
+echo "ok: a 2026-07-28 call of an x-mcp-header tool gets its Mcp-Param header"
 kill "$dq"
 wait "$dq"
 
