@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** cli/cli.h: the subcommands for plugin authors, above the protocol layer:
-** `toolhost inspect`, `toolhost call`, `toolhost new-plugin` and
-** `toolhost lock`. Each takes
+** `toolhost inspect`, `toolhost call`, `toolhost new-plugin`,
+** `toolhost lock` and `toolhost connect`. Each takes
 ** its own argv (argv[0] is the subcommand's name) and returns the process
 ** exit status; main() dispatches to them.
 */
@@ -22,5 +22,9 @@ int th_cli_new_plugin(int argc, char **argv);
 /* Pin the definitions served in a lock file, or check them against one
  * (cli/lock.c). */
 int th_cli_lock(int argc, char **argv);
+
+/* Relay MCP on stdin/stdout to the daemon on a Unix socket, starting it
+ * with --start (cli/connect.c). */
+int th_cli_connect(int argc, char **argv);
 
 #endif

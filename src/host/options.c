@@ -35,6 +35,7 @@ static th_host_parse_rc opt_registry_cache(th_host_opts *o, const th_option *opt
 static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http_path(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_socket_mode(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_tool_scope(th_host_opts *o, const th_option *opt, const char *arg);
@@ -197,7 +198,12 @@ static const th_option table[] = {
     {"http", 0, "[ADDR:]PORT", CALL(opt_http), .section = "Streamable HTTP",
      .help = "also serve MCP over HTTP on PORT (ADDR: an IPv4\nor [IPv6] literal; default 127.0.0.1); with\n--http "
              "alone stdin is not read (add --stdio);\n--http=systemd: serve on the socket a .socket\nunit passed "
-             "(LISTEN_FDS=1; see contrib/systemd)"},
+             "(LISTEN_FDS=1; see contrib/systemd);\nunix:PATH: on a Unix socket at PATH, one\ndaemon for many "
+             "clients (toolhost connect);\neach peer's uid is its principal, uid:N"},
+    {"http-socket-mode", 0, "OCTAL", CALL(opt_socket_mode), .def = "0600",
+     .help = "permissions of the --http unix:PATH socket\n(default 0600: this user's clients only)"},
+    {"idle-exit", 0, "SECONDS", SECONDS(idle_exit_ms, 1),
+     .help = "with --http: exit (status 0) after SECONDS\nwith no client connection and no session"},
     {"stdio", 0, NULL, SWITCH(stdio_on),
      .help = "serve stdin/stdout too (the default without\n--http); end of input then ends the host"},
     {"http-path", 0, "PATH", CALL(opt_http_path), .def = "/mcp", .help = "the endpoint (default /mcp)"},
@@ -267,6 +273,7 @@ static const char usage_head[] =
     "       toolhost inspect [--json] [--qualified-names] [[BOX=]DIR|FILE.so]...\n"
     "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
+    "       toolhost connect [--start] unix:PATH [DAEMON OPTION]...\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
     "Speaks MCP 2024-11-05 through 2025-11-25 (initialize handshake) and\n"
@@ -506,10 +513,34 @@ static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const ch
         }
         return TH_HOST_RUN;
     }
+    if (strncmp(arg, "unix:", 5) == 0) {
+        if (!arg[5]) {
+            fprintf(stderr, "toolhost: --http=unix:PATH: the path is empty\n");
+            return TH_HOST_USAGE;
+        }
+        /* Bound at start-up (host/serve.c), once the mode is known. */
+        o->http_unix = arg + 5;
+        o->passed_loopback = true; /* no network: the loopback rules apply */
+        return TH_HOST_RUN;
+    }
     if (!parse_addr_port("http", arg, o->http_addr, &o->http.port))
         return TH_HOST_USAGE;
     if (o->http_addr[0])
         o->http.addr = o->http_addr;
+    return TH_HOST_RUN;
+}
+
+/* --http-socket-mode: permission bits, in octal as chmod(1) takes them. */
+static th_host_parse_rc opt_socket_mode(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 8);
+    if (!*arg || *end || errno || v > 0777) {
+        fprintf(stderr, "toolhost: --%s: '%s' is not an octal mode from 0 to 0777\n", opt->name, arg);
+        return TH_HOST_USAGE;
+    }
+    o->socket_mode = (unsigned)v;
     return TH_HOST_RUN;
 }
 
@@ -827,6 +858,11 @@ static th_host_parse_rc finish(th_host_opts *o)
     if (o->metrics_on && !o->metrics_own && !o->http_on) {
         /* Counting with nowhere to read the counts would cost for nothing. */
         fprintf(stderr, "toolhost: --metrics=http needs --http; give --metrics an address to serve stdio\n");
+        return TH_HOST_USAGE;
+    }
+    if (o->idle_exit_ms && !o->http_on) {
+        /* stdio ends with its client already. */
+        fprintf(stderr, "toolhost: --idle-exit needs --http\n");
         return TH_HOST_USAGE;
     }
     /* A directory the user named must be there; the default one may not be. */

@@ -50,6 +50,9 @@ typedef struct th_host_opts {
     char http_addr[TH_HOST_ADDR_MAX];
     bool http_on, stdio_on, allow_unauth;
     bool passed_loopback; /* --http=systemd: the passed socket is loopback */
+    const char *http_unix; /* --http unix:PATH: the socket to create, into argv; NULL: none */
+    unsigned socket_mode;  /* --http-socket-mode: its permission bits */
+    long long idle_exit_ms; /* --idle-exit: exit after this long with no client; 0: never */
     const char *auth_file, *jwks_file;
     const char *grants_claim; /* --auth-tools-claim */
     const char *tool_scopes[TH_HOST_MAX_TOOL_SCOPES]; /* "TOOL=SCOPE", into argv */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/audit.h"
@@ -25,6 +26,7 @@
 #include "host/serve.h"
 #include "plugin/qualname.h"
 #include "plugin/cache.h"
+#include "transport/unixsock.h"
 #include "worker/ipc.h"
 #include "worker/spawn.h"
 
@@ -260,6 +262,37 @@ static bool add_jwks(th_auth **auth, const char *path, const th_http_opts *o)
     return ok;
 }
 
+/* --http unix:PATH: create the socket (transport/unixsock.h) and serve on
+ * it as on a passed one; remember which file it is, for the unlink at stop. */
+static bool bind_unix(th_host *h, th_http_opts *hopts)
+{
+    char err[2304];
+    struct stat st;
+    int fd = th_unixsock_listen(h->opts->http_unix, h->opts->socket_mode, err, sizeof err);
+    if (fd < 0) {
+        th_log(TH_LOG_CRITICAL, "--http: %s", err);
+        return false;
+    }
+    if (stat(h->opts->http_unix, &st) == 0) {
+        h->unix_bound = true;
+        h->unix_dev = st.st_dev;
+        h->unix_ino = st.st_ino;
+    }
+    hopts->use_listen_fd = true;
+    hopts->listen_fd = fd;
+    return true;
+}
+
+/* At a clean stop the socket goes, unless another server has replaced it. */
+static void unlink_unix(th_host *h)
+{
+    struct stat st;
+    if (h->unix_bound && stat(h->opts->http_unix, &st) == 0 && st.st_dev == h->unix_dev &&
+        st.st_ino == h->unix_ino && unlink(h->opts->http_unix) != 0)
+        th_log(TH_LOG_WARNING, "cannot remove %s: %s", h->opts->http_unix, strerror(errno));
+    h->unix_bound = false;
+}
+
 /* A scope on a name no tool has protects nothing while the tool stays open,
  * so at start-up it is refused. */
 static bool start_http(th_host *h)
@@ -277,8 +310,9 @@ static bool start_http(th_host *h)
     }
     if (o->jwks_file && !add_jwks(&h->auth, o->jwks_file, &o->http))
         return false;
-    if (o->http.ncaller_tools && !h->auth) { /* without tokens, no caller has scopes to choose by */
-        th_log(TH_LOG_CRITICAL, "--auth-tools needs --auth-token-file or --auth-jwks-file");
+    if (o->http.ncaller_tools && !h->auth && !o->http_unix) { /* without tokens or uids, no caller has scopes */
+        th_log(TH_LOG_CRITICAL, "--auth-tools needs --auth-token-file or --auth-jwks-file (or --http unix:PATH, "
+                              "whose peers carry uid:N)");
         return false;
     }
     if (o->grants_claim && !o->jwks_file) { /* only a JWT has claims */
@@ -290,6 +324,8 @@ static bool start_http(th_host *h)
         return false;
     }
     th_http_opts hopts = o->http;
+    if (o->http_unix && !bind_unix(h, &hopts))
+        return false;
     hopts.max_body_bytes = o->stdio.max_message_bytes;
     hopts.auth = h->auth;
     hopts.metrics = o->metrics_on && !o->metrics_own;
@@ -305,6 +341,10 @@ static void announce_http(const th_host *h)
 {
     const th_http_opts *o = &h->opts->http;
     const char *path = o->path ? o->path : "/mcp";
+    if (h->opts->http_unix) {
+        th_log(TH_LOG_INFO, "listening on unix:%s (endpoint %s)", h->opts->http_unix, path);
+        return;
+    }
     if (o->use_listen_fd) {
         th_log(TH_LOG_INFO, "listening on the socket passed by the service manager (port %u, endpoint %s)",
                th_http_port(h->http), path);
@@ -316,12 +356,21 @@ static void announce_http(const th_host *h)
            th_http_port(h->http), path);
 }
 
-/* Serve HTTP only: wait for a stop signal. */
-static void wait_stop(int stop_fd)
+/* Serve HTTP only: wait for a stop signal, or (--idle-exit) for IDLE_MS
+ * without a client. Idleness is looked at once a second: the limit is
+ * meant in seconds, and a wake-up a second costs nothing. */
+static void wait_stop(th_host *h, long long idle_ms)
 {
-    struct pollfd p = {.fd = stop_fd, .events = POLLIN};
-    while (poll(&p, 1, -1) < 0 && errno == EINTR)
-        ;
+    struct pollfd p = {.fd = h->stop_fd, .events = POLLIN};
+    for (;;) {
+        int n = poll(&p, 1, idle_ms ? 1000 : -1);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return;
+        if (n == 0 && th_http_idle_ms(h->http) >= idle_ms) {
+            th_log(TH_LOG_INFO, "no client for --idle-exit (%lld s): exiting", idle_ms / 1000);
+            return;
+        }
+    }
 }
 
 /* The stdio client is one session while it is served. */
@@ -358,7 +407,7 @@ int th_host_serve(th_host *h)
     th_notify_ready();
     if (serves_stdio(o))
         return serve_stdio(h);
-    wait_stop(h->stop_fd);
+    wait_stop(h, h->http ? o->idle_exit_ms : 0);
     return 0;
 }
 
@@ -397,6 +446,7 @@ void th_host_stop(th_host *h)
         th_mcp_end_subscriptions(h->mcp);
     th_http_stop(h->http, th_now_ms() + h->opts->stdio.grace_ms);
     h->http = NULL;
+    unlink_unix(h);
     th_auth_free(h->auth); /* after the server that reads it */
     h->auth = NULL;
     if (h->mcp) {

@@ -27,6 +27,8 @@ typedef struct th_host {
     th_http *http;
     th_observe *observe;    /* --metrics ADDR: its own listener, or NULL */
     th_reloader reload;
+    bool unix_bound;        /* --http unix:PATH was created: unlinked at stop */
+    unsigned long long unix_dev, unix_ino; /* which file it was (a newer one is not ours) */
 } th_host;
 
 /*
@@ -44,7 +46,7 @@ bool th_host_setup(th_host *h, th_host_opts *o);
  * serve (0: the client left while plugins loaded), or -1 to go on. */
 int th_host_load(th_host *h);
 
-/* Serve until end of input, or a stop signal; the exit status. */
+/* Serve until end of input, a stop signal, or --idle-exit; the exit status. */
 int th_host_serve(th_host *h);
 
 /* Stop everything in order and release H. */

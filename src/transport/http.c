@@ -38,6 +38,7 @@
 #include "transport/httphead.h"
 #include "transport/mhd.h"
 #include "transport/observe.h"
+#include "transport/unixsock.h"
 
 #define H_SESSION "Mcp-Session-Id"
 #define H_VERSION "MCP-Protocol-Version"
@@ -218,6 +219,7 @@ struct th_http {
     th_mcp *mcp;
     th_http_opts opts;
     bool loopback;          /* bound to a loopback address: Host is checked */
+    bool unix_peers;        /* a Unix socket: without tokens, a peer's uid is its principal */
     struct MHD_Daemon *daemon;
     atomic_bool abort;      /* hard stop: waits end now */
     pthread_mutex_t lock;   /* everything below */
@@ -227,6 +229,8 @@ struct th_http {
     long long next_sweep_ms; /* when sess_sweep looks for expired sessions again */
     size_t active;          /* requests being answered */
     struct conn *moderns;   /* modern requests being served (modern_track) */
+    size_t open_conns;      /* connections open now */
+    long long idle_since;   /* th_now_ms when the last connection and session went; 0: busy */
     th_deadlines *deadlines; /* every connection's whole-request deadline */
 };
 
@@ -540,11 +544,15 @@ static void sess_sweep(th_http *h)
 }
 
 /* Who MS's calls are made by, for the audit log and per-principal limits:
- * the principal's hash (auth.h), never the token; without tokens nobody. */
+ * the principal's hash (auth.h), never the token; a Unix socket peer's
+ * "uid:N" without tokens; else nobody. */
 static void set_who(const th_http *h, th_mcp_session *ms, const th_auth_principal *who)
 {
-    if (!h->opts.auth)
+    if (!h->opts.auth) {
+        if (h->unix_peers)
+            th_mcp_session_set_who(ms, (const char *)who->id);
         return;
+    }
     char name[7 + 2 * sizeof who->id + 1] = "sha256:";
     for (size_t i = 0; i < sizeof who->id; i++)
         snprintf(name + 7 + 2 * i, 3, "%02x", who->id[i]);
@@ -1586,6 +1594,8 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg
     if (h->opts.auth) /* a requestState is bound to the credentials that earned it (whole, not cut) */
         th_mcp_session_set_principal(k->ms,
                                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    else if (h->unix_peers)
+        th_mcp_session_set_principal(k->ms, (const char *)k->who.id);
     set_who(h, k->ms, &k->who);
     th_mcp_session_set_caller(k->ms, k->caller);
     th_mcp_session_handle_msg(k->ms, m, k->body.data, k->body.len);
@@ -1692,6 +1702,26 @@ static enum MHD_Result serve_observe(th_http *h, struct MHD_Connection *c, const
     return th_observe_answer(c, url);
 }
 
+/*
+** A Unix socket peer without tokens: its uid, read from the kernel
+** (SO_PEERCRED), is who it is: "uid:N" names its sessions (WHO, the text
+** zero-padded) and is the one scope it carries for --auth-tools (GRANTED).
+** False when the kernel does not say (the connection is then dropped).
+*/
+static bool peer_principal(struct MHD_Connection *c, th_auth_principal *who, char *granted, size_t size)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    uid_t uid;
+    if (!i || !th_unixsock_peer_uid(i->connect_fd, &uid)) {
+        th_log(TH_LOG_WARNING, "http: cannot read a Unix socket peer's credentials: %s", strerror(errno));
+        return false;
+    }
+    *who = (th_auth_principal){0};
+    snprintf((char *)who->id, sizeof who->id, "uid:%lu", (unsigned long)uid);
+    snprintf(granted, size, "%s", (const char *)who->id);
+    return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -1719,6 +1749,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         k->h = h;
         k->who = r.who;
+        if (h->unix_peers && !h->opts.auth && !peer_principal(c, &k->who, r.granted, sizeof r.granted)) {
+            free(k);
+            return MHD_NO;
+        }
         bool nomem;
         k->caller = caller_set(h, r.granted, &nomem);
         if (nomem) {
@@ -1809,6 +1843,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode toe)
 {
     th_http *h = cls;
+    pthread_mutex_lock(&h->lock);
+    h->open_conns += toe == MHD_CONNECTION_NOTIFY_CLOSED ? (size_t)-1 : 1;
+    pthread_mutex_unlock(&h->lock);
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         th_deadline_remove(h->deadlines, *socket_context);
         *socket_context = NULL;
@@ -1850,7 +1887,7 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     /* poll(), not select(): workers and connections may push descriptors past
      * FD_SETSIZE. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_POLL;
-    bool loopback;
+    bool loopback, h_unix = false;
     socklen_t sslen = sizeof ss;
     /* libmicrohttpd is opened here, not at every start (transport/mhd.h). */
     if (!th_mhd_open(err, errlen))
@@ -1862,6 +1899,7 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
             snprintf(err, errlen, "descriptor %d: %s", opts->listen_fd, strerror(errno));
             return NULL;
         }
+        h_unix = ss.ss_family == AF_UNIX;
         loopback = ss.ss_family == AF_UNIX ||
                    (ss.ss_family == AF_INET && (ntohl(v4->sin_addr.s_addr) >> 24) == 127) ||
                    (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr));
@@ -1902,6 +1940,7 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     if (h->opts.max_client_connections > h->opts.max_connections)
         h->opts.max_client_connections = h->opts.max_connections;
     h->loopback = loopback;
+    h->unix_peers = h_unix;
     long long limit = h->opts.request_timeout_ms;
     if (!(h->deadlines = th_deadlines_new(limit < REQUEST_WAIT_MS ? limit : REQUEST_WAIT_MS,
                                           limit < REQUEST_READ_MS ? limit : REQUEST_READ_MS, err, errlen))) {
@@ -1935,6 +1974,21 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         return NULL;
     }
     return h;
+}
+
+long long th_http_idle_ms(th_http *h)
+{
+    sess_sweep(h); /* a session whose client vanished counts until it expires */
+    long long now = th_now_ms(), idle = 0;
+    pthread_mutex_lock(&h->lock);
+    if (h->open_conns || h->nsessions)
+        h->idle_since = 0;
+    else if (!h->idle_since)
+        h->idle_since = now;
+    else
+        idle = now - h->idle_since;
+    pthread_mutex_unlock(&h->lock);
+    return idle;
 }
 
 unsigned th_http_port(const th_http *h)

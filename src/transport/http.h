@@ -46,8 +46,12 @@ typedef struct th_http_opts {
                                   * so a load balancer can pin a session to the
                                   * instance that issued it; NULL: none */
     bool metrics;                /* serve /metrics (/healthz and /readyz always) */
-    bool use_listen_fd;          /* serve on LISTEN_FD (socket activation) instead
-                                  * of binding ADDR and PORT; th_http owns it */
+    bool use_listen_fd;          /* serve on LISTEN_FD (socket activation, or a
+                                  * Unix socket: see unixsock.h) instead of
+                                  * binding ADDR and PORT; th_http owns it. On a
+                                  * Unix socket without tokens each peer's uid is
+                                  * its principal ("uid:N", also its scope for
+                                  * CALLER_TOOLS) */
     int listen_fd;
 } th_http_opts;
 
@@ -61,6 +65,10 @@ typedef struct th_http th_http;
 ** in ERR when the address cannot be parsed or bound.
 */
 th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t errlen);
+
+/* For how long (ms) H has had no open connection and no session; 0 while
+ * it has one. Expired sessions are ended first. --idle-exit polls it. */
+long long th_http_idle_ms(th_http *h);
 
 /* The port actually bound (useful after port 0). */
 unsigned th_http_port(const th_http *h);
