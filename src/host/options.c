@@ -22,6 +22,7 @@
 #include "plugin/qualname.h"
 #include "protocol/mrtr.h"
 #include "transport/activation.h"
+#include "transport/otlp.h"
 
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
@@ -33,6 +34,7 @@ static th_host_parse_rc opt_plugin_dir(th_host_opts *o, const th_option *opt, co
 static th_host_parse_rc opt_registry_cache(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_otlp(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http_path(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_session_prefix(th_host_opts *o, const th_option *opt, const char *arg);
@@ -240,6 +242,11 @@ static const th_option table[] = {
              "their own listener (ADDR: an\nIPv4 or [IPv6] literal; default 127.0.0.1),\nthe way to have them "
              "when serving stdio;\nhttp: on the --http listener, behind its\nauthorization. /healthz and /readyz "
              "are\nanswered on both"},
+    {"otlp-endpoint", 0, "URL", CALL(opt_otlp),
+     .help = "export a span per MCP request (OpenTelemetry\nMCP conventions) as OTLP/HTTP JSON to URL\n"
+             "(http://HOST[:PORT][/PATH]; PATH default\n/v1/traces), batched off the call path; a\n"
+             "traceparent in params._meta is the parent;\nwhen the collector falls behind spans are\n"
+             "dropped (counted in /metrics)"},
     {"quiet", 'q', NULL, .kind = TH_OPT_SET, .type = TH_OT_INT, .offset = FIELD(log_level), .value = TH_LOG_WARNING,
      .help = "same as --log-level=warning"},
     {"help", 'h', NULL, CALL(opt_help), .key = "", .help = "show this help and exit"},
@@ -507,6 +514,19 @@ static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const
     o->metrics_own = strcmp(arg, "http") != 0;
     if (o->metrics_own && !parse_addr_port("metrics", arg, o->metrics_addr, &o->metrics_port))
         return TH_HOST_USAGE;
+    return TH_HOST_RUN;
+}
+
+/* --otlp-endpoint: the URL checked now; nothing is connected until a
+ * batch is ready (a collector may start after the host). */
+static th_host_parse_rc opt_otlp(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    char err[1100];
+    if (!th_otlp_check_url(arg, err, sizeof err)) {
+        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, err);
+        return TH_HOST_USAGE;
+    }
+    o->otlp_endpoint = arg;
     return TH_HOST_RUN;
 }
 
