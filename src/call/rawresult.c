@@ -317,8 +317,9 @@ static const char *content(scan *s, const char *p)
 }
 
 /* The whole text: {"content":[...],"structuredContent":{...},"isError":B}
- * in any order, content required, nothing else, nothing after. */
-static bool spliceable(const char *text, size_t len)
+ * in any order, content required, nothing else, nothing after; *IS_ERROR
+ * says whether B is true. */
+static bool spliceable(const char *text, size_t len, bool *is_error)
 {
     scan s = {.end = text + len, .depth = 1};
     const char *p = text;
@@ -341,8 +342,10 @@ static bool spliceable(const char *text, size_t len)
             p = content(&s, p);
         else if (which == 1)
             p = *p == '{' ? container(&s, p) : NULL;
+        else if ((*is_error = *p == 't'))
+            p = literal(&s, p, "true");
         else
-            p = *p == 't' ? literal(&s, p, "true") : literal(&s, p, "false");
+            p = literal(&s, p, "false");
         if (!p || p >= s.end)
             return false;
         if (*p == ',' && p + 1 < s.end && p[1] != '}')
@@ -359,6 +362,7 @@ static const char raw_tag = 0;
 
 typedef struct raw {
     th_json_tag tag; /* &raw_tag */
+    bool is_error;   /* "isError":true */
     size_t len;
     char text[]; /* NUL-terminated */
 } raw;
@@ -379,7 +383,8 @@ static void raw_free(json_object *o, void *p)
 
 json_object *th_raw_result_new(const char *text, size_t len)
 {
-    if (len > INT32_MAX || !spliceable(text, len)) /* spliceable checks UTF-8 too */
+    bool is_error = false;
+    if (len > INT32_MAX || !spliceable(text, len, &is_error)) /* spliceable checks UTF-8 too */
         return NULL;
     raw *r = malloc(sizeof *r + len + 1);
     /* Only code that knows (th_raw_result_is) looks inside. */
@@ -389,6 +394,7 @@ json_object *th_raw_result_new(const char *text, size_t len)
         return NULL;
     }
     r->len = len;
+    r->is_error = is_error;
     memcpy(r->text, text, len);
     r->text[len] = '\0';
     return o;
@@ -397,6 +403,12 @@ json_object *th_raw_result_new(const char *text, size_t len)
 bool th_raw_result_is(json_object *result)
 {
     return th_json_carried(result, &raw_tag) != NULL;
+}
+
+bool th_raw_result_is_error(json_object *result)
+{
+    const raw *r = th_raw_result_is(result) ? json_object_get_userdata(result) : NULL;
+    return r && r->is_error;
 }
 
 const char *th_raw_result_text(json_object *result, size_t *len)

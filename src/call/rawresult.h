@@ -33,6 +33,9 @@ json_object *th_raw_result_new(const char *text, size_t len);
 /* True when RESULT came from th_raw_result_new. */
 bool th_raw_result_is(json_object *result);
 
+/* True when RESULT is raw and says "isError": true (json-c cannot see it). */
+bool th_raw_result_is_error(json_object *result);
+
 /*
 ** The text a raw RESULT writes (owned by RESULT, NUL-terminated) and its
 ** length in *LEN, or NULL when RESULT is not raw: lets a writer copy the

@@ -592,6 +592,8 @@ static void resume_job(void *p, th_rc rc)
 static bool result_is_error(json_object *result)
 {
     json_object *v;
+    if (th_raw_result_is(result)) /* a worker's result, kept as its text */
+        return th_raw_result_is_error(result);
     return th_json_get(result, "isError", &v) && json_object_get_boolean(v);
 }
 
