@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,8 +23,9 @@ bool th_trace_enabled;
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t ready; /* WANT spans are queued, or the queue closed */
-    th_span *ring;
+    th_span **ring; /* a pointer moves in and out: the lock is held for no copy */
     size_t cap, head, count, want;
+    atomic_size_t full; /* COUNT == CAP, read without the lock */
     bool closed;
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
 
@@ -83,6 +85,13 @@ static void random_id(uint8_t *id, size_t bytes)
 
 th_span *th_span_begin(const char *method)
 {
+    /* A span that could only be dropped at its end is not made: under
+     * overload a request pays one load here, not a span. */
+    if (atomic_load_explicit(&q.full, memory_order_relaxed)) {
+        if (th_metrics_enabled)
+            th_metrics_span_dropped();
+        return NULL;
+    }
     th_span *sp = malloc(sizeof *sp);
     if (!sp)
         return NULL;
@@ -169,17 +178,21 @@ void th_span_end(th_span *sp)
     pthread_mutex_lock(&q.lock);
     bool queued = !q.closed && q.count < q.cap;
     if (queued) {
-        q.ring[(q.head + q.count) % q.cap] = *sp;
+        q.ring[(q.head + q.count) % q.cap] = sp;
         if (++q.count == q.want)
             pthread_cond_signal(&q.ready);
+        if (q.count == q.cap)
+            atomic_store_explicit(&q.full, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&q.lock);
-    if (!queued && th_metrics_enabled)
+    if (queued)
+        return;
+    if (th_metrics_enabled)
         th_metrics_span_dropped();
     free(sp);
 }
 
-size_t th_trace_drain(th_span *out, size_t max, long long wait_ms)
+size_t th_trace_drain(th_span **out, size_t max, long long wait_ms)
 {
     long long deadline = th_now_ms() + wait_ms;
     pthread_mutex_lock(&q.lock);
@@ -191,6 +204,8 @@ size_t th_trace_drain(th_span *out, size_t max, long long wait_ms)
         out[i] = q.ring[(q.head + i) % q.cap];
     q.head = (q.head + n) % q.cap;
     q.count -= n;
+    if (n)
+        atomic_store_explicit(&q.full, 0, memory_order_relaxed);
     pthread_mutex_unlock(&q.lock);
     return n;
 }

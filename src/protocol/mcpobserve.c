@@ -6,6 +6,7 @@
 */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,11 @@ static th_span *span_of(const request *r, const char *method)
         json_object_object_get_ex(r->msg->params, "_meta", &meta);
     th_span_set_parent(sp, param_string(meta, "traceparent"));
     set_target(sp, r->msg);
-    TH_SPAN_SET(sp, request_id, r->msg->id ? json_object_get_string(r->msg->id) : "");
+    /* json-c would print an integer id into a buffer it then keeps. */
+    if (json_object_is_type(r->msg->id, json_type_int))
+        snprintf(sp->request_id, sizeof sp->request_id, "%" PRId64, json_object_get_int64(r->msg->id));
+    else
+        TH_SPAN_SET(sp, request_id, r->msg->id ? json_object_get_string(r->msg->id) : "");
     if (r->s->trace_transport)
         sp->transport = r->s->trace_transport;
     return sp;
@@ -72,14 +77,17 @@ static th_span *span_of(const request *r, const char *method)
 
 void th_reqobs_begin(const request *r, const char *method)
 {
-    if (!th_metrics_enabled && !th_trace_enabled)
+    th_span *sp = th_trace_enabled ? span_of(r, method) : NULL;
+    if (!th_metrics_enabled && !sp)
         return;
     th_reqobs *o = malloc(sizeof *o);
-    if (!o)
+    if (!o) {
+        free(sp);
         return;
+    }
     o->method = method;
     o->start_ns = th_metrics_enabled ? th_now_ns() : 0;
-    o->span = th_trace_enabled ? span_of(r, method) : NULL;
+    o->span = sp;
     th_reqobs_current = o;
 }
 

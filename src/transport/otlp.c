@@ -49,7 +49,7 @@ struct th_otlp {
     bool stopping;
     int fd;       /* the kept-alive connection, or -1 */
     bool failing; /* the last export failed: said once, not per batch */
-    th_span batch[BATCH_SPANS];
+    th_span *batch[BATCH_SPANS];
     th_buf body;
 };
 
@@ -203,7 +203,7 @@ static bool encode(th_otlp *o, size_t n)
               th_buf_printf(b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"toolhost\",\"version\":") &&
               put_string(b, o->version) && th_buf_printf(b, "},\"spans\":[");
     for (size_t i = 0; ok && i < n; i++)
-        ok = put_span(b, &o->batch[i], i == 0);
+        ok = put_span(b, o->batch[i], i == 0);
     return ok && th_buf_printf(b, "]}]}]}");
 }
 
@@ -373,6 +373,7 @@ static void pause_ms(th_otlp *o, long long ms)
 static void *exporter(void *p)
 {
     th_otlp *o = p;
+    long long owed_ns = 0; /* pause earned by the CPU time spent so far */
     for (;;) {
         bool closing = th_trace_closed();
         size_t n = th_trace_drain(o->batch, BATCH_SPANS, closing ? 0 : DELAY_MS);
@@ -382,10 +383,16 @@ static void *exporter(void *p)
             continue;
         long long t0 = cpu_ns();
         export_batch(o, n);
-        /* What this batch cost, times the rest of the CPU left alone. */
-        long long spent_ms = (cpu_ns() - t0) / 1000000;
-        if (!closing && spent_ms > 0)
-            pause_ms(o, spent_ms * (100 - CPU_SHARE_PERCENT) / CPU_SHARE_PERCENT);
+        for (size_t i = 0; i < n; i++)
+            free(o->batch[i]);
+        /* What this batch cost, times the rest of the CPU left alone; a
+         * batch takes well under a millisecond, so the pause is owed in
+         * nanoseconds and taken once it is worth a sleep. */
+        owed_ns += (cpu_ns() - t0) * (100 - CPU_SHARE_PERCENT) / CPU_SHARE_PERCENT;
+        if (!closing && owed_ns >= 1000000) {
+            pause_ms(o, owed_ns / 1000000);
+            owed_ns %= 1000000;
+        }
     }
     return NULL;
 }
