@@ -170,6 +170,22 @@ async function overStdio() {
   return proc;
 }
 
+// What cannot be exported to is refused at start-up, naming the URL.
+async function refused(url, why) {
+  const p = serverParams({ args: ['--otlp-endpoint', url] });
+  const proc = spawn(p.command, p.args, { env: p.env, stdio: ['pipe', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (c) => (err += c));
+  proc.stdin.end();
+  const [code] = await once(proc, 'exit');
+  t.ok(`otlp: --otlp-endpoint ${url} is a usage error`, code === 2 && why.test(err), `${code}: ${err}`);
+}
+await t.guard('otlp: refusals', async () => {
+  await refused('https://127.0.0.1:4318', /https is not supported/);
+  await refused('ftp://127.0.0.1', /is not an http:\/\/ URL/);
+  await refused('http://127.0.0.1:99999', /port is not 1 to 65535/);
+});
+
 await t.guard('otlp: run', async () => {
   for (const run of [overHttp, overStdio]) {
     const proc = await run();
