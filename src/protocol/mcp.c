@@ -554,6 +554,7 @@ static void m_initialize(request *r)
         th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: already initialized", NULL);
         return;
     }
+    th_reqobs_era(r, v); /* the span names what was negotiated */
     json_object *res = json_object_new_object();
     th_mcpi_put(res, "protocolVersion", json_object_new_string(th_mcpi_versions[v]));
     json_object *server_caps = capabilities(false);

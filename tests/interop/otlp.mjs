@@ -214,6 +214,7 @@ await t.guard('otlp: run', async () => {
 
   const init = one('legacy-init');
   t.eq('otlp: initialize span name', init.name, 'initialize');
+  t.eq('otlp: initialize: the negotiated version', attrs(init.attributes)['mcp.protocol.version'], '2025-11-25');
   t.eq('otlp: initialize carries its session', attrs(init.attributes)['mcp.session.id'] !== undefined, true);
 
   const lc = one('legacy-call');
