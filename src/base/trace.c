@@ -102,6 +102,7 @@ th_span *th_span_begin(const char *method)
     random_id(sp->span_id, sizeof sp->span_id);
     TH_SPAN_SET(sp, method, method);
     sp->target_key = NULL;
+    sp->operation = NULL;
     sp->target[0] = sp->request_id[0] = sp->version[0] = sp->session_id[0] = '\0';
     sp->error_type[0] = sp->status[0] = '\0';
     sp->transport = "pipe";

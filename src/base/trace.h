@@ -24,6 +24,7 @@ typedef struct th_span {
     char method[40];            /* mcp.method.name */
     const char *target_key;     /* gen_ai.tool.name, gen_ai.prompt.name, mcp.resource.uri or NULL */
     char target[160];
+    const char *operation;      /* gen_ai.operation.name, or NULL */
     char request_id[72];        /* jsonrpc.request.id */
     char version[16];           /* mcp.protocol.version, "" unknown */
     const char *transport;      /* network.transport: "pipe", "tcp" or "unix" */

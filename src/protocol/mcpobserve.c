@@ -23,15 +23,16 @@ struct th_reqobs {
 
 _Thread_local th_reqobs *th_reqobs_current;
 
-/* The params member that names a method's target, and its attribute. */
+/* The params member that names a method's target, its attribute, and the
+ * gen_ai.operation.name of the method, if any. */
 static const struct {
-    const char *method, *member, *key;
+    const char *method, *member, *key, *operation;
 } targets[] = {
-    {"tools/call", "name", "gen_ai.tool.name"},
-    {"prompts/get", "name", "gen_ai.prompt.name"},
-    {"resources/read", "uri", "mcp.resource.uri"},
-    {"resources/subscribe", "uri", "mcp.resource.uri"},
-    {"resources/unsubscribe", "uri", "mcp.resource.uri"},
+    {"tools/call", "name", "gen_ai.tool.name", "execute_tool"},
+    {"prompts/get", "name", "gen_ai.prompt.name", NULL},
+    {"resources/read", "uri", "mcp.resource.uri", NULL},
+    {"resources/subscribe", "uri", "mcp.resource.uri", NULL},
+    {"resources/unsubscribe", "uri", "mcp.resource.uri", NULL},
 };
 
 static const char *param_string(json_object *params, const char *name)
@@ -49,6 +50,7 @@ static void set_target(th_span *sp, const th_rpc_msg *msg)
         const char *t = msg->call_lite ? (msg->call_has_name ? msg->call_name : NULL)
                                        : param_string(msg->params, targets[i].member);
         th_span_set_target(sp, targets[i].key, t);
+        sp->operation = targets[i].operation;
         return;
     }
 }

@@ -159,8 +159,8 @@ static bool put_attrs(th_buf *b, const th_span *sp)
     bool ok = put_attr(b, true, "mcp.method.name", sp->method);
     if (ok && sp->target_key)
         ok = put_attr(b, false, sp->target_key, sp->target);
-    if (ok && strcmp(sp->method, "tools/call") == 0)
-        ok = put_attr(b, false, "gen_ai.operation.name", "execute_tool");
+    if (ok && sp->operation)
+        ok = put_attr(b, false, "gen_ai.operation.name", sp->operation);
     if (ok && sp->version[0])
         ok = put_attr(b, false, "mcp.protocol.version", sp->version);
     if (ok && sp->request_id[0])
