@@ -80,6 +80,10 @@ server_cmd() {
     process) echo "$toolhost -q --isolation=process --plugin-dir $bundled" ;;
     metrics) echo "$toolhost -q --isolation=none --metrics=127.0.0.1:0 --plugin-dir $bundled" ;;
     metricsproc) echo "$toolhost -q --isolation=process --metrics=127.0.0.1:0 --plugin-dir $bundled" ;;
+    traced) [ -z "$sink_port" ] ||
+        echo "$toolhost -q --isolation=none --metrics=127.0.0.1:0 $otlp --plugin-dir $bundled" ;;
+    tracedproc) [ -z "$sink_port" ] ||
+        echo "$toolhost -q --isolation=process --metrics=127.0.0.1:0 $otlp --plugin-dir $bundled" ;;
     floor) echo "./floor" ;;
     floorspin) echo "./floor --spin" ;;
     floorhop) echo "./floor --spin --hop" ;;
@@ -95,8 +99,23 @@ server_cmd() {
 hop_servers="floorspin floorhop"
 
 # What --metrics costs: the same toolhost counting every call, in the W=64
-# 8-byte scenarios, against the columns without it.
-metrics_servers="metrics metricsproc"
+# 8-byte scenarios, against the columns without it; and --metrics with
+# --otlp-endpoint, a span per call exported to ./otlpsink, which accepts
+# and discards.
+metrics_servers="metrics metricsproc traced tracedproc"
+sink_port="" sink_pid=""
+if [ "$loop_runs" -gt 0 ] && [ -x ./otlpsink ]; then
+    ./otlpsink >"$tmp/sink" &
+    sink_pid=$!
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        sink_port=$(sed -n 's/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/sink")
+        [ -n "$sink_port" ] && break
+        sleep 0.1
+    done
+    trap 'kill "$sink_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+fi
+[ -n "$sink_port" ] || echo "run.sh: --otlp-endpoint is not measured (no ./otlpsink)" >&2
+otlp="--otlp-endpoint http://127.0.0.1:$sink_port"
 
 # ---- measuring ---------------------------------------------------------
 # Placement. split: loadgen on CPU 0, the server (its threads and
@@ -458,6 +477,9 @@ EOF
         x=$(ratio "$(med "echo-w64-8$pl-metrics" calls_per_s)" "$w64n")
         echo "| W=64$where: with \`--metrics\` ≥ 0.95x without | $x (process mode:" \
             "$(ratio "$(med "echo-w64-8$pl-metricsproc" calls_per_s)" "$w64p")) | $(verdict "$x" '>=' 0.95) |"
+        x=$(ratio "$(med "echo-w64-8$pl-traced" calls_per_s)" "$w64n")
+        echo "| W=64$where: with \`--metrics\` and \`--otlp-endpoint\` ≥ 0.95x without | $x (process mode:" \
+            "$(ratio "$(med "echo-w64-8$pl-tracedproc" calls_per_s)" "$w64p")) | $(verdict "$x" '>=' 0.95) |"
     done
     top=$(echo "$counts" | awk '{ print $NF }')
     bare=$(med "start-$top-bare" exit_ms)

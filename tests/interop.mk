@@ -8,6 +8,8 @@ TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
 TESTS += interop/primitives-v1.mjs interop/primitives-v2.mjs
 TESTS += interop/tasks-v1.mjs
 TESTS += interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs
+# --otlp-endpoint, decoded by the OpenTelemetry JS packages.
+TESTS += interop/otlp.mjs
 check_DATA = interop-run
 else
 check-local: interop-left-out
@@ -34,7 +36,8 @@ MJS_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' XDG_CACHE_HOM
 # tree, then $(TH_NODE_MODULES) (from configure or the environment).
 interop_mjs = interop/run.mjs interop/common.mjs interop/sdk-v1.mjs interop/client-v2.mjs \
 	interop/conformance.mjs interop/conformance-2025-11-25.mjs interop/conformance-2026-07-28.mjs \
-	interop/primitives.mjs interop/primitives-v1.mjs interop/primitives-v2.mjs interop/tasks-v1.mjs
+	interop/primitives.mjs interop/primitives-v1.mjs interop/primitives-v2.mjs interop/tasks-v1.mjs \
+	interop/otlp.mjs
 interop-run:
 	@rm -rf interop-run && $(MKDIR_P) interop-run
 	@for f in $(interop_mjs); do cp $(srcdir)/$$f interop-run/ || exit 1; done

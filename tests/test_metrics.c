@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** tests/test_metrics.c: base/metrics.c alone: cumulative buckets at the
-** OpenTelemetry boundaries, outcomes merged into error_type, label
+** OpenTelemetry boundaries, outcomes merged into error_type, the series of
+** methods other than tools/call, the span counters, label
 ** escaping, the cap on tool names, and counts that stay exact when threads
 ** record at once.
 */
@@ -80,6 +81,41 @@ START_TEST(test_error_types)
     ASSERT_LINE(t, "toolhost_tool_calls_total{tool=\"t\",outcome=\"crash\"} 1");
     ASSERT_LINE(t, "toolhost_tool_calls_total{tool=\"t\",outcome=\"timeout\"} 1");
     ck_assert_ptr_null(strstr(t, "gen_ai_tool_name=\"t\"}")); /* no ok series: nothing succeeded */
+    free(t);
+}
+END_TEST
+
+/* Every other method in the same histogram, by method and error code; a
+ * method's codes are capped as tool names are. */
+START_TEST(test_other_methods)
+{
+    th_metrics_reset();
+    th_metrics_request_end("tools/list", 0, MS);
+    th_metrics_request_end("tools/list", 0, 30 * MS);
+    th_metrics_request_end("tools/call", -32602, MS); /* refused before it ran: no tool */
+    for (int code = -32000; code > -32000 - TH_METRICS_MAX_CODES - 3; code--)
+        th_metrics_request_end("resources/read", code, MS);
+    char *t = render();
+    ASSERT_LINE(t, "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/list\"} 2");
+    ASSERT_LINE(t, "mcp_server_operation_duration_seconds_bucket{mcp_method_name=\"tools/list\",le=\"0.02\"} 1");
+    ASSERT_LINE(t, "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",error_type=\"-32602\"} 1");
+    ASSERT_LINE(t, "mcp_server_operation_duration_seconds_count{mcp_method_name=\"resources/read\",error_type=\"-32000\"} 1");
+    ASSERT_LINE(t, "mcp_server_operation_duration_seconds_count{mcp_method_name=\"resources/read\",error_type=\"_OTHER\"} 3");
+    ck_assert_ptr_null(strstr(t, "mcp_method_name=\"resources/read\"}")); /* nothing succeeded */
+    free(t);
+}
+END_TEST
+
+START_TEST(test_span_counters)
+{
+    th_metrics_reset();
+    th_metrics_span_dropped();
+    th_metrics_spans_exported(512, true);
+    th_metrics_spans_exported(3, false);
+    char *t = render();
+    ASSERT_LINE(t, "toolhost_spans_dropped_total 1");
+    ASSERT_LINE(t, "toolhost_spans_exported_total 512");
+    ASSERT_LINE(t, "toolhost_spans_export_failed_total 3");
     free(t);
 }
 END_TEST
@@ -175,6 +211,8 @@ static Suite *metrics_suite(void)
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, test_buckets_are_cumulative);
     tcase_add_test(tc, test_error_types);
+    tcase_add_test(tc, test_other_methods);
+    tcase_add_test(tc, test_span_counters);
     tcase_add_test(tc, test_label_escaping);
     tcase_add_test(tc, test_names_are_capped);
     tcase_add_test(tc, test_concurrent_counts_are_exact);

@@ -93,6 +93,8 @@ START_TEST(plain_results_pass_as_their_bytes)
     json_object *o = th_raw_result_new(t, strlen(t));
     ck_assert_msg(o != NULL, "refused: %s", t);
     ck_assert(th_raw_result_is(o));
+    /* json-c cannot see inside, so the call log and the metrics ask. */
+    ck_assert_msg(th_raw_result_is_error(o) == (strstr(t, "\"isError\":true") != NULL), "isError of %s", t);
     size_t len;
     const char *out = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
     ck_assert_uint_eq(len, strlen(t));

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,17 @@ static _Atomic(series *) slots[NSLOTS];
 static atomic_size_t ntools;
 static series other = {.tool = "_other"};
 
+/* Requests of other methods: series by method, then by error code. */
+typedef struct method_series {
+    _Atomic(const char *) name;
+    hist ok, other_error;
+    atomic_int code[TH_METRICS_MAX_CODES]; /* 0: not claimed */
+    hist by_code[TH_METRICS_MAX_CODES];
+} method_series;
+static method_series methods[TH_METRICS_MAX_METHODS];
+
 static struct {
+    atomic_ullong spans_dropped, spans_exported, spans_failed;
     atomic_llong in_flight;
     atomic_llong sessions;
     atomic_ullong refused;
@@ -63,6 +74,16 @@ static const struct {
     [TH_METRICS_BUSY] = {"busy", "-31000"},
     [TH_METRICS_LIMITED] = {"limited", "-31002"},
 };
+
+const char *th_metrics_error_type(th_metrics_outcome outcome)
+{
+    return (unsigned)outcome < TH_METRICS_NOUTCOMES ? outcomes[outcome].error_type : "tool_error";
+}
+
+const char *th_metrics_outcome_name(th_metrics_outcome outcome)
+{
+    return (unsigned)outcome < TH_METRICS_NOUTCOMES ? outcomes[outcome].name : "error";
+}
 
 static const struct {
     const char *name, *help;
@@ -137,6 +158,56 @@ void th_metrics_call_end(const char *tool, th_metrics_outcome outcome, long long
     hist *h = &series_of(tool ? tool : "")->by_outcome[outcome];
     atomic_fetch_add_explicit(&h->bucket[bucket_of(op_bounds, NOP, elapsed_ns)], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&h->sum_ns, (uint_least64_t)elapsed_ns, memory_order_relaxed);
+}
+
+static void hist_add(hist *h, long long ns)
+{
+    if (ns < 0)
+        ns = 0;
+    atomic_fetch_add_explicit(&h->bucket[bucket_of(op_bounds, NOP, ns)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, (uint_least64_t)ns, memory_order_relaxed);
+}
+
+/* METHOD's series, claimed by compare-and-swap; NULL once all are taken. */
+static method_series *method_of(const char *method)
+{
+    for (size_t i = 0; i < TH_METRICS_MAX_METHODS; i++) {
+        const char *name = atomic_load_explicit(&methods[i].name, memory_order_acquire);
+        if (!name && atomic_compare_exchange_strong(&methods[i].name, &name, method))
+            return &methods[i];
+        if (name == method || strcmp(name, method) == 0)
+            return &methods[i];
+    }
+    return NULL;
+}
+
+static hist *code_hist(method_series *m, int code)
+{
+    for (size_t i = 0; i < TH_METRICS_MAX_CODES; i++) {
+        int c = atomic_load_explicit(&m->code[i], memory_order_acquire);
+        if (!c && atomic_compare_exchange_strong(&m->code[i], &c, code))
+            return &m->by_code[i];
+        if (c == code)
+            return &m->by_code[i];
+    }
+    return &m->other_error;
+}
+
+void th_metrics_request_end(const char *method, int error_code, long long elapsed_ns)
+{
+    method_series *m = method_of(method);
+    if (m)
+        hist_add(error_code ? code_hist(m, error_code) : &m->ok, elapsed_ns);
+}
+
+void th_metrics_span_dropped(void)
+{
+    atomic_fetch_add_explicit(&g.spans_dropped, 1, memory_order_relaxed);
+}
+
+void th_metrics_spans_exported(size_t n, bool ok)
+{
+    atomic_fetch_add_explicit(ok ? &g.spans_exported : &g.spans_failed, n, memory_order_relaxed);
 }
 
 void th_metrics_queue_wait(long long wait_ns)
@@ -260,6 +331,49 @@ static bool put_calls(th_buf *b, const series *s)
     return ok;
 }
 
+static bool put_method_hist(th_buf *b, const char *method, const char *error_type, const hist *h)
+{
+    uint64_t counts[NOP + 1], total = 0;
+    for (size_t i = 0; i <= NOP; i++)
+        total += counts[i] = atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+    if (!total)
+        return true;
+    th_buf labels = {0};
+    bool ok = th_buf_printf(&labels, "mcp_method_name=\"") && put_label(&labels, method) &&
+              th_buf_printf(&labels, "\"%s%s%s", error_type ? ",error_type=\"" : "", error_type ? error_type : "",
+                            error_type ? "\"" : "");
+    ok = ok && put_hist(b, "mcp_server_operation_duration_seconds", labels.data, op_bounds, NOP, counts,
+                        atomic_load_explicit(&h->sum_ns, memory_order_relaxed));
+    free(labels.data);
+    return ok;
+}
+
+/* The series of every method but tools/call's tool series. */
+static bool put_methods(th_buf *b)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < TH_METRICS_MAX_METHODS; i++) {
+        const method_series *m = &methods[i];
+        const char *name = atomic_load_explicit(&m->name, memory_order_acquire);
+        if (!name)
+            break;
+        ok = put_method_hist(b, name, NULL, &m->ok);
+        for (size_t c = 0; ok && c < TH_METRICS_MAX_CODES; c++) {
+            char code[16];
+            snprintf(code, sizeof code, "%d", atomic_load_explicit(&m->code[c], memory_order_relaxed));
+            ok = put_method_hist(b, name, code, &m->by_code[c]);
+        }
+        ok = ok && put_method_hist(b, name, "_OTHER", &m->other_error);
+    }
+    return ok;
+}
+
+static bool put_counter(th_buf *b, const char *name, const char *help, atomic_ullong *v)
+{
+    return put_head(b, name, "counter", help) &&
+           th_buf_printf(b, "%s %llu\n", name, (unsigned long long)atomic_load_explicit(v, memory_order_relaxed));
+}
+
 /* Call PUT on every tool series in use, "_other" last. */
 static bool each_series(th_buf *b, bool (*put)(th_buf *, const series *))
 {
@@ -310,7 +424,7 @@ bool th_metrics_render(th_buf *out, long long rss_bytes)
            put_head(out, "mcp_server_operation_duration_seconds", "histogram",
                     "MCP request duration as observed on the receiver, from when it was read until its "
                     "result was sent.") &&
-           each_series(out, put_op_all) &&
+           each_series(out, put_op_all) && put_methods(out) &&
            put_gauge(out, "toolhost_calls_in_flight", "Tool calls admitted and not yet answered.",
                      atomic_load_explicit(&g.in_flight, memory_order_relaxed)) &&
            put_wait(out) && put_workers(out) &&
@@ -322,6 +436,13 @@ bool th_metrics_render(th_buf *out, long long rss_bytes)
                          (unsigned long long)atomic_load_explicit(&g.audit_failures, memory_order_relaxed)) &&
            put_gauge(out, "toolhost_sessions", "Client sessions open.",
                      atomic_load_explicit(&g.sessions, memory_order_relaxed)) &&
+           put_counter(out, "toolhost_spans_dropped_total",
+                       "Spans dropped because the export queue was full (--otlp-endpoint).", &g.spans_dropped) &&
+           put_counter(out, "toolhost_spans_exported_total", "Spans the OTLP collector accepted.",
+                       &g.spans_exported) &&
+           put_counter(out, "toolhost_spans_export_failed_total",
+                       "Spans lost because their export failed (no connection, or an HTTP error).",
+                       &g.spans_failed) &&
            put_gauge(out, "process_resident_memory_bytes", "Resident memory size in bytes.", rss_bytes);
 }
 
@@ -337,4 +458,5 @@ void th_metrics_reset(void)
     atomic_store(&ntools, 0);
     memset(other.by_outcome, 0, sizeof other.by_outcome);
     memset(&g, 0, sizeof g);
+    memset(methods, 0, sizeof methods);
 }

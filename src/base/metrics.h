@@ -38,6 +38,10 @@ typedef enum th_metrics_worker_event {
     TH_METRICS_NWORKER_EVENTS
 } th_metrics_worker_event;
 
+/* OUTCOME's error.type under the conventions (NULL: none), and its name. */
+const char *th_metrics_error_type(th_metrics_outcome outcome);
+const char *th_metrics_outcome_name(th_metrics_outcome outcome);
+
 /* A call was admitted: it is in flight until th_metrics_call_end. */
 void th_metrics_call_begin(void);
 
@@ -49,6 +53,23 @@ void th_metrics_call_begin(void);
 */
 #define TH_METRICS_MAX_TOOLS 512
 void th_metrics_call_end(const char *tool, th_metrics_outcome outcome, long long elapsed_ns);
+
+/*
+** A request of METHOD other than tools/call (whose calls th_metrics_call_end
+** counts by tool) was answered after ELAPSED_NS: with a result when
+** ERROR_CODE is 0, else with that JSON-RPC error. METHOD must live as long
+** as the process (a name from the dispatch table): it is kept, not copied.
+** The first TH_METRICS_MAX_METHODS names and TH_METRICS_MAX_CODES codes
+** of each get series of their own; later codes are counted as "_OTHER".
+*/
+#define TH_METRICS_MAX_METHODS 32
+#define TH_METRICS_MAX_CODES 6
+void th_metrics_request_end(const char *method, int error_code, long long elapsed_ns);
+
+/* Spans: dropped because the export queue was full; exported in a POST
+ * that the collector took (OK) or that failed. */
+void th_metrics_span_dropped(void);
+void th_metrics_spans_exported(size_t n, bool ok);
 
 /* A call waited WAIT_NS in the thread pool's queue before it ran. */
 void th_metrics_queue_wait(long long wait_ns);

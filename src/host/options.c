@@ -23,6 +23,7 @@
 #include "protocol/mrtr.h"
 #include "protocol/ratelimit.h"
 #include "transport/activation.h"
+#include "transport/otlp.h"
 
 #ifndef TH_PLUGINDIR
 #define TH_PLUGINDIR "/usr/local/lib/toolhost/plugins"
@@ -34,6 +35,7 @@ static th_host_parse_rc opt_plugin_dir(th_host_opts *o, const th_option *opt, co
 static th_host_parse_rc opt_registry_cache(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const char *arg);
+static th_host_parse_rc opt_otlp(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_http_path(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_socket_mode(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_origin(th_host_opts *o, const th_option *opt, const char *arg);
@@ -260,6 +262,11 @@ static const th_option table[] = {
     {"audit-log", 0, "FILE", TEXT(audit_file), .min = 1, .what = "the audit log",
      .help = "append one JSON line per tools/call to FILE\n(time, principal, tool, outcome, duration,\nthe "
              "arguments' SHA-256, never their values);\nSIGHUP reopens it (logrotate)"},
+    {"otlp-endpoint", 0, "URL", CALL(opt_otlp),
+     .help = "export a span per MCP request (OpenTelemetry\nMCP conventions) as OTLP/HTTP JSON to URL\n"
+             "(http://HOST[:PORT][/PATH]; PATH default\n/v1/traces), batched off the call path; a\n"
+             "traceparent in params._meta is the parent;\nwhen the collector falls behind spans are\n"
+             "dropped (counted in /metrics)"},
     {"quiet", 'q', NULL, .kind = TH_OPT_SET, .type = TH_OT_INT, .offset = FIELD(log_level), .value = TH_LOG_WARNING,
      .help = "same as --log-level=warning"},
     {"help", 'h', NULL, CALL(opt_help), .key = "", .help = "show this help and exit"},
@@ -552,6 +559,19 @@ static th_host_parse_rc opt_metrics(th_host_opts *o, const th_option *opt, const
     o->metrics_own = strcmp(arg, "http") != 0;
     if (o->metrics_own && !parse_addr_port("metrics", arg, o->metrics_addr, &o->metrics_port))
         return TH_HOST_USAGE;
+    return TH_HOST_RUN;
+}
+
+/* --otlp-endpoint: the URL checked now; nothing is connected until a
+ * batch is ready (a collector may start after the host). */
+static th_host_parse_rc opt_otlp(th_host_opts *o, const th_option *opt, const char *arg)
+{
+    char err[1100];
+    if (!th_otlp_check_url(arg, err, sizeof err)) {
+        fprintf(stderr, "toolhost: --%s: %s\n", opt->name, err);
+        return TH_HOST_USAGE;
+    }
+    o->otlp_endpoint = arg;
     return TH_HOST_RUN;
 }
 

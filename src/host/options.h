@@ -65,6 +65,7 @@ typedef struct th_host_opts {
     char metrics_addr[TH_HOST_ADDR_MAX];
     unsigned metrics_port;
     const char *audit_file; /* --audit-log, or NULL */
+    const char *otlp_endpoint; /* --otlp-endpoint URL, into argv; NULL: no spans */
     int log_level;  /* th_log_level, or -1 to leave it */
     int log_format; /* th_log_format, or -1 to leave it */
 } th_host_opts;

@@ -160,11 +160,29 @@ static bool open_audit(const th_host_opts *o)
     return false;
 }
 
+/* The exporter, and with it th_trace_enabled, before any thread that
+ * could record a span. */
+static bool start_otlp(th_host *h)
+{
+    char err[1100];
+    const char *url = h->opts->otlp_endpoint;
+    if (!url)
+        return true;
+    if (!(h->otlp = th_otlp_start(url, PACKAGE_VERSION, err, sizeof err))) {
+        fprintf(stderr, "toolhost: --otlp-endpoint: %s\n", err);
+        return false;
+    }
+    th_log(TH_LOG_INFO, "exporting spans to %s", url);
+    return true;
+}
+
 bool th_host_setup(th_host *h, th_host_opts *o)
 {
     /* Before any thread that could record. */
     th_metrics_enabled = o->metrics_on;
     *h = (th_host){.opts = o, .fds = {.in = -1, .out = -1}, .stop_fd = -1};
+    if (!start_otlp(h))
+        return false;
     if (!fix_toolboxes(h))
         return false;
     /* Before any plugin code runs: the protocol gets private duplicates of
@@ -461,6 +479,8 @@ void th_host_stop(th_host *h)
     h->naming = NULL;
     free(h->cache_path);
     h->cache_path = NULL;
+    th_otlp_stop(h->otlp); /* the spans of every request answered, sent */
+    h->otlp = NULL;
     th_observe_stop(h->observe); /* last: /healthz answers until the end */
     h->observe = NULL;
 }

@@ -12,6 +12,7 @@
 #include "host/start.h"
 #include "host/stdfds.h"
 #include "transport/observe.h"
+#include "transport/otlp.h"
 
 /* What a serving host holds, from set-up to its last stop. */
 typedef struct th_host {
@@ -26,6 +27,7 @@ typedef struct th_host {
     th_auth *auth;
     th_http *http;
     th_observe *observe;    /* --metrics ADDR: its own listener, or NULL */
+    th_otlp *otlp;          /* --otlp-endpoint: the span exporter, or NULL */
     th_reloader reload;
     bool unix_bound;        /* --http unix:PATH was created: unlinked at stop */
     unsigned long long unix_dev, unix_ino; /* which file it was (a newer one is not ours) */

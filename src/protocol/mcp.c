@@ -42,6 +42,7 @@
 #include "base/jsontree.h"
 #include "base/scratch.h"
 #include "protocol/mcpint.h"
+#include "protocol/mcpobserve.h"
 
 /* Every revision, oldest first; the index orders features by revision. */
 const char *const th_mcpi_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -228,6 +229,7 @@ void th_mcpi_session_unref(th_mcp_session *s)
     free(s->who);
     th_policy_unref(s->caller);
     free(s->task_owner);
+    free(s->trace_session);
     free(s);
 }
 
@@ -369,6 +371,8 @@ void th_mcpi_send_msg(th_mcp_session *s, json_object *msg)
         th_log(TH_LOG_ERROR, "out of memory building a response; it was not sent");
         return;
     }
+    if (th_reqobs_current)
+        th_reqobs_answered(msg);
     if (th_mcpi_answering && th_mcpi_answering->s == s) {
         batch_add(th_mcpi_answering, msg);
         return;
@@ -552,6 +556,7 @@ static void m_initialize(request *r)
         th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INVALID_REQUEST, "Invalid Request: already initialized", NULL);
         return;
     }
+    th_reqobs_era(r, v); /* the span names what was negotiated */
     json_object *res = json_object_new_object();
     th_mcpi_put(res, "protocolVersion", json_object_new_string(th_mcpi_versions[v]));
     json_object *server_caps = capabilities(false);
@@ -1008,6 +1013,7 @@ typedef struct res_job {
     rpc_batch *batch;     /* held, or NULL */
     bool counted;         /* in the session's ninflight */
     side_op op;           /* a read's deadline and cancellation */
+    th_reqobs *obs;       /* taken to the pool thread that answers */
 } res_job;
 
 static void res_job_free(res_job *rj)
@@ -1019,6 +1025,8 @@ static void res_job_free(res_job *rj)
             th_mcpi_response_out(rj->s);
         pthread_mutex_unlock(&rj->s->lock);
     }
+    th_reqobs_resume(rj->obs); /* never ran */
+    th_reqobs_end_current(); /* not answered here: cancelled */
     free(rj->method);
     json_object_put(rj->id);
     json_object_put(rj->params);
@@ -1040,6 +1048,8 @@ static void serve_resource(const th_mcpres_req *q, th_mcpres_answer *a)
 static void run_resource(void *p)
 {
     res_job *rj = p;
+    th_reqobs_resume(rj->obs);
+    rj->obs = NULL;
     th_mcp_session *s = rj->s;
     const th_mcp *m = s->mcp;
     th_mcpres_req q = {
@@ -1152,7 +1162,10 @@ static void m_resources(request *r)
         rj->op.own_ms = own_timeout(rj->reg, rj->method, rj->params);
         op_track(&rj->op, r->s, rj->id, rj->batch);
     }
+    rj->obs = th_reqobs_take();
     if (th_pool_submit(r->s->mcp->pool, run_resource, rj) != TH_OK) {
+        th_reqobs_resume(rj->obs);
+        rj->obs = NULL;
         op_finish(&rj->op);
         th_mcpi_send_error(r->s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down",
                            NULL);
@@ -1185,6 +1198,7 @@ typedef struct prompt_job {
     rpc_batch *batch;     /* held, or NULL */
     bool counted;         /* in the session's ninflight */
     side_op op;           /* a get's or completion's deadline and cancellation */
+    th_reqobs *obs;       /* taken to the pool thread that answers */
 } prompt_job;
 
 static void prompt_job_free(prompt_job *pj)
@@ -1198,6 +1212,8 @@ static void prompt_job_free(prompt_job *pj)
     }
     if (pj->batch && !pj->op.timed_out)
         th_mcpi_batch_release(pj->batch);
+    th_reqobs_resume(pj->obs); /* never ran */
+    th_reqobs_end_current(); /* not answered here: cancelled */
     free(pj->method);
     free(pj->key);
     json_object_put(pj->id);
@@ -1228,6 +1244,8 @@ static th_rc prompt_ask_hook(void *ctx, th_call *call, const char *key, const ch
 static void run_prompt(void *p)
 {
     prompt_job *pj = p;
+    th_reqobs_resume(pj->obs);
+    pj->obs = NULL;
     th_mcp_session *s = pj->s;
     const th_mcp *m = s->mcp;
     json_object *meta, *token = NULL;
@@ -1398,7 +1416,10 @@ static void m_prompts(request *r)
     describe_prompt_op(pj);
     pj->op.own_ms = own_timeout(pj->reg, pj->method, pj->params);
     op_track(&pj->op, s, pj->id, pj->batch);
+    pj->obs = th_reqobs_take();
     if (th_pool_submit(s->mcp->pool, run_prompt, pj) != TH_OK) {
+        th_reqobs_resume(pj->obs);
+        pj->obs = NULL;
         op_finish(&pj->op);
         th_mcpi_send_error(s, r->msg->id, TH_RPC_INTERNAL_ERROR, "Internal error: the server is shutting down", NULL);
         prompt_job_free(pj);
@@ -1628,14 +1649,11 @@ static int read_meta(request *r)
     return 0;
 }
 
-static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
+static void serve_request(request *rp, const method *m)
 {
-    request r = {.s = s, .msg = msg};
-    const method *m = find_method(requests, sizeof requests / sizeof requests[0], msg->method);
-    if (!m) {
-        th_mcpi_send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %.200s", msg->method);
-        return;
-    }
+    request r = *rp;
+    th_mcp_session *s = r.s;
+    th_rpc_msg *msg = r.msg;
     int era = read_meta(&r);
     if (era < 0)
         return;
@@ -1646,6 +1664,7 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         return;
     }
     if (era == 0) {
+        th_reqobs_era(&r, V_MODERN);
         if (!(m->eras & ERA_MODERN)) {
             th_mcpi_send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %s is not part of protocol %s",
                                 msg->method, TH_MCP_MODERN_VERSION);
@@ -1664,6 +1683,7 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
         r.log_level = s->legacy_log_level;
         r.legacy_caps = s->legacy_caps;
         pthread_mutex_unlock(&s->lock);
+        th_reqobs_era(&r, init ? r.version : -1);
         if (!init && !m->before_init) {
             th_mcpi_send_errorf(s, msg->id, TH_RPC_INVALID_REQUEST,
                                 "Invalid Request: server not initialized; send initialize first, or give "
@@ -1681,6 +1701,19 @@ static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
     m->fn(&r);
     th_policy_unref(r.caller);
     th_registry_unref(r.reg);
+}
+
+static void handle_request(th_mcp_session *s, th_rpc_msg *msg)
+{
+    request r = {.s = s, .msg = msg};
+    const method *m = find_method(requests, sizeof requests / sizeof requests[0], msg->method);
+    if (!m) {
+        th_mcpi_send_errorf(s, msg->id, TH_RPC_METHOD_NOT_FOUND, "Method not found: %.200s", msg->method);
+        return;
+    }
+    th_reqobs_begin(&r, m->name);
+    serve_request(&r, m);
+    th_reqobs_end_current(); /* answered, or taken along, by now */
 }
 
 static void handle_batch(th_mcp_session *s, th_rpc_msg *msg);
@@ -1827,6 +1860,13 @@ void th_mcp_session_set_who(th_mcp_session *s, const char *who)
 {
     free(s->who);
     s->who = who ? strdup(who) : NULL;
+}
+
+void th_mcp_session_set_transport(th_mcp_session *s, const char *transport, const char *session_id)
+{
+    s->trace_transport = transport;
+    free(s->trace_session);
+    s->trace_session = session_id ? strdup(session_id) : NULL;
 }
 
 void th_mcp_session_undeliverable(th_mcp_session *s, json_object *req, const char *why)

@@ -120,6 +120,13 @@ void th_mcp_session_set_principal(th_mcp_session *s, const char *principal);
 void th_mcp_session_set_who(th_mcp_session *s, const char *who);
 
 /*
+** What carries this session, as a span's network.transport names it
+** ("tcp", "unix"; a static string; the default is "pipe", for stdio), and
+** its Mcp-Session-Id (copied; NULL: none). Before the first message.
+*/
+void th_mcp_session_set_transport(th_mcp_session *s, const char *transport, const char *session_id);
+
+/*
 ** The caller's own set of tools (over HTTP, from the scopes of its token
 ** and --auth-tools), or NULL for none: a tool outside it is absent from
 ** this caller's tools/list and unknown to its tools/call, as a tool the

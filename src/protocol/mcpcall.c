@@ -25,6 +25,7 @@
 #include "protocol/jsonrpc.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "protocol/mcpobserve.h"
 #include "protocol/mcp.h"
 #include "protocol/subscriptions.h"
 #include "plugin/reload.h"
@@ -135,6 +136,7 @@ static void job_free(job *j)
     json_object_put(j->args);
     json_object_put(j->id);
     json_object_put(j->token);
+    th_reqobs_call_end(j->obs, TH_METRICS_BUSY); /* never ran: refused at the door */
     th_registry_unref(j->reg);
     th_mcpi_gate_drop(&j->gate); /* a call refused after it passed the limits */
     th_mcpi_session_unref(j->s);
@@ -637,6 +639,8 @@ static void job_reply(job *j, json_object *result, json_object *msg, const th_bu
     th_mcpi_gate_over(j, outcome, busy ? TH_RPC_SERVER_BUSY : 0);
     if (th_metrics_enabled)
         th_metrics_call_end(j->entry->name, (th_metrics_outcome)outcome, th_now_ns() - j->started_ns);
+    th_reqobs_call_end(j->obs, (th_metrics_outcome)outcome);
+    j->obs = NULL;
     th_mcpi_answering = j->batch;
     if (answered) {
         json_object_put(result); /* too late: the timeout was the answer */
@@ -1363,6 +1367,8 @@ void th_mcpi_m_tools_call(request *r)
     j->modern = r->modern;
     j->version = r->version;
     j->batch = th_mcpi_answering;
-    if (admit_job(j, r))
-        dispatch_job(j, r, here);
+    if (!admit_job(j, r))
+        return;
+    j->obs = th_reqobs_take(); /* answered with the call, wherever it runs */
+    dispatch_job(j, r, here);
 }

@@ -114,6 +114,8 @@ struct th_mcp_session {
     th_subs *subs;            /* subscriptions/listen streams; under lock */
     struct th_mcp_session *prev, *next; /* in mcp->sessions */
     char *task_owner;         /* whose 2025-11-25 tasks are ours (legacy_tasks_owner) */
+    const char *trace_transport; /* th_mcp_session_set_transport; NULL: "pipe" */
+    char *trace_session;      /* the transport's session id, or NULL */
 };
 
 /* The per-request context a method handler gets. */
@@ -163,6 +165,7 @@ struct job {
     atomic_int defer_state; /* DEFER_*: who finishes a deferred call */
     th_rc resume_rc;        /* what th_call_resume passed, once DEFER_RESUMED */
     th_gate gate;           /* from th_mcpi_gate_admit */
+    struct th_reqobs *obs;  /* its metrics and span (protocol/mcpobserve.h), or NULL */
     /* CALL's memory (th_call_new_in): one allocation for the two. */
     max_align_t call_room[];
 };

@@ -220,6 +220,7 @@ struct th_http {
     th_http_opts opts;
     bool loopback;          /* bound to a loopback address: Host is checked */
     bool unix_peers;        /* a Unix socket: without tokens, a peer's uid is its principal */
+    const char *transport;  /* network.transport of its sessions' spans */
     struct MHD_Daemon *daemon;
     atomic_bool abort;      /* hard stop: waits end now */
     pthread_mutex_t lock;   /* everything below */
@@ -579,6 +580,8 @@ static hsess *sess_new(th_http *h, const th_auth_principal *who, const char **wh
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->handle_lock, NULL);
     s->ms = th_mcp_session_new(h->mcp, sess_send, s);
+    if (s->ms)
+        th_mcp_session_set_transport(s->ms, h->transport, s->id);
     if (!s->ms) {
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->handle_lock);
@@ -1588,6 +1591,7 @@ static enum MHD_Result modern_post(conn *k, struct MHD_Connection *c, th_rpc_msg
      * handle_lock would hold its other requests (a cancellation among
      * them) up meanwhile. */
     th_mcp_session_wait_here(k->ms, h->opts.request_timeout_ms);
+    th_mcp_session_set_transport(k->ms, h->transport, NULL);
     if (!modern_track(h, k))
         return send_rpc_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, TH_RPC_INTERNAL_ERROR,
                               "Service Unavailable: the server is stopping", NULL);
@@ -1941,6 +1945,7 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         h->opts.max_client_connections = h->opts.max_connections;
     h->loopback = loopback;
     h->unix_peers = h_unix;
+    h->transport = h_unix ? "unix" : "tcp";
     long long limit = h->opts.request_timeout_ms;
     if (!(h->deadlines = th_deadlines_new(limit < REQUEST_WAIT_MS ? limit : REQUEST_WAIT_MS,
                                           limit < REQUEST_READ_MS ? limit : REQUEST_READ_MS, err, errlen))) {

@@ -17,7 +17,7 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 20) fail(`Node.js ${process.versions.node} is too old: the MCP SDKs need Node.js 20 or newer`);
 
 // The majors the scripts are written against; package-lock.json pins the rest.
-const wanted = { '@modelcontextprotocol/sdk': 1, '@modelcontextprotocol/client': 2 };
+const wanted = { '@modelcontextprotocol/sdk': 1, '@modelcontextprotocol/client': 2, '@opentelemetry/otlp-transformer': 0 };
 for (const [name, wantMajor] of Object.entries(wanted)) {
   const manifest = join(here, 'node_modules', name, 'package.json');
   if (!existsSync(manifest))

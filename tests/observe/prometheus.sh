@@ -3,7 +3,8 @@
 # tests/observe/prometheus.sh: /metrics as an operator's Prometheus reads
 # it. toolhost serves HTTP with --metrics=http; the test makes a known set
 # of calls (echo ok, good with a missing argument: a tool error, crash: a
-# worker that dies, five times, so its plugin is quarantined), checks the
+# worker that dies, five times, so its plugin is quarantined; a listing
+# and a call of an unknown tool, counted by method), checks the
 # text with promtool, has Debian's prometheus scrape it and reads the
 # counters back through its query API. Then /readyz says 503 while a slow
 # plugin loads behind --metrics ADDR, and 200 once it is served.
@@ -81,6 +82,16 @@ for wait in 0 0.3 0.5 0.9 1.7; do
     grep -q '"isError":true' "$dir/body" || fail "crash answered no error: $(cat "$dir/body")"
 done
 
+# Other methods count in the same histogram by method: a listing, and a
+# call of a tool that does not exist (-32602, refused before it ran).
+curl -s -o "$dir/body" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{$META}}" "$base/mcp" ||
+    fail "tools/list: curl failed"
+grep -q '"name":"echo"' "$dir/body" || fail "tools/list: $(cat "$dir/body")"
+call no_such_tool '{}'
+grep -q '"code":-32602' "$dir/body" || fail "an unknown tool was not -32602: $(cat "$dir/body")"
+
 curl -s -o "$dir/metrics.txt" -w '%{http_code} %{content_type}' "$base/metrics" >"$dir/status" ||
     fail "GET /metrics failed"
 grep -q '^200 text/plain; version=0.0.4' "$dir/status" || fail "GET /metrics: $(cat "$dir/status")"
@@ -97,6 +108,9 @@ expect 'toolhost_tool_calls_total{tool="crash",outcome="crash"} 5'
 expect 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="echo"} 3'
 expect 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="good",error_type="tool_error"} 2'
 expect 'mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="echo",le="300"} 3'
+expect 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/list"} 1'
+expect 'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="-32602"} 1'
+expect 'toolhost_spans_dropped_total 0'
 expect 'toolhost_worker_crashes_total 5'
 expect 'toolhost_worker_restarts_total 4'
 expect 'toolhost_worker_quarantines_total 1'
