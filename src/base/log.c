@@ -178,9 +178,9 @@ static size_t text_with_fields(char *out, size_t size, const char *msg, json_obj
 
 /* Write one line; under log_lock. TS: the event's time, or NULL for now. */
 static void emit(th_log_level level, const char *ts, const char *component, const char *plugin, json_object *fields,
-                 const char *msg)
+                 const char *msg, bool name_plugin)
 {
-    char line[4096 + 128], now[40];
+    char line[4096 + 128], now[40], named[4096];
     if (!ts) {
         timestamp(now, sizeof now);
         ts = now;
@@ -215,6 +215,12 @@ static void emit(th_log_level level, const char *ts, const char *component, cons
         json_object_put(o);
         return;
     }
+    /* A child's line names its plugin first: the host's own name it in
+     * their message or fields. */
+    if (name_plugin && plugin) {
+        snprintf(named, sizeof named, "%s plugin=%s", msg, plugin);
+        msg = named;
+    }
     /* One fwrite of the whole line: what the fprintf of three strings did,
      * without parsing a format for each line. */
     size_t n = 0;
@@ -238,7 +244,7 @@ static void vlog(th_log_level level, bool plugin_line, const char *component, co
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
     pthread_mutex_lock(&log_lock);
-    emit(level, NULL, component, plugin, fields, msg);
+    emit(level, NULL, component, plugin, fields, msg, false);
     pthread_mutex_unlock(&log_lock);
 }
 
@@ -310,14 +316,12 @@ void th_log_relay(const char *tag, const char *line, size_t len)
         json_object *component = NULL, *fields = json_object_new_object();
         json_object_object_get_ex(o, "component", &component);
         /* The plugin the line names (a scanner runs many), else the one
-         * the host started the child for; a text line shows it first. */
+         * the host started the child for. */
         char plugin[256];
         if (json_object_object_get_ex(o, "plugin", &v) && json_object_is_type(v, json_type_string))
             snprintf(plugin, sizeof plugin, "%s", json_object_get_string(v));
         else
             plugin_of(tag, plugin, sizeof plugin);
-        if (fields)
-            json_object_object_add(fields, "plugin", json_object_new_string(plugin));
         json_object_object_foreach(o, key, val)
         {
             static const char *const fixed[] = {"ts", "level", "component", "plugin", "msg"};
@@ -330,7 +334,7 @@ void th_log_relay(const char *tag, const char *line, size_t len)
         pthread_mutex_lock(&log_lock);
         if ((int)level >= atomic_load(&threshold))
             emit((th_log_level)level, ts, component ? json_object_get_string(component) : "worker", plugin, fields,
-                 msg);
+                 msg, true);
         pthread_mutex_unlock(&log_lock);
         json_object_put(fields);
         json_object_put(o);
@@ -345,7 +349,7 @@ void th_log_relay(const char *tag, const char *line, size_t len)
         char *copy = strndup(line, len), plugin[256];
         plugin_of(tag, plugin, sizeof plugin);
         if (copy) {
-            emit(TH_LOG_INFO, ts_now, "output", plugin, NULL, copy);
+            emit(TH_LOG_INFO, ts_now, "output", plugin, NULL, copy, false);
             free(copy);
         }
     } else {

@@ -156,6 +156,17 @@ static const char *without_subject(const char *why, const char *path)
     return why;
 }
 
+/* Cut from WHY (in place) the " plugin=NAME" a worker's line carries in
+ * text: the report names the plugin itself. */
+static void without_tag(char *why)
+{
+    char *at = strstr(why, " plugin=");
+    if (at) {
+        size_t len = 8 + strcspn(at + 8, " ");
+        memmove(at, at + len, strlen(at + len) + 1);
+    }
+}
+
 /* Refusals about plugin WHICH (-1: those naming no listed plugin) from LOG,
 ** each once, into a new JSON array of strings. */
 static json_object *refusals(char *log, const path_list *l, long which)
@@ -167,6 +178,7 @@ static json_object *refusals(char *log, const path_list *l, long which)
             *end = '\0';
         const char *why = reason_of(line);
         if (why && subject_of(why, l) == which) {
+            without_tag(line + (why - line));
             why = without_subject(why, which >= 0 ? l->v[which] : NULL);
             bool seen = false;
             for (size_t i = 0; i < json_object_array_length(out) && !seen; i++)

@@ -140,6 +140,25 @@ static void keep_if_declared(th_outbuf *ob, th_scanned *s, const char *tag, bool
     ob->hold = hold;
 }
 
+/* A plugin still registering after this long is heard as it goes (one
+ * that hangs must be seen hanging), held lines first. */
+#define HOLD_MS 300
+
+static long long hold_left_ms(const th_outbuf *ob)
+{
+    return ob->held ? ob->held_since_ms + HOLD_MS - th_now_ms() : -1;
+}
+
+static void release_if_slow(th_outbuf *ob, const char *tag)
+{
+    if (ob->held && hold_left_ms(ob) <= 0) {
+        th_outbuf_release(ob->held, ob->held_len, tag);
+        ob->held = NULL;
+        ob->held_len = 0;
+        ob->hold = false;
+    }
+}
+
 /* Log what S held back from its first scan. */
 static void speak(th_scanned *s, const char *path)
 {
@@ -204,7 +223,11 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
             timed_out = true;
             break;
         }
+        long long hold_left = hold_left_ms(&ob);
+        if (hold_left >= 0 && (wait < 0 || hold_left < wait))
+            wait = hold_left;
         int k = poll(pfd, 3, wait > 1000 ? 1000 : (int)wait);
+        release_if_slow(&ob, tag);
         if (k < 0 && errno != EINTR)
             break;
         if (k <= 0)

@@ -355,6 +355,8 @@ static bool hold(th_outbuf *b, const char *tag, const char *line, size_t len)
         b->hold = false;
         return false;
     }
+    if (b->held_len == 0)
+        b->held_since_ms = th_now_ms();
     memcpy(more + b->held_len, line, len);
     more[b->held_len + len] = '\n';
     b->held = more;

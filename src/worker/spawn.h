@@ -90,6 +90,7 @@ typedef struct th_outbuf {
     bool hold;
     char *held; /* the lines held, each ending in '\n' (owned; th_outbuf_release) */
     size_t held_len;
+    long long held_since_ms; /* th_now_ms of the first line held */
 } th_outbuf;
 
 /*
