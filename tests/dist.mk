@@ -5,3 +5,6 @@ TESTS += test_server_json
 check_PROGRAMS += test_server_json
 test_server_json_SOURCES = test_server_json.c
 EXTRA_DIST += dist.mk mcp-registry/README.md mcp-registry/server-2025-12-11.schema.json
+# The systemd units as installed, through systemd-analyze verify.
+TESTS += authors/systemd-units.sh
+EXTRA_DIST += authors/systemd-units.sh

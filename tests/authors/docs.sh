@@ -103,6 +103,8 @@ cat >> "$work/known" <<'EOF'
 --disable-linux-extensions configure
 --disable-package-tests configure
 --enable-werror configure
+--with-systemdsystemunitdir configure
+--now systemctl
 --prefix configure
 --package scripts/deps-debian.sh
 --test scripts/deps-debian.sh
