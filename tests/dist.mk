@@ -8,3 +8,6 @@ EXTRA_DIST += dist.mk mcp-registry/README.md mcp-registry/server-2025-12-11.sche
 # The systemd units as installed, through systemd-analyze verify.
 TESTS += authors/systemd-units.sh
 EXTRA_DIST += authors/systemd-units.sh
+# The shell completions generated from the option table (src/gencompletion.c).
+TESTS += authors/completion.sh
+EXTRA_DIST += authors/completion.sh

@@ -49,7 +49,8 @@ dpkg -c "$dev" | awk '{ print $6 }' > "$work/dev.list"
 for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
          /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright \
          /usr/lib/systemd/system/toolhost.service /usr/lib/systemd/system/toolhost.socket \
-         /usr/lib/systemd/system/toolhost@.service; do
+         /usr/lib/systemd/system/toolhost@.service /usr/share/bash-completion/completions/toolhost \
+         /usr/share/zsh/vendor-completions/_toolhost; do
     grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
 done
 ! grep -n /usr/local "$work/deb.list" || fail "toolhost installs into /usr/local"
