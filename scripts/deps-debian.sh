@@ -21,8 +21,10 @@ if want "$@"; then
     # checks the host for leaks; locales has localedef and the de_DE source
     # the locale test compiles.
     # nginx-light and curl run the scale-out test (tests/scaleout);
-    # prometheus (with promtool) scrapes /metrics (tests/observe).
-    pkgs="$pkgs valgrind locales nginx-light curl prometheus"
+    # prometheus (with promtool) scrapes /metrics (tests/observe);
+    # systemd has systemd-analyze, which verifies the installed units
+    # (tests/authors/systemd-units.sh).
+    pkgs="$pkgs valgrind locales nginx-light curl prometheus systemd"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 flag=--fuzz

@@ -14,16 +14,8 @@ jobs=$(nproc)
 
 sh scripts/deps-debian.sh --test
 [ -x configure ] || autoreconf -fi
-# After scripts/run.sh (configured without -Werror) the object files look
-# newer than the new configuration and would not be rebuilt: when the
-# configure arguments change, start from clean objects.
-before=$(sed -n 's/^ac_cs_config=//p' config.status 2>/dev/null || true)
-./configure --enable-werror -q
-after=$(sed -n 's/^ac_cs_config=//p' config.status)
-if [ "$before" != "$after" ]; then
-    make clean >/dev/null
-fi
-make -j"$jobs"
+# The SDK clients first: configure looks for them, and
+# --enable-interop-tests makes sure they are found.
 npm ci --prefix tests/interop --no-audit --no-fund
 # The SDK clients need Node.js 20 or newer; Debian 12's is 18. Then take a
 # pinned Node 22 from npm (tests/interop/node, with its lock file).
@@ -35,6 +27,16 @@ else
     NODE=node
 fi
 export NODE
+# After scripts/run.sh (configured without -Werror) the object files look
+# newer than the new configuration and would not be rebuilt: when the
+# configure arguments change, start from clean objects.
+before=$(sed -n 's/^ac_cs_config=//p' config.status 2>/dev/null || true)
+./configure --enable-werror --enable-interop-tests NODE="$NODE" -q
+after=$(sed -n 's/^ac_cs_config=//p' config.status)
+if [ "$before" != "$after" ]; then
+    make clean >/dev/null
+fi
+make -j"$jobs"
 if ! make -j"$jobs" check NODE="$NODE"; then
     find . -name 'test-suite.log' -exec cat {} +
     exit 1
@@ -78,11 +80,11 @@ asan="$top/_build-asan"
 copy_tree "$asan"
 cd "$asan"
 autoreconf -fi >/dev/null 2>&1
-./configure --enable-werror -q \
+ln -s "$top/tests/interop/node_modules" tests/interop/node_modules
+./configure --enable-werror --enable-interop-tests NODE="$NODE" -q \
     CFLAGS="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
     LDFLAGS="-fsanitize=address,undefined"
 make -j"$jobs"
-ln -s "$top/tests/interop/node_modules" tests/interop/node_modules
 export ASAN_OPTIONS=detect_leaks=1
 if ! make -j"$jobs" check NODE="$NODE"; then
     find . -name 'test-suite.log' -exec cat {} +

@@ -1,8 +1,10 @@
 # tests/interop.mk: the interop tests (included by tests/Makefile.am): the
 # official MCP SDK clients from npm, pinned by interop/package-lock.json,
 # spawn the built toolhost with the bundled, conformance, resource and prompt
-# test plugins. Install them first with `npm ci --prefix tests/interop`;
-# without them the tests fail (run.mjs says so), they never skip.
+# test plugins. Install them first with `npm ci --prefix tests/interop`:
+# configure runs these tests only when it finds them and Node.js 20 or
+# newer, and says so then and here otherwise (--enable-interop-tests, as
+# CI configures, makes their absence an error).
 if INTEROP_TESTS
 TESTS += interop/sdk-v1.mjs interop/client-v2.mjs
 TESTS += interop/primitives-v1.mjs interop/primitives-v2.mjs
@@ -17,10 +19,9 @@ endif
 .PHONY: interop-run interop-left-out
 interop-left-out:
 	@echo "NOTE: the SDK interop tests and the conformance suite were left out:"
-	@echo "NOTE: configured with --disable-interop-tests."
+	@echo "NOTE: $(TH_INTEROP_NOTE)."
 
-# Override with `make check NODE=/path/to/node`; the SDKs need Node.js >= 20.
-NODE = node
+# NODE is configure's (Node.js >= 20); `make check NODE=/path/to/node` overrides it.
 # run.mjs checks the installation, then runs the script under a watchdog.
 # Paths into the build tree come from here, so VPATH builds work: the scripts
 # and node_modules stay in $(srcdir)/interop.

@@ -100,9 +100,12 @@ done
 # Options of other programs the docs show, with the program they belong to.
 cat >> "$work/known" <<'EOF'
 --disable-interop-tests configure
+--enable-interop-tests configure
 --disable-linux-extensions configure
 --disable-package-tests configure
 --enable-werror configure
+--with-systemdsystemunitdir configure
+--now systemctl
 --prefix configure
 --package scripts/deps-debian.sh
 --test scripts/deps-debian.sh

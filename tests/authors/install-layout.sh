@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/authors/install-layout.sh: a staged install (DESTDIR) puts the
-# binary, bundled plugins, header, pkg-config file and man page where they
-# belong, quietly; pkg-config reports them; uninstall leaves no file behind
-# (so a packager's staged install is complete). Run by `make check` through
-# tests/authors.mk.
+# binary, bundled plugins, header, pkg-config file, man page, shell
+# completions and systemd units where they belong, quietly; pkg-config
+# reports them; uninstall leaves no file behind (so a packager's staged
+# install is complete). Run by `make check` through tests/authors.mk.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
-: "${TOP_BUILDDIR:?}" "${MAKE:=make}" "${prefix:?}" "${libdir:?}" "${plugindir:?}" "${includedir:?}" "${bindir:?}" "${mandir:?}"
+: "${TOP_BUILDDIR:?}" "${MAKE:=make}" "${prefix:?}" "${libdir:?}" "${plugindir:?}" "${includedir:?}" "${bindir:?}" "${mandir:?}" "${datadir:?}"
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/th-install.XXXXXX") || exit 1
 log="$stage.log"
@@ -23,9 +23,19 @@ if grep -n -e '--finish' -e 'Libraries have been installed' "$log"; then
 fi
 
 for f in "$bindir/toolhost" "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
-         "$includedir/toolhost/plugin.h" "$libdir/pkgconfig/toolhost.pc" "$mandir/man1/toolhost.1"; do
+         "$includedir/toolhost/plugin.h" "$libdir/pkgconfig/toolhost.pc" "$mandir/man1/toolhost.1" \
+         "$datadir/bash-completion/completions/toolhost" "$datadir/zsh/site-functions/_toolhost"; do
     [ -f "$stage$f" ] || fail "$f was not installed"
 done
+# The systemd units, with the configured paths, where configure found
+# systemd's unit directory (none when configured without).
+if [ -n "${systemdsystemunitdir:-}" ]; then
+    for u in toolhost.service toolhost.socket toolhost@.service; do
+        [ -f "$stage$systemdsystemunitdir/$u" ] || fail "$systemdsystemunitdir/$u was not installed"
+    done
+    grep -q "^ExecStart=$bindir/toolhost " "$stage$systemdsystemunitdir/toolhost.service" ||
+        fail "the installed toolhost.service does not start $bindir/toolhost"
+fi
 extra=$(find "$stage$plugindir" -type f ! -name '*.so')
 [ -z "$extra" ] || fail "the plugin directory holds more than plugins: $extra"
 

@@ -47,9 +47,13 @@ done
 dpkg -c "$deb" | awk '{ print $6 }' > "$work/deb.list"
 dpkg -c "$dev" | awk '{ print $6 }' > "$work/dev.list"
 for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
-         /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright; do
+         /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright \
+         /usr/lib/systemd/system/toolhost.service /usr/lib/systemd/system/toolhost.socket \
+         /usr/lib/systemd/system/toolhost@.service /usr/share/bash-completion/completions/toolhost \
+         /usr/share/zsh/vendor-completions/_toolhost; do
     grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
 done
+! grep -n /usr/local "$work/deb.list" || fail "toolhost installs into /usr/local"
 for f in /usr/include/toolhost/plugin.h "/usr/lib/$ma/pkgconfig/toolhost.pc" \
          /usr/share/man/man3/toolhost-plugin.3.gz; do
     grep -qxF ".$f" "$work/dev.list" || { cat "$work/dev.list"; fail "toolhost-dev lacks $f"; }
@@ -59,10 +63,17 @@ done
 dpkg-deb -f "$deb" Depends | grep -q 'libjson-c' || fail "toolhost does not depend on json-c: $(dpkg-deb -f "$deb" Depends)"
 
 # Unpacked into a scratch root (as dpkg would install them, without the
-# maintainer scripts, which these packages do not have).
+# maintainer scripts, which only register the units with systemd).
 root="$work/root"
 dpkg -x "$deb" "$root" && dpkg -x "$dev" "$root" || fail "dpkg -x"
 th="$root/usr/bin/toolhost"
+# The packaged units start the packaged binary on the packaged plugins.
+for u in toolhost.service toolhost@.service; do
+    f="$root/usr/lib/systemd/system/$u"
+    grep -q "^ExecStart=/usr/bin/toolhost " "$f" && grep -q -- "--plugin-dir=$plugindir " "$f" ||
+        fail "the packaged $u does not run /usr/bin/toolhost on $plugindir"
+done
+! grep -n /usr/local "$root"/usr/lib/systemd/system/toolhost* || fail "a packaged unit names /usr/local"
 "$th" --help 2>&1 | grep -q "default $plugindir" || fail "the packaged toolhost does not look for plugins in $plugindir"
 
 # An author's plugin: scaffolded by the packaged binary, built and installed

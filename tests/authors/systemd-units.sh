@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/authors/systemd-units.sh: the systemd units `make install` installs
+# (contrib/systemd/*.in with the configured paths) pass `systemd-analyze
+# verify` without a word, keep the restart and hardening rules, and leave
+# the workers' sandbox its namespaces. systemd-analyze (Debian: systemd,
+# which scripts/deps-debian.sh --test installs) is required in CI.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+: "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${TOOLHOST:?}" "${bindir:?}"
+
+units="toolhost.service toolhost.socket toolhost@.service"
+for u in $units; do
+    f="$TOP_BUILDDIR/contrib/systemd/$u"
+    [ -f "$f" ] || fail "$f was not built"
+    left=$(grep -n '@[a-z_]*@' "$f") && fail "$u keeps a placeholder: $left"
+    for want in "ExecStart=$bindir/toolhost " "RestartPreventExitStatus=2" "NoNewPrivileges=yes" \
+                "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes"; do
+        case $u in *.socket) break ;; esac
+        grep -q "^$want" "$f" || fail "$u has no line starting '$want'"
+    done
+    # The workers' sandbox unshares user and network namespaces itself.
+    bad=$(grep -n -e '^RestrictNamespaces=' -e '^SystemCallFilter=' -e '^PrivateUsers=' "$f") &&
+        fail "$u would stop the workers' sandbox: $bad"
+done
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+    if [ -n "${CI:-}" ]; then
+        fail "systemd-analyze was not found; CI must verify the units (scripts/deps-debian.sh --test installs systemd)"
+    fi
+    echo "SKIP: systemd-analyze was not found (Debian: apt-get install systemd); units not verified"
+    exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/th-units.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# verify wants ExecStart's binary executable and Documentation's man page
+# found: the built binary stands in for the installed one, the source's
+# page for the installed page.
+mkdir -p "$tmp/units" "$tmp/man/man1"
+ln -s "$TOP_SRCDIR/doc/toolhost.1" "$tmp/man/man1/toolhost.1"
+for u in $units; do
+    sed "s|$bindir/toolhost |$TOOLHOST |" "$TOP_BUILDDIR/contrib/systemd/$u" >"$tmp/units/$u"
+done
+
+verify() {
+    (cd "$1" && MANPATH="$tmp/man" SYSTEMD_LOG_COLOR=0 systemd-analyze verify \
+        ./toolhost.service ./toolhost.socket ./toolhost@1.service) >"$tmp/out" 2>&1
+    rc=$?
+}
+verify "$tmp/units"
+[ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "systemd-analyze verify (status $rc)"; }
+
+# A unit systemd would misread must be caught, or the check above proves
+# nothing here: a boolean it cannot parse.
+mkdir "$tmp/broken"
+cp "$tmp/units/"* "$tmp/broken/"
+sed -i 's/^NoNewPrivileges=yes/NoNewPrivileges=perhaps/' "$tmp/broken/toolhost.service"
+verify "$tmp/broken"
+grep -q 'NoNewPrivileges\|boolean' "$tmp/out" || { cat "$tmp/out"; fail "verify did not complain of a broken unit"; }
+echo "PASS: the systemd units verify ($(systemd-analyze --version | sed -n 1p))"
