@@ -378,3 +378,18 @@ const char *th_compat_linux_features(void)
     pthread_once(&once, list_features);
     return feature_list;
 }
+
+bool th_send_all(int fd, const void *p, size_t n)
+{
+    const char *at = p;
+    while (n > 0) {
+        ssize_t w = send(fd, at, n, TH_MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        at += w;
+        n -= (size_t)w;
+    }
+    return true;
+}

@@ -32,6 +32,10 @@
 #define TH_POLLRDHUP 0
 #endif
 
+/* All N bytes of P on the blocking socket FD, through EINTR and short
+ * writes, never raising SIGPIPE. False with errno on a failure. */
+bool th_send_all(int fd, const void *p, size_t n);
+
 /* pipe2(O_CLOEXEC [| O_NONBLOCK]), or pipe() then fcntl(). 0, or -1 with
  * errno (no descriptor left open). The fallback leaves a window in which a
  * fork+exec of another thread inherits the pipe; the host starts children

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "cli/httpc.h"
 #include "transport/unixsock.h"
 
@@ -60,20 +61,6 @@ static bool raw_line(th_httpc *c, char *line, size_t size)
     }
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* The header fields that decide how the rest is read. */
 static void head_field(th_httpc *c, const char *line)
 {
@@ -107,7 +94,7 @@ bool th_httpc_send(th_httpc *c, const char *path, const char *head, const char *
     memcpy(req + hl, "\r\n\r\n", 4);
     if (blen)
         memcpy(req + hl + 4, body, blen);
-    bool sent = write_all(c->fd, req, hl + 4 + blen);
+    bool sent = th_send_all(c->fd, req, hl + 4 + blen);
     free(req);
     return sent;
 }

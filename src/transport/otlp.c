@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/trace.h"
@@ -240,20 +241,6 @@ static int connect_to(const endpoint *ep, char *err, size_t errlen)
     return fd;
 }
 
-static bool send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* The response's status; its body is read and discarded so the connection
  * can carry the next POST (*KEEP: it can). 0 when there was none. */
 static int read_response(int fd, bool *keep)
@@ -314,7 +301,7 @@ static bool post(th_otlp *o, char *err, size_t errlen)
         if (!reused && (o->fd = connect_to(&o->ep, err, errlen)) < 0)
             return false;
         bool keep = false;
-        int status = send_all(o->fd, head, (size_t)hl) && send_all(o->fd, o->body.data, o->body.len)
+        int status = th_send_all(o->fd, head, (size_t)hl) && th_send_all(o->fd, o->body.data, o->body.len)
                          ? read_response(o->fd, &keep)
                          : 0;
         if (!keep) {
