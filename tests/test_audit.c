@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** test_audit.c: --audit-log against a real src/toolhost over stdio: one
-** line per call with the right tool, outcome, principal and arguments'
-** hash and never their text; rotation (mv, SIGHUP) losing no line; a full
+** line per call (a task's runs included) with the right tool, outcome,
+** principal and arguments' hash and never their text; rotation (mv, SIGHUP) losing no line; a full
 ** disk (a 16 KiB tmpfs in a private mount namespace, and /dev/full) that
 ** the host serves through, warning once, with lines resuming after it.
 */
@@ -138,6 +138,51 @@ START_TEST(lines_match_the_calls)
     struct stat st;
     ck_assert(stat(file, &st) == 0);
     ck_assert_msg((st.st_mode & 077) == 0, "audit log mode %o is open to others", (unsigned)(st.st_mode & 0777));
+    unlink(file);
+    rmdir(dir);
+    free(file);
+    free(dir);
+}
+END_TEST
+
+/* A task's run is a call too: its line comes when the run ends, with the
+ * tool's outcome and the hash of the arguments the task was made with. */
+START_TEST(task_runs_are_audited)
+{
+    char *dir = temp_dir(), *file = log_path(dir);
+    char *plugins = mh_private_dir(TEST_BUILDDIR "/conformance/.libs/task_tools.so", NULL);
+    mh_proc *p = mh_spawn("-d", plugins, "--audit-log", file, isolation[_i], NULL);
+    mh_initialize(p, "2025-11-25");
+    const char *calls[][2] = {{"slow_compute", "{\"seconds\":0,\"label\":\"sekrit-value-5\"}"},
+                              {"failing_job", "{}"}};
+    for (int i = 0; i < 2; i++) {
+        mh_send(p,
+                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                "\"arguments\":%s,\"task\":{}}}",
+                10 + i, calls[i][0], calls[i][1]);
+        char idj[16];
+        snprintf(idj, sizeof idj, "%d", 10 + i);
+        json_object *o = mh_await(p, idj, NULL);
+        const char *task = mh_str(o, "result task taskId");
+        ck_assert_msg(task != NULL, "no task made: %s", mh_json(o));
+        mh_send(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"%s\"}}",
+                20 + i, task);
+        json_object_put(o);
+        snprintf(idj, sizeof idj, "%d", 20 + i);
+        o = mh_await(p, idj, NULL);
+        MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+    mh_finish(p); /* the last run's line is written before the host ends */
+
+    json_object *lines = read_lines(file);
+    ck_assert_int_eq(json_object_array_length(lines), 2);
+    assert_line(json_object_array_get_idx(lines, 0), "slow_compute", "ok",
+                "{\"label\":\"sekrit-value-5\",\"seconds\":0}");
+    assert_line(json_object_array_get_idx(lines, 1), "failing_job", "tool_error", "{}");
+    json_object_put(lines);
+    ck_assert_msg(!strstr(file_text(file), "sekrit"), "argument text in the audit log: %s", file_text(file));
+    mh_rm_dir(plugins);
     unlink(file);
     rmdir(dir);
     free(file);
@@ -283,6 +328,7 @@ static Suite *audit_suite(void)
     TCase *tc = tcase_create("audit");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, lines_match_the_calls, 0, 2);
+    tcase_add_loop_test(tc, task_runs_are_audited, 0, 2);
     tcase_add_test(tc, rotation_on_sighup_loses_nothing);
     tcase_add_test(tc, full_tmpfs_warns_once_and_resumes);
     tcase_add_test(tc, dev_full_warns_once);

@@ -20,10 +20,15 @@
 #include "protocol/mcpint.h"
 
 /* Who a session's calls are made by, as the audit log and the per-principal
- * buckets name them. */
+ * buckets name them (WHO: th_mcp_session_set_who's, or NULL). */
+static const char *named(const char *who)
+{
+    return who ? who : "anonymous";
+}
+
 static const char *who(const th_mcp_session *s)
 {
-    return s->who ? s->who : "anonymous";
+    return named(s->who);
 }
 
 /* The audit log's word for a call that ran (or was meant to). */
@@ -37,10 +42,10 @@ static const char *audit_outcome(th_call_outcome o)
     return (unsigned)o < sizeof names / sizeof names[0] ? names[o] : "error";
 }
 
-static void audit(const th_mcp_session *s, const char *tool, const char *outcome, int code, long long ms,
+static void audit(const char *principal, const char *tool, const char *outcome, int code, long long ms,
                   const char *sha)
 {
-    th_audit_record rec = {.principal = who(s),
+    th_audit_record rec = {.principal = principal,
                            .tool = tool,
                            .outcome = outcome,
                            .code = code,
@@ -82,7 +87,7 @@ static void refuse(request *r, const th_entry *e, th_limit_verdict v, long long 
         th_metrics_call_begin(); /* call_end counts one out of flight */
         th_metrics_call_end(e->name, TH_METRICS_LIMITED, 0);
     }
-    audit(r->s, e->name, v == TH_LIMIT_RATE_HIT ? "rate_limited" : "concurrency_limited", TH_RPC_RATE_LIMITED, 0,
+    audit(who(r->s), e->name, v == TH_LIMIT_RATE_HIT ? "rate_limited" : "concurrency_limited", TH_RPC_RATE_LIMITED, 0,
           sha);
 }
 
@@ -116,7 +121,7 @@ void th_mcpi_gate_refused(request *r, const th_entry *e)
     if (!th_audit_on())
         return;
     char buf[201];
-    audit(r->s, e ? e->name : asked_name(r, buf, sizeof buf), "error", TH_RPC_INVALID_PARAMS, 0, NULL);
+    audit(who(r->s), e ? e->name : asked_name(r, buf, sizeof buf), "error", TH_RPC_INVALID_PARAMS, 0, NULL);
 }
 
 void th_mcpi_gate_drop(th_gate *g)
@@ -128,6 +133,16 @@ void th_mcpi_gate_over(job *j, th_call_outcome o, int code)
 {
     th_ratelimit_release(&j->gate.hold);
     if (th_audit_on())
-        audit(j->s, j->entry ? j->entry->name : "", code ? "error" : audit_outcome(o), code,
+        audit(who(j->s), j->entry ? j->entry->name : "", code ? "error" : audit_outcome(o), code,
               th_now_ms() - j->started_ms, j->gate.args_sha256);
+}
+
+void th_mcpi_gate_task_over(const char *principal, const th_entry *e, th_call_outcome o, long long ms,
+                            json_object *args)
+{
+    if (!th_audit_on())
+        return;
+    char sha[TH_SHA256_DIGEST_LEN + 1];
+    hash_args(args, sha);
+    audit(named(principal), e->name, audit_outcome(o), 0, ms, sha);
 }

@@ -107,6 +107,7 @@ th_mcp *th_mcp_new(th_registry *reg, const th_mcp_config *cfg)
         .max_active = cfg->max_tasks > 0 ? cfg->max_tasks : 64,
         .max_stored = 4096,
         .max_result_bytes = cfg->max_result_bytes,
+        .run_over = th_mcpi_gate_task_over,
     };
     if (!(m->tasks = th_tasks_new(m->pool, &tcfg, check_task_output))) {
         th_regslot_free(m->slot);

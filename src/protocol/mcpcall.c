@@ -800,8 +800,8 @@ static bool call_as_task(request *r, const th_entry *e, json_object *args, th_mr
     char msg[320] = "Internal error: out of memory";
     json_object *res = NULL;
     if (copy && (given || !answers))
-        res = th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, given, r->s->principal, th_ask_caps_of(caps), &code,
-                              msg, sizeof msg);
+        res = th_tasks_create(r->s->mcp->tasks, r->reg, e, copy, given, r->s->principal, r->s->who,
+                              th_ask_caps_of(caps), &code, msg, sizeof msg);
     else {
         json_object_put(copy);
         json_object_put(given);
@@ -978,8 +978,8 @@ static bool legacy_call_as_task(request *r, const th_entry *e, json_object *args
     th_tasks_peer peer = legacy_peer(r);
     json_object *res = NULL;
     if (copy && owner)
-        res = th_tasks_create_core(r->s->mcp->tasks, r->reg, e, copy, owner, caps, ttl_ms, token, &peer, &code, msg,
-                                   sizeof msg);
+        res = th_tasks_create_core(r->s->mcp->tasks, r->reg, e, copy, owner, r->s->who, caps, ttl_ms, token, &peer,
+                                   &code, msg, sizeof msg);
     else
         json_object_put(copy);
     if (!res) {

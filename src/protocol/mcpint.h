@@ -254,4 +254,9 @@ void th_mcpi_gate_drop(th_gate *g);
  * concurrency slot is given back and its audit line written. Once. */
 void th_mcpi_gate_over(job *j, th_call_outcome o, int code);
 
+/* A task's run ended (th_tasks_config.run_over): its audit line, the
+ * principal being the session's th_mcp_session_set_who (NULL: anonymous). */
+void th_mcpi_gate_task_over(const char *principal, const th_entry *e, th_call_outcome o, long long ms,
+                            json_object *args);
+
 #endif

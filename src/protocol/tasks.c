@@ -76,6 +76,7 @@ struct task {
     th_tasks *ts;
     char id[ID_BYTES * 2 + 1]; /* hex of random bytes: unguessable */
     char *owner;               /* "" for nobody */
+    char *who;                 /* the principal the audit log names, or NULL */
     int refs;                  /* the store's, plus one while a run is queued or running; under ts->lock */
     bool stored;               /* still in the store (not expired) */
     bool unstarted;            /* ERA_CORE: created, until th_tasks_start */
@@ -174,6 +175,7 @@ static void task_free(task *t)
     if (t->has_peer)
         t->peer.release(t->peer.ctx);
     free(t->owner);
+    free(t->who);
     free(t);
 }
 
@@ -653,11 +655,16 @@ static void run_task(void *p)
                                   ? TH_OUTCOME_ERROR
                                   : TH_OUTCOME_OK;
     json_object *logid = go ? json_object_new_string(t->id) : NULL;
+    char *who = go && t->who ? strdup(t->who) : NULL; /* T may be gone once unlocked */
     sweep(ts, &dead);
     task *f = unref_locked(t);
     pthread_mutex_unlock(&ts->lock);
-    if (logid)
+    if (logid) {
         th_call_log_line(e->name, logid, started_ms, outcome);
+        if (ts->cfg.run_over)
+            ts->cfg.run_over(who, e, outcome, th_now_ms() - started_ms, args);
+    }
+    free(who);
     json_object_put(logid);
     th_call_free(call);
     json_object_put(args);
@@ -705,15 +712,16 @@ static void schedule(task *t)
 /* ---- the store's API ---------------------------------------------------- */
 
 static json_object *create(th_tasks *ts, task_era era, th_registry *reg, const th_entry *e, json_object *args,
-                           json_object *answers, const char *owner, unsigned caps, long long ttl_ms,
-                           json_object *token, const th_tasks_peer *peer, int *code, char *msg, size_t msgsize)
+                           json_object *answers, const char *owner, const char *who, unsigned caps,
+                           long long ttl_ms, json_object *token, const th_tasks_peer *peer, int *code, char *msg,
+                           size_t msgsize)
 {
     unsigned char raw[ID_BYTES];
     task *dead = NULL, *t = calloc(1, sizeof *t);
     json_object *out = NULL;
     if (!answers)
         answers = json_object_new_object();
-    if (!t || !(t->owner = strdup(owner ? owner : "")) || !(t->answers = answers) ||
+    if (!t || !(t->owner = strdup(owner ? owner : "")) || (who && !(t->who = strdup(who))) || !(t->answers = answers) ||
         getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
         *code = TH_RPC_INTERNAL_ERROR;
         snprintf(msg, msgsize, "Internal error: the task could not be created (out of memory or no randomness)");
@@ -721,6 +729,7 @@ static json_object *create(th_tasks *ts, task_era era, th_registry *reg, const t
         json_object_put(answers);
         if (t) {
             free(t->owner);
+            free(t->who);
             free(t);
         }
         return NULL;
@@ -795,17 +804,18 @@ static json_object *create(th_tasks *ts, task_era era, th_registry *reg, const t
 }
 
 json_object *th_tasks_create(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                             json_object *answers, const char *owner, unsigned caps, int *code, char *msg,
-                             size_t msgsize)
+                             json_object *answers, const char *owner, const char *who, unsigned caps, int *code,
+                             char *msg, size_t msgsize)
 {
-    return create(ts, ERA_EXTENSION, reg, e, args, answers, owner, caps, 0, NULL, NULL, code, msg, msgsize);
+    return create(ts, ERA_EXTENSION, reg, e, args, answers, owner, who, caps, 0, NULL, NULL, code, msg, msgsize);
 }
 
 json_object *th_tasks_create_core(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                                  const char *owner, unsigned caps, long long ttl_ms, json_object *token,
-                                  const th_tasks_peer *peer, int *code, char *msg, size_t msgsize)
+                                  const char *owner, const char *who, unsigned caps, long long ttl_ms,
+                                  json_object *token, const th_tasks_peer *peer, int *code, char *msg,
+                                  size_t msgsize)
 {
-    return create(ts, ERA_CORE, reg, e, args, NULL, owner, caps, ttl_ms, token, peer, code, msg, msgsize);
+    return create(ts, ERA_CORE, reg, e, args, NULL, owner, who, caps, ttl_ms, token, peer, code, msg, msgsize);
 }
 
 void th_tasks_start(th_tasks *ts, const char *id, const char *owner)

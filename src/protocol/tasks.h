@@ -32,6 +32,10 @@ typedef struct th_tasks_config {
     size_t max_active;    /* unfinished tasks one owner may have */
     size_t max_stored;    /* tasks kept, finished or not, all owners */
     size_t max_result_bytes; /* as for a call (th_call_hooks) */
+    /* Each run's end, after its log line: for the audit log, as a call's
+     * end is (protocol/callgate.c). WHO as given at creation; ARGS
+     * borrowed. NULL: nothing. */
+    void (*run_over)(const char *who, const th_entry *e, th_call_outcome o, long long ms, json_object *args);
 } th_tasks_config;
 
 /* What the server does to a finished call's RESULT (taken) of E before it
@@ -58,8 +62,8 @@ void th_tasks_free(th_tasks *ts);
 ** reached, out of memory).
 */
 json_object *th_tasks_create(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                             json_object *answers, const char *owner, unsigned caps, int *code, char *msg,
-                             size_t msgsize);
+                             json_object *answers, const char *owner, const char *who, unsigned caps, int *code,
+                             char *msg, size_t msgsize);
 
 /*
 ** Serve METHOD (tasks/get, tasks/update or tasks/cancel) with PARAMS for
@@ -102,8 +106,9 @@ typedef struct th_tasks_peer {
 ** CreateTaskResult that tells it the task's id.
 */
 json_object *th_tasks_create_core(th_tasks *ts, th_registry *reg, const th_entry *e, json_object *args,
-                                  const char *owner, unsigned caps, long long ttl_ms, json_object *token,
-                                  const th_tasks_peer *peer, int *code, char *msg, size_t msgsize);
+                                  const char *owner, const char *who, unsigned caps, long long ttl_ms,
+                                  json_object *token, const th_tasks_peer *peer, int *code, char *msg,
+                                  size_t msgsize);
 
 /*
 ** Let the task ID of OWNER, made by th_tasks_create_core, begin: call it
