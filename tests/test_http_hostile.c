@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -407,6 +411,73 @@ START_TEST(one_address_cannot_take_every_slot)
 }
 END_TEST
 
+static int connect_unix(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    ck_assert_msg(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect %s: %s", path, strerror(errno));
+    struct timeval tv = {.tv_sec = MH_TIMEOUT_MS / 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* In a child as uid 65534: a request on PATH, its HTTP status as the exit
+ * status (0 for 200, 1 otherwise). */
+static int status_as_nobody(const char *path)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(2);
+        int fd = connect_unix(path);
+        char req[512];
+        int n = snprintf(req, sizeof req,
+                         POST_HEAD "Host: localhost\r\nConnection: close\r\nContent-Length: " PING_LEN "\r\n\r\n" PING);
+        send_all(fd, req, (size_t)n);
+        char head[16] = "";
+        ssize_t got = read(fd, head, sizeof head - 1);
+        _exit(got > 12 && strncmp(head, "HTTP/1.1 200", 12) == 0 ? 0 : 1);
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 2, "the child could not become uid 65534");
+    return WEXITSTATUS(st);
+}
+
+/* A Unix socket's peers all have the same (empty) address: the cap counts
+ * them by uid, so one user's flood of the shared daemon leaves room for
+ * another's. */
+START_TEST(one_uid_cannot_take_every_slot)
+{
+    char dir[] = "/tmp/th-uidcap-XXXXXX", path[64], where[80];
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert(chmod(dir, 0755) == 0);
+    snprintf(path, sizeof path, "%s/d.sock", dir);
+    snprintf(where, sizeof where, "unix:%s", path);
+    mh_proc *p = mh_start("--http", where, "--http-socket-mode", "0666", "--http-max-connections=4", NULL);
+    ck_assert_msg(mh_stderr_wait(p, "listening on unix:", MH_TIMEOUT_MS), "toolhost did not start listening");
+    int fds[4];
+    for (size_t i = 0; i < 4; i++) {
+        fds[i] = connect_unix(path);
+        send(fds[i], "POST /mcp HTTP/1.1\r\nHost: localhost\r\n", 37, MSG_NOSIGNAL);
+    }
+    for (size_t i = 2; i < 4; i++)
+        ck_assert_msg(peer_closed(fds[i]), "connection %zu of one uid was kept", i + 1);
+    ck_assert(mh_stderr_wait(p, "already holds 2 connections (--http-max-client-connections)", MH_TIMEOUT_MS));
+    if (getuid() == 0) /* only root can be a second uid */
+        ck_assert_msg(status_as_nobody(path) == 0, "uid 65534 was refused while uid 0 held its share");
+    for (size_t i = 0; i < 4; i++)
+        close(fds[i]);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
     Suite *s = suite_create("http_hostile");
@@ -416,6 +487,7 @@ static Suite *hostile_suite(void)
     tcase_add_test(tc, slow_headers_meet_the_request_deadline);
     tcase_add_test(tc, slow_body_meets_the_request_deadline);
     tcase_add_test(tc, one_address_cannot_take_every_slot);
+    tcase_add_test(tc, one_uid_cannot_take_every_slot);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -233,6 +233,14 @@ struct th_http {
     size_t open_conns;      /* connections open now */
     long long idle_since;   /* th_now_ms when the last connection and session went; 0: busy */
     th_deadlines *deadlines; /* every connection's whole-request deadline */
+    /* A Unix socket's open connections by peer uid: every peer has the same
+     * (empty) address, so MHD's per-address cap cannot tell them apart. */
+    struct peer_slot {
+        int fd;
+        uid_t uid;
+    } *peers;                /* max_connections of them */
+    size_t npeers;
+    long long peer_warned_ms; /* th_now_ms of the last refusal logged */
 };
 
 /* The exchange whose message this thread is handing to a legacy session: an
@@ -1842,20 +1850,68 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     free(k);
 }
 
+/*
+** A Unix socket peer's new connection FD: one uid may hold at most
+** --http-max-client-connections of the slots, as one address may over TCP,
+** so a client that floods the shared daemon leaves room for the others.
+** False when FD is over that share (it is then shut down unanswered).
+*/
+static bool peer_admit(th_http *h, int fd)
+{
+    uid_t uid;
+    if (!th_unixsock_peer_uid(fd, &uid))
+        return true; /* its first request is refused (peer_principal) */
+    size_t held = 0;
+    bool warn = false;
+    pthread_mutex_lock(&h->lock);
+    for (size_t i = 0; i < h->npeers; i++)
+        held += h->peers[i].uid == uid;
+    bool ok = held < h->opts.max_client_connections && h->npeers < h->opts.max_connections;
+    if (ok) {
+        h->peers[h->npeers++] = (struct peer_slot){fd, uid};
+    } else if (th_now_ms() - h->peer_warned_ms >= 60000) { /* a flood is one line a minute */
+        h->peer_warned_ms = th_now_ms();
+        warn = true;
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (warn)
+        th_log(TH_LOG_WARNING, "http: uid %lu already holds %zu connections (--http-max-client-connections); "
+               "its further connections are closed",
+               (unsigned long)uid, held);
+    if (!ok)
+        shutdown(fd, SHUT_RDWR);
+    return ok;
+}
+
+static void peer_gone(th_http *h, int fd)
+{
+    pthread_mutex_lock(&h->lock);
+    for (size_t i = 0; i < h->npeers; i++)
+        if (h->peers[i].fd == fd) {
+            h->peers[i] = h->peers[--h->npeers];
+            break;
+        }
+    pthread_mutex_unlock(&h->lock);
+}
+
 /* Every connection is on the request clock from its start to its end. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
     th_http *h = cls;
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     pthread_mutex_lock(&h->lock);
     h->open_conns += toe == MHD_CONNECTION_NOTIFY_CLOSED ? (size_t)-1 : 1;
     pthread_mutex_unlock(&h->lock);
     if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (h->peers && i)
+            peer_gone(h, i->connect_fd); /* before MHD closes it: the fd is still this one */
         th_deadline_remove(h->deadlines, *socket_context);
         *socket_context = NULL;
         return;
     }
-    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (h->peers && i)
+        peer_admit(h, i->connect_fd);
     *socket_context = i ? th_deadline_add(h->deadlines, i->connect_fd) : NULL;
 }
 
@@ -1946,9 +2002,15 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
     h->loopback = loopback;
     h->unix_peers = h_unix;
     h->transport = h_unix ? "unix" : "tcp";
+    if (h_unix && !(h->peers = calloc(h->opts.max_connections, sizeof *h->peers))) {
+        snprintf(err, errlen, "out of memory");
+        free(h);
+        return NULL;
+    }
     long long limit = h->opts.request_timeout_ms;
     if (!(h->deadlines = th_deadlines_new(limit < REQUEST_WAIT_MS ? limit : REQUEST_WAIT_MS,
                                           limit < REQUEST_READ_MS ? limit : REQUEST_READ_MS, err, errlen))) {
+        free(h->peers);
         free(h);
         return NULL;
     }
@@ -1975,6 +2037,7 @@ th_http *th_http_start(th_mcp *mcp, const th_http_opts *opts, char *err, size_t 
         th_deadlines_free(h->deadlines);
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->idle);
+        free(h->peers);
         free(h);
         return NULL;
     }
@@ -2030,5 +2093,6 @@ void th_http_stop(th_http *h, long long deadline_ms)
         sess_end(h, h->sessions);
     pthread_mutex_destroy(&h->lock);
     pthread_cond_destroy(&h->idle);
+    free(h->peers);
     free(h);
 }
