@@ -5,7 +5,8 @@
 # served by 10 stdio hosts (each host and its workers) against 10 clients
 # served through `toolhost connect` by one daemon (the daemon, its workers
 # and the 10 connect processes), every client having made one echo call,
-# so each plugin's worker runs. Time: p50/p99 of one echo call at a time
+# so each plugin's worker runs; beside them, 10 `sleep` processes, the
+# least any 10 relays can cost. Time: p50/p99 of one echo call at a time
 # (bench/loadgen, W=1) direct over stdio and through connect, both eras.
 # Prints a Markdown table; run from the bench build directory.
 #   BENCH_CALLS=N   calls per latency run (default 5000)
@@ -94,6 +95,18 @@ wait_answers
 pss_shared=$(pss $daemon $conns)
 # shellcheck disable=SC2086
 pss_conns=$(pss $conns)
+pss_daemon=$(pss $daemon)
+# The floor of a relay: 10 processes that do nothing at all (sleep), what
+# any 10 client-side processes cost however small their program.
+idle=""
+for n in $(seq 1 $clients); do
+    sleep 600 &
+    idle="$idle $!"
+done
+pids="$pids $idle"
+sleep 0.2
+# shellcheck disable=SC2086
+pss_idle=$(pss $idle)
 # shellcheck disable=SC2086
 nproc_shared=$(tree $daemon $conns | wc -l)
 
@@ -120,6 +133,8 @@ cat <<EOF
 | 10 stdio hosts (hosts + workers) | $nproc_hosts | $pss_hosts | 1 |
 | one daemon + 10 \`connect\` (daemon + workers + connects) | $nproc_shared | $pss_shared | $(ratio "$pss_shared" "$pss_hosts") |
 | of which the 10 \`connect\` processes | $clients | $pss_conns | $(ratio "$pss_conns" "$pss_hosts") |
+| of which the daemon and its workers | $((nproc_shared - clients)) | $pss_daemon | $(ratio "$pss_daemon" "$pss_hosts") |
+| reference: 10 processes doing nothing (\`sleep\`) | $clients | $pss_idle | $(ratio "$pss_idle" "$pss_hosts") |
 
 | one echo call at a time ($calls calls) | calls/s | p50 µs | p99 µs | p50 added by connect |
 | --- | --- | --- | --- | --- |
