@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #if HAVE_SECCOMP
@@ -360,6 +362,45 @@ START_TEST(a_system_refusing_network_namespaces_is_named)
 }
 END_TEST
 
+/*
+** A host run by a user other than root (and other than 65534, the overflow
+** uid): without root, a worker's network namespace comes with a user
+** namespace mapping that user alone, where root's files belong to the
+** overflow uid. The plugin, root's as an installed one is, is judged as
+** the host sees it, before that namespace, and serves in its sandbox.
+*/
+START_TEST(a_user_other_than_root_runs_root_s_plugins_sandboxed)
+{
+    const char *fork_mode = getenv("CK_FORK");
+    if (geteuid() != 0 || (fork_mode && strcmp(fork_mode, "no") == 0)) {
+        fprintf(stderr, "not root (or CK_FORK=no): the run as uid 4321 is left out\n");
+        return;
+    }
+    char port[16], args[64];
+    int fd = udp_listener(port, sizeof port);
+    snprintf(args, sizeof args, "{\"port\":\"%s\"}", port);
+    ck_assert(chmod(plugins, 0755) == 0); /* root's, readable by all */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(4321, 4321, 4321) != 0 || setresuid(4321, 4321, 4321) != 0)
+            _exit(3);
+        mh_proc *p = start("--no-registry-cache", NULL);
+        expect(p, "send_datagram", args, "tried: ENETUNREACH"); /* its own network namespace */
+        char *err = mh_stderr(p);
+        ck_assert_msg(!strstr(err, " refused: "), "as uid 4321: %s", err);
+        free(err);
+        mh_finish(p);
+        _exit(0);
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the host run as uid 4321 failed (status %#x)", st);
+    ck_assert(!datagram_arrived(fd));
+    close(fd);
+}
+END_TEST
+
 /* ---- declared needs (sandboxplugins/needy.c) ---------------------------- */
 
 static mh_proc *start_needy(char **dir, const char *a, const char *b)
@@ -510,6 +551,7 @@ static Suite *sandbox_suite(void)
     tcase_add_test(tc, bad_grants_and_options_are_refused_naming_them);
     tcase_add_test(tc, in_process_plugins_are_said_to_be_unsandboxed);
     tcase_add_test(tc, a_system_refusing_network_namespaces_is_named);
+    tcase_add_test(tc, a_user_other_than_root_runs_root_s_plugins_sandboxed);
     suite_add_tcase(s, tc);
     tc = tcase_create("needs");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -400,10 +400,18 @@ static bool identifier_ok(const char *name)
     return *name != '\0';
 }
 
+/* While th_loader_prejudge runs: where refuse() keeps its message instead
+ * of logging it (the load that follows logs it, and counts it). */
+static char *verdict_buf;
+
 static th_rc refuse(th_load_stats *stats, const char *path, const char *fmt, const char *a, const char *b)
 {
     char msg[2048];
     snprintf(msg, sizeof msg, fmt, a, b);
+    if (verdict_buf) {
+        snprintf(verdict_buf, sizeof msg, "%s", msg);
+        return TH_ERR_VALUE;
+    }
     th_log(TH_LOG_ERROR, "plugin %s refused: %s", path, msg);
     stats->plugins_refused++;
     return TH_ERR_VALUE;
@@ -692,15 +700,66 @@ cleanup:
 
 /* Everything about PATH that is judged before its code runs; NAME gets
  * NAME of NAME.so, *FD the opened file (see check_file). */
+/*
+** Verdicts reached before a worker's sandbox (th_loader_prejudge): each
+** plugin's opened file, or why it was refused. Taken by the load of the
+** same path, once. A worker loads from one thread.
+*/
+typedef struct verdict {
+    char *path;
+    int fd;    /* the judged file, or -1 */
+    char *why; /* the refusal, when FD is -1 */
+} verdict;
+static verdict *verdicts;
+static size_t nverdicts;
+
+/* PATH's verdict, if one was reached before: TH_OK with *FD, or the
+ * refusal logged and counted now. False when there is none. */
+static bool take_verdict(const char *path, th_load_stats *stats, int *fd, th_rc *rc)
+{
+    for (size_t i = 0; i < nverdicts; i++) {
+        verdict *v = &verdicts[i];
+        if (!v->path || strcmp(v->path, path) != 0)
+            continue;
+        *fd = v->fd;
+        *rc = v->fd >= 0 ? TH_OK : refuse(stats, path, "%s%s", v->why ? v->why : "refused", "");
+        free(v->path);
+        free(v->why);
+        *v = (verdict){.fd = -1};
+        return true;
+    }
+    return false;
+}
+
 static th_rc check_plugin(const char *path, char *name, size_t size, const th_load_opts *opts,
                           th_load_stats *stats, int *fd)
 {
+    th_rc rc;
     *fd = -1;
     if (!plugin_name(path, name, size))
         return refuse(stats, path, "file name must be NAME.so%s%s", "", "");
+    if (take_verdict(path, stats, fd, &rc))
+        return rc;
     if (!identifier_ok(name))
         return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
     return check_file(path, opts, stats, fd);
+}
+
+void th_loader_prejudge(char *const *paths, size_t n, const th_load_opts *opts)
+{
+    char why[2048], name[256];
+    th_load_stats ignored = {0};
+    if (!(verdicts = calloc(n, sizeof *verdicts)))
+        return; /* judged at load time, as without a sandbox */
+    nverdicts = n;
+    verdict_buf = why;
+    for (size_t i = 0; i < n; i++) {
+        why[0] = '\0';
+        int fd;
+        check_plugin(paths[i], name, sizeof name, opts, &ignored, &fd);
+        verdicts[i] = (verdict){.path = strdup(paths[i]), .fd = fd, .why = fd < 0 ? strdup(why) : NULL};
+    }
+    verdict_buf = NULL;
 }
 
 th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats)

@@ -109,6 +109,15 @@ th_rc th_loader_load_listed(th_registry *reg, char *const *paths, size_t n, size
 th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load_stats *stats);
 
 /*
+** Judge the N plugin files PATHS now, as th_loader_load_listed would, and
+** keep each verdict (the opened file, or the refusal's text) for the load
+** of that path, which then logs and counts a refusal as usual. A worker
+** calls it before its sandbox: a user namespace of its own sees every
+** owner but itself as the overflow uid, so owners are judged outside it.
+*/
+void th_loader_prejudge(char *const *paths, size_t n, const th_load_opts *opts);
+
+/*
 ** Hot reload in the host (--isolation=none): loads after this call open
 ** each plugin under a name unique to GEN (0: its path, as at start-up), so
 ** a replaced file's new code is loaded rather than the copy already mapped

@@ -143,6 +143,9 @@ static void isolate(const config *c)
 static void apply_policy(const config *c)
 {
     th_err err;
+    /* Owners as the host sees them: inside the sandbox's user namespace
+     * root's files belong to the overflow uid. */
+    th_loader_prejudge(c->paths + c->from, c->scan ? c->npaths - c->from : 1, &c->load);
     if (th_sandbox_apply(c->sandbox, c->scan ? c->paths : c->paths + c->from, c->scan ? c->npaths : 1, &err) != TH_OK)
         die(err.msg);
     isolate(c);
