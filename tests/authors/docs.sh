@@ -105,6 +105,7 @@ cat >> "$work/known" <<'EOF'
 --disable-package-tests configure
 --enable-werror configure
 --with-systemdsystemunitdir configure
+--disable-tests configure
 --now systemctl
 --prefix configure
 --package scripts/deps-debian.sh

@@ -25,9 +25,29 @@ mkdir "$src"
 rm -rf "$src/tests/interop/node_modules"
 
 # The enclosing `make check` runs the test suite on these same sources, so
-# the package build skips it (nocheck); a release build runs it.
-(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
-    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc"; }
+# the package build skips it, as a distribution's nocheck build does: the
+# nocheck profile drops Check and libjwt from Build-Depends, and this
+# pkg-config answers as on a machine without them (the system's .pc files
+# cannot be hidden otherwise), so the build shows it needs neither.
+mkdir "$work/bin"
+cat > "$work/bin/pkg-config-nocheck" <<'WRAP'
+#!/bin/sh
+for a; do case $a in check|"check "*|libjwt|"libjwt "*) echo "Package $a was not found (pkg-config-nocheck)" >&2; exit 1 ;; esac; done
+exec pkg-config "$@"
+WRAP
+chmod +x "$work/bin/pkg-config-nocheck"
+nocheck_pc="$work/bin/pkg-config-nocheck"
+(cd "$src" && PKG_CONFIG="$nocheck_pc" DEB_BUILD_PROFILES=nocheck DEB_BUILD_OPTIONS="nocheck parallel=2" \
+    dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc with the nocheck profile, without Check and libjwt"; }
+grep -q "^PKG_CONFIG='$nocheck_pc'" "$src/config.log" || fail "the package build's configure did not use $nocheck_pc"
+grep -q -- '--disable-tests' "$work/build.log" || fail "debian/rules did not configure with --disable-tests under nocheck"
+# Without the switch the same configure stops, naming what is missing and
+# the way out; test binaries need them (DEB_BUILD_OPTIONS without nocheck).
+(cd "$src" && PKG_CONFIG="$nocheck_pc" ./configure -q --disable-interop-tests --disable-package-tests) \
+    > "$work/configure.log" 2>&1 && fail "configure without --disable-tests succeeded without Check and libjwt"
+grep -q 'was not found by pkg-config.*--disable-tests' "$work/configure.log" ||
+    { cat "$work/configure.log"; fail "configure's message without Check and libjwt does not name --disable-tests"; }
 version=$(cd "$src" && dpkg-parsechangelog -S Version)
 upstream=$(sed -n 's/^AC_INIT(\[toolhost\], \[\([^]]*\)\].*/\1/p' "$TOP_SRCDIR/configure.ac")
 [ "$version" = "$upstream" ] || fail "debian/changelog is at $version, configure.ac at $upstream"
