@@ -106,6 +106,7 @@ cat >> "$work/known" <<'EOF'
 --enable-werror configure
 --with-systemdsystemunitdir configure
 --disable-tests configure
+--only-section objcopy
 --now systemctl
 --prefix configure
 --package scripts/deps-debian.sh

@@ -9,7 +9,7 @@
 # temporary directory, never in the source tree.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
-: "${TOP_SRCDIR:?}"
+: "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/th-deb.XXXXXX") || exit 1
 [ -n "${TH_KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -82,6 +82,19 @@ done
 ! grep -n '\.la$\|/bin/\|\.so$' "$work/dev.list" || fail "toolhost-dev holds runtime files"
 dpkg-deb -f "$deb" Depends | grep -q 'libjson-c' || fail "toolhost does not depend on json-c: $(dpkg-deb -f "$deb" Depends)"
 
+# The dlopen()ed libraries (debian/dlopen-deps, from the binary's
+# .note.dlopen): each soname's package as this system names it, libcrypto's
+# required, libmicrohttpd's (--http only) recommended.
+pkg_of() { dpkg-query -S "/usr/lib/$ma/$1" "/lib/$ma/$1" 2>/dev/null | sed -n 's/^\([^:,]*\):.*/\1/p' | sed -n 1p; }
+soname() { sed -n "s/^#define $1 \"\(.*\)\"$/\1/p" "$TOP_BUILDDIR/config.h"; }
+crypto_so=$(soname TH_CRYPTO_SONAME) mhd_so=$(soname TH_MHD_SONAME)
+crypto_pkg=$(pkg_of "$crypto_so") mhd_pkg=$(pkg_of "$mhd_so")
+[ -n "$crypto_pkg" ] && [ -n "$mhd_pkg" ] || fail "no installed package holds '$crypto_so' or '$mhd_so' (config.h)"
+dpkg-deb -f "$deb" Depends | grep -q "\b$crypto_pkg (>= " ||
+    fail "toolhost's Depends lack $crypto_pkg (>= ...): $(dpkg-deb -f "$deb" Depends)"
+dpkg-deb -f "$deb" Recommends | grep -q "\b$mhd_pkg (>= " ||
+    fail "toolhost's Recommends lack $mhd_pkg (>= ...): $(dpkg-deb -f "$deb" Recommends)"
+! dpkg-deb -f "$deb" Depends | grep -q "$mhd_pkg" || fail "toolhost depends on $mhd_pkg, which only --http needs"
 # Unpacked into a scratch root (as dpkg would install them, without the
 # maintainer scripts, which only register the units with systemd).
 root="$work/root"
