@@ -10,10 +10,23 @@ fail() { echo "FAIL: $*"; exit 1; }
 : "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${TOOLHOST:?}" "${bindir:?}"
 
 units="toolhost.service toolhost.socket toolhost@.service"
-for u in $units; do
+user_units="toolhost-daemon.service toolhost-daemon.socket"
+for u in $units $user_units; do
     f="$TOP_BUILDDIR/contrib/systemd/$u"
     [ -f "$f" ] || fail "$f was not built"
     left=$(grep -n '@[a-z_]*@' "$f") && fail "$u keeps a placeholder: $left"
+done
+# The shared daemon (user units): systemd passes it the Unix socket where
+# `toolhost connect` looks, and it ends itself when idle.
+d="$TOP_BUILDDIR/contrib/systemd/toolhost-daemon"
+grep -q '^ListenStream=%t/toolhost.sock$' "$d.socket" || fail "toolhost-daemon.socket does not listen on %t/toolhost.sock"
+grep -q '^SocketMode=0600$' "$d.socket" || fail "toolhost-daemon.socket is not the user's alone (SocketMode=0600)"
+for want in "ExecStart=$bindir/toolhost --http=systemd " "RestartPreventExitStatus=2" "NoNewPrivileges=yes" \
+            "    --idle-exit=" "Requires=toolhost-daemon.socket"; do
+    grep -q "^$want" "$d.service" || fail "toolhost-daemon.service has no line starting '$want'"
+done
+for u in $units; do
+    f="$TOP_BUILDDIR/contrib/systemd/$u"
     for want in "ExecStart=$bindir/toolhost " "RestartPreventExitStatus=2" "NoNewPrivileges=yes" \
                 "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes"; do
         case $u in *.socket) break ;; esac
@@ -39,7 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
 # page for the installed page.
 mkdir -p "$tmp/units" "$tmp/man/man1"
 ln -s "$TOP_SRCDIR/doc/toolhost.1" "$tmp/man/man1/toolhost.1"
-for u in $units; do
+for u in $units $user_units; do
     sed "s|$bindir/toolhost |$TOOLHOST |" "$TOP_BUILDDIR/contrib/systemd/$u" >"$tmp/units/$u"
 done
 
@@ -50,6 +63,11 @@ verify() {
 }
 verify "$tmp/units"
 [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "systemd-analyze verify (status $rc)"; }
+# The user units as the user manager reads them (%t is the runtime dir).
+(cd "$tmp/units" && MANPATH="$tmp/man" SYSTEMD_LOG_COLOR=0 XDG_RUNTIME_DIR="$tmp" systemd-analyze --user verify \
+    ./toolhost-daemon.service ./toolhost-daemon.socket) >"$tmp/out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "systemd-analyze --user verify (status $rc)"; }
 
 # A unit systemd would misread must be caught, or the check above proves
 # nothing here: a boolean it cannot parse.
@@ -58,4 +76,4 @@ cp "$tmp/units/"* "$tmp/broken/"
 sed -i 's/^NoNewPrivileges=yes/NoNewPrivileges=perhaps/' "$tmp/broken/toolhost.service"
 verify "$tmp/broken"
 grep -q 'NoNewPrivileges\|boolean' "$tmp/out" || { cat "$tmp/out"; fail "verify did not complain of a broken unit"; }
-echo "PASS: the systemd units verify ($(systemd-analyze --version | sed -n 1p))"
+echo "PASS: the systemd units, system and user, verify ($(systemd-analyze --version | sed -n 1p))"

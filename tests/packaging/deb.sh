@@ -70,6 +70,7 @@ for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/
          /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright \
          /usr/lib/systemd/system/toolhost.service /usr/lib/systemd/system/toolhost.socket \
          /usr/lib/systemd/system/toolhost@.service /usr/share/bash-completion/completions/toolhost \
+         /usr/lib/systemd/user/toolhost-daemon.service /usr/lib/systemd/user/toolhost-daemon.socket \
          /usr/share/zsh/vendor-completions/_toolhost; do
     grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
 done
@@ -81,7 +82,6 @@ done
 ! grep -n '\.la$\|/include/\|pkgconfig' "$work/deb.list" || fail "toolhost holds development files"
 ! grep -n '\.la$\|/bin/\|\.so$' "$work/dev.list" || fail "toolhost-dev holds runtime files"
 dpkg-deb -f "$deb" Depends | grep -q 'libjson-c' || fail "toolhost does not depend on json-c: $(dpkg-deb -f "$deb" Depends)"
-
 # The dlopen()ed libraries (debian/dlopen-deps, from the binary's
 # .note.dlopen): each soname's package as this system names it, libcrypto's
 # required, libmicrohttpd's (--http only) recommended.
@@ -95,6 +95,7 @@ dpkg-deb -f "$deb" Depends | grep -q "\b$crypto_pkg (>= " ||
 dpkg-deb -f "$deb" Recommends | grep -q "\b$mhd_pkg (>= " ||
     fail "toolhost's Recommends lack $mhd_pkg (>= ...): $(dpkg-deb -f "$deb" Recommends)"
 ! dpkg-deb -f "$deb" Depends | grep -q "$mhd_pkg" || fail "toolhost depends on $mhd_pkg, which only --http needs"
+
 # Unpacked into a scratch root (as dpkg would install them, without the
 # maintainer scripts, which only register the units with systemd).
 root="$work/root"
