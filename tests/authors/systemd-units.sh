@@ -7,7 +7,7 @@
 # which scripts/deps-debian.sh --test installs) is required in CI.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
-: "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${TOOLHOST:?}" "${bindir:?}"
+: "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${TOOLHOST:?}" "${PLUGINS:?}" "${bindir:?}"
 
 units="toolhost.service toolhost.socket toolhost@.service"
 user_units="toolhost-daemon.service toolhost-daemon.socket"
@@ -68,6 +68,35 @@ verify "$tmp/units"
     ./toolhost-daemon.service ./toolhost-daemon.socket) >"$tmp/out" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "systemd-analyze --user verify (status $rc)"; }
+
+# The daemon's ExecStart as the user manager runs it: systemd-socket-activate
+# holds the Unix socket and passes it (LISTEN_FDS), and a call through
+# `toolhost connect` comes back (the built plugins and a scratch cache
+# stand in for the installed ones).
+if command -v systemd-socket-activate >/dev/null 2>&1; then
+    mkdir -m 700 "$tmp/run" "$tmp/cache"
+    sed -n '/^ExecStart=/,/[^\\]$/p' "$tmp/units/toolhost-daemon.service" | sed 's/^ExecStart=//; s/\\$//' |
+        tr '\n' ' ' | sed "s|--plugin-dir=[^ ]*|--plugin-dir=$PLUGINS|; s|\${CACHE_DIRECTORY}|$tmp/cache|" > "$tmp/exec"
+    # shellcheck disable=SC2046
+    systemd-socket-activate -l "$tmp/run/toolhost.sock" $(cat "$tmp/exec") > "$tmp/daemon.log" 2>&1 &
+    daemon=$!
+    n=0
+    while [ ! -S "$tmp/run/toolhost.sock" ] && [ $n -lt 100 ] && kill -0 "$daemon" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+    printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"units","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"socket-activated"}}}' |
+        "$TOOLHOST" connect "unix:$tmp/run/toolhost.sock" > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    kill "$daemon" 2>/dev/null
+    wait "$daemon"
+    [ "$rc" -eq 0 ] && grep '"id":2' "$tmp/out" | grep -q '"text":"socket-activated"' ||
+        { cat "$tmp/exec" "$tmp/out" "$tmp/err" "$tmp/daemon.log"; fail "toolhost-daemon.service's ExecStart did not serve a call on the passed socket"; }
+    grep -q 'listening on the socket passed by the service manager' "$tmp/daemon.log" ||
+        { cat "$tmp/daemon.log"; fail "the daemon did not serve the passed socket"; }
+elif [ -n "${CI:-}" ]; then
+    fail "systemd-socket-activate was not found (Debian: systemd)"
+fi
 
 # A unit systemd would misread must be caught, or the check above proves
 # nothing here: a boolean it cannot parse.
