@@ -42,6 +42,12 @@ nocheck_pc="$work/bin/pkg-config-nocheck"
     { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc with the nocheck profile, without Check and libjwt"; }
 grep -q "^PKG_CONFIG='$nocheck_pc'" "$src/config.log" || fail "the package build's configure did not use $nocheck_pc"
 grep -q -- '--disable-tests' "$work/build.log" || fail "debian/rules did not configure with --disable-tests under nocheck"
+# That tree has no tests to run, and says so (a make of its own: the
+# enclosing make check's MAKEFLAGS carry its TEST_LOGS).
+(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make check) > "$work/check.log" 2>&1 &&
+    fail "make check succeeded in a tree configured with --disable-tests"
+grep -q 'the tests were not built: configure ran with --disable-tests' "$work/check.log" ||
+    { tail -n 20 "$work/check.log"; fail "make check in the nocheck tree does not say why it fails"; }
 # Without the switch the same configure stops, naming what is missing and
 # the way out; test binaries need them (DEB_BUILD_OPTIONS without nocheck).
 (cd "$src" && PKG_CONFIG="$nocheck_pc" ./configure -q --disable-interop-tests --disable-package-tests) \
