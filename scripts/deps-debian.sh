@@ -13,7 +13,8 @@ if want "$@" || { flag=--test; want "$@"; }; then
     # fakeroot: Rules-Requires-Root: no). Its perl tool chain is heavy, so
     # only for packaging, and for --test, whose make check builds them
     # (tests/packaging/deb.sh).
-    pkgs="$pkgs debhelper dpkg-dev"
+    # jq reads the binary's .note.dlopen (debian/dlopen-deps).
+    pkgs="$pkgs debhelper dpkg-dev jq"
 fi
 flag=--test
 if want "$@"; then

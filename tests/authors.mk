@@ -8,7 +8,7 @@ SH_LOG_COMPILER = env TOP_BUILDDIR='$(abs_top_builddir)' TOP_SRCDIR='$(abs_top_s
 	HOSTILE='$(abs_builddir)/hostile/.libs' TESTPLUGINS='$(abs_builddir)/plugins/.libs' CC='$(CC)' \
 	prefix='$(prefix)' libdir='$(libdir)' plugindir='$(plugindir)' includedir='$(includedir)' \
 	bindir='$(bindir)' mandir='$(mandir)' datadir='$(datadir)' NGINX='$(NGINX)' \
-	systemdsystemunitdir='$(systemdsystemunitdir)' $(SHELL)
+	systemdsystemunitdir='$(systemdsystemunitdir)' systemduserunitdir='$(systemduserunitdir)' $(SHELL)
 EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh \
 	authors/call.sh authors/new-plugin.sh authors/registry-rules.sh authors/licence.sh \
 	authors/include-graph.sh authors/transport-envelope.sh

@@ -105,6 +105,10 @@ cat >> "$work/known" <<'EOF'
 --disable-package-tests configure
 --enable-werror configure
 --with-systemdsystemunitdir configure
+--with-systemduserunitdir configure
+--disable-tests configure
+--user systemctl
+--only-section objcopy
 --now systemctl
 --prefix configure
 --package scripts/deps-debian.sh

@@ -36,6 +36,14 @@ if [ -n "${systemdsystemunitdir:-}" ]; then
     grep -q "^ExecStart=$bindir/toolhost " "$stage$systemdsystemunitdir/toolhost.service" ||
         fail "the installed toolhost.service does not start $bindir/toolhost"
 fi
+# The shared daemon's user units likewise (systemduserunitdir).
+if [ -n "${systemduserunitdir:-}" ]; then
+    for u in toolhost-daemon.service toolhost-daemon.socket; do
+        [ -f "$stage$systemduserunitdir/$u" ] || fail "$systemduserunitdir/$u was not installed"
+    done
+    grep -q "^ExecStart=$bindir/toolhost --http=systemd " "$stage$systemduserunitdir/toolhost-daemon.service" ||
+        fail "the installed toolhost-daemon.service does not start $bindir/toolhost --http=systemd"
+fi
 extra=$(find "$stage$plugindir" -type f ! -name '*.so')
 [ -z "$extra" ] || fail "the plugin directory holds more than plugins: $extra"
 

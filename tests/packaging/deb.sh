@@ -9,7 +9,7 @@
 # temporary directory, never in the source tree.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
-: "${TOP_SRCDIR:?}"
+: "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/th-deb.XXXXXX") || exit 1
 [ -n "${TH_KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -25,9 +25,35 @@ mkdir "$src"
 rm -rf "$src/tests/interop/node_modules"
 
 # The enclosing `make check` runs the test suite on these same sources, so
-# the package build skips it (nocheck); a release build runs it.
-(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
-    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc"; }
+# the package build skips it, as a distribution's nocheck build does: the
+# nocheck profile drops Check and libjwt from Build-Depends, and this
+# pkg-config answers as on a machine without them (the system's .pc files
+# cannot be hidden otherwise), so the build shows it needs neither.
+mkdir "$work/bin"
+cat > "$work/bin/pkg-config-nocheck" <<'WRAP'
+#!/bin/sh
+for a; do case $a in check|"check "*|libjwt|"libjwt "*) echo "Package $a was not found (pkg-config-nocheck)" >&2; exit 1 ;; esac; done
+exec pkg-config "$@"
+WRAP
+chmod +x "$work/bin/pkg-config-nocheck"
+nocheck_pc="$work/bin/pkg-config-nocheck"
+(cd "$src" && PKG_CONFIG="$nocheck_pc" DEB_BUILD_PROFILES=nocheck DEB_BUILD_OPTIONS="nocheck parallel=2" \
+    dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage -b -us -uc with the nocheck profile, without Check and libjwt"; }
+grep -q "^PKG_CONFIG='$nocheck_pc'" "$src/config.log" || fail "the package build's configure did not use $nocheck_pc"
+grep -q -- '--disable-tests' "$work/build.log" || fail "debian/rules did not configure with --disable-tests under nocheck"
+# That tree has no tests to run, and says so (a make of its own: the
+# enclosing make check's MAKEFLAGS carry its TEST_LOGS).
+(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make check) > "$work/check.log" 2>&1 &&
+    fail "make check succeeded in a tree configured with --disable-tests"
+grep -q 'the tests were not built: configure ran with --disable-tests' "$work/check.log" ||
+    { tail -n 20 "$work/check.log"; fail "make check in the nocheck tree does not say why it fails"; }
+# Without the switch the same configure stops, naming what is missing and
+# the way out; test binaries need them (DEB_BUILD_OPTIONS without nocheck).
+(cd "$src" && PKG_CONFIG="$nocheck_pc" ./configure -q --disable-interop-tests --disable-package-tests) \
+    > "$work/configure.log" 2>&1 && fail "configure without --disable-tests succeeded without Check and libjwt"
+grep -q 'was not found by pkg-config.*--disable-tests' "$work/configure.log" ||
+    { cat "$work/configure.log"; fail "configure's message without Check and libjwt does not name --disable-tests"; }
 version=$(cd "$src" && dpkg-parsechangelog -S Version)
 upstream=$(sed -n 's/^AC_INIT(\[toolhost\], \[\([^]]*\)\].*/\1/p' "$TOP_SRCDIR/configure.ac")
 [ "$version" = "$upstream" ] || fail "debian/changelog is at $version, configure.ac at $upstream"
@@ -50,6 +76,7 @@ for f in /usr/bin/toolhost "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/
          /usr/share/man/man1/toolhost.1.gz /usr/share/doc/toolhost/copyright \
          /usr/lib/systemd/system/toolhost.service /usr/lib/systemd/system/toolhost.socket \
          /usr/lib/systemd/system/toolhost@.service /usr/share/bash-completion/completions/toolhost \
+         /usr/lib/systemd/user/toolhost-daemon.service /usr/lib/systemd/user/toolhost-daemon.socket \
          /usr/share/zsh/vendor-completions/_toolhost; do
     grep -qxF ".$f" "$work/deb.list" || { cat "$work/deb.list"; fail "toolhost lacks $f"; }
 done
@@ -61,6 +88,19 @@ done
 ! grep -n '\.la$\|/include/\|pkgconfig' "$work/deb.list" || fail "toolhost holds development files"
 ! grep -n '\.la$\|/bin/\|\.so$' "$work/dev.list" || fail "toolhost-dev holds runtime files"
 dpkg-deb -f "$deb" Depends | grep -q 'libjson-c' || fail "toolhost does not depend on json-c: $(dpkg-deb -f "$deb" Depends)"
+# The dlopen()ed libraries (debian/dlopen-deps, from the binary's
+# .note.dlopen): each soname's package as this system names it, libcrypto's
+# required, libmicrohttpd's (--http only) recommended.
+pkg_of() { dpkg-query -S "/usr/lib/$ma/$1" "/lib/$ma/$1" 2>/dev/null | sed -n 's/^\([^:,]*\):.*/\1/p' | sed -n 1p; }
+soname() { sed -n "s/^#define $1 \"\(.*\)\"$/\1/p" "$TOP_BUILDDIR/config.h"; }
+crypto_so=$(soname TH_CRYPTO_SONAME) mhd_so=$(soname TH_MHD_SONAME)
+crypto_pkg=$(pkg_of "$crypto_so") mhd_pkg=$(pkg_of "$mhd_so")
+[ -n "$crypto_pkg" ] && [ -n "$mhd_pkg" ] || fail "no installed package holds '$crypto_so' or '$mhd_so' (config.h)"
+dpkg-deb -f "$deb" Depends | grep -q "\b$crypto_pkg (>= " ||
+    fail "toolhost's Depends lack $crypto_pkg (>= ...): $(dpkg-deb -f "$deb" Depends)"
+dpkg-deb -f "$deb" Recommends | grep -q "\b$mhd_pkg (>= " ||
+    fail "toolhost's Recommends lack $mhd_pkg (>= ...): $(dpkg-deb -f "$deb" Recommends)"
+! dpkg-deb -f "$deb" Depends | grep -q "$mhd_pkg" || fail "toolhost depends on $mhd_pkg, which only --http needs"
 
 # Unpacked into a scratch root (as dpkg would install them, without the
 # maintainer scripts, which only register the units with systemd).
