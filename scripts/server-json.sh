@@ -3,7 +3,7 @@
 # scripts/server-json.sh: at release, write the SHA-256 of the built MCP
 # bundle into server.json's mcpb package: the registry's schema requires
 # fileSha256 for mcpb, and clients refuse a download that does not match.
-# Usage: sh scripts/server-json.sh toolhost-VERSION.mcpb [server.json]
+# Usage: sh scripts/server-json.sh toolhost-VERSION-linux-ARCH.mcpb [server.json]
 set -eu
 [ $# -ge 1 ] || { echo "usage: sh scripts/server-json.sh BUNDLE.mcpb [server.json]" >&2; exit 2; }
 bundle=$1

@@ -17,6 +17,8 @@ sh scripts/deps-debian.sh --test
 # The SDK clients first: configure looks for them, and
 # --enable-interop-tests makes sure they are found.
 npm ci --prefix tests/interop --no-audit --no-fund
+# The MCPB CLI packs the MCP Bundle (tests/mcpb/bundle.sh, make mcpb).
+npm ci --prefix mcpb --no-audit --no-fund
 # The SDK clients need Node.js 20 or newer; Debian 12's is 18. Then take a
 # pinned Node 22 from npm (tests/interop/node, with its lock file).
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
@@ -31,7 +33,7 @@ export NODE
 # newer than the new configuration and would not be rebuilt: when the
 # configure arguments change, start from clean objects.
 before=$(sed -n 's/^ac_cs_config=//p' config.status 2>/dev/null || true)
-./configure --enable-werror --enable-interop-tests NODE="$NODE" -q
+./configure --enable-werror --enable-interop-tests --enable-mcpb-tests NODE="$NODE" -q
 after=$(sed -n 's/^ac_cs_config=//p' config.status)
 if [ "$before" != "$after" ]; then
     make clean >/dev/null
@@ -62,7 +64,7 @@ portable="$top/_build-portable"
 copy_tree "$portable"
 cd "$portable"
 autoreconf -fi >/dev/null 2>&1
-./configure --enable-werror --disable-linux-extensions --disable-interop-tests -q
+./configure --enable-werror --disable-linux-extensions --disable-interop-tests --disable-mcpb-tests -q
 make -j"$jobs"
 if ! ./src/toolhost --version | grep -qx 'Linux interfaces used: none'; then
     echo "scripts/test.sh: the --disable-linux-extensions build still uses Linux interfaces:" >&2
@@ -81,7 +83,7 @@ copy_tree "$asan"
 cd "$asan"
 autoreconf -fi >/dev/null 2>&1
 ln -s "$top/tests/interop/node_modules" tests/interop/node_modules
-./configure --enable-werror --enable-interop-tests NODE="$NODE" -q \
+./configure --enable-werror --enable-interop-tests --disable-mcpb-tests NODE="$NODE" -q \
     CFLAGS="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
     LDFLAGS="-fsanitize=address,undefined"
 make -j"$jobs"

@@ -495,6 +495,25 @@ START_TEST(the_default_cache_lives_in_xdg_cache_home)
 }
 END_TEST
 
+/* Started with no $HOME nor $XDG_CACHE_HOME (as `env -i` or an MCP client
+ * passing no environment does), the host serves without a cache. */
+START_TEST(no_home_means_no_cache_not_a_failure)
+{
+    fixture f;
+    fixture_init(&f, NULL);
+    unsetenv("HOME");
+    unsetenv("XDG_CACHE_HOME");
+    for (int round = 0; round < 2; round++) {
+        mh_proc *p = mh_spawn("-d", f.dir, SANDBOX_OFF, "--isolation=process", PASS_MARK, NULL);
+        mh_ping_is_next(p, 1);
+        mh_finish(p);
+    }
+    /* Scanned on each start: nothing was cached between them. */
+    ck_assert_int_eq(marks(&f), 2);
+    fixture_done(&f);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -513,6 +532,7 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, the_cache_file_is_private);
     tcase_add_test(tc, no_registry_cache_scans_every_time);
     tcase_add_test(tc, the_default_cache_lives_in_xdg_cache_home);
+    tcase_add_test(tc, no_home_means_no_cache_not_a_failure);
     tcase_add_loop_test(tc, the_trust_rule_still_applies_to_a_cached_plugin, 0, 2);
     suite_add_tcase(s, tc);
     return s;

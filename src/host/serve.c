@@ -69,8 +69,15 @@ static bool start_opts(th_host *h)
     if (o->use_cache && !(h->cache_path = o->cache_file ? strdup(o->cache_file)
                                                       : th_cache_default_path_named(
                                                             o->dirs, (const char *const *)o->boxes, o->ndirs,
-                                                            o->qualified)))
-        return false;
+                                                            o->qualified))) {
+        if (errno == ENOMEM)
+            return false;
+        /* Started with neither $XDG_CACHE_HOME nor $HOME (env -i, or an
+         * MCP client that passes no environment): scan every start, as
+         * --no-registry-cache does, rather than refuse to serve. */
+        th_log(TH_LOG_INFO, "no registry cache: %s",
+               errno == ENOENT ? "neither $XDG_CACHE_HOME nor $HOME is set" : strerror(errno));
+    }
     h->start = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
                                .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
                                .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings,

@@ -59,8 +59,10 @@ char *th_cache_default_path_named(const char *const *dirs, const char *const *to
     uint64_t h = 14695981039346656037ULL;
     /* The XDG rule: a relative $XDG_CACHE_HOME is invalid and ignored. */
     bool use_xdg = xdg && xdg[0] == '/';
-    if (!use_xdg && !(home && home[0] == '/'))
+    if (!use_xdg && !(home && home[0] == '/')) {
+        errno = ENOENT; /* no place for it, which is not a failure */
         return NULL;
+    }
     for (size_t i = 0; i < ndirs; i++) {
         if (dirs[i][0] != '/') {
             if (!cwd && !(cwd = getcwd(NULL, 0)))

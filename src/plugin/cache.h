@@ -36,7 +36,8 @@ typedef struct th_cache_key {
 ** The default cache file for plugin directories DIRS:
 ** $XDG_CACHE_HOME/toolhost/registry-HASH.json, else ~/.cache/toolhost/...,
 ** HASH a digest of the absolute directory list. malloc'd; NULL when neither
-** variable is set (then there is no cache) or out of memory.
+** variable is set (errno ENOENT: then there is no cache), the working
+** directory cannot be read for a relative DIR, or out of memory (ENOMEM).
 */
 char *th_cache_default_path(const char *const *dirs, size_t ndirs);
 

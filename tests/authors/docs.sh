@@ -101,6 +101,8 @@ done
 cat >> "$work/known" <<'EOF'
 --disable-interop-tests configure
 --enable-interop-tests configure
+--disable-mcpb-tests configure
+--enable-mcpb-tests configure
 --disable-linux-extensions configure
 --disable-package-tests configure
 --enable-werror configure
