@@ -2,5 +2,5 @@
 # from an mmdebstrap root filesystem and served over HTTP and stdio
 # (container/image.sh; it skips without podman, mmdebstrap and curl).
 TESTS += container/image.sh
-CLEANFILES = container/bookworm-minbase.tar container/bookworm-minbase.tar.tmp
+CLEANFILES = container/bookworm-minbase.tar
 EXTRA_DIST += container.mk container/image.sh

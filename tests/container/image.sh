@@ -46,19 +46,20 @@ printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' "$nof
 CONTAINERS_CONF=$conf
 export CONTAINERS_CONF
 
-# The Debian 12 root filesystem, made once and kept in the build tree.
+# The Debian 12 root filesystem, made once and kept in the build tree; a
+# base podman already holds (say, from another build tree) is used as is.
 cache="$TOP_BUILDDIR/tests/container/bookworm-minbase.tar"
-if [ ! -s "$cache" ]; then
-    mkdir -p "$(dirname "$cache")"
-    step "mmdebstrap --variant=minbase bookworm (once; kept in $cache)"
-    mmdebstrap --variant=minbase bookworm "$cache.tmp" >"$tmp/mmdebstrap.log" 2>&1 || {
-        tail -5 "$tmp/mmdebstrap.log"
-        rm -f "$cache.tmp"
-        skip "mmdebstrap could not make a bookworm minbase (is deb.debian.org reachable?)"
-    }
-    mv "$cache.tmp" "$cache"
-fi
 if ! podman image exists "$base"; then
+    if [ ! -s "$cache" ]; then
+        mkdir -p "$(dirname "$cache")"
+        step "mmdebstrap --variant=minbase bookworm (once; kept in $cache)"
+        # mmdebstrap picks the format from the name's extension.
+        mmdebstrap --variant=minbase bookworm "$tmp/minbase.tar" >"$tmp/mmdebstrap.log" 2>&1 || {
+            tail -5 "$tmp/mmdebstrap.log"
+            skip "mmdebstrap could not make a bookworm minbase (is deb.debian.org reachable?)"
+        }
+        mv "$tmp/minbase.tar" "$cache" || exit 1
+    fi
     step "podman import"
     podman import "$cache" "$base" >"$tmp/import.log" 2>&1 || { cat "$tmp/import.log"; fail "podman import $cache"; }
 fi
