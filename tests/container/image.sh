@@ -76,7 +76,7 @@ for rt in "" runc; do
         runtime=${rt:-default}
         break
     fi
-    sed 's/^/    /' "$tmp/probe.log"
+    sed "s/^/    runtime ${rt:-default}: /" "$tmp/probe.log"
 done
 [ -n "$runtime" ] || skip "podman cannot run a container here (above; Debian: apt-get install runc)"
 step "podman $(podman --version | cut -d' ' -f3), runtime $runtime, storage $(podman info --format '{{.Store.GraphDriverName}}')"
