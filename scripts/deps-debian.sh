@@ -24,8 +24,9 @@ if want "$@"; then
     # nginx-light and curl run the scale-out test (tests/scaleout);
     # prometheus (with promtool) scrapes /metrics (tests/observe);
     # systemd has systemd-analyze, which verifies the installed units
-    # (tests/authors/systemd-units.sh).
-    pkgs="$pkgs valgrind locales nginx-light curl prometheus systemd"
+    # (tests/authors/systemd-units.sh); podman, with runc where crun cannot
+    # run, and mmdebstrap build and run the OCI image (tests/container).
+    pkgs="$pkgs valgrind locales nginx-light curl prometheus systemd podman runc mmdebstrap"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 flag=--fuzz

@@ -129,6 +129,10 @@ cat >> "$work/known" <<'EOF'
 --trace-children valgrind
 --leak-check valgrind
 --requirements conformance
+--build-arg podman
+--secret podman
+--rm podman
+--variant mmdebstrap
 --internal-worker toolhost's own worker processes, not an option to give
 EOF
 options=0

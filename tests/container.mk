@@ -1,0 +1,6 @@
+# tests/container.mk: the OCI image of contrib/container, built with podman
+# from an mmdebstrap root filesystem and served over HTTP and stdio
+# (container/image.sh; it skips without podman, mmdebstrap and curl).
+TESTS += container/image.sh
+CLEANFILES = container/bookworm-minbase.tar
+EXTRA_DIST += container.mk container/image.sh
