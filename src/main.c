@@ -53,6 +53,7 @@ static const struct role {
     {"call", th_cli_call},
     {"new-plugin", th_cli_new_plugin},
     {"lock", th_cli_lock},
+    {"test", th_cli_test},
     {"connect", th_cli_connect},       /* a client's stdio to the shared daemon */
 };
 

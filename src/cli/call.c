@@ -4,7 +4,7 @@
 ** call goes through a real server (this executable, over pipes, as a client
 ** would drive it), so plugins load, isolate and answer exactly as served.
 */
-/* pipe2 */
+/* asprintf */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -13,19 +13,17 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
-#include "base/compat.h"
 #include "cli/cli.h"
+#include "cli/hostproc.h"
 
 /* Exit statuses: what a script calling a tool can branch on. */
 enum { CALL_OK = 0, CALL_TOOL_ERROR = 1, CALL_USAGE = 2 };
@@ -113,25 +111,6 @@ static int print_result(json_object *result, bool as_json)
     return is_error ? CALL_TOOL_ERROR : CALL_OK;
 }
 
-/* The response with id ID from the server's stdout; notifications on the
- * way are skipped. NULL at EOF. */
-static json_object *await(FILE *in, int id)
-{
-    char *line = NULL;
-    size_t cap = 0;
-    json_object *found = NULL;
-    while (!found && getline(&line, &cap, in) > 0) {
-        json_object *o = json_tokener_parse(line), *v;
-        if (o && json_object_object_get_ex(o, "id", &v) && json_object_is_type(v, json_type_int) &&
-            json_object_get_int(v) == id)
-            found = o;
-        else
-            json_object_put(o);
-    }
-    free(line);
-    return found;
-}
-
 enum { C_PLUGIN = 256, C_JSON, C_ISOLATION, C_INSECURE, C_FOLLOW, C_QUALIFIED, C_SET, C_SET_SECRET, C_CONFIG };
 
 /* --set-secret NAME.key=value for the server as TOOLHOST_NAME_KEY, which is
@@ -173,8 +152,7 @@ int th_cli_call(int argc, char **argv)
     char tmpdir[] = "/tmp/toolhost-call-XXXXXX";
     bool made_dir = false;
     json_object *args = NULL, *resp = NULL;
-    FILE *to = NULL, *from = NULL;
-    pid_t pid = -1;
+    th_hostproc host = {.pid = -1, .to = -1, .from = -1};
     int status = CALL_USAGE, c;
 
     if (!sargv || !files) {
@@ -257,49 +235,26 @@ int th_cli_call(int argc, char **argv)
     }
     sargv[ns] = NULL;
 
-    /* The executable by name: exec of /proc/self/exe itself would start a
-     * wrapper's binary (valgrind's launcher) instead of toolhost. */
-    char self[PATH_MAX];
-    int up[2], down[2];
-    if (!th_self_exe(self, sizeof self) || th_pipe_cloexec(up, false) != 0 || th_pipe_cloexec(down, false) != 0) {
+    if (!th_hostproc_start(&host, sargv)) {
         fprintf(stderr, "toolhost call: cannot start the server: %s\n", strerror(errno));
         goto cleanup;
     }
-    /* The path as argv[0] too: it is how a server without /proc/self/exe
-     * finds its executable for its workers. */
-    sargv[0] = self;
-    fflush(NULL);
-    pid = fork();
-    if (pid == 0) {
-        dup2(down[0], 0);
-        dup2(up[1], 1);
-        execv(self, sargv);
-        _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
-    to = fdopen(down[1], "w");
-    from = fdopen(up[0], "r");
-    if (pid < 0 || !to || !from) {
-        fprintf(stderr, "toolhost call: cannot start the server: %s\n", strerror(errno));
-        goto cleanup;
-    }
-    /* A server that exits early must not kill us with SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
     json_object *params = json_object_new_object();
     json_object_object_add(params, "name", json_object_new_string(tool));
     json_object_object_add(params, "arguments", json_object_get(args));
-    fprintf(to,
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
-            "\"capabilities\":{},\"clientInfo\":{\"name\":\"toolhost call\",\"version\":\"%s\"}}}\n"
-            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
-            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":%s}\n",
-            PACKAGE_VERSION, json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN));
+    char *line = NULL;
+    if (asprintf(&line,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"toolhost call\",\"version\":\"%s\"}}}\n"
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":%s}",
+                 PACKAGE_VERSION, json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN)) < 0)
+        line = NULL;
     json_object_put(params);
-    fflush(to);
-    resp = await(from, 2);
-    fclose(to);
-    to = NULL;
+    /* All three at once: a server that fails to start answers none. */
+    if (line && th_hostproc_send(&host, line))
+        resp = th_hostproc_await(&host, 2);
+    free(line);
     json_object *v;
     if (!resp) {
         fprintf(stderr, "toolhost call: the server ended without answering (see above)\n");
@@ -315,12 +270,7 @@ usage:
     fputs("Try 'toolhost call --help' for more information.\n", stderr);
     status = CALL_USAGE;
 cleanup:
-    if (to)
-        fclose(to);
-    if (from)
-        fclose(from);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
+    th_hostproc_stop(&host, false);
     if (made_dir)
         remove_dir(tmpdir, files, nfiles);
     json_object_put(resp);

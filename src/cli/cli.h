@@ -2,7 +2,7 @@
 /*
 ** cli/cli.h: the subcommands for plugin authors, above the protocol layer:
 ** `toolhost inspect`, `toolhost call`, `toolhost new-plugin`,
-** `toolhost lock` and `toolhost connect`. Each takes
+** `toolhost lock`, `toolhost connect` and `toolhost test`. Each takes
 ** its own argv (argv[0] is the subcommand's name) and returns the process
 ** exit status; main() dispatches to them.
 */
@@ -15,6 +15,10 @@ int th_cli_inspect(int argc, char **argv);
 /* Run one tool call without a client and print the result (cli/call.c).
  * A toolhost server process, this same executable, serves it. */
 int th_cli_call(int argc, char **argv);
+
+/* Run a file of declarative call tests in both isolation modes and
+ * report TAP (cli/ttest.c). */
+int th_cli_test(int argc, char **argv);
 
 /* Write a plugin skeleton NAME.c and its Makefile (cli/scaffold.c). */
 int th_cli_new_plugin(int argc, char **argv);

@@ -94,7 +94,7 @@ done
 # What toolhost and its subcommands accept, as their --help prints them.
 {
     "$TOOLHOST" --help
-    for sub in inspect call new-plugin lock; do "$TOOLHOST" "$sub" --help; done
+    for sub in inspect call new-plugin lock test; do "$TOOLHOST" "$sub" --help; done
 } 2>&1 | grep -o -- '--[a-z][a-z0-9-]*' | sort -u > "$work/known"
 [ -s "$work/known" ] || no "toolhost --help lists no options"
 # Options of other programs the docs show, with the program they belong to.
