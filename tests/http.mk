@@ -25,3 +25,10 @@ test_jwt_LDADD = $(LDADD) $(JWT_LIBS) $(CRYPTO_LIBS)
 check_PROGRAMS += test_activation
 TESTS += test_activation
 test_activation_SOURCES = test_activation.c
+
+# An HTTP body is parsed once: th_http in process, JSON parsers wrapped.
+check_PROGRAMS += test_http_parse
+TESTS += test_http_parse
+test_http_parse_SOURCES = test_http_parse.c http_client.c http_client.h $(MCP_HARNESS)
+test_http_parse_LDFLAGS = -Wl,--wrap=json_tokener_parse -Wl,--wrap=json_tokener_parse_ex \
+	-Wl,--wrap=th_fastjson_parse -Wl,--wrap=th_fastjson_fields

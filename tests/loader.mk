@@ -8,7 +8,8 @@ test_loader_SOURCES = test_loader.c
 check_LTLIBRARIES += plugins/good.la plugins/noentry.la plugins/nulldesc.la \
 	plugins/addMemory.la plugins/mismatch.la plugins/dup_a.la plugins/dup_b.la \
 	plugins/abi.la plugins/three.la plugins/refused.la \
-	plugins/selfdup.la plugins/stackdesc.la plugins/staged.la
+	plugins/selfdup.la plugins/stackdesc.la plugins/staged.la \
+	plugins/whereami.la
 plugins_good_la_SOURCES = plugins/good.c
 plugins_good_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_noentry_la_SOURCES = plugins/noentry.c
@@ -35,6 +36,8 @@ plugins_stackdesc_la_SOURCES = plugins/stackdesc.c
 plugins_stackdesc_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 plugins_staged_la_SOURCES = plugins/staged.c
 plugins_staged_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+plugins_whereami_la_SOURCES = plugins/whereami.c
+plugins_whereami_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 
 # Hostile plugins (tests/hostile.mk) for the loading rules.
 check_LTLIBRARIES += hostile/aa.la hostile/chdir_root.la

@@ -554,6 +554,70 @@ START_TEST(unresumed_answers_are_bounded)
 }
 END_TEST
 
+/* POST a 150 ms slow call in session SID on PORT; the response as read. */
+static hres post_150ms_call(int port, const char *sid)
+{
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+    return request(port, "POST", hdrs,
+                   "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                   "\"arguments\":{\"ms\":150}}}");
+}
+
+/*
+** A retry under the host's 200 ms internal poll is honoured, not rounded
+** up to it: with --http-retry-ms=10, a call lasting 150 ms outlives both
+** the POST's wait (it gets only the priming event) and the first GET that
+** resumes it (which ends empty, not when the answer comes). With a retry
+** longer than the call, the same POST gets the answer itself.
+*/
+START_TEST(a_retry_under_the_internal_poll_is_honoured)
+{
+    int port;
+    mh_proc *p = start_http(&port, "--http-retry-ms=2000", "--isolation=none", NULL);
+    char *sid = open_session(port);
+    hres r = post_150ms_call(port, sid);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"result\"") && strncmp(r.body, "id:", 3) != 0,
+                  "a retry of 2 s does not answer a 150 ms call directly: HTTP %d '%.200s'", r.status, r.body);
+    hres_free(&r);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+
+    p = start_http(&port, "--http-retry-ms=10", "--isolation=none", NULL);
+    sid = open_session(port);
+    unsigned long long stream;
+    r = post_150ms_call(port, sid);
+    ck_assert_msg(r.status == 200 && sscanf(r.body, "id: %llu-0\nretry: 10\n", &stream) == 1 &&
+                      !strstr(r.body, "\"result\""),
+                  "a retry of 10 ms acted as a longer wait: the POST answered the 150 ms call: HTTP %d '%.200s'",
+                  r.status, r.body);
+    hres_free(&r);
+    char get[512];
+    snprintf(get, sizeof get, "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %llu-0\r\n", sid,
+             stream);
+    r = request(port, "GET", get, NULL);
+    ck_assert_msg(r.status == 200 && !strstr(r.body, "\"result\""),
+                  "a retry of 10 ms acted as a longer wait: the first GET carried the 150 ms call's answer: "
+                  "HTTP %d '%.200s'",
+                  r.status, r.body);
+    hres_free(&r);
+    int empty = 1;
+    for (bool got = false; !got; empty++) { /* then the answer comes on a later GET */
+        r = request(port, "GET", get, NULL);
+        ck_assert_msg(r.status == 200, "resuming: HTTP %d %s", r.status, r.body);
+        got = strstr(r.body, "\"result\"") != NULL;
+        hres_free(&r);
+    }
+    fprintf(stderr, "test_http: retry 10 ms: %d GETs ended empty before the 150 ms call's answer\n", empty);
+    free(sid);
+    mh_kill(p, SIGTERM);
+    ck_assert_int_eq(mh_wait(p, MH_TIMEOUT_MS), 0);
+    mh_free(p);
+}
+END_TEST
+
 /* ---- the standalone GET stream -------------------------------------------------- */
 
 #define FLIP_V1 TEST_BUILDDIR "/reloadplugins/v1/.libs/flip.so"
@@ -1871,6 +1935,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, refusals_have_their_status);
     tcase_add_loop_test(tc, sse_polling_resumes_with_last_event_id, 0, 2);
     tcase_add_test(tc, unresumed_answers_are_bounded);
+    tcase_add_test(tc, a_retry_under_the_internal_poll_is_honoured);
     tcase_add_loop_test(tc, standalone_stream_carries_list_changed, 0, 2);
     tcase_add_test(tc, standalone_stream_does_not_delay_shutdown);
     tcase_add_loop_test(tc, sigterm_finishes_calls_in_flight, 0, 2);

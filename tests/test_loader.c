@@ -794,6 +794,41 @@ START_TEST(test_parent_writable_by_others_refused)
 }
 END_TEST
 
+/*
+** The bytes mapped are the bytes judged: on Linux the loader dlopen()s the
+** descriptor it checked (/proc/self/.../fd/N, which resolves to the plugin
+** file), so a file swapped in at the path afterwards is never the one
+** loaded. The portable build (no /proc) loads the path itself, spelled
+** uniquely under the checked directory, and relies on the ancestors' check.
+*/
+START_TEST(test_the_checked_descriptor_is_what_is_loaded)
+{
+    make_dir("p");
+    copy_plugin("whereami", "p/whereami.so");
+    ck_assert_int_eq(th_loader_load_file(reg, tpath("p/whereami.so"), NULL, &stats), TH_OK);
+    const th_entry *e = th_registry_get(reg, "whereami");
+    ck_assert_ptr_nonnull(e);
+    struct stat st;
+    ck_assert_int_eq(stat(tpath("p/whereami.so"), &st), 0);
+    char inode[64], name[PATH_MAX + 16];
+    snprintf(inode, sizeof inode, ", inode %llu", (unsigned long long)st.st_ino);
+    ck_assert_msg(strstr(e->description, inode) && strcmp(strstr(e->description, inode), inode) == 0,
+                  "its code is not mapped from the file checked (inode %llu): %s", (unsigned long long)st.st_ino,
+                  e->description);
+#if defined(__linux__) && !defined(TH_PORTABLE_ONLY)
+    const char *fd = strstr(e->description, "/fd/");
+    ck_assert_msg(strncmp(e->description, "loaded as /proc/self/", 21) == 0 && fd &&
+                      strspn(fd + 4, "0123456789") > 0 && fd[4 + strspn(fd + 4, "0123456789")] == ',',
+                  "the plugin was not loaded through the descriptor that was checked: %s", e->description);
+    (void)name;
+#else
+    snprintf(name, sizeof name, "loaded as %s/", tpath("p"));
+    ck_assert_msg(strncmp(e->description, name, strlen(name)) == 0 && strstr(e->description, "/whereami.so, inode"),
+                  "the portable build loads the checked path, spelled under its directory: %s", e->description);
+#endif
+}
+END_TEST
+
 /* Trust: one the user named is an error, and nothing is loaded. */
 START_TEST(test_required_directory_writable_loads_nothing)
 {
@@ -1066,6 +1101,7 @@ static Suite *loader_suite(void)
     tcase_add_test(tc, test_file_owned_by_another_user_refused);
     tcase_add_test(tc, test_directory_writable_by_others_refused);
     tcase_add_test(tc, test_parent_writable_by_others_refused);
+    tcase_add_test(tc, test_the_checked_descriptor_is_what_is_loaded);
     tcase_add_test(tc, test_required_directory_writable_loads_nothing);
     tcase_add_test(tc, test_group_writable_refused);
     tcase_add_test(tc, test_file_writable_by_others_refused);
