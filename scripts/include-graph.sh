@@ -16,7 +16,7 @@ src=${1:-${TOP_SRCDIR:-.}/src}
 
 # The layers, lowest first (ARCHITECTURE.md). A file may include its own
 # layer and those before it. "main" stands for the files directly in src/.
-LAYERS="base schema call plugin worker protocol transport cli host main"
+LAYERS="base schema call plugin worker protocol transport cli host testing main"
 
 cd "$src" || exit 2
 # Paths in src/ hold no blanks, so a word list will do.

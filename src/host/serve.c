@@ -78,22 +78,10 @@ static bool start_opts(th_host *h)
         th_log(TH_LOG_INFO, "no registry cache: %s",
                errno == ENOENT ? "neither $XDG_CACHE_HOME nor $HOME is set" : strerror(errno));
     }
-    h->start = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
-                               .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
-                               .cache_path = h->cache_path, .naming = h->naming, .settings = o->settings,
-                               .policy = o->policy, .lock_path = o->lock_file};
-    h->start.scan.load = o->load;
-    /* Lazily, the trust rule is applied now to cached plugins too: a tool
-     * is listed only when its plugin may be opened. */
-    h->start.scan.host_loads = !o->isolate && !o->lazy_load;
+    th_start_opts_from(o, h->naming, h->cache_path, &h->start);
     /* A stdio client that leaves while a plugin loads ends the host then,
      * as its end of input would once serving: not after --load-timeout. */
     h->start.scan.client_in = serves_stdio(o) ? h->fds.in : 0;
-    h->start.sup.load = o->load;
-    h->start.sup.max_result_bytes = o->cfg.max_result_bytes;
-    h->start.sup.threads = o->cfg.max_threads;
-    h->start.sup.start_timeout_ms = o->scan.load_timeout_ms ? o->scan.load_timeout_ms : 86400000;
-    h->start.sup.busy_poll_us = o->stdio.busy_poll_us;
     return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "host/options.h"
 #include "host/start.h"
 #include "plugin/cache.h"
 #include "plugin/lazy.h"
@@ -300,4 +301,21 @@ cleanup:
     json_object_put(pinned);
     found_free(&f);
     return rc;
+}
+
+void th_start_opts_from(const th_host_opts *o, th_naming *naming, const char *cache_path, th_start_opts *out)
+{
+    *out = (th_start_opts){.dirs = o->dirs, .ndirs = o->ndirs, .load = o->load, .scan = o->scan,
+                           .isolate = o->isolate, .lazy = o->lazy_load, .sup = o->sup,
+                           .cache_path = cache_path, .naming = naming, .settings = o->settings,
+                           .policy = o->policy, .lock_path = o->lock_file};
+    out->scan.load = o->load;
+    /* Lazily, the trust rule is applied now to cached plugins too: a tool
+     * is listed only when its plugin may be opened. */
+    out->scan.host_loads = !o->isolate && !o->lazy_load;
+    out->sup.load = o->load;
+    out->sup.max_result_bytes = o->cfg.max_result_bytes;
+    out->sup.threads = o->cfg.max_threads;
+    out->sup.start_timeout_ms = o->scan.load_timeout_ms ? o->scan.load_timeout_ms : 86400000;
+    out->sup.busy_poll_us = o->stdio.busy_poll_us;
 }

@@ -36,6 +36,17 @@ typedef struct th_start_opts {
                               * afresh by every build; NULL: no lock */
 } th_start_opts;
 
+struct th_host_opts;
+
+/*
+** The build options the command line O gives (host/options.h), with
+** NAMING and CACHE_PATH (borrowed, may be NULL): the same for the serving
+** host and for a host inside a test program (testing/). The stdio client's
+** input (scan.client_in) is left 0 for the caller.
+*/
+void th_start_opts_from(const struct th_host_opts *o, th_naming *naming, const char *cache_path,
+                        th_start_opts *out);
+
 /*
 ** A new, started registry of what the directories hold now, in *REG.
 ** OLD is NULL at start-up; on a reload it is the registry served, which

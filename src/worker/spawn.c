@@ -40,6 +40,19 @@ bool th_spawn_init(void)
     return th_self_exe(self_exe, sizeof self_exe);
 }
 
+bool th_spawn_init_exe(const char *exe)
+{
+    if (exe[0] != '/' || strlen(exe) >= sizeof self_exe) {
+        errno = EINVAL;
+        return false;
+    }
+    if (!th_isolate_host())
+        th_log(TH_LOG_WARNING, "process isolation: the host stays dumpable (PR_SET_DUMPABLE: %s): its workers can "
+               "open its /proc/PID files", strerror(errno));
+    snprintf(self_exe, sizeof self_exe, "%s", exe);
+    return true;
+}
+
 static const struct {
     int sig;
     const char *name;

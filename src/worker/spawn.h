@@ -40,6 +40,13 @@ bool th_child_lost_pipe(int status);
 bool th_spawn_init(void);
 
 /*
+** th_spawn_init for a process that is not the toolhost executable (a test
+** program, testing/): its children run EXE, an absolute path to toolhost,
+** since only that executable knows the worker and scanner roles.
+*/
+bool th_spawn_init_exe(const char *exe);
+
+/*
 ** Also pass the variables named in LISTS (N strings of comma-separated
 ** names, --pass-env) to every child, besides the few every child gets
 ** (spawn.c). Once, at start-up. False when out of memory.

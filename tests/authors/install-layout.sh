@@ -13,10 +13,12 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/th-install.XXXXXX") || exit 1
 log="$stage.log"
 trap 'rm -rf "$stage" "$log"' EXIT
 
-# Not the tests/ directory, which is being checked right now.
-for d in src plugins; do
-    $MAKE -C "$TOP_BUILDDIR/$d" install DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make install in $d"; }
-done
+# Not the tests/ directory, which is being checked right now. src/ installs
+# a real shared library (the test kit), for which libtool's --finish advice
+# (ldconfig) does apply: its log is kept apart from the plugins'.
+$MAKE -C "$TOP_BUILDDIR/src" install DESTDIR="$stage" >"$log.src" 2>&1 || { cat "$log.src"; fail "make install in src"; }
+rm -f "$log.src"
+$MAKE -C "$TOP_BUILDDIR/plugins" install DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make install in plugins"; }
 $MAKE -C "$TOP_BUILDDIR" install-data-am install-exec-am DESTDIR="$stage" >>"$log" 2>&1 || { cat "$log"; fail "make install"; }
 if grep -n -e '--finish' -e 'Libraries have been installed' "$log"; then
     fail "make install printed libtool's --finish advice, which does not apply to plugins"
@@ -24,6 +26,7 @@ fi
 
 for f in "$bindir/toolhost" "$plugindir/echo.so" "$plugindir/add.so" "$plugindir/text.so" \
          "$includedir/toolhost/plugin.h" "$libdir/pkgconfig/toolhost.pc" "$mandir/man1/toolhost.1" \
+         "$includedir/toolhost/testing.h" "$libdir/pkgconfig/toolhost-testing.pc" "$libdir/libtoolhost-testing.a" \
          "$datadir/bash-completion/completions/toolhost" "$datadir/zsh/site-functions/_toolhost"; do
     [ -f "$stage$f" ] || fail "$f was not installed"
 done
@@ -57,6 +60,10 @@ if pkg-config --exists json-c 2>/dev/null; then
     # with prefix=/usr, as in the Debian package build, it would be missing.
     got=$(PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 pkg-config --cflags toolhost)
     case " $got " in *" -I$includedir "*) ;; *) fail "pkg-config --cflags is '$got', without -I$includedir" ;; esac
+    got=$(pkg-config --variable=toolhost toolhost-testing) || fail "pkg-config does not know toolhost-testing"
+    [ "$got" = "$bindir/toolhost" ] || fail "pkg-config toolhost-testing's toolhost is '$got', expected '$bindir/toolhost'"
+    got=$(pkg-config --libs toolhost-testing)
+    case " $got " in *" -ltoolhost-testing "*) ;; *) fail "pkg-config --libs toolhost-testing is '$got'" ;; esac
     got=$(pkg-config --modversion toolhost)
     [ -n "$got" ] || fail "pkg-config --modversion is empty"
 fi
