@@ -102,6 +102,7 @@ cat >> "$work/known" <<'EOF'
 --disable-interop-tests configure
 --enable-interop-tests configure
 --disable-mcpb-tests configure
+--disable-container-tests configure
 --enable-mcpb-tests configure
 --disable-linux-extensions configure
 --disable-package-tests configure
