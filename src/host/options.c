@@ -215,7 +215,7 @@ static const th_option table[] = {
     {"http-max-connections", 0, "N", NUMBER(TH_OT_UINT, http.max_connections, 1, 100000), .def = "64",
      .help = "open connections at once (default 64)"},
     {"http-max-client-connections", 0, "N", NUMBER(TH_OT_UINT, http.max_client_connections, 1, 100000),
-     .help = "of them from one client address or Unix\nsocket uid (default half; behind a proxy, all)"},
+     .help = "of them from one client address or Unix\nsocket uid other than the daemon's own or\nroot (default half; behind a proxy, all)"},
     {"http-max-sessions", 0, "N", NUMBER(TH_OT_SIZE, http.max_sessions, 1, 1000000), .def = "1024",
      .help = "legacy sessions at once (default 1024); while\nall are taken an initialize gets 503"},
     {"http-timeout", 0, "SECONDS", SECONDS(http.request_timeout_ms, 1), .def = "300",

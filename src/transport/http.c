@@ -1853,8 +1853,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 /*
 ** A Unix socket peer's new connection FD: one uid may hold at most
 ** --http-max-client-connections of the slots, as one address may over TCP,
-** so a client that floods the shared daemon leaves room for the others.
-** False when FD is over that share (it is then shut down unanswered).
+** so one user's flood of the shared daemon leaves room for the others.
+** The daemon's own uid and root are not counted against it: they can stop
+** the daemon anyway, so a cap on them protects no one, and their many
+** clients are what the shared daemon is for. False when FD is over that
+** share (it is then shut down unanswered).
 */
 static bool peer_admit(th_http *h, int fd)
 {
@@ -1866,7 +1869,8 @@ static bool peer_admit(th_http *h, int fd)
     pthread_mutex_lock(&h->lock);
     for (size_t i = 0; i < h->npeers; i++)
         held += h->peers[i].uid == uid;
-    bool ok = held < h->opts.max_client_connections && h->npeers < h->opts.max_connections;
+    bool owner = uid == geteuid() || uid == 0;
+    bool ok = (owner || held < h->opts.max_client_connections) && h->npeers < h->opts.max_connections;
     if (ok) {
         h->peers[h->npeers++] = (struct peer_slot){fd, uid};
     } else if (th_now_ms() - h->peer_warned_ms >= 60000) { /* a flood is one line a minute */
@@ -1875,9 +1879,8 @@ static bool peer_admit(th_http *h, int fd)
     }
     pthread_mutex_unlock(&h->lock);
     if (warn)
-        th_log(TH_LOG_WARNING, "http: uid %lu already holds %zu connections (--http-max-client-connections); "
-               "its further connections are closed",
-               (unsigned long)uid, held);
+        th_log(TH_LOG_WARNING, "http: uid %lu already holds %zu connections (%s); its further connections are closed",
+               (unsigned long)uid, held, owner ? "--http-max-connections" : "--http-max-client-connections");
     if (!ok)
         shutdown(fd, SHUT_RDWR);
     return ok;
