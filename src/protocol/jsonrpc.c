@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,9 +548,16 @@ static bool plain_request(const char *text, size_t len, th_rpc_msg *out)
     return true;
 }
 
+/* OUT as if all zeros (jsonrpc.h: the texts come last). */
+static void msg_empty(th_rpc_msg *out)
+{
+    memset(out, 0, offsetof(th_rpc_msg, error_message));
+    out->error_message[0] = out->method_here[0] = out->call_name[0] = '\0';
+}
+
 void th_rpc_parse(const char *text, size_t len, th_rpc_msg *out)
 {
-    memset(out, 0, sizeof *out);
+    msg_empty(out);
     if (plain_request(text, len, out))
         return;
     /* A plain message (nearly all of them) needs neither json-c's tokener
@@ -667,7 +675,7 @@ bool th_rpc_expects_answer(const th_rpc_msg *msg)
 
 void th_rpc_parse_value(json_object *value, th_rpc_msg *out)
 {
-    memset(out, 0, sizeof *out);
+    msg_empty(out);
     out->msg = json_object_get(value);
     if (json_object_is_type(value, json_type_array)) {
         invalid(out, TH_RPC_INVALID_REQUEST, "Invalid Request: a batch element must be a request object, not a batch");
@@ -742,7 +750,7 @@ void th_rpc_msg_clear(th_rpc_msg *m)
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         if (held[i])
             json_object_put(held[i]);
-    memset(m, 0, sizeof *m);
+    msg_empty(m);
 }
 
 static json_object *envelope(json_object *id)

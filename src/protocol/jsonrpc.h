@@ -61,12 +61,10 @@ typedef struct th_rpc_msg {
     const char *method;
     json_object *params; /* NULL when absent */
     int error_code;
-    char error_message[160];
     bool silent; /* TH_RPC_INVALID, but a notification: never answered */
     /* A plain request is read without an object for its envelope: MSG is
      * NULL then, and these own what ID, PARAMS and METHOD point to. */
     json_object *own_id, *own_params;
-    char method_here[40];
     /* A plain tools/call whose params have no members but "name" (a string
      * without escapes), "arguments" and "_meta" is read without an object
      * for params, which would be made only to be taken apart: PARAMS is
@@ -75,12 +73,16 @@ typedef struct th_rpc_msg {
      * them NULL). */
     bool call_lite, call_has_name, call_has_args, call_has_meta;
     json_object *call_args, *call_meta;
-    char call_name[128]; /* NUL-terminated, no NUL inside */
     /* CALL_ARGS's text as the client sent it (in the parsed text: valid
      * only while that is; NULL when not lite), for a proxied call that
      * forwards it instead of printing the tree. */
     const char *call_args_text;
     size_t call_args_len;
+    /* The texts come last: a message is emptied by zeroing what is above
+     * them and their first bytes, not their 300-odd bytes (twice a call). */
+    char error_message[160];
+    char method_here[40];
+    char call_name[128]; /* NUL-terminated, no NUL inside */
 } th_rpc_msg;
 
 /*
