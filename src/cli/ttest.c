@@ -27,7 +27,7 @@ enum { TT_PASS = 0, TT_FAIL = 1, TT_USAGE = 2 };
  * case's answer is awaited before the server is taken for hung. */
 enum { TT_GRACE_MS = 10000, TT_DEFAULT_DEADLINE_MS = 60000 };
 
-static const char test_synopsis[] = "Usage: toolhost test [OPTION]... FILE\n";
+static const char test_synopsis[] = "Usage: toolhost test [--isolation=MODE] [OPTION]... FILE\n";
 
 static const char test_usage[] =
     "Run the cases in FILE (a JSON array of cases, or one case a line; see\n"
