@@ -5,7 +5,8 @@
 ** calls their tools through the host's own code, in process or through real
 ** workers, and checks the results. No test framework is assumed: functions
 ** return codes and fill in messages; the th_test_assert_* macros print and
-** abort() for tests written with plain assert.
+** abort() for tests written with plain assert. Described in full in
+** toolhost-testing(3).
 **
 **     th_test_host *h = th_test_host_new((const char *[]){"--isolation=none", NULL});
 **     th_test_host_load(h, "./.libs/add.so");
