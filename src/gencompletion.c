@@ -59,7 +59,7 @@ static const struct sub {
      "--lock=FILE --check --plugin-dir=DIR --config=FILE --set=V --set-secret=V --qualified-names "
      "--follow-symlinks --allow-insecure-plugins --help",
      false, false},
-    {"test", "", true, true},
+    {"test", "--start-timeout=SECONDS", true, true},
     {"connect", "--start", true, false},
 };
 #define NSUBS (sizeof subs / sizeof subs[0])

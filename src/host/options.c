@@ -281,7 +281,7 @@ static const char usage_head[] =
     "       toolhost call [--plugin-dir=[BOX=]DIR|--plugin=FILE.so]... [--json] TOOL [JSON]\n"
     "       toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
     "       toolhost lock --lock=FILE [--check] [--plugin-dir=[BOX=]DIR]...\n"
-    "       toolhost test [--isolation=MODE] [OPTION]... FILE\n"
+    "       toolhost test [--isolation=MODE] [--start-timeout=SECONDS] [OPTION]... FILE\n"
     "       toolhost connect [--start] unix:PATH [DAEMON OPTION]...\n"
     "Serve MCP tools from shared-object plugins over stdio (one JSON-RPC message\n"
     "per line on stdin/stdout; logs on stderr) and/or Streamable HTTP (--http).\n"
