@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "call/crashnote.h"
 #include "host/options.h"
 #include "host/start.h"
 #include "plugin/qualname.h"
@@ -119,6 +120,9 @@ th_test_host *th_test_host_new(const char *const *args)
         th_test_host_free(h);
         return NULL;
     }
+    /* getopt's state is global: 0 starts it afresh for a host made after
+     * another one in the same test program (1 would not reset glibc's). */
+    optind = 0;
     if (th_host_parse(h->argc, h->argv, &h->opts) != TH_HOST_RUN) {
         th_test_host_free(h);
         return NULL;
@@ -219,6 +223,10 @@ int th_test_host_start(th_test_host *h)
     h->started = -1;
     if (!spawn_ready(h) || !fix_toolboxes(h))
         return -1;
+    /* In the host a crashing handler takes the process with it, as it
+     * takes toolhost: the same line on stderr first, naming the tool. */
+    if (!h->opts.isolate && !th_crashnote_init())
+        note(h, "toolhost-testing: cannot set the fatal-signal handlers: %s%s", strerror(errno), "");
     struct sigaction saved[NKEPT];
     for (size_t i = 0; i < NKEPT; i++)
         sigaction(kept_signals[i], NULL, &saved[i]);
