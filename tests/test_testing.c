@@ -7,8 +7,10 @@
 ** the client requests (results and errors), settings and secrets,
 ** resources, prompts and completions, a crashing handler (a worker's crash
 ** is an error result; in the host it is the process's death, reported as
-** toolhost reports it); and the diff messages.
+** toolhost reports it), and register functions linked into the test; and
+** the diff messages.
 */
+#define _GNU_SOURCE /* strndup */
 #include "config.h"
 
 #include <signal.h>
@@ -317,6 +319,105 @@ START_TEST(prompts_and_completions)
 }
 END_TEST
 
+/* Register functions linked into this test, no .so: one good, one that
+ * names another tool, as plugins/mismatch.c does. */
+static th_rc linked_twice(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    json_object *n;
+    json_object_object_get_ex(args, "n", &n);
+    return th_call_textf(call, "%d", 2 * json_object_get_int(n));
+}
+
+static const th_tool linked_tool = {
+    TH_TOOL_INIT,
+    .name = "linked",
+    .description = "Twice the integer n.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}",
+    .handler = linked_twice,
+};
+
+TH_REGISTER(linked)
+{
+    (void)server;
+    return &linked_tool;
+}
+
+static const th_tool other_tool = {
+    TH_TOOL_INIT,
+    .name = "other_tool",
+    .description = "Valid tool whose name does not match its file.",
+    .input_schema = "{\"type\":\"object\",\"properties\":{}}",
+    .handler = linked_twice,
+};
+
+TH_REGISTER(mismatch)
+{
+    (void)server;
+    return &other_tool;
+}
+
+/* The text after "refused: " in the line of LOG naming WHO (malloc'd). */
+static char *refusal(const char *log, const char *who)
+{
+    const char *at = strstr(log, who);
+    ck_assert_msg(at != NULL, "no line about %s in: %s", who, log);
+    const char *why = strstr(at, "refused: ");
+    ck_assert_ptr_nonnull(why);
+    return strndup(why, strcspn(why, "\n"));
+}
+
+/* A linked function is loaded and registered as a plugin file is, and
+ * refused with the very message the file mismatch.so gets. */
+START_TEST(linked_in_host)
+{
+    th_test_host *h = new_host(0, NULL, LIST(KIT));
+    th_test_result r = {0};
+    ck_assert_int_eq(th_test_host_register(h, "linked", register_linked_tool), 0);
+    ck_assert_msg(th_test_host_start(h) == 0, "start: %s", th_test_host_error(h));
+    ck_assert_uint_eq(th_test_host_tool_count(h), 6);
+    call_rc(h, "linked", "{\"n\":21}", NULL, &r, 0);
+    ck_assert_str_eq(th_test_text(&r, 0), "42");
+    call_rc(h, "linked", "{\"n\":\"x\"}", NULL, &r, 0);
+    ck_assert(r.is_error); /* the host's schema check */
+    ck_assert_int_eq(th_test_host_register(h, "linked", register_linked_tool), -1); /* too late */
+    done(h, &r);
+
+    h = new_host(0, NULL, LIST(TEST_BUILDDIR "/plugins/.libs/mismatch.so"));
+    ck_assert_int_eq(th_test_host_start(h), -1);
+    char *from_file = refusal(th_test_host_error(h), "mismatch.so");
+    th_test_host_free(h);
+    h = new_host(0, NULL, NULL);
+    ck_assert_int_eq(th_test_host_register(h, "mismatch", register_mismatch_tool), 0);
+    ck_assert_int_eq(th_test_host_start(h), -1);
+    char *linked = refusal(th_test_host_error(h), "plugin (linked)/mismatch.so refused");
+    ck_assert_str_eq(linked, from_file);
+    free(from_file);
+    free(linked);
+    /* A name that cannot be part of a C identifier, as a file's. */
+    th_test_host_free(h);
+    h = new_host(0, NULL, NULL);
+    ck_assert_int_eq(th_test_host_register(h, "no-dash", register_linked_tool), 0);
+    ck_assert_int_eq(th_test_host_start(h), -1);
+    ck_assert_ptr_nonnull(strstr(th_test_host_error(h), "'no-dash' cannot be part of the entry point's name"));
+    th_test_host_free(h);
+}
+END_TEST
+
+/* A worker is a toolhost process that opens files: a linked function is
+ * refused there, saying so, rather than run in the host unasked. */
+START_TEST(linked_refused_in_workers)
+{
+    th_test_host *h = new_host(1, NULL, LIST(KIT));
+    ck_assert_int_eq(th_test_host_register(h, "linked", register_linked_tool), -1);
+    ck_assert_ptr_nonnull(strstr(th_test_host_error(h), "register_linked_tool: a function linked into the test "
+                                                        "cannot run in a worker"));
+    ck_assert_int_eq(th_test_host_start(h), 0);
+    ck_assert_uint_eq(th_test_host_tool_count(h), 5);
+    th_test_host_free(h);
+}
+END_TEST
+
 START_TEST(diff_messages)
 {
     json_object *want = json_tokener_parse("{\"total\":3,\"items\":[1,2],\"ok\":true}");
@@ -355,6 +456,8 @@ static Suite *suite(void)
     tcase_add_test(tc, crash_in_worker);
     tcase_add_test(tc, crash_in_host);
     tcase_add_loop_test(tc, prompts_and_completions, 0, 2);
+    tcase_add_test(tc, linked_in_host);
+    tcase_add_test(tc, linked_refused_in_workers);
     tcase_add_test(tc, diff_messages);
     suite_add_tcase(s, tc);
     return s;

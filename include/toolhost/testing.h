@@ -30,6 +30,8 @@
 
 #include <json-c/json.h>
 
+#include <toolhost/plugin.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,6 +70,20 @@ void th_test_host_free(th_test_host *h);
 ** started already (th_test_host_error says why).
 */
 int th_test_host_load(th_test_host *h, const char *path);
+
+/*
+** Add the plugin NAME whose register function ENTRY (TH_REGISTER(NAME),
+** register_NAME_tool) is linked into the test program, no NAME.so needed.
+** It is registered after the plugin files, by the host's own loader under
+** the registry rules: a plugin the host would refuse is refused the same
+** way, with the same message, naming it "(linked)/NAME.so". 0, or -1 (see
+** th_test_host_error) when H has started already, NAME cannot be part of a
+** C identifier, or H runs plugins in workers (--isolation=process, the
+** default): a worker is a fresh toolhost process that opens plugin files,
+** and the test program's code is not in it. Test such a plugin in workers
+** from its NAME.so (th_test_host_load), or give --isolation=none.
+*/
+int th_test_host_register(th_test_host *h, const char *name, th_register_fn entry);
 
 /*
 ** Build the registry from the plugins added, exactly as a host starts:
