@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
 ** gencompletion.c: a build tool, not installed: writes the bash or zsh
-** completion for toolhost from the option table (host/options.c), so the
-** completions can never miss an option the parser knows.
+** completion for toolhost from the option table (host/options.c) and the
+** subcommand table below, so the completions miss no option the parser
+** knows (tests/authors/completion.sh holds the subcommands to --help).
 */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,10 +35,93 @@ static void put_summary(FILE *out, const th_option *o)
     }
 }
 
+/*
+** The subcommands (src/main.c's roles) with their own options, one word
+** each: "--NAME", or "--NAME=ARG" taking a value (a path when ARG says
+** DIR or FILE). SERVER: the server's options are theirs too (test and
+** connect hand them on); FILES: other words are paths.
+*/
+static const struct sub {
+    const char *name;
+    const char *opts;
+    bool server, files;
+} subs[] = {
+    {"inspect",
+     "--json --follow-symlinks --allow-insecure-plugins --qualified-names --set=V --set-secret=V --config=FILE "
+     "--sandbox=V --grant=V --help",
+     false, true},
+    {"call",
+     "--plugin-dir=DIR --plugin=FILE --json --isolation=V --allow-insecure-plugins --follow-symlinks "
+     "--qualified-names --set=V --set-secret=V --config=FILE --help",
+     false, false},
+    {"new-plugin", "--typed --dir=DIR --help", false, false},
+    {"lock",
+     "--lock=FILE --check --plugin-dir=DIR --config=FILE --set=V --set-secret=V --qualified-names "
+     "--follow-symlinks --allow-insecure-plugins --help",
+     false, false},
+    {"test", "--start-timeout=SECONDS", true, true},
+    {"connect", "--start", true, false},
+};
+#define NSUBS (sizeof subs / sizeof subs[0])
+
+/* Word W of SUB's options, up to its '=', into BUF; false past the last. */
+static bool sub_opt(const struct sub *s, size_t w, char *buf, size_t size, const char **arg)
+{
+    const char *p = s->opts;
+    for (size_t i = 0; i < w && p; i++)
+        p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+    if (!p || !*p)
+        return false;
+    size_t n = strcspn(p, " ="), len = strcspn(p, " ");
+    snprintf(buf, size, "%.*s", (int)n, p);
+    *arg = n < len ? p + n + 1 : NULL; /* ends at the next ' ' */
+    return true;
+}
+
+static bool arg_is_path(const char *arg)
+{
+    return arg && (strncmp(arg, "DIR", 3) == 0 || strncmp(arg, "FILE", 4) == 0);
+}
+
+static void put_sub_names(FILE *out)
+{
+    for (size_t i = 0; i < NSUBS; i++)
+        fprintf(out, "%s%s", i ? " " : "", subs[i].name);
+}
+
 static void put_choices(FILE *out, const th_option *o)
 {
     for (const th_opt_choice *c = o->choices; c && c->name; c++)
         fprintf(out, "%s%s", c == o->choices ? "" : " ", c->name);
+}
+
+static void put_host_words(FILE *out)
+{
+    size_t n;
+    const th_option *opts = th_host_options(&n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s--%s", i ? " " : "", opts[i].name);
+}
+
+/* The words bash offers for an option after each subcommand. */
+static void bash_sub_words(FILE *out)
+{
+    fputs("    local words\n    case ${COMP_WORDS[1]} in\n", out);
+    for (size_t i = 0; i < NSUBS; i++) {
+        char name[64];
+        const char *arg;
+        fprintf(out, "    %s) words='", subs[i].name);
+        for (size_t w = 0; sub_opt(&subs[i], w, name, sizeof name, &arg); w++)
+            fprintf(out, "%s%s", w ? " " : "", name);
+        if (subs[i].server) {
+            fputc(' ', out);
+            put_host_words(out);
+        }
+        fputs("' ;;\n", out);
+    }
+    fputs("    *) words='", out);
+    put_host_words(out);
+    fputs("' ;;\n    esac\n", out);
 }
 
 static int bash(FILE *out)
@@ -65,20 +150,43 @@ static int bash(FILE *out)
             fputs(") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", out);
         }
     }
-    fputs("    esac\n"
-          "    if [[ $cur == -* ]]; then\n"
+    /* Subcommand options taking a path that the server does not have. */
+    for (size_t i = 0; i < NSUBS; i++) {
+        char name[64];
+        const char *arg;
+        for (size_t w = 0; sub_opt(&subs[i], w, name, sizeof name, &arg); w++)
+            if (arg_is_path(arg) && !th_host_option_find(name + 2))
+                fprintf(out, "    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", name);
+    }
+    fputs("    esac\n", out);
+    bash_sub_words(out);
+    fputs("    if [[ $cur == -* ]]; then\n"
+          "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+          "    elif [[ $COMP_CWORD -eq 1 ]]; then\n"
           "        COMPREPLY=($(compgen -W '",
           out);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s--%s", i ? " " : "", opts[i].name);
-    fputs("' -- \"$cur\"))\n"
-          "    elif [[ $COMP_CWORD -eq 1 ]]; then\n"
-          "        COMPREPLY=($(compgen -W 'inspect call new-plugin' -- \"$cur\"))\n"
+    put_sub_names(out);
+    fputs("' -- \"$cur\"))\n    else\n        case ${COMP_WORDS[1]} in\n", out);
+    for (size_t i = 0; i < NSUBS; i++)
+        if (subs[i].files)
+            fprintf(out, "        %s) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n", subs[i].name);
+    fputs("        esac\n"
           "    fi\n"
           "}\n"
           "complete -F _toolhost toolhost\n",
           out);
     return 0;
+}
+
+/* One _arguments spec for a subcommand option NAME (up to '=') taking ARG. */
+static void zsh_sub_spec(FILE *out, const char *name, const char *arg)
+{
+    fprintf(out, "      '%s%s[%s]", name, arg ? "=" : "", name + 2);
+    if (arg_is_path(arg))
+        fputs(":path:_files", out);
+    else if (arg)
+        fputs(":value: ", out);
+    fputs("' \\\n", out);
 }
 
 static int zsh(FILE *out)
@@ -88,7 +196,8 @@ static int zsh(FILE *out)
     fputs("#compdef toolhost\n"
           "# zsh completion for toolhost, generated from its option table\n"
           "# (src/host/options.c) by src/gencompletion.c.\n"
-          "_arguments -s \\\n",
+          "local -a server\n"
+          "server=(\n",
           out);
     for (size_t i = 0; i < n; i++) {
         const th_option *o = &opts[i];
@@ -108,9 +217,33 @@ static int zsh(FILE *out)
         } else if (o->arg) {
             fputs(":value: ", out);
         }
-        fputs("' \\\n", out);
+        fputs("'\n", out);
     }
-    fputs("  '1:subcommand:(inspect call new-plugin)'\n", out);
+    /* After a subcommand, its own options: the words are shifted so that
+     * the subcommand is the command _arguments completes for. */
+    fputs(")\n"
+          "if (( CURRENT > 2 )); then\n"
+          "  local sub=$words[2]\n"
+          "  shift words\n"
+          "  (( CURRENT-- ))\n"
+          "  case $sub in\n",
+          out);
+    for (size_t i = 0; i < NSUBS; i++) {
+        char name[64];
+        const char *arg;
+        fprintf(out, "    %s)\n      _arguments -s %s\\\n", subs[i].name, subs[i].server ? "$server " : "");
+        for (size_t w = 0; sub_opt(&subs[i], w, name, sizeof name, &arg); w++)
+            zsh_sub_spec(out, name, arg);
+        fprintf(out, "      '*:argument:%s'\n      return ;;\n", subs[i].files ? "_files" : " ");
+    }
+    fputs("  esac\n"
+          "  (( CURRENT++ ))\n"
+          "  words=(toolhost $words)\n"
+          "fi\n"
+          "_arguments -s $server '1:subcommand:(",
+          out);
+    put_sub_names(out);
+    fputs(")'\n", out);
     return 0;
 }
 

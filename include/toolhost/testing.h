@@ -5,7 +5,8 @@
 ** calls their tools through the host's own code, in process or through real
 ** workers, and checks the results. No test framework is assumed: functions
 ** return codes and fill in messages; the th_test_assert_* macros print and
-** abort() for tests written with plain assert.
+** abort() for tests written with plain assert. Described in full in
+** toolhost-testing(3).
 **
 **     th_test_host *h = th_test_host_new((const char *[]){"--isolation=none", NULL});
 **     th_test_host_load(h, "./.libs/add.so");
@@ -28,6 +29,8 @@
 #include <stdlib.h>
 
 #include <json-c/json.h>
+
+#include <toolhost/plugin.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +70,20 @@ void th_test_host_free(th_test_host *h);
 ** started already (th_test_host_error says why).
 */
 int th_test_host_load(th_test_host *h, const char *path);
+
+/*
+** Add the plugin NAME whose register function ENTRY (TH_REGISTER(NAME),
+** register_NAME_tool) is linked into the test program, no NAME.so needed.
+** It is registered after the plugin files, by the host's own loader under
+** the registry rules: a plugin the host would refuse is refused the same
+** way, with the same message, naming it "(linked)/NAME.so". 0, or -1 (see
+** th_test_host_error) when H has started already, NAME cannot be part of a
+** C identifier, or H runs plugins in workers (--isolation=process, the
+** default): a worker is a fresh toolhost process that opens plugin files,
+** and the test program's code is not in it. Test such a plugin in workers
+** from its NAME.so (th_test_host_load), or give --isolation=none.
+*/
+int th_test_host_register(th_test_host *h, const char *name, th_register_fn entry);
 
 /*
 ** Build the registry from the plugins added, exactly as a host starts:

@@ -81,6 +81,27 @@ bool th_hostproc_send(th_hostproc *h, const char *line)
 
 bool th_hostproc_initialize(th_hostproc *h, const char *name)
 {
+    return th_hostproc_initialize_within(h, name, -1, NULL);
+}
+
+/* The response with id ID by UNTIL (-1: no limit), else NULL. */
+static json_object *await_until(th_hostproc *h, int id, long long until, bool *timed_out)
+{
+    json_object *o, *v;
+    for (;;) {
+        long long left = until < 0 ? -1 : until - th_now_ms();
+        if (!(o = th_hostproc_read(h, left < 0 && until >= 0 ? 0 : (int)left, timed_out)))
+            return NULL;
+        if (json_object_object_get_ex(o, "id", &v) && json_object_is_type(v, json_type_int) &&
+            json_object_get_int(v) == id && !json_object_object_get_ex(o, "method", NULL))
+            return o;
+        json_object_put(o);
+    }
+}
+
+bool th_hostproc_initialize_within(th_hostproc *h, const char *name, long long timeout_ms, bool *timed_out)
+{
+    long long until = timeout_ms < 0 ? -1 : th_now_ms() + timeout_ms;
     char msg[512];
     snprintf(msg, sizeof msg,
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","
@@ -88,7 +109,7 @@ bool th_hostproc_initialize(th_hostproc *h, const char *name)
              name, PACKAGE_VERSION);
     if (!th_hostproc_send(h, msg))
         return false;
-    json_object *r = th_hostproc_await(h, 1);
+    json_object *r = await_until(h, 1, until, timed_out);
     bool ok = r && json_object_object_get_ex(r, "result", NULL);
     json_object_put(r);
     return ok && th_hostproc_send(h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
@@ -158,14 +179,7 @@ json_object *th_hostproc_read(th_hostproc *h, int timeout_ms, bool *timed_out)
 
 json_object *th_hostproc_await(th_hostproc *h, int id)
 {
-    json_object *o, *v;
-    while ((o = th_hostproc_read(h, -1, NULL))) {
-        if (json_object_object_get_ex(o, "id", &v) && json_object_is_type(v, json_type_int) &&
-            json_object_get_int(v) == id && !json_object_object_get_ex(o, "method", NULL))
-            return o;
-        json_object_put(o);
-    }
-    return NULL;
+    return await_until(h, id, -1, NULL);
 }
 
 int th_hostproc_stop(th_hostproc *h, bool kill_it)

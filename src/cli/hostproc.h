@@ -31,6 +31,11 @@ bool th_hostproc_send(th_hostproc *h, const char *line);
  * for the answer to the first. False when the server ended first. */
 bool th_hostproc_initialize(th_hostproc *h, const char *name);
 
+/* The same, waiting at most TIMEOUT_MS (-1: no limit) for the answer:
+ * false with *TIMED_OUT (when not NULL) when the time was up, the server
+ * left running. */
+bool th_hostproc_initialize_within(th_hostproc *h, const char *name, long long timeout_ms, bool *timed_out);
+
 /* The next message it writes, waiting at most TIMEOUT_MS (-1: no limit).
  * NULL at end of output or when the time is up (*TIMED_OUT then, when
  * TIMED_OUT is not NULL). Lines that are not JSON are skipped. */

@@ -27,7 +27,12 @@ enum { TT_PASS = 0, TT_FAIL = 1, TT_USAGE = 2 };
  * case's answer is awaited before the server is taken for hung. */
 enum { TT_GRACE_MS = 10000, TT_DEFAULT_DEADLINE_MS = 60000 };
 
-static const char test_synopsis[] = "Usage: toolhost test [OPTION]... FILE\n";
+/* How long a server may take to answer initialize: loading its plugins
+ * (each within the server's --load-timeout, 10 s by default) comes first,
+ * and a hang there would otherwise stall the run for ever. */
+#define TT_START_TIMEOUT_S 60.0
+
+static const char test_synopsis[] = "Usage: toolhost test [--isolation=MODE] [--start-timeout=SECONDS] [OPTION]... FILE\n";
 
 static const char test_usage[] =
     "Run the cases in FILE (a JSON array of cases, or one case a line; see\n"
@@ -35,6 +40,8 @@ static const char test_usage[] =
     "both isolation modes, process and none (--isolation=MODE: that one only),\n"
     "and report them as TAP. Every other OPTION is the server's, e.g.\n"
     "--plugin-dir=DIR, --set=NAME.KEY=VALUE, --config=FILE.\n"
+    "--start-timeout=SECONDS: a server that has not answered initialize by\n"
+    "then (default 60; plugins load first) is killed and the run ends.\n"
     "Exit status: 0 when every case passed, 1 when one failed, 2 for a usage\n"
     "error, a cases file that cannot be read, or a server that does not start.\n";
 
@@ -51,6 +58,7 @@ typedef struct runner {
     bool up;
     const char *mode;
     long long timeout_ms;
+    long long start_timeout_ms;
     int next_id;
     int tap;        /* the last test point written */
     bool failed;
@@ -105,12 +113,19 @@ static bool host_for(runner *r, const th_case *c, const char *mode)
         return false;
     }
     r->up = true;
-    if (th_hostproc_initialize(&r->host, "toolhost test"))
+    bool timed_out = false;
+    if (th_hostproc_initialize_within(&r->host, "toolhost test", r->start_timeout_ms, &timed_out))
         return true;
     char why[96];
     stop_host(r, true, why, sizeof why);
-    fprintf(stderr, "toolhost test: the server (--isolation=%s) did not start: %s; see its messages above\n", mode,
-            why);
+    if (timed_out)
+        fprintf(stderr,
+                "toolhost test: the server (--isolation=%s) did not answer initialize within %g s "
+                "(--start-timeout): it was killed\n",
+                mode, (double)r->start_timeout_ms / 1000.0);
+    else
+        fprintf(stderr, "toolhost test: the server (--isolation=%s) did not start: %s; see its messages above\n",
+                mode, why);
     return false;
 }
 
@@ -272,17 +287,47 @@ static void report(runner *r, const th_case *c, size_t index, const char *mode, 
     printf("  ...\n");
 }
 
-/* The server's options from ARGV, all but --isolation (which picks the
- * modes) and FILE (the last). */
+/* The value of ARGV[*I] when it is the option NAME (--NAME=V or --NAME V,
+ * the value before FILE), else NULL. */
+static const char *own_option(int argc, char **argv, int *i, const char *name)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0)
+        return NULL;
+    if (a[n + 2] == '=')
+        return a + n + 3;
+    if (a[n + 2] == '\0' && *i + 1 < argc - 1)
+        return argv[++*i];
+    return NULL;
+}
+
+/* --start-timeout's SECONDS: a number above 0 and at most a day. */
+static bool take_start_timeout(const char *v, runner *r)
+{
+    char *end;
+    errno = 0;
+    double s = strtod(v, &end);
+    if (errno || end == v || *end || !(s > 0 && s <= 86400)) {
+        fprintf(stderr, "toolhost test: --start-timeout: '%.40s' is not a number of seconds above 0 "
+                        "(at most 86400)\n", v);
+        return false;
+    }
+    r->start_timeout_ms = (long long)(s * 1000.0 + 0.5);
+    return true;
+}
+
+/* The server's options from ARGV, all but the command's own (--isolation,
+ * which picks the modes, and --start-timeout) and FILE (the last). */
 static bool split_args(int argc, char **argv, runner *r, unsigned *want)
 {
     *want = 0;
     for (int i = 1; i < argc - 1; i++) {
-        const char *a = argv[i], *mode = NULL;
-        if (strncmp(a, "--isolation=", 12) == 0)
-            mode = a + 12;
-        else if (strcmp(a, "--isolation") == 0 && i + 1 < argc - 1)
-            mode = argv[++i];
+        const char *mode = own_option(argc, argv, &i, "isolation"), *limit = NULL;
+        if (!mode && (limit = own_option(argc, argv, &i, "start-timeout")) && !take_start_timeout(limit, r))
+            return false;
+        if (limit)
+            continue;
         if (!mode) {
             r->argv[r->nbase++] = argv[i];
             continue;
@@ -332,6 +377,7 @@ int th_cli_test(int argc, char **argv)
         fprintf(stderr, "toolhost test: out of memory\n");
         return TT_USAGE;
     }
+    r.start_timeout_ms = (long long)(TT_START_TIMEOUT_S * 1000.0);
     r.argv[r.nbase++] = "toolhost";
     r.argv[r.nbase++] = "--log-level=error"; /* the server's own messages, only when it fails */
     if (!split_args(argc, argv, &r, &want))

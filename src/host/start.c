@@ -282,6 +282,8 @@ th_rc th_host_start(const th_start_opts *o, th_registry *old, unsigned long long
         ok = register_lazily(o, reg, &f, stats);
     else if (ok)
         register_in_host(o, reg, &f, old, generation, stats);
+    for (size_t i = 0; ok && !o->isolate && i < o->nlinked; i++)
+        th_loader_register_linked(reg, o->linked[i].name, o->linked[i].entry, &o->load, stats);
     if (!ok) {
         th_log(TH_LOG_CRITICAL, "%sout of memory; %s", prefix(old), outcome(old));
         th_registry_unref(reg);

@@ -34,6 +34,10 @@ typedef struct th_start_opts {
                               * the plugins found (TOOLHOST_NAME_KEY) */
     const char *lock_path;   /* --lock: serve only what it pins, read
                               * afresh by every build; NULL: no lock */
+    const th_linked *linked; /* register functions linked into the program,
+                              * registered after the files (in the host
+                              * only: a worker is another program) */
+    size_t nlinked;
 } th_start_opts;
 
 struct th_host_opts;

@@ -899,16 +899,17 @@ static th_rc check_digest(int fd, const char *path, const th_load_opts *opts, th
                   why, "");
 }
 
-/* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
- * tool name. */
-static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
-                      th_load_stats *stats)
+/* Open the plugin at PATH (absolute), NAME.so, after every check made
+ * before its code runs, and find its entry point: TH_OK with *HANDLE and
+ * *ENTRY, or the refusal logged and counted. */
+static th_rc open_entry(const char *path, char *name, size_t size, const th_load_opts *opts, th_load_stats *stats,
+                        void **handle, th_register_fn *entry)
 {
-    char name[256], symbol[300], spelled[PATH_MAX + 160];
+    char symbol[300], spelled[PATH_MAX + 160];
     th_rc rc;
 
     int fd;
-    if ((rc = check_plugin(path, name, sizeof name, opts, stats, &fd)) != TH_OK)
+    if ((rc = check_plugin(path, name, size, opts, stats, &fd)) != TH_OK)
         return rc;
     if ((rc = check_digest(fd, path, opts, stats)) != TH_OK) {
         close(fd);
@@ -917,25 +918,36 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
 
     /* Absolute either way, so dlopen() never searches the library path. */
     const char *dlpath = fd_name(fd, path, spelled, sizeof spelled);
-    void *handle = dlpath ? dlopen(dlpath, RTLD_NOW | RTLD_LOCAL) : NULL;
+    *handle = dlpath ? dlopen(dlpath, RTLD_NOW | RTLD_LOCAL) : NULL;
     close(fd); /* the mapping, if any, holds the file now */
     if (!dlpath)
         return refuse(stats, path, "path too long to load again%s%s", "", "");
-    if (!handle)
+    if (!*handle)
         return refuse(stats, path, "cannot load shared object: %s (check its dependencies with ldd(1))%s",
                       dl_error(dlpath, path), "");
 
     snprintf(symbol, sizeof symbol, "register_%s_tool", name);
     dlerror();
-    th_register_fn entry;
-    *(void **)&entry = dlsym(handle, symbol);
-    if (!entry) {
+    *(void **)entry = dlsym(*handle, symbol);
+    if (!*entry) {
         const char *why = dlerror();
         refuse(stats, path, "no entry point [%s]: %s", symbol, why ? why : "symbol is NULL");
-        dlclose(handle);
+        dlclose(*handle);
         return TH_ERR_TYPE;
     }
+    return TH_OK;
+}
 
+/* Call ENTRY, the plugin PATH's register_NAME_tool, and register what it
+ * returns under the registry rules, all or nothing. HANDLE (NULL for a
+ * function linked into the program) stays open while anything of it is
+ * registered. FILES says who owns which tool name. */
+static th_rc register_entry(th_registry *reg, const char *path, const char *name, th_register_fn entry,
+                            void *handle, const plugin_list *files, const th_load_opts *opts, th_load_stats *stats)
+{
+    char symbol[300];
+    th_rc rc;
+    snprintf(symbol, sizeof symbol, "register_%s_tool", name);
     th_staged staged = th_loader_stage(reg);
     size_t base = staged.tools;
     th_server server = {.reg = reg, .path = path, .name = name, .files = files, .stats = stats,
@@ -995,12 +1007,47 @@ static th_rc load_one(th_registry *reg, const char *path, const plugin_list *fil
     }
 
     /* Handles stay open while any of their tools or resources is registered. */
-    if (th_registry_count(reg) == base && th_loader_staged_extras(reg, &staged) == 0) {
+    if (!handle) {
+        /* linked into the program: nothing to keep open */
+    } else if (th_registry_count(reg) == base && th_loader_staged_extras(reg, &staged) == 0) {
         dlclose(handle);
     } else if (th_registry_adopt_handle(reg, handle) != TH_OK) {
         th_log(TH_LOG_CRITICAL, "out of memory keeping %s open", path);
         return TH_ERR_NOMEM; /* leaking the handle beats unloading live code */
     }
+    return rc;
+}
+
+
+/* Load the plugin at PATH (absolute), NAME.so; FILES says who owns which
+ * tool name. */
+static th_rc load_one(th_registry *reg, const char *path, const plugin_list *files, const th_load_opts *opts,
+                      th_load_stats *stats)
+{
+    char name[256];
+    void *handle;
+    th_register_fn entry;
+    th_rc rc = open_entry(path, name, sizeof name, opts, stats, &handle, &entry);
+    return rc == TH_OK ? register_entry(reg, path, name, entry, handle, files, opts, stats) : rc;
+}
+
+th_rc th_loader_register_linked(th_registry *reg, const char *name, th_register_fn entry, const th_load_opts *opts,
+                                th_load_stats *stats)
+{
+    /* A path of the plugin file it stands for, so that messages and the
+     * tool-name ownership rule read as for NAME.so. */
+    char path[300];
+    plugin_list files = {0};
+    snprintf(path, sizeof path, TH_LINKED_DIR "/%s.so", name);
+    if (!identifier_ok(name) || strlen(name) > 200)
+        return refuse(stats, path, "'%s' cannot be part of the entry point's name register_%s_tool", name, name);
+    if (!entry)
+        return refuse(stats, path, "no entry point [register_%s_tool]: %s", name, "the function is NULL");
+    char *copy = strdup(path);
+    if (!copy || plugin_list_add(&files, copy) != TH_OK)
+        return refuse(stats, path, "out of memory%s%s", "", "");
+    th_rc rc = register_entry(reg, files.paths[0], name, entry, NULL, &files, opts, stats);
+    plugin_list_free(&files);
     return rc;
 }
 

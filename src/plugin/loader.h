@@ -84,6 +84,22 @@ th_rc th_loader_load_file(th_registry *reg, const char *path, const th_load_opts
                           th_load_stats *stats);
 
 /*
+** A plugin whose register function is linked into the program (a test
+** program's, testing/) rather than opened from NAME.so: registered as
+** th_loader_load_file registers a file, under the same rules with the same
+** messages, the plugin named TH_LINKED_DIR "/NAME.so" in them. Checks on
+** the file (name, trust, digest) have nothing to apply to; a NAME that
+** cannot be part of register_NAME_tool is refused as a file's would be.
+*/
+#define TH_LINKED_DIR "(linked)"
+typedef struct th_linked {
+    const char *name;
+    th_register_fn entry;
+} th_linked;
+th_rc th_loader_register_linked(th_registry *reg, const char *name, th_register_fn entry, const th_load_opts *opts,
+                                th_load_stats *stats);
+
+/*
 ** The listing phase of th_loader_load_dirs alone, for loading out of
 ** process: *PATHS (free with th_loader_paths_free) gets the absolute NAME.so
 ** paths in load order, *N their number. Same return values; with

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "call/crashnote.h"
 #include "host/options.h"
 #include "host/start.h"
 #include "plugin/qualname.h"
@@ -38,6 +39,8 @@ struct th_test_host {
     char dir[64]; /* the private plugin directory */
     char **files; /* the copies in it, to remove at the end */
     size_t nfiles;
+    th_linked *linked; /* register functions of the test program */
+    size_t nlinked;
     th_naming *naming;
     th_registry *reg;
     th_supervisor *sup;
@@ -119,6 +122,9 @@ th_test_host *th_test_host_new(const char *const *args)
         th_test_host_free(h);
         return NULL;
     }
+    /* getopt's state is global: 0 starts it afresh for a host made after
+     * another one in the same test program (1 would not reset glibc's). */
+    optind = 0;
     if (th_host_parse(h->argc, h->argv, &h->opts) != TH_HOST_RUN) {
         th_test_host_free(h);
         return NULL;
@@ -143,6 +149,9 @@ void th_test_host_free(th_test_host *h)
         free(h->files[i]);
     }
     free(h->files);
+    for (size_t i = 0; i < h->nlinked; i++)
+        free((char *)h->linked[i].name);
+    free(h->linked);
     if (h->dir[0] == '/')
         rmdir(h->dir);
     for (int i = 0; i < h->argc; i++)
@@ -192,6 +201,31 @@ int th_test_host_load(th_test_host *h, const char *path)
     return 0;
 }
 
+int th_test_host_register(th_test_host *h, const char *name, th_register_fn entry)
+{
+    if (h->started) {
+        note(h, "toolhost-testing: register_%s_tool: the host has started already: add every plugin first%s", name,
+             "");
+        return -1;
+    }
+    if (h->opts.isolate) {
+        note(h,
+             "toolhost-testing: register_%s_tool: a function linked into the test cannot run in a worker "
+             "(--isolation=process starts toolhost, which opens plugin files only): load %s.so, or give "
+             "--isolation=none",
+             name, name);
+        return -1;
+    }
+    th_linked *grown = realloc(h->linked, (h->nlinked + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    h->linked = grown;
+    if (!(h->linked[h->nlinked].name = strdup(name)))
+        return -1;
+    h->linked[h->nlinked++].entry = entry;
+    return 0;
+}
+
 /* Toolboxes as the serving host fixes them (host/serve.c): before any
  * plugin code runs. */
 static bool fix_toolboxes(th_test_host *h)
@@ -219,11 +253,17 @@ int th_test_host_start(th_test_host *h)
     h->started = -1;
     if (!spawn_ready(h) || !fix_toolboxes(h))
         return -1;
+    /* In the host a crashing handler takes the process with it, as it
+     * takes toolhost: the same line on stderr first, naming the tool. */
+    if (!h->opts.isolate && !th_crashnote_init())
+        note(h, "toolhost-testing: cannot set the fatal-signal handlers: %s%s", strerror(errno), "");
     struct sigaction saved[NKEPT];
     for (size_t i = 0; i < NKEPT; i++)
         sigaction(kept_signals[i], NULL, &saved[i]);
     th_start_opts so;
     th_start_opts_from(&h->opts, h->naming, NULL, &so);
+    so.linked = h->linked;
+    so.nlinked = h->nlinked;
     th_load_stats stats;
     th_rc rc = th_host_start(&so, NULL, 0, &h->sup, &stats, &h->reg);
     for (size_t i = 0; i < NKEPT; i++)

@@ -4,7 +4,8 @@
 # fail on purpose: the TAP lines, the YAML block naming the case, the field
 # and both values, exit 1; a bad cases file is exit 2 naming the line, case
 # and field; a plugin that crashes fails its case in both modes and the run
-# goes on; deadline and cancel cases in both modes.
+# goes on; deadline and cancel cases in both modes; a server that never
+# answers initialize is killed after --start-timeout.
 set -u
 fail() { echo "FAIL: $*"; [ -n "${out:-}" ] && printf '%s\n' "$out" | sed 's/^/    | /'; exit 1; }
 : "${TOOLHOST:?}" "${PLUGINS:?}" "${HOSTILE:?}"
@@ -88,4 +89,27 @@ out=$("$TOOLHOST" test --isolation=both "$work/ok.jsonl" 2>&1); rc=$?
 # A server that does not start (a bad option of its own) is exit 2 too.
 out=$("$TOOLHOST" test --no-such-option "$work/ok.jsonl" 2>&1); rc=$?
 [ $rc -eq 2 ] && printf '%s\n' "$out" | grep -qF 'did not start' || fail "a server that cannot start: exit $rc"
+
+# A server that hangs before initialize (a plugin whose register function
+# never returns, with no --load-timeout to refuse it) is killed after
+# --start-timeout and the run ends, in the mode it was started for.
+mkdir "$work/hang"
+cp "$HOSTILE/loop_register.so" "$work/hang/" || fail "cannot copy loop_register.so"
+for iso in process none; do
+    out=$("$TOOLHOST" test --isolation=$iso --start-timeout=0.5 --load-timeout=0 --plugin-dir "$work/hang" \
+        "$work/ok.jsonl" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "$iso: a server hanging before initialize: exit $rc, not 2"
+    printf '%s\n' "$out" |
+        grep -qF "the server (--isolation=$iso) did not answer initialize within 0.5 s (--start-timeout): it was killed" ||
+        fail "$iso: the hang was not reported"
+    printf '%s\n' "$out" | grep -q '^Bail out!' || fail "$iso: no Bail out! line"
+done
+for bad in 0 -1 x 1e9; do
+    out=$("$TOOLHOST" test --start-timeout=$bad --plugin-dir "$work/p" "$work/ok.jsonl" 2>&1); rc=$?
+    [ $rc -eq 2 ] && printf '%s\n' "$out" | grep -qF -- "--start-timeout: '$bad' is not a number of seconds" ||
+        fail "--start-timeout=$bad: exit $rc"
+done
+# The option's value may be the next word, and is not the server's.
+out=$("$TOOLHOST" test --isolation none --start-timeout 30 --plugin-dir "$work/p" "$work/ok.jsonl"); rc=$?
+[ $rc -eq 0 ] || fail "--start-timeout 30 (two words): exit $rc"
 echo "PASS: test"

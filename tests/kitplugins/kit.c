@@ -8,13 +8,14 @@
 ** "kit_crash" dies of SIGSEGV, as a buggy handler would.
 */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include <toolhost/plugin.h>
 
-static char greeting[128] = "unset";
+static char greeting[128] = "unset", token[128] = "unset";
 
 static th_rc kit(th_call *call, json_object *args, void *user_data)
 {
@@ -67,9 +68,34 @@ static th_rc kit_wait(th_call *call, json_object *args, void *user_data)
 static th_rc kit_setting(th_call *call, json_object *args, void *user_data)
 {
     (void)user_data;
-    (void)args;
-    return th_call_text(call, greeting);
+    json_object *k;
+    bool secret = json_object_object_get_ex(args, "key", &k) && strcmp(json_object_get_string(k), "token") == 0;
+    return th_call_text(call, secret ? token : greeting);
 }
+
+static th_rc read_note(th_call *call, const char *uri, json_object *vars, void *user_data)
+{
+    (void)vars;
+    (void)user_data;
+    th_call_log(call, TH_LOG_INFO, "reading %s", uri);
+    return th_call_text(call, "a note");
+}
+
+static th_rc read_item(th_call *call, const char *uri, json_object *vars, void *user_data)
+{
+    (void)uri;
+    (void)user_data;
+    json_object *v;
+    const char *id = json_object_object_get_ex(vars, "id", &v) ? json_object_get_string(v) : "";
+    if (strcmp(id, "missing") == 0)
+        return TH_ERR_NOT_FOUND;
+    return th_call_textf(call, "item %s", id);
+}
+
+static const th_resource note = {TH_RESOURCE_INIT, .uri = "kit://note", .name = "note", .mime_type = "text/plain",
+                                 .read = read_note};
+static const th_resource items = {TH_RESOURCE_INIT, .uri_template = "kit://items/{id}", .name = "items",
+                                  .mime_type = "text/plain", .read = read_item};
 
 static th_rc kit_crash(th_call *call, json_object *args, void *user_data)
 {
@@ -86,8 +112,8 @@ static const th_tool tools[] = {
      .input_schema = OBJ("\"what\":{\"enum\":[\"elicit\",\"sample\",\"roots\"]}"), .handler = kit_ask},
     {TH_TOOL_INIT, .name = "kit_wait", .description = "Wait until the call is cancelled.", .input_schema = OBJ(""),
      .handler = kit_wait},
-    {TH_TOOL_INIT, .name = "kit_setting", .description = "Return the setting greeting.", .input_schema = OBJ(""),
-     .handler = kit_setting},
+    {TH_TOOL_INIT, .name = "kit_setting", .description = "Return the setting greeting, or the secret token.",
+     .input_schema = OBJ("\"key\":{\"enum\":[\"greeting\",\"token\"]}"), .handler = kit_setting},
     {TH_TOOL_INIT, .name = "kit_crash", .description = "Crash with SIGSEGV.", .input_schema = OBJ(""), .handler = kit_crash},
 };
 
@@ -105,6 +131,11 @@ TH_REGISTER(kit)
     const char *g = th_server_config(server, "greeting");
     if (g)
         snprintf(greeting, sizeof greeting, "%s", g);
+    const char *t = th_server_config(server, "token");
+    if (t)
+        snprintf(token, sizeof token, "%s", t);
+    if (th_server_add_resource(server, &note) != TH_OK || th_server_add_resource_template(server, &items) != TH_OK)
+        return NULL;
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         if (th_server_add_tool(server, &tools[i]) != TH_OK)
             return NULL;
