@@ -5,7 +5,8 @@
 ** error -31002 with data.retryAfterMs, ping answered meanwhile; over HTTP a
 ** 429 with Retry-After, in both eras; one bucket per bearer token; a
 ** concurrency cap that frees its slot when the call ends; the audit line;
-** the metrics; the same set from --config's [toolhost] keys.
+** the metrics; the same set from --config's [toolhost] keys, re-read on
+** SIGHUP (the command line's kept, a broken file leaving them in force).
 */
 #include "config.h"
 
@@ -286,6 +287,69 @@ START_TEST(config_file_keys)
 }
 END_TEST
 
+static void write_conf(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(text, f);
+    ck_assert(fclose(f) == 0);
+}
+
+/* SIGHUP, then the reload's line about --config, WHAT (each said once). */
+static void hup(mh_proc *p, const char *what)
+{
+    mh_kill(p, SIGHUP);
+    if (!mh_stderr_wait(p, what, MH_TIMEOUT_MS)) {
+        char *err = mh_stderr(p);
+        ck_abort_msg("no '%s' after SIGHUP: %s", what, err);
+        free(err);
+    }
+}
+
+START_TEST(sighup_rereads_config_limits)
+{
+    char dir[] = "/tmp/th-limits-XXXXXX", conf[64];
+    ck_assert(mkdtemp(dir));
+    snprintf(conf, sizeof conf, "%s/toolhost.conf", dir);
+    write_conf(conf, "[toolhost]\nrate-limit = echo=1/h\n");
+    mh_proc *p = mh_start("--config", conf, "--rate-limit", "printer=1/h", NULL);
+    mh_initialize(p, "2025-11-25");
+    json_object *o = call(p, 2, "echo", "{\"text\":\"a\"}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    assert_limited(o = call(p, 3, "echo", "{\"text\":\"a\"}"), "rate");
+    json_object_put(o);
+    o = call(p, 4, "printer", "{}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    /* The file now limits logger, not echo; the command line's printer
+     * rule stays, its empty bucket with it. */
+    write_conf(conf, "[toolhost]\nrate-limit = logger=1/h\n");
+    hup(p, "reload: --config re-read: 1 limit from it, 1 from the command line");
+    o = call(p, 5, "echo", "{\"text\":\"a\"}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    assert_limited(o = call(p, 6, "printer", "{}"), "rate");
+    json_object_put(o);
+    o = call(p, 7, "logger", "{}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    assert_limited(o = call(p, 8, "logger", "{}"), "rate");
+    json_object_put(o);
+    /* A broken file leaves the limits in force: logger stays limited, echo not. */
+    write_conf(conf, "[toolhost]\nrate-limit = logger=often\n");
+    hup(p, "the limits in force stay");
+    assert_limited(o = call(p, 9, "logger", "{}"), "rate");
+    json_object_put(o);
+    o = call(p, 10, "echo", "{\"text\":\"a\"}");
+    MH_ASSERT_RESULT(o);
+    json_object_put(o);
+    mh_finish(p);
+    unlink(conf);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(bad_rules_are_usage_errors)
 {
     static const char *const bad[][2] = {
@@ -312,6 +376,7 @@ static Suite *limits_suite(void)
     tcase_add_test(tc, per_principal_buckets_are_independent);
     tcase_add_test(tc, limited_calls_and_lost_lines_counted);
     tcase_add_test(tc, config_file_keys);
+    tcase_add_test(tc, sighup_rereads_config_limits);
     tcase_add_test(tc, bad_rules_are_usage_errors);
     suite_add_tcase(s, tc);
     return s;

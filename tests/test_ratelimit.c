@@ -2,7 +2,8 @@
 /*
 ** test_ratelimit.c: protocol/ratelimit.c alone, on a clock the test passes
 ** in: burst, refill, the retry time, a bucket per principal, the first
-** matching rule, a concurrency slot given back once, and bad rules.
+** matching rule, a concurrency slot given back once, bad rules, and the
+** rules replaced as a reload does (state kept for a glob kept).
 */
 #include "config.h"
 
@@ -146,6 +147,44 @@ START_TEST(bad_rules_refused)
 }
 END_TEST
 
+START_TEST(replace_keeps_state_of_a_kept_glob)
+{
+    th_ratelimit *rl = with(TH_LIMIT_RATE, "echo=1/h");
+    th_err err;
+    ck_assert_int_eq(th_ratelimit_add(rl, TH_LIMIT_CONCURRENCY, "slow=1", &err), TH_OK);
+    ck_assert_int_eq(th_ratelimit_add(rl, TH_LIMIT_CONCURRENCY, "gone=1", &err), TH_OK);
+    long long retry;
+    th_limit_hold held, gone, h;
+    ck_assert_int_eq(admit(rl, "echo", NULL, S, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(th_ratelimit_admit(rl, "slow", NULL, S, &held, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(th_ratelimit_admit(rl, "gone", NULL, S, &gone, &retry), TH_LIMIT_PASS);
+    /* The new set: echo's rule again (its bucket is empty and stays so),
+     * slow's cap raised to 2 (one call of it runs), gone's rule dropped
+     * while a call holds it, add's new. */
+    th_ratelimit *fresh = with(TH_LIMIT_RATE, "echo=1/h,burst=5");
+    ck_assert_int_eq(th_ratelimit_add(fresh, TH_LIMIT_CONCURRENCY, "slow=2", &err), TH_OK);
+    ck_assert_int_eq(th_ratelimit_add(fresh, TH_LIMIT_RATE, "add=1/h", &err), TH_OK);
+    th_ratelimit_replace(rl, fresh);
+    ck_assert_int_eq(admit(rl, "echo", NULL, S, &retry), TH_LIMIT_RATE_HIT);
+    ck_assert_int_eq(th_ratelimit_admit(rl, "slow", NULL, S, &h, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(admit(rl, "slow", NULL, S, &retry), TH_LIMIT_CONCURRENCY_HIT);
+    th_ratelimit_release(&h);
+    th_ratelimit_release(&held); /* admitted under the old numbers, counted by the new */
+    ck_assert_int_eq(th_ratelimit_admit(rl, "slow", NULL, S, &h, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(th_ratelimit_admit(rl, "slow", NULL, S, &held, &retry), TH_LIMIT_PASS);
+    th_ratelimit_release(&h);
+    th_ratelimit_release(&held);
+    /* gone is no longer limited; its held slot is given back to the
+     * retired rule without harm (ASan: no use after free). */
+    ck_assert_int_eq(admit(rl, "gone", NULL, S, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(admit(rl, "gone", NULL, S, &retry), TH_LIMIT_PASS);
+    th_ratelimit_release(&gone);
+    ck_assert_int_eq(admit(rl, "add", NULL, S, &retry), TH_LIMIT_PASS);
+    ck_assert_int_eq(admit(rl, "add", NULL, S, &retry), TH_LIMIT_RATE_HIT);
+    th_ratelimit_free(rl);
+}
+END_TEST
+
 static Suite *ratelimit_suite(void)
 {
     Suite *s = suite_create("ratelimit");
@@ -156,6 +195,7 @@ static Suite *ratelimit_suite(void)
     tcase_add_test(tc, first_matching_rule_applies);
     tcase_add_test(tc, concurrency_slot_given_back_once);
     tcase_add_test(tc, bad_rules_refused);
+    tcase_add_test(tc, replace_keeps_state_of_a_kept_glob);
     suite_add_tcase(s, tc);
     return s;
 }

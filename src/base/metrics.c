@@ -2,7 +2,8 @@
 /*
 ** base/metrics.c: the values behind /metrics. Tool series live in a table
 ** that only grows (a slot is claimed by compare-and-swap, never freed while
-** serving), so recording a call is a hash, a probe and two relaxed adds.
+** serving), so recording a call is a check of the thread's last series (or
+** a hash and a probe) and two relaxed adds.
 */
 #include "config.h"
 
@@ -38,6 +39,7 @@ typedef struct series {
 static _Atomic(series *) slots[NSLOTS];
 static atomic_size_t ntools;
 static series other = {.tool = "_other"};
+static atomic_uint generation; /* of the table: th_metrics_reset frees its series */
 
 /* Requests of other methods: series by method, then by error code. */
 typedef struct method_series {
@@ -155,7 +157,18 @@ void th_metrics_call_end(const char *tool, th_metrics_outcome outcome, long long
         outcome = TH_METRICS_ERROR;
     if (elapsed_ns < 0)
         elapsed_ns = 0;
-    hist *h = &series_of(tool ? tool : "")->by_outcome[outcome];
+    /* A thread mostly serves the same tool again: its last series is
+     * checked before the table is probed (series never move). */
+    static _Thread_local series *last;
+    static _Thread_local unsigned last_gen;
+    unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    if (!tool)
+        tool = "";
+    if (!last || last_gen != gen || strcmp(last->tool, tool) != 0) {
+        last = series_of(tool);
+        last_gen = gen;
+    }
+    hist *h = &last->by_outcome[outcome];
     atomic_fetch_add_explicit(&h->bucket[bucket_of(op_bounds, NOP, elapsed_ns)], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&h->sum_ns, (uint_least64_t)elapsed_ns, memory_order_relaxed);
 }
@@ -456,6 +469,7 @@ void th_metrics_reset(void)
         }
     }
     atomic_store(&ntools, 0);
+    atomic_fetch_add(&generation, 1);
     memset(other.by_outcome, 0, sizeof other.by_outcome);
     memset(&g, 0, sizeof g);
     memset(methods, 0, sizeof methods);

@@ -2,7 +2,8 @@
 /*
 ** cli/connect.c: `toolhost connect [--start] unix:PATH`, the stdio command a
 ** client launches to reach one shared daemon: each line on stdin becomes a
-** POST, whatever the daemon sends back becomes lines on stdout.
+** POST on a kept connection, whatever the daemon sends back becomes lines on
+** stdout.
 */
 #include "config.h"
 
@@ -24,6 +25,18 @@
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define DRAIN_MS 5000 /* at end of input, answers still due get this long */
+/* Idle connections kept for the next POSTs while calls overlap; one once
+ * they no longer do (conn_done). */
+#define POOL_MAX 4
+/* A connection idle this long is closed, not used: the daemon closes one
+ * idle for 75 s, and one it is closing must not be sent a request. */
+#define KEEP_MS 60000
+
+/* An idle connection, and since when it is. */
+typedef struct kept {
+    th_httpc *c;
+    long long since;
+} kept;
 
 /* One relay: the daemon's socket and what the exchanges share. */
 typedef struct relay {
@@ -38,8 +51,103 @@ typedef struct relay {
     int get_fd;                 /* the GET stream's connection, for shutdown */
     size_t inflight;            /* requests whose answers are still read */
     json_object *mirrors;       /* tool -> {argument: header}: its x-mcp-header arguments */
+    kept idle[POOL_MAX];        /* connections for the next POSTs, the latest last */
+    size_t nidle;
     pthread_t getter;
 } relay;
+
+static void conn_free(th_httpc *c)
+{
+    if (c)
+        th_httpc_close(c);
+    free(c);
+}
+
+/* The latest idle connection the daemon has not closed, or NULL. */
+static th_httpc *conn_kept(relay *r)
+{
+    th_httpc *c = NULL;
+    long long now = th_now_ms();
+    pthread_mutex_lock(&r->lock);
+    while (!c && r->nidle) {
+        kept k = r->idle[--r->nidle];
+        if (now - k.since < KEEP_MS && th_httpc_idle_ok(k.c))
+            c = k.c;
+        else
+            conn_free(k.c);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return c;
+}
+
+static th_httpc *conn_new(relay *r)
+{
+    th_httpc *c = malloc(sizeof *c);
+    if (!c)
+        errno = ENOMEM;
+    else if (!th_httpc_open(c, r->sock)) {
+        int e = errno;
+        free(c);
+        c = NULL;
+        errno = e;
+    }
+    return c;
+}
+
+/*
+** A connection whose answer was read: kept for the next request. While
+** other requests are out (calls overlap) up to POOL_MAX stay idle; once
+** this one is the last, one does, for every idle connection counts
+** against the daemon's per-uid share, and ten clients each holding a
+** burst's worth would fill it.
+*/
+static void conn_done(relay *r, th_httpc *c)
+{
+    th_httpc *drop[POOL_MAX];
+    size_t ndrop = 0;
+    pthread_mutex_lock(&r->lock);
+    bool keep = !r->ending && th_httpc_reusable(c);
+    size_t room = r->inflight > 1 ? POOL_MAX : 1;
+    while (r->nidle + keep > room)
+        drop[ndrop++] = r->idle[--r->nidle].c;
+    if (keep)
+        r->idle[r->nidle++] = (kept){c, th_now_ms()};
+    pthread_mutex_unlock(&r->lock);
+    while (ndrop)
+        conn_free(drop[--ndrop]);
+    if (!keep)
+        conn_free(c);
+}
+
+/*
+** Send a request on a kept connection, else a new one; NULL (errno set)
+** when neither took it. The daemon may have closed a kept connection a
+** moment ago; the request then goes once more on a new connection, but
+** only when the daemon cannot have read it whole: not one byte of it was
+** sent (EPIPE at once). A request that went is never sent again from
+** here, for a tools/call may have run (see answer_head for the one case
+** where its failure proves otherwise).
+*/
+static th_httpc *conn_send(relay *r, const char *head, const char *body, size_t blen, bool *reused)
+{
+    th_httpc *c = conn_kept(r);
+    *reused = c != NULL;
+    if (c && !th_httpc_request(c, head, body, blen)) {
+        bool untouched = c->sent == 0;
+        conn_free(c);
+        c = NULL;
+        if (!untouched)
+            return NULL;
+        *reused = false;
+    }
+    if (!c && (c = conn_new(r)) != NULL && !th_httpc_request(c, head, body, blen)) {
+        int e = errno;
+        conn_free(c);
+        c = NULL;
+        errno = e;
+    }
+    return c;
+}
 
 /* One line to stdout, whole: lines of concurrent answers never mix. */
 static void emit(relay *r, const char *msg, size_t len)
@@ -181,7 +289,7 @@ static void build_head(relay *r, json_object *msg, size_t blen, char *head, size
     const char *method = json_object_object_get_ex(msg, "method", &m) ? json_object_get_string(m) : NULL;
     int n = snprintf(head, size,
                      "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                     "Accept: application/json, text/event-stream\r\nContent-Length: %zu\r\nConnection: close",
+                     "Accept: application/json, text/event-stream\r\nContent-Length: %zu",
                      r->endpoint, blen);
     pthread_mutex_lock(&r->lock);
     if (r->sid[0] && n > 0 && (size_t)n < size)
@@ -291,21 +399,60 @@ static void *listen_stream(void *arg)
  * slow call holds up neither the next line nor a cancellation. */
 typedef struct pending {
     relay *r;
-    th_httpc c;
+    th_httpc *c;
+    char *head, *body; /* the request, while it may go once more (reused) */
+    size_t blen;
+    bool reused;       /* sent on a kept connection */
     json_object *id;
     bool initialize;
     bool list; /* tools/list: its answer names the arguments mirrored in headers */
 } pending;
+
+/*
+** The head of P's answer. A kept connection reset before one byte of the
+** answer came is the one failure that proves the request did not run: a
+** Unix socket's peer gets ECONNRESET only when the daemon closed it with
+** bytes unread (the kernel's unix_release_sock), and the daemon reads a
+** request whole before it runs it, while no other was sent on it. Then,
+** once, it goes on a new connection. Its plain end (EOF) proves nothing:
+** the daemon may have read it, run it and gone; the client hears of it.
+*/
+static bool answer_head(relay *r, pending *p)
+{
+    if (th_httpc_head(p->c))
+        return true;
+    if (!p->reused || !p->c->reset || p->c->got)
+        return false;
+    int e = errno;
+    th_httpc *c = conn_new(r);
+    if (!c || !th_httpc_request(c, p->head, p->body, p->blen)) {
+        conn_free(c);
+        errno = e;
+        return false;
+    }
+    conn_free(p->c);
+    p->c = c;
+    p->reused = false;
+    return th_httpc_head(p->c);
+}
+
+static void pending_free(pending *p)
+{
+    json_object_put(p->id);
+    free(p->head);
+    free(p->body);
+    free(p);
+}
 
 static void *read_answer(void *arg)
 {
     pending *p = arg;
     relay *r = p->r;
     char last[128] = "";
-    bool head = th_httpc_head(&p->c);
+    bool head = answer_head(r, p);
     if (p->initialize) {
-        if (head && p->c.sid[0])
-            note_session(r, p->c.sid);
+        if (head && p->c->sid[0])
+            note_session(r, p->c->sid);
         pthread_mutex_lock(&r->lock);
         r->opening = false;
         pthread_cond_broadcast(&r->done);
@@ -318,16 +465,18 @@ static void *read_answer(void *arg)
         if (p->id)
             emit_error(r, p->id, what);
     } else {
-        if (!relay_body(r, &p->c, last, sizeof last, p->list) && (p->id || p->c.status >= 400)) {
+        if (!relay_body(r, p->c, last, sizeof last, p->list) && (p->id || p->c->status >= 400)) {
             char what[96];
             snprintf(what, sizeof what, "toolhost connect: the daemon answered HTTP %d without a message",
-                     p->c.status);
+                     p->c->status);
             emit_error(r, p->id, what);
         }
     }
-    th_httpc_close(&p->c);
-    json_object_put(p->id);
-    free(p);
+    if (head)
+        conn_done(r, p->c);
+    else
+        conn_free(p->c);
+    pending_free(p);
     pthread_mutex_lock(&r->lock);
     if (--r->inflight == 0)
         pthread_cond_broadcast(&r->done);
@@ -363,16 +512,21 @@ static void forward(relay *r, char *line, size_t len)
     p->initialize = request && strcmp(json_object_get_string(m), "initialize") == 0;
     p->list = request && strcmp(json_object_get_string(m), "tools/list") == 0;
     json_object_put(msg);
-    if (!th_httpc_send(&p->c, r->sock, head, line, len)) {
+    if (!(p->c = conn_send(r, head, line, len, &p->reused))) {
         char what[512];
         snprintf(what, sizeof what, "toolhost connect: unix:%s: %s", r->sock, strerror(errno));
         fprintf(stderr, "%s\n", what);
         if (request)
             emit_error(r, p->id, what);
-        th_httpc_close(&p->c);
-        json_object_put(p->id);
-        free(p);
+        pending_free(p);
         return;
+    }
+    /* Kept for answer_head's one case; without them it answers the failure. */
+    if (p->reused && (p->head = strdup(head)) != NULL && (p->body = malloc(len)) != NULL) {
+        memcpy(p->body, line, len);
+        p->blen = len;
+    } else {
+        p->reused = false;
     }
     pthread_t t;
     pthread_mutex_lock(&r->lock);
@@ -401,6 +555,8 @@ static void finish(relay *r)
     snprintf(head, sizeof head, "DELETE %s HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: %s\r\nConnection: close",
              r->endpoint, r->sid);
     bool session = r->sid[0] != '\0';
+    while (r->nidle)
+        conn_free(r->idle[--r->nidle].c);
     pthread_mutex_unlock(&r->lock);
     th_httpc c;
     if (session && th_httpc_send(&c, r->sock, head, NULL, 0))

@@ -2,11 +2,13 @@
 /*
 ** cli/httpc.c: a minimal HTTP/1.1 client over a Unix socket, enough for
 ** toolhost's own server (transport/http.c): it frames bodies by
-** Content-Length, chunks or the connection's end, and splits SSE events.
+** Content-Length, chunks or the connection's end, splits SSE events, and
+** says when a connection may carry the next request (keep-alive).
 */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +37,12 @@ static ssize_t fill(th_httpc *c)
     ssize_t n;
     while ((n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len)) < 0 && errno == EINTR)
         ;
-    if (n > 0)
+    if (n < 0 && errno == ECONNRESET)
+        c->reset = true;
+    if (n > 0) {
         c->len += (size_t)n;
+        c->got = true;
+    }
     return n;
 }
 
@@ -78,14 +84,39 @@ static void head_field(th_httpc *c, const char *line)
         c->sse = strncasecmp(v, "text/event-stream", 17) == 0;
     } else if (klen == 14 && strncasecmp(line, "Mcp-Session-Id", klen) == 0) {
         snprintf(c->sid, sizeof c->sid, "%s", v);
+    } else if (klen == 10 && strncasecmp(line, "Connection", klen) == 0) {
+        c->closing = strncasecmp(v, "close", 5) == 0;
     }
 }
 
-bool th_httpc_send(th_httpc *c, const char *path, const char *head, const char *body, size_t blen)
+bool th_httpc_open(th_httpc *c, const char *path)
 {
     *c = (th_httpc){.fd = th_unixsock_connect(path)};
-    if (c->fd < 0)
-        return false;
+    return c->fd >= 0;
+}
+
+/* All of P, counting in c->sent what the socket took. */
+static bool put(th_httpc *c, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(c->fd, p, n, TH_MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        c->sent += (size_t)w;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+bool th_httpc_request(th_httpc *c, const char *head, const char *body, size_t blen)
+{
+    /* The previous response was read whole (th_httpc_reusable): nothing
+     * of it is left to keep. */
+    int fd = c->fd;
+    *c = (th_httpc){.fd = fd};
     size_t hl = strlen(head);
     char *req = malloc(hl + 4 + blen);
     if (!req)
@@ -94,9 +125,30 @@ bool th_httpc_send(th_httpc *c, const char *path, const char *head, const char *
     memcpy(req + hl, "\r\n\r\n", 4);
     if (blen)
         memcpy(req + hl + 4, body, blen);
-    bool sent = th_send_all(c->fd, req, hl + 4 + blen);
+    bool sent = put(c, req, hl + 4 + blen);
     free(req);
     return sent;
+}
+
+bool th_httpc_send(th_httpc *c, const char *path, const char *head, const char *body, size_t blen)
+{
+    return th_httpc_open(c, path) && th_httpc_request(c, head, body, blen);
+}
+
+bool th_httpc_reusable(const th_httpc *c)
+{
+    /* A body framed by the connection's end ended it; bytes past the
+     * response would be an answer to nothing. */
+    return c->fd >= 0 && c->ended && !c->closing && c->http11 && c->pos == c->len &&
+           (c->sized || c->chunked || c->status == 204 || c->status == 202);
+}
+
+bool th_httpc_idle_ok(const th_httpc *c)
+{
+    /* The server sends nothing unasked: anything to read on an idle
+     * connection is its end (or junk), so it carries no request. */
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
 }
 
 bool th_httpc_head(th_httpc *c)
@@ -109,6 +161,7 @@ bool th_httpc_head(th_httpc *c)
         errno = EPROTO;
         return false;
     }
+    c->http11 = line[7] == '1'; /* HTTP/1.0 closes after each response */
     while (raw_line(c, line, sizeof line) && line[0])
         head_field(c, line);
     /* No body: a 202 or 204, or a sized one of 0 bytes. */
@@ -127,10 +180,15 @@ static bool next_chunk(th_httpc *c)
             return false;
     } while (!line[0]); /* the CRLF after the previous chunk's data */
     c->left = strtoull(line, NULL, 16);
-    if (c->left == 0) {
-        c->ended = true;
+    if (c->left != 0)
         return true;
-    }
+    /* The last chunk: its trailer, up to a blank line, is read too, so
+     * that the connection's next bytes are the next response's. */
+    do {
+        if (!raw_line(c, line, sizeof line))
+            return false;
+    } while (line[0]);
+    c->ended = true;
     return true;
 }
 

@@ -5,6 +5,7 @@
 ** options placed before the command line's own, so that the command line
 ** wins (a repeatable option such as --plugin-dir adds to the file's). Which
 ** keys the section may hold is the option table's to say (host/options.c).
+** The files are read again on SIGHUP, for the options a reload applies.
 */
 #include "config.h"
 
@@ -19,11 +20,44 @@
 static char **expanded;
 static char **owned;
 static size_t nowned;
+/* The --config files, into the command line, in order. */
+static const char **files;
+static size_t nfiles;
+
+/* The [toolhost] options of FILE appended to *ARGS, each checked by KNOWN;
+ * false after a message in ERR naming the file. */
+static bool read_file(const char *file, th_config *settings, th_host_config_key_fn known, char ***args,
+                      size_t *nargs, char *err, size_t errlen)
+{
+    th_err e;
+    size_t before = *nargs;
+    if (th_config_load_file(settings, file, args, nargs, &e) != TH_OK) {
+        snprintf(err, errlen, "%s", e.msg);
+        return false;
+    }
+    for (size_t k = before; k < *nargs; k++) {
+        const char *why = NULL;
+        char key[128];
+        snprintf(key, sizeof key, "%s", (*args)[k] + 2);
+        if (!known(&(*args)[k], &why)) {
+            snprintf(err, errlen, "--config %s: [%s] option '%s' %s", file, TH_CONFIG_SERVER_SECTION, key, why);
+            return false;
+        }
+    }
+    return true;
+}
 
 int th_host_config_args(int *argc, char ***argv, th_config *settings, th_host_config_key_fn known)
 {
     char **args = NULL;
     size_t nargs = 0;
+    char err[1024];
+    free(files);
+    nfiles = 0;
+    if (!(files = calloc((size_t)*argc, sizeof *files))) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return 2;
+    }
     for (int i = 1; i < *argc; i++) {
         const char *a = (*argv)[i], *file = NULL;
         if (strcmp(a, "--") == 0)
@@ -34,21 +68,10 @@ int th_host_config_args(int *argc, char ***argv, th_config *settings, th_host_co
             file = (*argv)[++i];
         if (!file)
             continue;
-        th_err err;
-        size_t before = nargs;
-        if (th_config_load_file(settings, file, &args, &nargs, &err) != TH_OK) {
-            fprintf(stderr, "toolhost: %s\n", err.msg);
+        files[nfiles++] = file;
+        if (!read_file(file, settings, known, &args, &nargs, err, sizeof err)) {
+            fprintf(stderr, "toolhost: %s\n", err);
             goto fail;
-        }
-        for (size_t k = before; k < nargs; k++) {
-            const char *why = NULL;
-            char key[128];
-            snprintf(key, sizeof key, "%s", args[k] + 2);
-            if (!known(&args[k], &why)) {
-                fprintf(stderr, "toolhost: --config %s: [%s] option '%s' %s\n", file, TH_CONFIG_SERVER_SECTION,
-                        key, why);
-                goto fail;
-            }
         }
     }
     if (nargs == 0) {
@@ -77,12 +100,41 @@ fail:
     return 2;
 }
 
+bool th_host_config_reread(th_host_config_key_fn known, char ***args, size_t *nargs, char *err, size_t errlen)
+{
+    /* Plugin settings are read at start-up only: a scratch store takes them. */
+    th_config *scratch = th_config_new();
+    bool ok = scratch != NULL;
+    *args = NULL;
+    *nargs = 0;
+    if (!ok)
+        snprintf(err, errlen, "out of memory");
+    for (size_t i = 0; ok && i < nfiles; i++)
+        ok = read_file(files[i], scratch, known, args, nargs, err, errlen);
+    th_config_free(scratch);
+    if (!ok) {
+        for (size_t k = 0; k < *nargs; k++)
+            free((*args)[k]);
+        free(*args);
+        *args = NULL;
+        *nargs = 0;
+    }
+    return ok;
+}
+
+size_t th_host_config_files(void)
+{
+    return nfiles;
+}
+
 void th_host_config_free(void)
 {
     for (size_t k = 0; k < nowned; k++)
         free(owned[k]);
     free(owned);
     free(expanded);
+    free(files);
     owned = expanded = NULL;
-    nowned = 0;
+    files = NULL;
+    nowned = nfiles = 0;
 }

@@ -53,6 +53,7 @@ static th_host_parse_rc opt_log_format(th_host_opts *o, const th_option *opt, co
 static th_host_parse_rc opt_ignore(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_help(th_host_opts *o, const th_option *opt, const char *arg);
 static th_host_parse_rc opt_version(th_host_opts *o, const th_option *opt, const char *arg);
+static bool config_key(char **arg, const char **why);
 
 static const th_opt_choice isolation_modes[] = {{"process", true}, {"none", false}, {NULL, 0}};
 static const th_opt_choice sandbox_modes[] = {
@@ -304,8 +305,8 @@ static const char usage_tail[] =
     "  connect      relay a stdio client to a shared daemon (--http=unix:PATH)\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop the host; SIGHUP rescans the plugin\n"
-    "directories, re-reads --auth-jwks-file and reopens --audit-log (a stop\n"
-    "while plugins load at start-up).\n"
+    "directories, re-reads --auth-jwks-file and the limits of --config, and\n"
+    "reopens --audit-log (a stop while plugins load at start-up).\n"
     "\n"
     "Exit status: 0 after end of input, SIGTERM or SIGINT; 1 on a fatal error,\n"
     "a refusal under --strict, or a stop signal while plugins load; 2 on a usage\n"
@@ -759,7 +760,56 @@ static th_host_parse_rc opt_limit(th_host_opts *o, const th_option *opt, const c
         rc = th_ratelimit_add(o->limits, kinds[i].kind, arg, &err);
     if (rc != TH_OK)
         fprintf(stderr, "toolhost: --%s: %s\n", opt->name, rc == TH_ERR_NOMEM ? "out of memory" : err.msg);
+    else if (o->limits_given) /* NULL: a reload's re-read, which keeps its own */
+        o->limits_given[o->nlimits_given++] = (struct th_host_limit){opt->name, arg};
     return rc == TH_OK ? TH_HOST_RUN : rc == TH_ERR_NOMEM ? TH_HOST_FATAL : TH_HOST_USAGE;
+}
+
+/* The limit option ARG ("--KEY=VALUE", from th_host_config_args) is, or NULL. */
+static const th_option *limit_option(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char name[64];
+    if (!eq || strncmp(arg, "--", 2) != 0 || (size_t)(eq - arg - 2) >= sizeof name)
+        return NULL;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - arg - 2), arg + 2);
+    const th_option *t = th_host_option_find(name);
+    return t && t->parse == opt_limit ? t : NULL;
+}
+
+bool th_host_reload_limits(th_host_opts *o)
+{
+    char **args = NULL, err[1024];
+    size_t nargs = 0;
+    if (!o->limits) /* no --config: the command line's limits cannot change */
+        return true;
+    if (!th_host_config_reread(config_key, &args, &nargs, err, sizeof err)) {
+        th_log(TH_LOG_ERROR, "reload: %s; the limits in force stay", err);
+        return false;
+    }
+    th_host_opts fresh = {0}; /* opt_limit's: only its limits are read */
+    bool ok = (fresh.limits = th_ratelimit_new()) != NULL;
+    size_t n = 0;
+    /* A bad rule is refused by opt_limit on stderr, like at start-up. */
+    for (size_t k = 0; ok && k < nargs; k++) {
+        const th_option *t = limit_option(args[k]);
+        if (t && (ok = opt_limit(&fresh, t, strchr(args[k], '=') + 1) == TH_HOST_RUN))
+            n++;
+    }
+    for (size_t k = o->nlimits_file; ok && k < o->nlimits_given; k++)
+        ok = opt_limit(&fresh, th_host_option_find(o->limits_given[k].option), o->limits_given[k].spec) == TH_HOST_RUN;
+    for (size_t k = 0; k < nargs; k++)
+        free(args[k]);
+    free(args);
+    if (!ok) {
+        th_ratelimit_free(fresh.limits);
+        th_log(TH_LOG_ERROR, "reload: a limit in --config is wrong (above); the limits in force stay");
+        return false;
+    }
+    th_ratelimit_replace(o->limits, fresh.limits);
+    th_log(TH_LOG_INFO, "reload: --config re-read: %zu limit%s from it, %zu from the command line", n,
+           n == 1 ? "" : "s", o->nlimits_given - o->nlimits_file);
+    return true;
 }
 
 static th_host_parse_rc opt_log_level(th_host_opts *o, const th_option *opt, const char *arg)
@@ -902,6 +952,12 @@ static th_host_parse_rc finish(th_host_opts *o)
         o->dirs[o->ndirs++] = TH_PLUGINDIR;
     }
     o->http.origins = o->origins;
+    /* With --config a reload may bring limits: their set exists to be
+     * replaced, empty until then. */
+    if (!o->limits && th_host_config_files() && !(o->limits = th_ratelimit_new())) {
+        fprintf(stderr, "toolhost: out of memory\n");
+        return TH_HOST_FATAL;
+    }
     o->cfg.limits = o->limits;
     o->load.config = o->settings;
     o->sup.sandbox.grants = o->settings;
@@ -962,13 +1018,19 @@ th_host_parse_rc th_host_parse(int argc, char **argv, th_host_opts *o)
         return TH_HOST_FATAL;
     }
     /* --config first: its [toolhost] options go before the command line's. */
+    int given = argc;
     th_host_parse_rc rc = th_host_config_args(&argc, &argv, o->settings, config_key) == 0 ? TH_HOST_RUN : TH_HOST_USAGE;
+    /* The file's options come first in ARGV: a reload tells its limits
+     * from the command line's by their count. */
+    for (int k = 1; rc == TH_HOST_RUN && k <= argc - given; k++)
+        o->nlimits_file += limit_option(argv[k]) != NULL;
     if (rc == TH_HOST_RUN) {
         o->dirs = calloc((size_t)argc, sizeof *o->dirs);
         o->boxes = calloc((size_t)argc + 1, sizeof *o->boxes);
         o->origins = calloc((size_t)argc, sizeof *o->origins);
         o->pass_env = calloc((size_t)argc, sizeof *o->pass_env);
-        if (!o->dirs || !o->boxes || !o->origins || !o->pass_env) {
+        o->limits_given = calloc((size_t)argc, sizeof *o->limits_given);
+        if (!o->dirs || !o->boxes || !o->origins || !o->pass_env || !o->limits_given) {
             fprintf(stderr, "toolhost: out of memory\n");
             return TH_HOST_FATAL;
         }
@@ -989,6 +1051,7 @@ void th_host_opts_clear(th_host_opts *o)
     free(o->dirs);
     free(o->origins);
     free(o->pass_env);
+    free(o->limits_given);
     th_config_free(o->settings);
     th_policy_unref(o->policy);
     th_ratelimit_free(o->limits);

@@ -40,7 +40,11 @@ typedef struct th_host_opts {
     th_supervisor_opts sup;
     th_config *settings; /* per-plugin settings (plugin/settings.h) */
     th_policy *policy;   /* --tools, --exclude-tools, --read-only: what clients see */
-    struct th_ratelimit *limits; /* --rate-limit and the like; NULL: none */
+    struct th_ratelimit *limits; /* --rate-limit and the like; NULL: none (nor --config) */
+    struct th_host_limit {
+        const char *option, *spec; /* "rate-limit", its argument (into argv) */
+    } *limits_given;               /* as given, --config's [toolhost] first */
+    size_t nlimits_given, nlimits_file; /* of which the first NLIMITS_FILE came from --config */
     /* Protocol */
     th_mcp_config cfg;
     th_stdio_opts stdio;
@@ -122,6 +126,15 @@ const th_option *th_host_option_find(const char *name);
 
 /* The option whose --config key is KEY, or NULL (also for a command-line-only one). */
 const th_option *th_host_option_by_key(const char *key);
+
+/*
+** On SIGHUP: read --config's [toolhost] section again and put the limits
+** it gives now (--rate-limit and the like), then the command line's, in
+** place of those in force. False, the limits left as they were, after a
+** message logged naming what failed. Without --config there is nothing to
+** re-read: true.
+*/
+bool th_host_reload_limits(th_host_opts *o);
 
 /* --help's text, from the table, to OUT. */
 void th_host_usage(FILE *out);

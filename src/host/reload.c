@@ -66,6 +66,8 @@ static void rescan(void *ctx, const char *why)
         reread_jwks(r->auth);
     if (hup)
         th_audit_reopen(); /* logrotate moved it: new lines go to a new file */
+    if (hup && r->opts)
+        th_host_reload_limits(r->opts); /* a bad file leaves the limits in force */
     th_log(TH_LOG_INFO, "reload: rescanning the plugin directories (%s)", why);
     th_registry *old = th_mcp_registry(r->mcp), *reg = NULL;
     th_supervisor *sup = r->sup; /* OLD's: unchanged plugins' workers carry over */

@@ -2,7 +2,8 @@
 /*
 ** host/reload.h: hot reload while serving: on SIGHUP, and with --watch on a
 ** change in a plugin directory, build the registry anew through the
-** start-up path (host/start.h) and swap it in; SIGHUP re-reads the JWKS too.
+** start-up path (host/start.h) and swap it in; SIGHUP re-reads the JWKS and
+** the limits of --config too.
 */
 #ifndef TH_HOST_RELOAD_H
 #define TH_HOST_RELOAD_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "base/log.h"
+#include "host/options.h"
 #include "host/start.h"
 #include "plugin/reload.h"
 #include "protocol/mcp.h"
@@ -21,6 +23,7 @@ typedef struct th_reloader {
     th_mcp *mcp;
     th_supervisor *sup;         /* the served registry's (process mode), or NULL */
     th_auth *auth;              /* its JWKS is re-read on SIGHUP, or NULL */
+    th_host_opts *opts;         /* its limits are re-read from --config on SIGHUP */
     const char *const *tool_scopes; /* --auth-tool-scope, checked against each new registry */
     size_t ntool_scopes;
     unsigned long long generation; /* of in-host loads */

@@ -407,6 +407,7 @@ int th_host_serve(th_host *h)
     h->reload.start = &h->start;
     h->reload.mcp = h->mcp;
     h->reload.auth = h->auth;
+    h->reload.opts = o;
     h->reload.tool_scopes = o->tool_scopes;
     h->reload.ntool_scopes = o->ntool_scopes;
     if (!th_reloader_start(&h->reload, o->watch))

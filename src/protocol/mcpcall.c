@@ -1118,9 +1118,14 @@ static job *job_new(request *r, const call_params *cp, th_mrtr *mrtr, size_t arg
     } else {
         j->client_caps = r->legacy_caps; /* read with the rest of the session's state */
     }
-    j->started_ms = th_now_ms();
-    if (th_metrics_enabled)
-        j->started_ns = th_now_ns();
+    /* With --metrics the request's own clock read serves the call too:
+     * every read is paid at the call rate. */
+    if (th_metrics_enabled) {
+        j->started_ns = th_reqobs_start_ns();
+        j->started_ms = j->started_ns / 1000000;
+    } else {
+        j->started_ms = th_now_ms();
+    }
     j->key = th_rpc_id_key_in(r->msg->id, j->key_here, sizeof j->key_here);
     if (!j->key) {
         th_mrtr_free(j->mrtr);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "plugin/policy.h"
 #include "protocol/mcpint.h"
 #include "protocol/mcpobserve.h"
@@ -67,9 +68,13 @@ static th_span *span_of(const request *r, const char *method)
         json_object_object_get_ex(r->msg->params, "_meta", &meta);
     th_span_set_parent(sp, param_string(meta, "traceparent"));
     set_target(sp, r->msg);
-    /* json-c would print an integer id into a buffer it then keeps. */
-    if (json_object_is_type(r->msg->id, json_type_int))
-        snprintf(sp->request_id, sizeof sp->request_id, "%" PRId64, json_object_get_int64(r->msg->id));
+    /* json-c would print an integer id into a buffer it then keeps; and
+     * snprintf costs more than the rest of the span, at every call. */
+    if (json_object_is_type(r->msg->id, json_type_int)) {
+        int64_t id = json_object_get_int64(r->msg->id);
+        sp->request_id[0] = '-';
+        th_fmt_u64(sp->request_id + (id < 0), id < 0 ? 0 - (uint64_t)id : (uint64_t)id);
+    }
     else
         TH_SPAN_SET(sp, request_id, r->msg->id ? json_object_get_string(r->msg->id) : "");
     if (r->s->trace_transport)
@@ -103,6 +108,12 @@ void th_reqobs_era(const request *r, int version)
     /* A 2026-07-28 request belongs to no session, whatever carried it. */
     if (!r->modern && r->s->trace_session)
         TH_SPAN_SET(sp, session_id, r->s->trace_session);
+}
+
+long long th_reqobs_start_ns(void)
+{
+    const th_reqobs *o = th_reqobs_current;
+    return o && o->start_ns ? o->start_ns : th_now_ns();
 }
 
 th_reqobs *th_reqobs_take(void)

@@ -26,6 +26,9 @@ void th_reqobs_begin(const struct request *r, const char *method);
 /* R's era is known: its protocol VERSION (an index into th_mcpi_versions,
  * -1: not negotiated yet) and session, as the span says. */
 void th_reqobs_era(const struct request *r, int version);
+/* When the calling thread's current request began (th_now_ns), or, when
+ * there is none or --metrics is off, a clock read now. */
+long long th_reqobs_start_ns(void);
 /* The current request, taken along to the thread that will answer it. */
 th_reqobs *th_reqobs_take(void);
 /* O (or nothing, when NULL) becomes this thread's current request again. */

@@ -46,6 +46,7 @@ typedef struct rule {
 struct th_ratelimit {
     pthread_mutex_t lock;
     rule *rules[TH_LIMIT_NKINDS];
+    rule *retired; /* replaced concurrency rules calls still hold */
 };
 
 th_ratelimit *th_ratelimit_new(void)
@@ -69,8 +70,8 @@ void th_ratelimit_free(th_ratelimit *rl)
 {
     if (!rl)
         return;
-    for (size_t k = 0; k < TH_LIMIT_NKINDS; k++)
-        for (rule *r = rl->rules[k], *next; r; r = next) {
+    for (size_t k = 0; k <= TH_LIMIT_NKINDS; k++)
+        for (rule *r = k < TH_LIMIT_NKINDS ? rl->rules[k] : rl->retired, *next; r; r = next) {
             next = r->next;
             rule_free(r);
         }
@@ -154,6 +155,63 @@ th_rc th_ratelimit_add(th_ratelimit *rl, th_limit_kind kind, const char *spec, t
         tail = &(*tail)->next;
     *tail = r;
     return TH_OK;
+}
+
+/* ---- replacing the rules ---------------------------------------------- */
+
+/* Unlink from *LIST the rule for GLOB, or NULL. */
+static rule *take_glob(rule **list, const char *glob)
+{
+    for (; *list; list = &(*list)->next)
+        if (strcmp((*list)->glob, glob) == 0) {
+            rule *r = *list;
+            *list = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+/* OLD, a rule NEW replaces, with NEW's numbers: what it counted (tokens
+ * spent, principals, calls running) carries over. */
+static rule *keep_state(rule *old, rule *new)
+{
+    old->rate = new->rate;
+    old->burst = new->burst;
+    old->max_running = new->max_running;
+    old->shared.tokens = fmin(old->shared.tokens, old->burst);
+    for (size_t i = 0; old->slots && i < NSLOTS; i++)
+        old->slots[i].b.tokens = fmin(old->slots[i].b.tokens, old->burst);
+    old->next = new->next;
+    rule_free(new);
+    return old;
+}
+
+void th_ratelimit_replace(th_ratelimit *rl, th_ratelimit *with)
+{
+    pthread_mutex_lock(&rl->lock);
+    for (size_t k = 0; k < TH_LIMIT_NKINDS; k++) {
+        rule *old = rl->rules[k];
+        for (rule **at = &with->rules[k]; *at; at = &(*at)->next) {
+            rule *same = take_glob(&old, (*at)->glob);
+            if (same)
+                *at = keep_state(same, *at);
+        }
+        rl->rules[k] = with->rules[k];
+        with->rules[k] = NULL;
+        /* A call admitted under a rule gone gives its slot back to it
+         * (th_ratelimit_release), so one still held must outlive it. */
+        for (rule *next; old; old = next) {
+            next = old->next;
+            if (atomic_load(&old->running) == 0) {
+                rule_free(old);
+            } else {
+                old->next = rl->retired;
+                rl->retired = old;
+            }
+        }
+    }
+    pthread_mutex_unlock(&rl->lock);
+    th_ratelimit_free(with);
 }
 
 /* ---- buckets ------------------------------------------------------------ */

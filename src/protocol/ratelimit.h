@@ -40,6 +40,14 @@ void th_ratelimit_free(th_ratelimit *rl);
 th_rc th_ratelimit_add(th_ratelimit *rl, th_limit_kind kind, const char *spec, th_err *err);
 
 /*
+** Put the rules of WITH (freed) in place of RL's, as a reload re-reads
+** them: a rule of the same kind and glob keeps what it counted (tokens,
+** principals, calls running) under its new numbers; calls admitted under
+** a rule gone give their slots back to it.
+*/
+void th_ratelimit_replace(th_ratelimit *rl, th_ratelimit *with);
+
+/*
 ** May TOOL's call by PRINCIPAL (NULL: anonymous) start at NOW_NS
 ** (th_now_ns)? On a pass, a token is taken and *HOLD holds the concurrency
 ** slot, if a rule applies; otherwise nothing is taken and *RETRY_MS says

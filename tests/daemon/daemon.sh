@@ -4,7 +4,8 @@
 # --http=unix:PATH; clients reach it through `toolhost connect`. Checked:
 # the socket's mode, a live socket refused and a stale one replaced; both
 # protocol eras through the relay; ten `connect --start` clients at once
-# start one daemon and each sees only its own answers (same ids); a killed
+# start one daemon and each sees only its own answers (same ids); calls
+# reuse one connection, also after the daemon closed an idle one; a killed
 # client leaves the others served and a reload reaches them; a client of
 # another uid is refused by the kernel under mode 0600 (the errno shown)
 # and under 0666 gets in as its own principal; --idle-exit ends the daemon
@@ -84,6 +85,62 @@ printf '{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"echo",
 grep -q '"id":"m","result":{"content":\[{"type":"text","text":"new"}' "$dir/out.modern" ||
     fail "2026-07-28 call: $(cat "$dir/out.modern")"
 echo "ok: a 2026-07-28 call through connect (headers read off the body)"
+
+# ---- kept connections ---------------------------------------------------
+# socks PID: the inodes of the sockets PID holds, one a line, sorted.
+socks() {
+    for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | sort
+}
+# Sequential 2026-07-28 calls (no GET stream): after each answer connect
+# holds one socket, the same one, so the daemon saw one connection for all.
+mkfifo "$dir/ink"
+"$TOOLHOST" connect unix:"$S" <"$dir/ink" >"$dir/outk" 2>"$dir/ck.log" &
+ck=$!
+pids="$pids $ck"
+exec 7>"$dir/ink"
+first=""
+for n in 1 2 3 4 5 6; do
+    printf '{"jsonrpc":"2.0","id":"k%s","method":"tools/call","params":{"name":"echo","arguments":{"text":"k%s"},%s}}\n' \
+        "$n" "$n" "$META" >&7
+    until_ok 100 grep -q "\"id\":\"k$n\",\"result\"" "$dir/outk" || fail "kept connection: no answer to call $n"
+    now=$(socks "$ck")
+    [ -n "$now" ] && [ "$(echo "$now" | wc -l)" = 1 ] || fail "after call $n connect holds sockets '$now', not one"
+    [ -n "$first" ] || first=$now
+    [ "$now" = "$first" ] || fail "call $n went on socket $now, not on the first call's $first"
+done
+exec 7>&-
+wait "$ck"
+echo "ok: six sequential calls went on one kept connection (socket inode $first)"
+
+# A daemon closing an idle connection (--http-timeout 1): the next call
+# goes on a new one, and is answered once.
+SK="$dir/k.sock"
+"$TOOLHOST" --http=unix:"$SK" -d "$dir/p" --no-registry-cache --http-timeout 1 2>"$dir/dk.log" &
+dk=$!
+pids="$pids $dk"
+until_ok 100 grep -q 'listening on unix:' "$dir/dk.log" || fail "the daemon did not start"
+mkfifo "$dir/inj"
+"$TOOLHOST" connect unix:"$SK" <"$dir/inj" >"$dir/outj" 2>"$dir/cj.log" &
+cj=$!
+pids="$pids $cj"
+exec 7>"$dir/inj"
+printf '{"jsonrpc":"2.0","id":"j1","method":"tools/call","params":{"name":"echo","arguments":{"text":"j1"},%s}}\n' "$META" >&7
+until_ok 100 grep -q '"id":"j1","result"' "$dir/outj" || fail "no answer to the first call"
+before=$(socks "$cj")
+until_ok 100 grep -q 'a connection did not deliver its request in time; closed' "$dir/dk.log" ||
+    fail "the daemon kept the idle connection past --http-timeout"
+printf '{"jsonrpc":"2.0","id":"j2","method":"tools/call","params":{"name":"echo","arguments":{"text":"j2"},%s}}\n' "$META" >&7
+until_ok 100 grep -q '"id":"j2","result":{"content":\[{"type":"text","text":"j2"}' "$dir/outj" ||
+    fail "no answer after the daemon closed the idle connection: $(cat "$dir/outj" "$dir/cj.log")"
+after=$(socks "$cj")
+exec 7>&-
+wait "$cj"
+[ -n "$after" ] && [ "$after" != "$before" ] || fail "call j2 went on socket '$after', the closed one was $before"
+[ "$(grep -c '"id":"j2"' "$dir/outj")" = 1 ] || fail "call j2 answered more than once: $(cat "$dir/outj")"
+[ ! -s "$dir/cj.log" ] || fail "connect complained: $(cat "$dir/cj.log")"
+echo "ok: after the daemon closed an idle connection ($before) the next call went on a new one ($after)"
+kill "$dk"
+wait "$dk"
 
 # ---- clients apart: a killed one, a reload ---------------------------
 # Three long-lived clients, each fed through a FIFO.
