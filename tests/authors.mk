@@ -1,8 +1,10 @@
 # tests/authors.mk: tests of what plugin authors, packagers and operators
 # use: the install layout, the README's examples, and the
-# inspect, call, test and new-plugin subcommands. Shell tests live in authors/.
+# inspect, call, test and new-plugin subcommands, new-plugin's own tests
+# included. Shell tests live in authors/.
 TESTS += authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh authors/call.sh authors/new-plugin.sh \
-	authors/registry-rules.sh authors/licence.sh authors/include-graph.sh authors/transport-envelope.sh authors/ttest.sh
+	authors/registry-rules.sh authors/licence.sh authors/include-graph.sh authors/transport-envelope.sh authors/ttest.sh \
+	authors/scaffold-check.sh
 SH_LOG_COMPILER = env TOP_BUILDDIR='$(abs_top_builddir)' TOP_SRCDIR='$(abs_top_srcdir)' MAKE='$(MAKE)' \
 	TOOLHOST='$(abs_top_builddir)/src/toolhost' PLUGINS='$(abs_top_builddir)/plugins/.libs' \
 	HOSTILE='$(abs_builddir)/hostile/.libs' TESTPLUGINS='$(abs_builddir)/plugins/.libs' CC='$(CC)' \
@@ -11,7 +13,7 @@ SH_LOG_COMPILER = env TOP_BUILDDIR='$(abs_top_builddir)' TOP_SRCDIR='$(abs_top_s
 	systemdsystemunitdir='$(systemdsystemunitdir)' systemduserunitdir='$(systemduserunitdir)' $(SHELL)
 EXTRA_DIST += authors.mk authors/install-layout.sh authors/readme-examples.sh authors/inspect.sh \
 	authors/call.sh authors/new-plugin.sh authors/registry-rules.sh authors/licence.sh \
-	authors/include-graph.sh authors/transport-envelope.sh authors/ttest.sh
+	authors/include-graph.sh authors/transport-envelope.sh authors/ttest.sh authors/scaffold-check.sh
 check_PROGRAMS += test_server_info
 TESTS += test_server_info
 test_server_info_SOURCES = test_server_info.c $(MCP_HARNESS)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** cli/scaffold.c: `toolhost new-plugin NAME [--typed]`, a commented plugin
-** skeleton NAME.c and a Makefile that builds it against the installed
-** header and installs it into pkg-config's plugindir.
+** cli/scaffold.c: `toolhost new-plugin NAME [--typed] [--autotools]`: a
+** commented plugin skeleton NAME.c, its tests (the C test kit and a cases
+** file) and a Makefile or an Autotools project, from cli/templates/.
 */
 #include "config.h"
 
@@ -17,140 +17,96 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/templates.h"
 #include "plugin/registry.h"
 
-/* The skeletons; every @NAME@ becomes the plugin's name. */
-static const char handler_source[] =
-    "/*\n"
-    "** @NAME@.c: a toolhost plugin serving the tool '@NAME@'. Build with `make`,\n"
-    "** try with `toolhost call --plugin ./@NAME@.so @NAME@ '{\"text\": \"hi\"}'`,\n"
-    "** check with `toolhost inspect ./@NAME@.so`, install with `make install`.\n"
-    "*/\n"
-    "#include <stdio.h>\n"
-    "#include <toolhost/plugin.h>\n"
-    "\n"
-    "/* The prefix of every answer: a setting, read once at registration (see\n"
-    "** TH_REGISTER below) and handed to the handler as its user_data. */\n"
-    "static char prefix[128] = \"@NAME@: \";\n"
-    "\n"
-    "/* Runs for every call. ARGS has been validated against input_schema below,\n"
-    "** so \"text\" is present and a string. Build the result through CALL. */\n"
-    "static th_rc @NAME@(th_call *call, json_object *args, void *user_data)\n"
-    "{\n"
-    "    const char *pre = user_data;\n"
-    "    json_object *text;\n"
-    "    if (!json_object_object_get_ex(args, \"text\", &text))\n"
-    "        return th_call_error(call, \"argument 'text' is required\");\n"
-    "    /* A failure the model can correct: th_call_error(call, \"...\") and\n"
-    "    ** return TH_OK. Never write to stdout: it carries the protocol. */\n"
-    "    return th_call_textf(call, \"%s%s\", pre, json_object_get_string(text));\n"
-    "}\n"
-    "\n"
-    "/* The descriptor: static, as the host reads it after registration. The\n"
-    "** name must be the file's NAME; the description (10-500 characters) is\n"
-    "** what the model reads to decide when to call the tool. */\n"
-    "static const th_tool @NAME@_tool = {\n"
-    "    TH_TOOL_INIT,\n"
-    "    .name = \"@NAME@\",\n"
-    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ does" TH_PLACEHOLDER_TAIL "\",\n"
-    "    .input_schema = \"{\\\"type\\\":\\\"object\\\",\"\n"
-    "                    \"\\\"properties\\\":{\\\"text\\\":{\\\"type\\\":\\\"string\\\",\\\"description\\\":\\\"Input text\\\"}},\"\n"
-    "                    \"\\\"required\\\":[\\\"text\\\"],\\\"additionalProperties\\\":false}\",\n"
-    "    .handler = @NAME@,\n"
-    "    .user_data = prefix,\n"
-    "};\n"
-    "\n"
-    "/* Called once when the host loads @NAME@.so. SERVER is valid only during\n"
-    "** this call: use it to log (th_server_log) or add more tools. */\n"
-    "TH_REGISTER(@NAME@)\n"
-    "{\n"
-    "    th_server_log(server, TH_LOG_DEBUG, \"registering @NAME@\");\n"
-    "    /* Settings come from `toolhost --set @NAME@.prefix=...`, from the\n"
-    "    ** environment (TOOLHOST_<NAME>_PREFIX, upper-case), or from the\n"
-    "    ** [@NAME@] section of a --config file. The string is valid only\n"
-    "    ** during this call: copy it. For an API key, have the operator mark\n"
-    "    ** it secret (--set-secret, \"secret key = ...\", or the environment)\n"
-    "    ** and never log it or put it in a description. */\n"
-    "    const char *p = th_server_config(server, \"prefix\");\n"
-    "    if (p)\n"
-    "        snprintf(prefix, sizeof prefix, \"%s\", p);\n"
-    "    return &@NAME@_tool;\n"
-    "}\n";
+/* Which project a file belongs to: a plain Makefile, or Autotools. */
+enum { PLAIN = 1, AUTOTOOLS = 2 };
 
-static const char typed_source[] =
-    "/*\n"
-    "** @NAME@.c: a toolhost plugin serving the typed tool '@NAME@': an ordinary C\n"
-    "** function the host calls with checked, converted arguments. Build with\n"
-    "** `make`, try with `toolhost call --plugin ./@NAME@.so @NAME@ '{\"a\": 2, \"b\": 3}'`,\n"
-    "** check with `toolhost inspect ./@NAME@.so`, install with `make install`.\n"
-    "*/\n"
-    "#include <toolhost/plugin.h>\n"
-    "\n"
-    "/* The tool itself: plain C, no JSON. The host generates the input schema\n"
-    "** from the parameters below and returns the value as text and as\n"
-    "** structuredContent {\"result\": ...}. */\n"
-    "static double @NAME@(double a, double b)\n"
-    "{\n"
-    "    return a + b;\n"
-    "}\n"
-    "\n"
-    "/* One entry per parameter, in the function's order. */\n"
-    "static const th_param @NAME@_params[] = {\n"
-    "    {.name = \"a\", .type = TH_T_DOUBLE, .description = \"First operand\"},\n"
-    "    {.name = \"b\", .type = TH_T_DOUBLE, .description = \"Second operand\"},\n"
-    "};\n"
-    "\n"
-    "static const th_function @NAME@_fn = {\n"
-    "    .fn = (void (*)(void))@NAME@,\n"
-    "    .result = TH_T_DOUBLE,\n"
-    "    .n_params = sizeof @NAME@_params / sizeof @NAME@_params[0],\n"
-    "    .params = @NAME@_params,\n"
-    "};\n"
-    "\n"
-    "/* The descriptor: static, as the host reads it after registration. The\n"
-    "** name must be the file's NAME; the description (10-500 characters) is\n"
-    "** what the model reads to decide when to call the tool. */\n"
-    "static const th_tool @NAME@_tool = {\n"
-    "    TH_TOOL_INIT,\n"
-    "    .name = \"@NAME@\",\n"
-    "    .description = \"" TH_PLACEHOLDER_HEAD "@NAME@ computes" TH_PLACEHOLDER_TAIL "\",\n"
-    "    .function = &@NAME@_fn,\n"
-    "};\n"
-    "\n"
-    "/* Called once when the host loads @NAME@.so. SERVER is valid only during\n"
-    "** this call: use it to log (th_server_log) or add more tools. */\n"
-    "TH_REGISTER(@NAME@)\n"
-    "{\n"
-    "    th_server_log(server, TH_LOG_DEBUG, \"registering @NAME@\");\n"
-    "    return &@NAME@_tool;\n"
-    "}\n";
+/* The files written: the name (with @NAME@), the template for a handler
+** and for a typed tool (cli/templates/), and the layouts it is part of. */
+static const struct output {
+    const char *file;
+    const char *handler;
+    const char *typed;
+    unsigned layouts;
+} outputs[] = {
+    {"@NAME@.c", "plugin.c.in", "typed.c.in", PLAIN | AUTOTOOLS},
+    {"test_@NAME@.c", "test.c.in", "test.c.in", PLAIN | AUTOTOOLS},
+    {"@NAME@.cases.json", "cases.json", "cases-typed.json", PLAIN | AUTOTOOLS},
+    {"Makefile", "Makefile", "Makefile", PLAIN},
+    {"configure.ac", "configure.ac", "configure.ac", AUTOTOOLS},
+    {"Makefile.am", "Makefile.am", "Makefile.am", AUTOTOOLS},
+};
 
-static const char makefile[] =
-    "# Makefile for the toolhost plugin @NAME@.so (written by toolhost new-plugin).\n"
-    "# `make` builds it against the installed <toolhost/plugin.h> (pkg-config\n"
-    "# module toolhost); `make install` copies it into toolhost's plugin\n"
-    "# directory (DESTDIR is honoured). From a toolhost source tree without\n"
-    "# installing: make TOOLHOST_CFLAGS=\"-I/path/to/toolhost/include $(pkg-config --cflags json-c)\"\n"
-    "PKG_CONFIG ?= pkg-config\n"
-    "TOOLHOST_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags toolhost)\n"
-    "PLUGINDIR ?= $(shell $(PKG_CONFIG) --variable=plugindir toolhost)\n"
-    "CFLAGS ?= -O2 -g\n"
-    "WARNINGS = -Wall -Wextra -Werror\n"
-    "\n"
-    "@NAME@.so: @NAME@.c\n"
-    "\t$(CC) -std=c11 $(WARNINGS) $(CFLAGS) -fPIC -shared $(TOOLHOST_CFLAGS) -o $@ $< $(LDFLAGS)\n"
-    "\n"
-    "install: @NAME@.so\n"
-    "\tinstall -d \"$(DESTDIR)$(PLUGINDIR)\"\n"
-    "\tinstall -m 755 @NAME@.so \"$(DESTDIR)$(PLUGINDIR)/@NAME@.so\"\n"
-    "\n"
-    "uninstall:\n"
-    "\trm -f \"$(DESTDIR)$(PLUGINDIR)/@NAME@.so\"\n"
-    "\n"
-    "clean:\n"
-    "\trm -f @NAME@.so\n"
-    "\n"
-    ".PHONY: install uninstall clean\n";
+/* What is being written: the values of the templates' markers. */
+typedef struct scaffold {
+    const char *name;
+    bool typed;
+    unsigned layout;
+} scaffold;
+
+/* The markers: a fixed text, the plugin's name (NULL), or another template,
+** for a handler and for a typed tool. The placeholder description is the
+** registry's, so that inspect and the host can flag it. */
+static const struct marker {
+    const char *marker;
+    const char *text;
+    const char *handler_template;
+    const char *typed_template;
+} markers[] = {
+    {"@NAME@", NULL, NULL, NULL},
+    {"@DESCRIBE@", TH_PLACEHOLDER_HEAD, NULL, NULL},
+    {"@DESCRIBE_END@", TH_PLACEHOLDER_TAIL, NULL, NULL},
+    {"@KIT_CASES@", NULL, "kit-cases.inc", "kit-cases-typed.inc"},
+};
+
+static const char *template_text(const char *name)
+{
+    for (const th_template *t = th_templates; t->name; t++)
+        if (strcmp(t->name, name) == 0)
+            return t->text;
+    return NULL;
+}
+
+static void expand(FILE *f, const char *text, const scaffold *s);
+
+/* Write the marker at P (one of markers[]) and return its length, or 0
+** when P starts no marker. */
+static size_t expand_marker(FILE *f, const char *p, const scaffold *s)
+{
+    for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
+        const struct marker *m = &markers[i];
+        size_t len = strlen(m->marker);
+        if (strncmp(p, m->marker, len) != 0)
+            continue;
+        const char *nested = s->typed ? m->typed_template : m->handler_template;
+        if (nested)
+            expand(f, template_text(nested), s);
+        else
+            fputs(m->text ? m->text : s->name, f);
+        return len;
+    }
+    return 0;
+}
+
+/* Write TEXT to F with its markers replaced. */
+static void expand(FILE *f, const char *text, const scaffold *s)
+{
+    for (const char *p = text; p && *p;) {
+        const char *at = strchr(p, '@');
+        size_t len = at ? (size_t)(at - p) : strlen(p);
+        fwrite(p, 1, len, f);
+        if (!at)
+            break;
+        size_t used = expand_marker(f, at, s);
+        if (!used) {
+            fputc('@', f);
+            used = 1;
+        }
+        p = at + used;
+    }
+}
 
 /* A tool name as the registry accepts it, and so a C identifier. */
 static bool valid_name(const char *s)
@@ -164,8 +120,9 @@ static bool valid_name(const char *s)
     return true;
 }
 
-/* Write TEMPLATE with NAME substituted to PATH, refusing to overwrite. */
-static bool write_file(const char *path, const char *template, const char *name)
+/* Write the template TEMPLATE, expanded for S, to PATH, refusing to
+** overwrite. */
+static bool write_file(const char *path, const char *template, const scaffold *s)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -177,15 +134,7 @@ static bool write_file(const char *path, const char *template, const char *name)
         close(fd);
         return false;
     }
-    for (const char *p = template; *p;) {
-        const char *at = strstr(p, "@NAME@");
-        size_t len = at ? (size_t)(at - p) : strlen(p);
-        fwrite(p, 1, len, f);
-        if (!at)
-            break;
-        fputs(name, f);
-        p = at + 6;
-    }
+    expand(f, template_text(template), s);
     bool ok = !ferror(f);
     if (fclose(f) != 0)
         ok = false;
@@ -228,29 +177,74 @@ static bool make_dirs(const char *dir)
 }
 
 static const char scaffold_usage[] =
-    "Usage: toolhost new-plugin [--typed] [--dir=DIR] NAME\n"
+    "Usage: toolhost new-plugin [--typed] [--autotools] [--dir=DIR] NAME\n"
     "Write a commented plugin skeleton DIR/NAME.c (default DIR: .; created,\n"
-    "with its parents, when missing) and a Makefile that builds NAME.so\n"
-    "with pkg-config's toolhost module and installs it into its plugindir.\n"
-    "--typed: a typed C function instead of a JSON handler. NAME is the\n"
-    "tool's name: lowercase letters, digits and underscores, starting with\n"
-    "a letter. Existing files are never replaced.\n";
+    "with its parents, when missing), its tests and a Makefile that builds\n"
+    "NAME.so with pkg-config's toolhost module and installs it into its\n"
+    "plugindir. The tests: test_NAME.c, a C test with the test kit\n"
+    "(pkg-config module toolhost-testing), and NAME.cases.json, cases for\n"
+    "`toolhost test`. `make check` runs both; `make check-asan` runs both\n"
+    "with the plugin and the test built with AddressSanitizer and UBSan.\n"
+    "--typed: a typed C function instead of a JSON handler.\n"
+    "--autotools: configure.ac and Makefile.am instead of the Makefile\n"
+    "(autoreconf -fi && ./configure && make check; make distcheck works).\n"
+    "NAME is the tool's name: lowercase letters, digits and underscores,\n"
+    "starting with a letter. Existing files are never replaced.\n";
+
+/* PATH is DIR/FILE with @NAME@ in FILE replaced; false when too long. */
+static bool output_path(char *path, size_t size, const char *dir, const char *file, const char *name)
+{
+    const char *at = strstr(file, "@NAME@");
+    int n = at ? snprintf(path, size, "%s/%.*s%s%s", dir, (int)(at - file), file, name, at + 6)
+               : snprintf(path, size, "%s/%s", dir, file);
+    if (n < 0 || (size_t)n >= size) {
+        fprintf(stderr, "toolhost new-plugin: %s/%s: path too long\n", dir, file);
+        return false;
+    }
+    return true;
+}
+
+/* Write S's files into DIR, after checking that none exists yet. */
+static bool write_outputs(const char *dir, const scaffold *s)
+{
+    char path[4096];
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        if (!(outputs[i].layouts & s->layout))
+            continue;
+        if (!output_path(path, sizeof path, dir, outputs[i].file, s->name))
+            return false;
+        if (access(path, F_OK) == 0) {
+            fprintf(stderr, "toolhost new-plugin: %s already exists; nothing written\n", path);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        const struct output *o = &outputs[i];
+        if ((o->layouts & s->layout) &&
+            (!output_path(path, sizeof path, dir, o->file, s->name) ||
+             !write_file(path, s->typed ? o->typed : o->handler, s)))
+            return false;
+    }
+    return true;
+}
 
 int th_cli_new_plugin(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"typed", no_argument, NULL, 't'},
+        {"autotools", no_argument, NULL, 'a'},
         {"dir", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool typed = false;
+    scaffold s = {.layout = PLAIN};
     const char *dir = ".";
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "C:h", opts, NULL)) != -1) {
         switch (c) {
-        case 't': typed = true; break;
+        case 't': s.typed = true; break;
+        case 'a': s.layout = AUTOTOOLS; break;
         case 'C': dir = optarg; break;
         case 'h': fputs(scaffold_usage, stdout); return 0;
         default: goto usage;
@@ -258,24 +252,20 @@ int th_cli_new_plugin(int argc, char **argv)
     }
     if (optind + 1 != argc)
         goto usage;
-    const char *name = argv[optind];
-    if (!valid_name(name)) {
+    s.name = argv[optind];
+    if (!valid_name(s.name)) {
         fprintf(stderr, "toolhost new-plugin: '%s' is not a tool name (lowercase letters, digits, underscores; "
-                        "a letter first; at most 50)\n", name);
+                        "a letter first; at most 50)\n", s.name);
         goto usage;
     }
-    if (!make_dirs(dir))
+    if (!make_dirs(dir) || !write_outputs(dir, &s))
         return 1;
-    char src[4096], mk[4096];
-    snprintf(src, sizeof src, "%s/%s.c", dir, name);
-    snprintf(mk, sizeof mk, "%s/Makefile", dir);
-    if (access(src, F_OK) == 0 || access(mk, F_OK) == 0) {
-        fprintf(stderr, "toolhost new-plugin: %s already exists; nothing written\n", access(src, F_OK) == 0 ? src : mk);
-        return 1;
-    }
-    if (!write_file(src, typed ? typed_source : handler_source, name) || !write_file(mk, makefile, name))
-        return 1;
-    printf("wrote %s and %s; build with: make -C %s\n", src, mk, dir);
+    if (s.layout == AUTOTOOLS)
+        printf("wrote %s/%s.c, its tests, configure.ac and Makefile.am; build and test with: "
+               "cd %s && autoreconf -fi && ./configure && make check\n", dir, s.name, dir);
+    else
+        printf("wrote %s/%s.c, its tests and a Makefile; build with: make -C %s; test with: make -C %s check\n",
+               dir, s.name, dir, dir);
     return 0;
 
 usage:

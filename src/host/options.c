@@ -905,6 +905,10 @@ static th_host_parse_rc read_argv(int argc, char **argv, th_host_opts *o)
     struct option longs[NOPTS + 1];
     char shorts[2 * NOPTS + 1];
     getopt_view(longs, shorts);
+    /* getopt's state is global: a second parse in one process (the test
+     * kit's second host) would otherwise start past its argv's end and
+     * silently take the defaults. 0 also resets glibc's inner state. */
+    optind = 0;
     int c;
     while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const th_option *t = by_getopt(c);
