@@ -33,7 +33,7 @@ ctr=toolhost-check-$run
 secret=toolhost-check-$run
 # A container outlives a killed run by this many seconds at most.
 lifetime=600
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/th-oci.XXXXXX") || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/th-oci-$run.XXXXXX") || exit 1
 cleanup() {
     podman rm -f -i -t 0 "$ctr-probe-default" "$ctr-probe-runc" "$ctr-id" "$ctr-stdio" "$ctr-notoken" "$ctr-http" >/dev/null 2>&1
     # The image first: its base cannot go while an image is built on it.
@@ -53,7 +53,7 @@ trap 'exit 143' TERM
 # pid is no longer alive (a pid reused since keeps its leftovers a while).
 stale() { # reads names; prints those of dead runs
     while read -r n; do
-        p=${n#*toolhost-check*[-:]"$pidns"-}
+        p=${n#*[-:]"$pidns"-}
         p=${p%%-*}
         case $p in '' | *[!0-9]*) continue ;; esac
         kill -0 "$p" 2>/dev/null || echo "$n"
@@ -68,6 +68,8 @@ sweep() {
     done
     names=$(podman secret ls --format '{{.Name}}' | grep "^toolhost-check-$pidns-" | stale)
     [ -z "$names" ] || podman secret rm $names >/dev/null 2>&1
+    names=$(ls -d "${TMPDIR:-/tmp}/th-oci-$pidns-"* "$TOP_BUILDDIR/tests/container/.minbase-$pidns-"* 2>/dev/null | stale)
+    [ -z "$names" ] || rm -rf $names
     return 0
 }
 sweep
