@@ -20,16 +20,59 @@ for t in podman mmdebstrap curl; do
 done
 [ "$(id -u)" = 0 ] || skip "mmdebstrap and rootful podman need root here; run as root"
 
-tag=localhost/toolhost:check
-base=localhost/toolhost-check-base:bookworm
-secret=toolhost-check-$$
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/th-oci.XXXXXX") || exit 1
+# Every name is this run's own: rootful podman's storage is one per
+# machine, and two runs at once (CI and a distcheck, two clones' `make
+# check`) must neither retag nor remove each other's images. A name holds
+# the run's pid namespace and pid, so that a later run can tell what a
+# run killed outright (SIGKILL: no trap runs) left behind.
+pidns=$(readlink /proc/self/ns/pid | tr -cd 0-9)
+run=$pidns-$$-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+tag=localhost/toolhost-check:$run
+base=localhost/toolhost-check-bookworm:$run
+ctr=toolhost-check-$run
+secret=toolhost-check-$run
+# A container outlives a killed run by this many seconds at most.
+lifetime=600
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/th-oci-$run.XXXXXX") || exit 1
 cleanup() {
-    podman rm -f -t 0 "th-check-$$" >/dev/null 2>&1
+    podman rm -f -i -t 0 "$ctr-probe-default" "$ctr-probe-runc" "$ctr-id" "$ctr-stdio" "$ctr-notoken" "$ctr-http" >/dev/null 2>&1
+    # The image first: its base cannot go while an image is built on it.
+    podman rmi -i "$tag" >/dev/null 2>&1
+    podman rmi -i "$base" >/dev/null 2>&1
     podman secret rm "$secret" >/dev/null 2>&1
     rm -rf "$tmp"
+    [ -z "${partial:-}" ] || rm -f "$partial"
 }
 trap cleanup EXIT
+# dash runs the EXIT trap on exit only: a signal must become an exit.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# What earlier runs of this pid namespace left when killed: names whose
+# pid is no longer alive (a pid reused since keeps its leftovers a while).
+stale() { # reads names; prints those of dead runs
+    while read -r n; do
+        p=${n#*[-:]"$pidns"-}
+        p=${p%%-*}
+        case $p in '' | *[!0-9]*) continue ;; esac
+        kill -0 "$p" 2>/dev/null || echo "$n"
+    done
+}
+sweep() {
+    names=$(podman ps -a --format '{{.Names}}' --filter "name=^toolhost-check-$pidns-" | stale)
+    [ -z "$names" ] || podman rm -f -i -t 0 $names >/dev/null 2>&1
+    for repo in localhost/toolhost-check localhost/toolhost-check-bookworm; do
+        names=$(podman images --format '{{.Repository}}:{{.Tag}}' --filter "reference=$repo:$pidns-*" | stale)
+        [ -z "$names" ] || podman rmi -i $names >/dev/null 2>&1
+    done
+    names=$(podman secret ls --format '{{.Name}}' | grep "^toolhost-check-$pidns-" | stale)
+    [ -z "$names" ] || podman secret rm $names >/dev/null 2>&1
+    names=$(ls -d "${TMPDIR:-/tmp}/th-oci-$pidns-"* "$TOP_BUILDDIR/tests/container/.minbase-$pidns-"* 2>/dev/null | stale)
+    [ -z "$names" ] || rm -rf $names
+    return 0
+}
+sweep
 started=$(date +%s)
 step() { echo "$(($(date +%s) - started))s: $*"; }
 
@@ -46,23 +89,25 @@ printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' "$nof
 CONTAINERS_CONF=$conf
 export CONTAINERS_CONF
 
-# The Debian 12 root filesystem, made once and kept in the build tree; a
-# base podman already holds (say, from another build tree) is used as is.
+# The Debian 12 root filesystem, made once and kept in the build tree,
+# imported under this run's name each time (seconds; the layer is shared).
 cache="$TOP_BUILDDIR/tests/container/bookworm-minbase.tar"
-if ! podman image exists "$base"; then
-    if [ ! -s "$cache" ]; then
-        mkdir -p "$(dirname "$cache")"
-        step "mmdebstrap --variant=minbase bookworm (once; kept in $cache)"
-        # mmdebstrap picks the format from the name's extension.
-        mmdebstrap --variant=minbase bookworm "$tmp/minbase.tar" >"$tmp/mmdebstrap.log" 2>&1 || {
-            tail -5 "$tmp/mmdebstrap.log"
-            skip "mmdebstrap could not make a bookworm minbase (is deb.debian.org reachable?)"
-        }
-        mv "$tmp/minbase.tar" "$cache" || exit 1
-    fi
-    step "podman import"
-    podman import "$cache" "$base" >"$tmp/import.log" 2>&1 || { cat "$tmp/import.log"; fail "podman import $cache"; }
+if [ ! -s "$cache" ]; then
+    mkdir -p "$(dirname "$cache")"
+    step "mmdebstrap --variant=minbase bookworm (once; kept in $cache)"
+    # Written beside the cache and renamed, so that a run at once in the
+    # same tree sees the whole file or none. mmdebstrap picks the format
+    # from the name's extension.
+    partial="$(dirname "$cache")/.minbase-$run.tar"
+    mmdebstrap --variant=minbase bookworm "$partial" >"$tmp/mmdebstrap.log" 2>&1 || {
+        rm -f "$partial"
+        tail -5 "$tmp/mmdebstrap.log"
+        skip "mmdebstrap could not make a bookworm minbase (is deb.debian.org reachable?)"
+    }
+    mv "$partial" "$cache" || exit 1
 fi
+step "podman import"
+podman import "$cache" "$base" >"$tmp/import.log" 2>&1 || { cat "$tmp/import.log"; fail "podman import $cache"; }
 
 # crun refuses a hybrid cgroup v1/v2 hierarchy with controllers on the v2
 # side ("cgroups in hybrid mode not supported"); runc runs there.
@@ -72,7 +117,7 @@ for rt in "" runc; do
         command -v "$rt" >/dev/null 2>&1 || continue
         printf '[engine]\nruntime = "%s"\n' "$rt" >>"$conf"
     fi
-    if podman run --rm --network=none "$base" true >"$tmp/probe.log" 2>&1; then
+    if podman run --rm --name "$ctr-probe-${rt:-default}" --network=none "$base" true >"$tmp/probe.log" 2>&1; then
         runtime=${rt:-default}
         break
     fi
@@ -90,7 +135,9 @@ done
 cp "$TOP_SRCDIR/contrib/container/Containerfile" "$TOP_SRCDIR/contrib/container/toolhost-container" "$ctx/" || exit 1
 version=$("$TOOLHOST" --version | sed -n '1s/^toolhost \([^ ]*\).*/\1/p')
 step "podman build (toolhost $version)"
-podman build --build-arg BASE="$base" --build-arg VERSION="$version" -t "$tag" "$ctx" \
+# --layers=false: no intermediate image per step is kept, which would
+# stay behind untagged; nothing could reuse it, the base being new.
+podman build --layers=false --force-rm --build-arg BASE="$base" --build-arg VERSION="$version" -t "$tag" "$ctx" \
     >"$tmp/build.log" 2>&1 || { tail -30 "$tmp/build.log"; fail "podman build"; }
 
 # The labels the MCP Registry and OCI tools read.
@@ -104,7 +151,7 @@ label() { podman image inspect --format "{{index .Labels \"$1\"}}" "$tag"; }
 for l in title source licenses; do
     [ -n "$(label "org.opencontainers.image.$l")" ] || fail "no label org.opencontainers.image.$l"
 done
-uid=$(podman run --rm --network=none --entrypoint id "$tag" -u)
+uid=$(podman run --rm --name "$ctr-id" --network=none --entrypoint id "$tag" -u)
 [ "$uid" != 0 ] || fail "the image runs as root"
 
 # A plugin directory as an operator would mount it: owned by root, not
@@ -123,14 +170,14 @@ call='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arg
 # as it is, with no --allow-insecure-plugins.
 step "podman run -i (stdio)"
 printf '%s\n' "$init" "$inited" "$list" "$call" |
-    podman run -i --rm --network=none -v "$mount" "$tag" --plugin-dir /plugins >"$tmp/stdio.out" 2>"$tmp/stdio.err" ||
+    podman run -i --rm --name "$ctr-stdio" --network=none -v "$mount" "$tag" --plugin-dir /plugins >"$tmp/stdio.out" 2>"$tmp/stdio.err" ||
     { cat "$tmp/stdio.err"; fail "podman run -i exited $?"; }
 grep -q '"id":1,"result":{"protocolVersion":"2025-11-25"' "$tmp/stdio.out" || { cat "$tmp/stdio.out" "$tmp/stdio.err"; fail "stdio initialize"; }
 grep -q '"text":"from the container"' "$tmp/stdio.out" || { cat "$tmp/stdio.out" "$tmp/stdio.err"; fail "stdio tools/call echo"; }
 grep -q '"id":2,"result":{"tools":\[{"name":"echo"' "$tmp/stdio.out" || { cat "$tmp/stdio.out"; fail "stdio tools/list does not list echo"; }
 
 # HTTP without a token file: the entry point says what to mount, status 2.
-podman run --rm --network=none "$tag" >"$tmp/notoken.out" 2>&1
+podman run --rm --name "$ctr-notoken" --network=none "$tag" >"$tmp/notoken.out" 2>&1
 rc=$?
 [ "$rc" = 2 ] && grep -q 'no token file /run/secrets/toolhost-tokens' "$tmp/notoken.out" ||
     { cat "$tmp/notoken.out"; fail "HTTP without a token file: status $rc, not 2 with the reason"; }
@@ -141,15 +188,15 @@ token=check-$$-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s mcp\n' "$token" >"$tmp/tokens"
 podman secret create "$secret" "$tmp/tokens" >/dev/null || fail "podman secret create"
 step "podman run -d (HTTP)"
-podman run -d --rm --name "th-check-$$" --secret "$secret,target=toolhost-tokens" -p 127.0.0.1::8080 \
+podman run -d --rm --name "$ctr-http" --timeout "$lifetime" --secret "$secret,target=toolhost-tokens" -p 127.0.0.1::8080 \
     -v "$mount" "$tag" >/dev/null || fail "podman run -d"
 addr=""
 for _ in $(seq 100); do
-    podman logs "th-check-$$" 2>&1 | grep -q 'listening on http://0.0.0.0:8080/mcp' &&
-        addr=$(podman port "th-check-$$" 8080) && break
+    podman logs "$ctr-http" 2>&1 | grep -q 'listening on http://0.0.0.0:8080/mcp' &&
+        addr=$(podman port "$ctr-http" 8080) && break
     sleep 0.1
 done
-[ -n "$addr" ] || { podman logs "th-check-$$"; fail "the container did not listen on 0.0.0.0:8080"; }
+[ -n "$addr" ] || { podman logs "$ctr-http"; fail "the container did not listen on 0.0.0.0:8080"; }
 post() { # BODY [HEADER...]: the status, then the body, into $tmp/http.out
     b=$1
     shift
@@ -166,6 +213,6 @@ code=$(post "$inited" -H "Authorization: Bearer $token" -H "Mcp-Session-Id: $sid
 [ "$code" = 202 ] || fail "notifications/initialized: HTTP $code"
 code=$(post "$list" -H "Authorization: Bearer $token" -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25')
 [ "$code" = 200 ] && grep -q '"tools":\[{"name":"echo"' "$tmp/http.out" || { cat "$tmp/http.out"; fail "HTTP tools/list: $code"; }
-podman stop -t 10 "th-check-$$" >/dev/null 2>&1
+podman stop -t 10 "$ctr-http" >/dev/null 2>&1
 step "done"
 echo "PASS: the image serves MCP over HTTP (token, port 8080) and run -i stdio, with /plugins mounted"

@@ -17,6 +17,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/toolhost-daemon-XXXXXX")
 chmod 755 "$dir" # uid 65534 must reach the socket to be refused by its mode
 pids=""
 cleanup() {
+    : >"$dir/release" # the ten clients' inputs end, should a check fail first
     for p in $pids; do kill "$p" 2>/dev/null; done
     # Daemons --start detached are no children of this shell.
     for p in $(pgrep -f "unix:$dir/" 2>/dev/null); do kill "$p" 2>/dev/null; done
@@ -29,14 +30,15 @@ fail() {
     for f in "$dir"/*.log "$dir"/out*; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
     exit 1
 }
-# until_ok N CMD...: CMD succeeds within N tries 0.1 s apart (a guard for
-# processes starting and ending, not a measurement).
+# until_ok CMD...: waits for CMD to succeed, tried every 0.1 s. The bound
+# only ends a hung run: it is no measurement, so it is generous for a
+# loaded CI machine, where starting a daemon and scanning its plugins in
+# sandboxed workers can take seconds.
+patience=120
 until_ok() {
-    n=$1
-    shift
+    end=$(($(date +%s) + patience))
     while ! "$@" >/dev/null 2>&1; do
-        n=$((n - 1))
-        [ "$n" -gt 0 ] || return 1
+        [ "$(date +%s)" -lt "$end" ] || return 1
         sleep 0.1
     done
 }
@@ -55,7 +57,7 @@ S="$dir/d.sock"
 "$TOOLHOST" --http=unix:"$S" -d "$dir/p" --no-registry-cache 2>"$dir/d1.log" &
 d1=$!
 pids="$pids $d1"
-until_ok 100 grep -q 'listening on unix:' "$dir/d1.log" || fail "the daemon did not start"
+until_ok grep -q 'listening on unix:' "$dir/d1.log" || fail "the daemon did not start"
 mode=$(stat -c %a "$S")
 [ "$mode" = 600 ] || fail "the socket's mode is $mode, not 600"
 echo "ok: the socket is created with mode 0600"
@@ -155,15 +157,15 @@ for fd in 4 5 6; do
     { echo "$INIT"; echo "$INITED"; echo_call 1 "fd$fd"; } >&$fd
 done
 for i in 1 2 3; do
-    until_ok 100 grep -q "\"text\":\"fd$((i + 3))\"" "$dir/out$i" || fail "client $i got no answer"
+    until_ok grep -q "\"text\":\"fd$((i + 3))\"" "$dir/out$i" || fail "client $i got no answer"
 done
 kill -9 "$c2"
 exec 5>&-
 echo_call 2 after >&4
 echo_call 2 after >&6
-until_ok 100 grep -q '"id":2,"result":{"content":\[{"type":"text","text":"after"}' "$dir/out1" ||
+until_ok grep -q '"id":2,"result":{"content":\[{"type":"text","text":"after"}' "$dir/out1" ||
     fail "client 1 not served after client 2 was killed"
-until_ok 100 grep -q '"id":2,.*"after"' "$dir/out3" || fail "client 3 not served after client 2 was killed"
+until_ok grep -q '"id":2,.*"after"' "$dir/out3" || fail "client 3 not served after client 2 was killed"
 echo "ok: a killed client leaves the others served"
 
 # A 2026-07-28 client hears of changes on its subscriptions/listen stream.
@@ -173,11 +175,11 @@ c4=$!
 pids="$pids $c4"
 exec 5>"$dir/in4"
 printf '{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{%s,"notifications":{"toolsListChanged":true}}}\n' "$META" >&5
-until_ok 100 grep -q 'notifications/subscriptions/acknowledged' "$dir/out4" || fail "subscriptions/listen not acknowledged"
+until_ok grep -q 'notifications/subscriptions/acknowledged' "$dir/out4" || fail "subscriptions/listen not acknowledged"
 cp "$TESTPLUGINS/good.so" "$dir/p/"
 kill -HUP "$d1"
 for i in 1 3 4; do
-    until_ok 100 grep -q 'notifications/tools/list_changed' "$dir/out$i" ||
+    until_ok grep -q 'notifications/tools/list_changed' "$dir/out$i" ||
         fail "client $i did not hear of the reload"
 done
 echo "ok: a reload (SIGHUP) reaches every client as tools/list_changed (legacy GET stream, 2026-07-28 listen)"
@@ -194,7 +196,7 @@ SQ="$dir/q.sock"
 "$TOOLHOST" --http=unix:"$SQ" -d "$dir/q" --no-registry-cache 2>"$dir/dq.log" &
 dq=$!
 pids="$pids $dq"
-until_ok 100 grep -q 'listening on unix:' "$dir/dq.log" || fail "the daemon did not start"
+until_ok grep -q 'listening on unix:' "$dir/dq.log" || fail "the daemon did not start"
 mkfifo "$dir/inq"
 "$TOOLHOST" connect unix:"$SQ" <"$dir/inq" >"$dir/outq" 2>"$dir/cq.log" &
 cq=$!
@@ -205,16 +207,16 @@ echo "$INITED" >&7
 echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"name?"}}}' >&7
 echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000,"tag":"relay"}}}' >&7
 echo_call 4 meanwhile >&7
-until_ok 100 grep -q '"method":"elicitation/create"' "$dir/outq" || fail "no elicitation/create reached the client"
-until_ok 100 grep -q '"id":4,.*"meanwhile"' "$dir/outq" || fail "a slow call held up the next one"
+until_ok grep -q '"method":"elicitation/create"' "$dir/outq" || fail "no elicitation/create reached the client"
+until_ok grep -q '"id":4,.*"meanwhile"' "$dir/outq" || fail "a slow call held up the next one"
 ask=$(sed -n 's/.*"id":\("[^"]*"\),"method":"elicitation\/create".*/\1/p' "$dir/outq")
 [ -n "$ask" ] || fail "no id in the elicitation request: $(cat "$dir/outq")"
 echo "{\"jsonrpc\":\"2.0\",\"id\":$ask,\"result\":{\"action\":\"accept\",\"content\":{\"username\":\"ann\",\"email\":\"a@b\"}}}" >&7
-until_ok 100 grep -q '"id":1,"result":{"content":\[{"type":"text","text":"User response: .*ann' "$dir/outq" ||
+until_ok grep -q '"id":1,"result":{"content":\[{"type":"text","text":"User response: .*ann' "$dir/outq" ||
     fail "the elicitation's answer did not reach the tool: $(cat "$dir/outq")"
 echo "ok: an elicitation during a call reaches the client and its answer the tool"
 echo '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"test"}}' >&7
-until_ok 100 grep -q 'slow\[relay\]: saw cancellation' "$dir/dq.log" || fail "the cancellation did not reach the call"
+until_ok grep -q 'slow\[relay\]: saw cancellation' "$dir/dq.log" || fail "the cancellation did not reach the call"
 echo "ok: a cancellation reaches the call it names, while another call was answered"
 exec 7>&-
 wait "$cq"
@@ -227,12 +229,12 @@ ch=$!
 pids="$pids $ch"
 exec 7>"$dir/inh"
 printf '{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{%s}}\n' "$META" >&7
-until_ok 100 grep -q '"id":"l","result"' "$dir/outh" || fail "no tools/list answer: $(cat "$dir/outh")"
+until_ok grep -q '"id":"l","result"' "$dir/outh" || fail "no tools/list answer: $(cat "$dir/outh")"
 # Plain ASCII goes as it is, anything else Base64-wrapped.
 for region in "eu west" "zürich"; do
     printf '{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"test_header_param","arguments":{"region":"%s"},%s}}\n' \
         "$region" "$region" "$META" >&7
-    until_ok 100 grep -q "\"id\":\"$region\",\"result\":{\"content\":\[{\"type\":\"text\",\"text\":\"$region\"}" "$dir/outh" ||
+    until_ok grep -q "\"id\":\"$region\",\"result\":{\"content\":\[{\"type\":\"text\",\"text\":\"$region\"}" "$dir/outh" ||
         fail "a call with an Mcp-Param header ($region): $(cat "$dir/outh")"
 done
 exec 7>&-
@@ -258,7 +260,7 @@ S2="$dir/shared.sock"
 "$TOOLHOST" --http=unix:"$S2" --http-socket-mode 0666 -d "$dir/p" --no-registry-cache \
     --auth-tools uid:65534=echo --auth-tools uid:0=echo,add,good 2>"$dir/d4.log" &
 d4=$!
-until_ok 100 grep -q 'listening on unix:' "$dir/d4.log" || fail "the daemon did not start"
+until_ok grep -q 'listening on unix:' "$dir/d4.log" || fail "the daemon did not start"
 kill -9 "$d4"
 wait "$d4" 2>/dev/null
 [ -S "$S2" ] || fail "no stale socket after kill -9"
@@ -266,7 +268,7 @@ wait "$d4" 2>/dev/null
     --auth-tools uid:65534=echo --auth-tools uid:0=echo,add,good 2>"$dir/d5.log" &
 d5=$!
 pids="$pids $d5"
-until_ok 100 grep -q 'listening on unix:' "$dir/d5.log" || fail "a stale socket was not replaced: $(cat "$dir/d5.log")"
+until_ok grep -q 'listening on unix:' "$dir/d5.log" || fail "a stale socket was not replaced: $(cat "$dir/d5.log")"
 [ "$(stat -c %a "$S2")" = 666 ] || fail "--http-socket-mode 0666 gave $(stat -c %a "$S2")"
 echo "ok: a stale socket is replaced; --http-socket-mode 0666 is applied"
 
@@ -294,13 +296,22 @@ kill "$d5"
 wait "$d5"
 
 # ---- ten clients start one daemon; --idle-exit -----------------------
+# Each client keeps its input open until all ten have their answers: a
+# client that finished and left before a slow one (on a loaded machine)
+# had connected would let the daemon's idle second run out, and the slow
+# one would start a second daemon. Asserted after that: exactly one.
 S3="$dir/auto.sock"
 for i in 0 1 2 3 4 5 6 7 8 9; do
-    { echo "$INIT"; echo "$INITED"; echo_call 1 "client$i"; echo_call 2 "again$i"; } |
+    { echo "$INIT"; echo "$INITED"; echo_call 1 "client$i"; echo_call 2 "again$i"
+      until [ -e "$dir/release" ]; do sleep 0.1; done; } |
         "$TOOLHOST" connect --start unix:"$S3" -d "$dir/p" --no-registry-cache --idle-exit 1 \
             >"$dir/out.auto$i" 2>"$dir/auto$i.log" &
     pids="$pids $!"
 done
+for i in 0 1 2 3 4 5 6 7 8 9; do
+    until_ok grep -q "\"id\":2,.*\"again$i\"" "$dir/out.auto$i" || break
+done
+touch "$dir/release"
 wait
 for i in 0 1 2 3 4 5 6 7 8 9; do
     grep -q "\"id\":1,\"result\":{\"content\":\[{\"type\":\"text\",\"text\":\"client$i\"}" "$dir/out.auto$i" ||
@@ -313,8 +324,8 @@ echo "ok: ten clients, same ids, each sees only its own answers"
 n=$(grep -c 'listening on unix:' "$S3.log")
 [ "$n" = 1 ] || fail "$n daemons started for ten clients"
 echo "ok: ten 'connect --start' clients at once started exactly one daemon"
-until_ok 100 test ! -e "$S3" || fail "--idle-exit: the socket is still there"
-until_ok 50 sh -c "! pgrep -f '[u]nix:$S3' >/dev/null" || fail "--idle-exit: the daemon still runs"
+until_ok test ! -e "$S3" || fail "--idle-exit: the socket is still there"
+until_ok sh -c "! pgrep -f '[u]nix:$S3' >/dev/null" || fail "--idle-exit: the daemon still runs"
 grep -q 'no client for --idle-exit' "$S3.log" || fail "--idle-exit: no log line"
 echo "ok: --idle-exit: the daemon exited and removed its socket"
 exit 0
