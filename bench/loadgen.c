@@ -8,6 +8,7 @@
 ** stdout for bench/run.sh. Exit status 1 on any wrong or missing response.
 */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -430,14 +431,25 @@ static void tree_mem_kb(pid_t pid, long *rss, long *pss)
         long r = proc_kb(p, "status", "VmRSS:"), q = proc_kb(p, "smaps_rollup", "Pss:");
         *rss += r > 0 ? r : 0;
         *pss += q > 0 ? q : 0;
+        /* Each thread's own children: a worker's parent may be any thread. */
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)p, (int)p);
-        FILE *f = fopen(path, "r");
-        int child;
-        while (f && n < sizeof todo / sizeof *todo && fscanf(f, "%d", &child) == 1)
-            todo[n++] = (pid_t)child;
-        if (f)
-            fclose(f);
+        snprintf(path, sizeof path, "/proc/%d/task", (int)p);
+        DIR *tasks = opendir(path);
+        struct dirent *t;
+        while (tasks && (t = readdir(tasks))) {
+            char kids[300];
+            int child;
+            if (t->d_name[0] == '.')
+                continue;
+            snprintf(kids, sizeof kids, "/proc/%d/task/%s/children", (int)p, t->d_name);
+            FILE *f = fopen(kids, "r");
+            while (f && n < sizeof todo / sizeof *todo && fscanf(f, "%d", &child) == 1)
+                todo[n++] = (pid_t)child;
+            if (f)
+                fclose(f);
+        }
+        if (tasks)
+            closedir(tasks);
     }
 }
 

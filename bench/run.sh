@@ -16,6 +16,7 @@
 #                       (default; the largest is also the one of the
 #                       RSS, first/last call and 100x1,000-tools rows)
 #   BENCH_ONLY=startup  measure only the start-up section (plugins)
+#   BENCH_WIDE_TOOLS=1000  tools per plugin of the 100-plugin rows
 #   CMCP_DIR=DIR        a cMCP checkout with examples/echo-server built
 #   SDK_NODE_MODULES    node_modules holding @modelcontextprotocol/sdk 1.x
 #                       (default: tests/interop/node_modules, `npm ci`ed
@@ -149,7 +150,9 @@ place split
 record() {
     key=$1
     shift
-    driver=./loadgen
+    # A cold start with 10,000 plugins says nothing for longer than
+    # loadgen's default 20 s on a loaded machine.
+    driver="./loadgen --stall 600"
     [ "$1" = --http ] && { driver=./httpgen; shift; }
     # shellcheck disable=SC2086
     if line=$($lg_pin $driver "$@" 2>"$tmp/stderr" | grep '^mode='); then
@@ -280,7 +283,7 @@ counts=$(echo "${BENCH_SCALE:-100,1000,10000}" | tr ',' ' ')
 gen=${BENCH_PLUGINS:-$tmp/plugins}
 max=$(echo "$counts" | tr ' ' '\n' | sort -n | tail -n 1)
 # The 100,000-tools rows: 100 plugins of 1,000 tools (a tenth in quick mode).
-wide_tools=1000
+wide_tools=${BENCH_WIDE_TOOLS:-1000}
 [ "$quick" = 1 ] && wide_tools=100
 if [ "$loop_runs" -gt 0 ]; then
     for c in $counts; do
