@@ -383,7 +383,7 @@ out=results.md
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 {
     echo "Machine: $(nproc) CPUs, $cpu, Linux $(uname -r); load average at the end:" \
-        "${load:-not recorded}. Medians of $(grep -c '^echo-w1-8-none ' "$raw") run(s) (\`BENCH_RUNS\`)." \
+        "${load:-not recorded}. Medians of $(grep -c '^first-none ' "$raw") run(s) (\`BENCH_RUNS\`)." \
         "$(if [ "$pin" = 1 ]; then echo "loadgen on CPU 0, the servers on CPUs 1-$((ncpu - 1)); rows marked one CPU: both on CPU $((ncpu - 1)) (\`BENCH_PIN\`)."; else echo "Not pinned to CPUs."; fi)"
     echo
     echo "Echo calls over stdio (bench/loadgen: 2025-11-25 handshake, every response checked):" \
