@@ -1,23 +1,61 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # bench/genplugins.sh: the generated plugins of the start-up benchmarks.
-# Writes N one-tool toolhost plugins pNNNN.c (an echo handler each, using
-# include/toolhost/plugin.h) into DIR and builds pNNNN.so beside them with
-# the flags the bundled plugins get, two compilers at a time.
-#   usage: genplugins.sh N DIR TOP_SRCDIR   (CC, CFLAGS from the environment)
+# Builds one plugin (include/toolhost/plugin.h, the flags the bundled
+# plugins get) and copies it N times under new names with ./soclone, which
+# renames its entry point and tools: N real files, p00001.so to pNNNNN.so,
+# each registering one echo tool of its own name. 10,000 compilers and
+# linkers on a shared two-core machine would take longer than the runs.
+#   usage: genplugins.sh N DIR TOP_SRCDIR [TOOLS]
+# TOOLS (default 1) tools per plugin: with more, the plugins are
+# q00001.so ... and their tools q00001_t0001 ... (th_server_add_tool).
 # DIR ends up 0755 with 0644 files whatever the caller's umask: toolhost
 # refuses group- or other-writable plugin directories and files.
 set -eu
-n=$1 dir=$2 top=$3
+n=$1 dir=$2 top=$3 tools=${4:-1}
+soclone=${SOCLONE:-./soclone}
 umask 022
 mkdir -p "$dir"
 chmod 0755 "$dir"
-i=1
-while [ "$i" -le "$n" ]; do
-    name=$(printf 'p%04d' "$i")
-    if [ ! -f "$dir/$name.so" ]; then
-        cat > "$dir/$name.c" <<PLUGIN
-/* $name.c: a generated benchmark plugin (bench/genplugins.sh). */
+stem=p00000
+[ "$tools" -gt 1 ] && stem=q00000
+src="$dir/$stem.c"
+if [ "$tools" -gt 1 ]; then
+    cat > "$src" <<PLUGIN
+/* $stem.c: a generated benchmark plugin (bench/genplugins.sh). */
+#include <stdio.h>
+#include <toolhost/plugin.h>
+
+static th_rc handler(th_call *call, json_object *args, void *user_data)
+{
+    (void)user_data;
+    json_object *text;
+    if (!json_object_object_get_ex(args, "text", &text))
+        return th_call_error(call, "argument 'text' is required");
+    return th_call_text(call, json_object_get_string(text));
+}
+
+TH_REGISTER($stem)
+{
+    for (int i = 1; i <= $tools; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "${stem}_t%04d", i);
+        th_tool tool = {
+            TH_TOOL_INIT,
+            .name = name,
+            .description = "Generated benchmark tool of $stem: returns its text unchanged.",
+            .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+            .handler = handler,
+        };
+        if (th_server_add_tool(server, &tool) != TH_OK)
+            return NULL;
+    }
+    return th_server_added_only(server);
+}
+PLUGIN
+else
+    cat > "$src" <<PLUGIN
+/* $stem.c: a generated benchmark plugin (bench/genplugins.sh). */
 #include <toolhost/plugin.h>
 
 static th_rc handler(th_call *call, json_object *args, void *user_data)
@@ -31,22 +69,23 @@ static th_rc handler(th_call *call, json_object *args, void *user_data)
 
 static const th_tool tool = {
     TH_TOOL_INIT,
-    .name = "$name",
-    .description = "Generated benchmark tool $i: returns its text unchanged.",
+    .name = "$stem",
+    .description = "Generated benchmark tool $stem: returns its text unchanged.",
     .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
     .handler = handler,
 };
 
-TH_REGISTER($name)
+TH_REGISTER($stem)
 {
     (void)server;
     return &tool;
 }
 PLUGIN
-        echo "$name"
-    fi
-    i=$((i + 1))
-done | xargs -r -P 2 -n 25 sh -c 'set -e; d=$1; t=$2; shift 2; for p; do
-    ${CC:-cc} ${CFLAGS:--g -O2} -I"$t/include" -shared -fPIC -fvisibility=hidden -o "$d/$p.so" "$d/$p.c"; done' \
-    sh "$dir" "$top"
+fi
+# soclone rebuilds the sysv hash table only; the template is kept out of DIR.
+${CC:-cc} ${CFLAGS:--g -O2} -I"$top/include" -shared -fPIC -fvisibility=hidden -Wl,--hash-style=sysv \
+    -o "$dir/$stem.tmpl" "$src"
+rm -f "$src"
+"$soclone" "$dir/$stem.tmpl" "$stem" "${stem%00000}%05ld" 1 "$n" "$dir"
+rm -f "$dir/$stem.tmpl"
 chmod 0644 "$dir"/*.so

@@ -8,6 +8,7 @@
 ** stdout for bench/run.sh. Exit status 1 on any wrong or missing response.
 */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +26,8 @@
 
 /* A server that says nothing for this long is taken as hung: generous,
  * because the bench machine is shared and loaded. */
-#define STALL_MS 20000
+static int stall_ms = 20000; /* --stall S: a 10,000-plugin cold start
+                             * says nothing for longer */
 
 typedef enum { MODE_CALL, MODE_LIST, MODE_START, MODE_EXEC } run_mode;
 
@@ -243,16 +245,16 @@ static void flush_some(server *s)
 
 /*
 ** Wait until there is input or output can go on; read what there is.
-** Dies when the server closes its stdout or says nothing for STALL_MS.
+** Dies when the server closes its stdout or says nothing for stall_ms.
 */
 static void pump(server *s)
 {
     struct pollfd p[2] = {{.fd = s->from, .events = POLLIN}, {.fd = s->to, .events = POLLOUT}};
-    int r = poll(p, s->out_off < s->out_len ? 2 : 1, STALL_MS);
+    int r = poll(p, s->out_off < s->out_len ? 2 : 1, stall_ms);
     if (r < 0 && errno == EINTR)
         return;
     if (r == 0)
-        die("no progress from the server in 20 s");
+        die("no progress from the server in --stall seconds");
     if (p[1].revents & (POLLOUT | POLLERR))
         flush_some(s);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -395,12 +397,68 @@ static long vmhwm_kb(pid_t pid)
     return kb;
 }
 
+/* FIELD (a "Name:" line, in kB) of /proc/PID/FILE, or -1. */
+static long proc_kb(pid_t pid, const char *file, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    size_t len = strlen(field);
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, len) == 0 && sscanf(line + len, "%ld", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+/*
+** The memory of PID and all its descendants (workers, scanners) now, in
+** kB: their RSS summed (pages shared between them counted in each), and
+** their PSS summed (shared pages split between them: what they cost
+** together). Descendants are found through /proc/N/task/N/children.
+*/
+static void tree_mem_kb(pid_t pid, long *rss, long *pss)
+{
+    pid_t todo[4096];
+    size_t n = 0;
+    todo[n++] = pid;
+    *rss = *pss = 0;
+    while (n > 0) {
+        pid_t p = todo[--n];
+        long r = proc_kb(p, "status", "VmRSS:"), q = proc_kb(p, "smaps_rollup", "Pss:");
+        *rss += r > 0 ? r : 0;
+        *pss += q > 0 ? q : 0;
+        /* Each thread's own children: a worker's parent may be any thread. */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int)p);
+        DIR *tasks = opendir(path);
+        struct dirent *t;
+        while (tasks && (t = readdir(tasks))) {
+            char kids[300];
+            int child;
+            if (t->d_name[0] == '.')
+                continue;
+            snprintf(kids, sizeof kids, "/proc/%d/task/%s/children", (int)p, t->d_name);
+            FILE *f = fopen(kids, "r");
+            while (f && n < sizeof todo / sizeof *todo && fscanf(f, "%d", &child) == 1)
+                todo[n++] = (pid_t)child;
+            if (f)
+                fclose(f);
+        }
+        if (tasks)
+            closedir(tasks);
+    }
+}
+
 /* Close its stdin, read its stdout to the end and reap it; SIGKILL when it
- * has not exited STALL_MS later. Returns the wait status. */
+ * has not exited stall_ms later. Returns the wait status. */
 static int finish(server *s)
 {
     close(s->to);
-    double deadline = now_us() + STALL_MS * 1e3;
+    double deadline = now_us() + stall_ms * 1e3;
     char buf[65536];
     for (;;) {
         struct pollfd p = {.fd = s->from, .events = POLLIN};
@@ -528,16 +586,19 @@ static int run_call(const opts *o)
     double t0 = now_us();
     calls(&s, o, text, 1 + o->warmup, o->n, lat);
     double t = now_us() - t0;
-    long rss = vmhwm_kb(s.pid);
+    long rss = vmhwm_kb(s.pid), tree_rss, tree_pss;
+    tree_mem_kb(s.pid, &tree_rss, &tree_pss);
     /* A profiler's dump (callgrind_control -d) must come while the server
      * and its workers still run: the host ends workers with SIGKILL. */
     if (o->after && system(o->after) != 0)
         die("the --after command failed");
     int status = finish(&s);
     qsort(lat, (size_t)o->n, sizeof *lat, cmp_double);
-    printf("mode=call era=%s n=%ld w=%ld size=%ld calls_per_s=%.0f p50_us=%.1f p99_us=%.1f rss_kb=%ld exit=%d\n",
+    printf("mode=call era=%s n=%ld w=%ld size=%ld calls_per_s=%.0f p50_us=%.1f p99_us=%.1f rss_kb=%ld "
+           "tree_rss_kb=%ld tree_pss_kb=%ld exit=%d\n",
            o->modern ? "modern" : "legacy", o->n, o->w, o->size, (double)o->n / (t / 1e6),
-           percentile(lat, o->n, 0.5), percentile(lat, o->n, 0.99), rss, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+           percentile(lat, o->n, 0.5), percentile(lat, o->n, 0.99), rss, tree_rss, tree_pss,
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     free(text);
     free(lat);
     return 0;
@@ -614,6 +675,7 @@ static const char usage[] =
     "  --size BYTES                 echoed text length (default 8)\n"
     "  --warmup K                   unmeasured calls or listings first (default n/10, at most 2000)\n"
     "  --tool NAME                  the echo tool's name (default echo)\n"
+    "  --stall S                    a server silent this long is taken as hung (default 20)\n"
     "  --after CMD                  (call mode) run sh -c CMD after the calls, before the server's\n"
     "                               stdin closes, e.g. callgrind_control -d to profile its workers\n";
 
@@ -650,6 +712,8 @@ int main(int argc, char **argv)
             o.tool = v;
         else if (strcmp(a, "--after") == 0)
             o.after = v;
+        else if (strcmp(a, "--stall") == 0)
+            stall_ms = atoi(v) * 1000;
         else
             die(usage);
     }

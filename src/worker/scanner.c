@@ -97,6 +97,13 @@ static void death_cause(int status, char *buf, size_t size)
     }
 }
 
+/* Plugins one scanner child loads before the next takes over. Every
+ * dlopen() walks the list of objects already loaded, so one process
+ * loading 10,000 plugins spends its time in the dynamic linker
+ * (quadratic); a child per batch keeps each list short, for the price of
+ * a start per batch. */
+#define SCAN_BATCH 256
+
 /* How long a scanner child may take to start before its first plugin's
  * --load-timeout begins. */
 #define SCANNER_START_MS 30000
@@ -168,7 +175,7 @@ static void speak(th_scanned *s, const char *path)
 }
 
 /*
-** One scanner child from index *NEXT on. Returns TH_OK, TH_ERR_IO when no
+** One scanner child for SCAN_BATCH plugins from index *NEXT on. Returns TH_OK, TH_ERR_IO when no
 ** child could be started, or TH_ERR_CANCELLED when the client left (its
 ** child killed); *NEXT moves past every plugin it settled.
 */
@@ -185,6 +192,8 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
     json_object_object_add(hello, "role", json_object_new_string("scan"));
     json_object_object_add(hello, "paths", th_scan_paths_json(paths, n));
     json_object_object_add(hello, "from", json_object_new_int64((int64_t)*next));
+    size_t until = n - *next > SCAN_BATCH ? *next + SCAN_BATCH : n;
+    json_object_object_add(hello, "until", json_object_new_int64((int64_t)until));
     th_scan_hello_load_opts(hello, &o->load);
     th_scan_hello_settings(hello, &o->load, NULL);
     th_isolate_hello(hello);
@@ -296,7 +305,7 @@ static th_rc scan_some(char *const *paths, size_t n, const th_scan_opts *o, th_s
                 th_signals_loading(NULL);
             } else if (f.type == TH_IPC_DONE) {
                 done = true;
-                *next = n;
+                *next = until;
             }
         }
         if (fr < 0)

@@ -43,6 +43,7 @@ typedef struct config {
     char **paths;
     size_t npaths;
     size_t from; /* scan: first index; serve: the plugin */
+    size_t until; /* scan: the index after the last one */
     th_load_opts load;
     th_isolate_policy iso;
     int log_threshold;
@@ -85,6 +86,9 @@ static bool read_config(config *c, th_ipc_reader *r)
     for (size_t i = 0; i < c->npaths; i++)
         c->paths[i] = (char *)json_object_get_string(json_object_array_get_idx(paths, i));
     c->from = (size_t)get_num(c->hello, "from");
+    c->until = (size_t)get_num(c->hello, "until");
+    if (c->until == 0 || c->until > c->npaths)
+        c->until = c->npaths;
     c->load.follow_symlinks = json_object_object_get_ex(c->hello, "follow_symlinks", &v) && json_object_get_boolean(v);
     c->load.allow_insecure = json_object_object_get_ex(c->hello, "allow_insecure", &v) && json_object_get_boolean(v);
     c->load.scanned = !c->scan; /* a worker loads what the scan reported on */
@@ -137,7 +141,7 @@ static void isolate(const config *c)
 ** any plugin code runs and before any thread, so that constructors run
 ** inside it and every thread inherits it: first the sandbox (rlimits, a
 ** network namespace, Landlock) around the plugin files (a scanner opens
-** every plugin; a serving worker one), then away from the host and the
+** those of its batch; a serving worker one), then away from the host and the
 ** other workers, whose seccomp filter forbids new namespaces.
 */
 static void apply_policy(const config *c)
@@ -145,8 +149,9 @@ static void apply_policy(const config *c)
     th_err err;
     /* Owners as the host sees them: inside the sandbox's user namespace
      * root's files belong to the overflow uid. */
-    th_loader_prejudge(c->paths + c->from, c->scan ? c->npaths - c->from : 1, &c->load);
-    if (th_sandbox_apply(c->sandbox, c->scan ? c->paths : c->paths + c->from, c->scan ? c->npaths : 1, &err) != TH_OK)
+    size_t n = c->scan ? c->until - c->from : 1; /* a scanner's batch; the others are other scanners' */
+    th_loader_prejudge(c->paths + c->from, n, &c->load);
+    if (th_sandbox_apply(c->sandbox, c->paths + c->from, n, &err) != TH_OK)
         die(err.msg);
     isolate(c);
 }
@@ -280,7 +285,7 @@ static int scan(const config *c, th_ipc_reader *r)
     if (!scan_regs)
         die("out of memory");
     quiet_loading(c);
-    for (size_t i = c->from; i < c->npaths; i++) {
+    for (size_t i = c->from; i < c->until; i++) {
         th_registry *reg = scan_regs[i] = th_registry_new();
         if (!reg)
             die("out of memory");
