@@ -127,9 +127,11 @@ done
 step "podman $(podman --version | cut -d' ' -f3), runtime $runtime, storage $(podman info --format '{{.Store.GraphDriverName}}')"
 
 # The build context, as doc/running.md#a-container-image assembles it.
+# prefix=/usr/local: the image's PATH and entry point expect it, whatever
+# prefix this tree was configured with (make distcheck's is a scratch one).
 ctx="$tmp/ctx"
 for d in src plugins; do
-    $MAKE -C "$TOP_BUILDDIR/$d" install DESTDIR="$ctx/root" >>"$tmp/install.log" 2>&1 ||
+    $MAKE -C "$TOP_BUILDDIR/$d" install prefix=/usr/local DESTDIR="$ctx/root" >>"$tmp/install.log" 2>&1 ||
         { cat "$tmp/install.log"; fail "make -C $d install DESTDIR=$ctx/root"; }
 done
 cp "$TOP_SRCDIR/contrib/container/Containerfile" "$TOP_SRCDIR/contrib/container/toolhost-container" "$ctx/" || exit 1
