@@ -122,9 +122,6 @@ th_test_host *th_test_host_new(const char *const *args)
         th_test_host_free(h);
         return NULL;
     }
-    /* getopt's state is global: 0 starts it afresh for a host made after
-     * another one in the same test program (1 would not reset glibc's). */
-    optind = 0;
     if (th_host_parse(h->argc, h->argv, &h->opts) != TH_HOST_RUN) {
         th_test_host_free(h);
         return NULL;
