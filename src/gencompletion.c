@@ -54,7 +54,7 @@ static const struct sub {
      "--plugin-dir=DIR --plugin=FILE --json --isolation=V --allow-insecure-plugins --follow-symlinks "
      "--qualified-names --set=V --set-secret=V --config=FILE --help",
      false, false},
-    {"new-plugin", "--typed --dir=DIR --help", false, false},
+    {"new-plugin", "--typed --autotools --dir=DIR --help", false, false},
     {"lock",
      "--lock=FILE --check --plugin-dir=DIR --config=FILE --set=V --set-secret=V --qualified-names "
      "--follow-symlinks --allow-insecure-plugins --help",

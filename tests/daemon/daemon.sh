@@ -104,7 +104,7 @@ first=""
 for n in 1 2 3 4 5 6; do
     printf '{"jsonrpc":"2.0","id":"k%s","method":"tools/call","params":{"name":"echo","arguments":{"text":"k%s"},%s}}\n' \
         "$n" "$n" "$META" >&7
-    until_ok 100 grep -q "\"id\":\"k$n\",\"result\"" "$dir/outk" || fail "kept connection: no answer to call $n"
+    until_ok grep -q "\"id\":\"k$n\",\"result\"" "$dir/outk" || fail "kept connection: no answer to call $n"
     now=$(socks "$ck")
     [ -n "$now" ] && [ "$(echo "$now" | wc -l)" = 1 ] || fail "after call $n connect holds sockets '$now', not one"
     [ -n "$first" ] || first=$now
@@ -120,19 +120,19 @@ SK="$dir/k.sock"
 "$TOOLHOST" --http=unix:"$SK" -d "$dir/p" --no-registry-cache --http-timeout 1 2>"$dir/dk.log" &
 dk=$!
 pids="$pids $dk"
-until_ok 100 grep -q 'listening on unix:' "$dir/dk.log" || fail "the daemon did not start"
+until_ok grep -q 'listening on unix:' "$dir/dk.log" || fail "the daemon did not start"
 mkfifo "$dir/inj"
 "$TOOLHOST" connect unix:"$SK" <"$dir/inj" >"$dir/outj" 2>"$dir/cj.log" &
 cj=$!
 pids="$pids $cj"
 exec 7>"$dir/inj"
 printf '{"jsonrpc":"2.0","id":"j1","method":"tools/call","params":{"name":"echo","arguments":{"text":"j1"},%s}}\n' "$META" >&7
-until_ok 100 grep -q '"id":"j1","result"' "$dir/outj" || fail "no answer to the first call"
+until_ok grep -q '"id":"j1","result"' "$dir/outj" || fail "no answer to the first call"
 before=$(socks "$cj")
-until_ok 100 grep -q 'a connection did not deliver its request in time; closed' "$dir/dk.log" ||
+until_ok grep -q 'a connection did not deliver its request in time; closed' "$dir/dk.log" ||
     fail "the daemon kept the idle connection past --http-timeout"
 printf '{"jsonrpc":"2.0","id":"j2","method":"tools/call","params":{"name":"echo","arguments":{"text":"j2"},%s}}\n' "$META" >&7
-until_ok 100 grep -q '"id":"j2","result":{"content":\[{"type":"text","text":"j2"}' "$dir/outj" ||
+until_ok grep -q '"id":"j2","result":{"content":\[{"type":"text","text":"j2"}' "$dir/outj" ||
     fail "no answer after the daemon closed the idle connection: $(cat "$dir/outj" "$dir/cj.log")"
 after=$(socks "$cj")
 exec 7>&-
