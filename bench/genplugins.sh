@@ -20,8 +20,8 @@ chmod 0755 "$dir"
 stem=p00000
 [ "$tools" -gt 1 ] && stem=q00000
 src="$dir/$stem.c"
-if [ "$tools" -gt 1 ]; then
-    cat > "$src" <<PLUGIN
+# The head both kinds share: an echo handler.
+cat > "$src" <<PLUGIN
 /* $stem.c: a generated benchmark plugin (bench/genplugins.sh). */
 #include <stdio.h>
 #include <toolhost/plugin.h>
@@ -35,6 +35,10 @@ static th_rc handler(th_call *call, json_object *args, void *user_data)
     return th_call_text(call, json_object_get_string(text));
 }
 
+PLUGIN
+schema='"{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}"'
+if [ "$tools" -gt 1 ]; then
+    cat >> "$src" <<PLUGIN
 TH_REGISTER($stem)
 {
     for (int i = 1; i <= $tools; i++) {
@@ -44,7 +48,7 @@ TH_REGISTER($stem)
             TH_TOOL_INIT,
             .name = name,
             .description = "Generated benchmark tool of $stem: returns its text unchanged.",
-            .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+            .input_schema = $schema,
             .handler = handler,
         };
         if (th_server_add_tool(server, &tool) != TH_OK)
@@ -54,24 +58,12 @@ TH_REGISTER($stem)
 }
 PLUGIN
 else
-    cat > "$src" <<PLUGIN
-/* $stem.c: a generated benchmark plugin (bench/genplugins.sh). */
-#include <toolhost/plugin.h>
-
-static th_rc handler(th_call *call, json_object *args, void *user_data)
-{
-    (void)user_data;
-    json_object *text;
-    if (!json_object_object_get_ex(args, "text", &text))
-        return th_call_error(call, "argument 'text' is required");
-    return th_call_text(call, json_object_get_string(text));
-}
-
+    cat >> "$src" <<PLUGIN
 static const th_tool tool = {
     TH_TOOL_INIT,
     .name = "$stem",
     .description = "Generated benchmark tool $stem: returns its text unchanged.",
-    .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+    .input_schema = $schema,
     .handler = handler,
 };
 
