@@ -121,14 +121,14 @@ END_TEST
 
 /* ---- HTTP ---------------------------------------------------------------- */
 
-#define INIT_BODY                                                                                                      \
-    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\","        \
+#define INIT_BODY \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"," \
     "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"
-#define CALL_ECHO                                                                                                      \
-    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","                          \
+#define CALL_ECHO \
+    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"," \
     "\"arguments\":{\"text\":\"hi\"}}}"
-#define MODERN_CALL_ECHO                                                                                               \
-    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","                          \
+#define MODERN_CALL_ECHO \
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"," \
     "\"arguments\":{\"text\":\"x\"}," MH_MODERN_META "}}"
 
 /* A legacy session, with AUTH ("Authorization: ...\r\n" or ""); the
@@ -306,44 +306,51 @@ static void hup(mh_proc *p, const char *what)
     }
 }
 
+/* A step of a config-reload script: call TOOL with ARGS; RATE_LIMITED
+ * says whether its bucket must be empty. */
+struct limit_step {
+    const char *tool, *args;
+    int limited;
+};
+
+static void run_steps(mh_proc *p, int *id, const struct limit_step *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_object *o = call(p, (*id)++, st[i].tool, st[i].args);
+        if (st[i].limited)
+            assert_limited(o, "rate");
+        else
+            MH_ASSERT_RESULT(o);
+        json_object_put(o);
+    }
+}
+
+#define STEPS(p, id, ...) \
+    do { \
+        static const struct limit_step st_[] = {__VA_ARGS__}; \
+        run_steps(p, id, st_, sizeof st_ / sizeof st_[0]); \
+    } while (0)
+
 START_TEST(sighup_rereads_config_limits)
 {
+    static const char echo_args[] = "{\"text\":\"a\"}";
     char dir[] = "/tmp/th-limits-XXXXXX", conf[64];
+    int id = 2;
     ck_assert(mkdtemp(dir));
     snprintf(conf, sizeof conf, "%s/toolhost.conf", dir);
     write_conf(conf, "[toolhost]\nrate-limit = echo=1/h\n");
     mh_proc *p = mh_start("--config", conf, "--rate-limit", "printer=1/h", NULL);
     mh_initialize(p, "2025-11-25");
-    json_object *o = call(p, 2, "echo", "{\"text\":\"a\"}");
-    MH_ASSERT_RESULT(o);
-    json_object_put(o);
-    assert_limited(o = call(p, 3, "echo", "{\"text\":\"a\"}"), "rate");
-    json_object_put(o);
-    o = call(p, 4, "printer", "{}");
-    MH_ASSERT_RESULT(o);
-    json_object_put(o);
+    STEPS(p, &id, {"echo", echo_args, 0}, {"echo", echo_args, 1}, {"printer", "{}", 0});
     /* The file now limits logger, not echo; the command line's printer
      * rule stays, its empty bucket with it. */
     write_conf(conf, "[toolhost]\nrate-limit = logger=1/h\n");
     hup(p, "reload: --config re-read: 1 limit from it, 1 from the command line");
-    o = call(p, 5, "echo", "{\"text\":\"a\"}");
-    MH_ASSERT_RESULT(o);
-    json_object_put(o);
-    assert_limited(o = call(p, 6, "printer", "{}"), "rate");
-    json_object_put(o);
-    o = call(p, 7, "logger", "{}");
-    MH_ASSERT_RESULT(o);
-    json_object_put(o);
-    assert_limited(o = call(p, 8, "logger", "{}"), "rate");
-    json_object_put(o);
+    STEPS(p, &id, {"echo", echo_args, 0}, {"printer", "{}", 1}, {"logger", "{}", 0}, {"logger", "{}", 1});
     /* A broken file leaves the limits in force: logger stays limited, echo not. */
     write_conf(conf, "[toolhost]\nrate-limit = logger=often\n");
     hup(p, "the limits in force stay");
-    assert_limited(o = call(p, 9, "logger", "{}"), "rate");
-    json_object_put(o);
-    o = call(p, 10, "echo", "{\"text\":\"a\"}");
-    MH_ASSERT_RESULT(o);
-    json_object_put(o);
+    STEPS(p, &id, {"logger", "{}", 1}, {"echo", echo_args, 0});
     mh_finish(p);
     unlink(conf);
     rmdir(dir);
