@@ -31,6 +31,14 @@ hostile_unblock_term_la_SOURCES = hostile/unblock_term.c
 hostile_unblock_term_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 hostile_loop_register_la_SOURCES = hostile/loop_register.c
 hostile_loop_register_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# One file standing for 300 plugins (m000 ... m299), and its build whose
+# every entry point faults: the scanner's batch boundaries (test_worker).
+check_LTLIBRARIES += hostile/many.la hostile/many_crash.la
+hostile_many_la_SOURCES = hostile/many.c
+hostile_many_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+hostile_many_crash_la_SOURCES = hostile/many.c
+hostile_many_crash_la_CPPFLAGS = $(AM_CPPFLAGS) -DMANY_CRASH
+hostile_many_crash_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 check_LTLIBRARIES += hostile/crash.la
 hostile_crash_la_SOURCES = hostile/crash.c
 hostile_crash_la_LDFLAGS = $(TEST_MODULE_FLAGS)

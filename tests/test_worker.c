@@ -468,6 +468,91 @@ START_TEST(arguments_arrive_as_sent_in_both_modes)
 }
 END_TEST
 
+/* The scanner loads plugins in batches, a child each (SCAN_BATCH in
+ * worker/scanner.c, 256). 300 plugins: the first batch ends as batches
+ * do; the first plugin of the second crashes its scanner, and so does one
+ * near the end, so the rest load in a third and a fourth child. Every
+ * other plugin is listed exactly once and answers, on both sides of each
+ * boundary. */
+#define MANY 300
+
+static void copy_as(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    ck_assert_msg(in && out, "cannot copy %s to %s", from, to);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    ck_assert_int_eq(fclose(out), 0);
+}
+
+/* Count every tool tools/list gives, page by page, into SEEN (by number). */
+static size_t list_many(mh_proc *p, int seen[MANY])
+{
+    char cursor[256] = "";
+    size_t total = 0;
+    for (int id = 100;; id++) {
+        json_object *o = mh_rpc(p, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{"
+                                   MH_MODERN_META "%s}}",
+                                id, cursor);
+        MH_ASSERT_RESULT(o);
+        for (size_t i = 0; i < mh_len(o, "result tools"); i++, total++) {
+            char path[64];
+            snprintf(path, sizeof path, "result tools %zu name", i);
+            const char *name = mh_str(o, path);
+            ck_assert_msg(name && name[0] == 'm', "unexpected tool in %s", mh_json(o));
+            int k = atoi(name + 1);
+            ck_assert_msg(k >= 0 && k < MANY && !seen[k], "tool %s out of range or listed twice", name);
+            seen[k] = 1;
+        }
+        const char *next = mh_str(o, "result nextCursor");
+        if (next)
+            snprintf(cursor, sizeof cursor, ",\"cursor\":\"%s\"", next);
+        json_object_put(o);
+        if (!next)
+            return total;
+    }
+}
+
+START_TEST(scanner_batches_lose_and_repeat_nothing)
+{
+    char *dir = mh_private_dir(NULL);
+    char many[512], crash[512];
+    snprintf(many, sizeof many, "%s", mh_hostile("many"));
+    snprintf(crash, sizeof crash, "%s", mh_hostile("many_crash"));
+    for (int i = 0; i < MANY; i++) {
+        char to[600];
+        snprintf(to, sizeof to, "%s/m%03d.so", dir, i);
+        copy_as(i == 256 || i == 298 ? crash : many, to);
+    }
+    mh_proc *p = mh_spawn("-d", dir, modes[_i], NULL);
+    mh_ping_is_next(p, 1);
+    int seen[MANY] = {0};
+    ck_assert_uint_eq(list_many(p, seen), MANY - 2);
+    for (int k = 0; k < MANY; k++)
+        ck_assert_msg(seen[k] == (k != 256 && k != 298), "m%03d %s", k, seen[k] ? "listed" : "not listed");
+    static const char *const ends[] = {"m000", "m255", "m257", "m297", "m299"};
+    for (int i = 0; i < 5; i++) {
+        json_object *o = mh_rpc(p,
+                                "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                                "\"arguments\":{}," MH_MODERN_META "}}",
+                                10 + i, ends[i]);
+        MH_ASSERT_STR(o, "result content 0 text", ends[i]);
+        json_object_put(o);
+    }
+    for (int k = 256; k <= 298; k += 42) {
+        char want[700];
+        snprintf(want, sizeof want, "plugin %s/m%03d.so refused: crashed while loading", dir, k);
+        assert_stderr_has(p, want);
+    }
+    assert_stderr_has(p, "loaded 298 tools from 298 plugins; 2 plugins refused,");
+    mh_finish(p);
+    mh_rm_dir(dir);
+}
+END_TEST
+
 static Suite *worker_suite(void)
 {
     Suite *s = suite_create("worker");
@@ -478,6 +563,7 @@ static Suite *worker_suite(void)
     tcase_add_loop_test(tc, exit_in_register_refuses_only_that_plugin, 0, 2);
     tcase_add_loop_test(tc, an_endless_register_is_refused_after_the_load_timeout, 0, 2);
     tcase_add_loop_test(tc, scanner_output_is_tagged_with_the_plugin_that_wrote_it, 0, 2);
+    tcase_add_loop_test(tc, scanner_batches_lose_and_repeat_nothing, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("calls");
