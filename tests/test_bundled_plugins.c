@@ -9,15 +9,17 @@
 **   completion, each refusal's message, the settings and what a plugin
 **   logs while it registers (the kit keeps the host's warnings).
 ** - plugins.cases.json, with `toolhost test`: each tool's, resource's and
-**   prompt's documented behaviour, as an author's cases file states it.
-** - left in the harness tests, as they test the host through a plugin:
-**   test_mcp_resources.c (listing order across plugins; the files plugin's
-**   refused resource under --strict), test_mcp_skills.c (the skills
-**   capability per era, --strict, a name from two plugins, reload, the
-**   registry cache), test_mcp_prompts.c (code_review as any prompt: size
-**   limit, reload, cache, end of input), test_memory_bounds.c (files'
-**   big reads bounding the host's memory per transport), and every test
-**   that calls echo as a convenient tool (raw framing, HTTP, workers).
+**   prompt's documented behaviour, as an author's cases file states it
+**   (it has no way to check a blob, a log line or a completion).
+** - left in the harness tests, which test the host through a plugin and
+**   need a spawned toolhost the kit does not give (an exit status, SIGHUP,
+**   a registry cache across restarts, raw framing, HTTP, a process's
+**   memory): test_mcp_resources.c (listing order across plugins),
+**   test_mcp_skills.c (the capability per era, --strict, one name from two
+**   plugins, reload, the registry cache), test_mcp_prompts.c (code_review
+**   as any prompt: size limit, reload, cache, end of input),
+**   test_memory_bounds.c (big files reads per transport), and every test
+**   calling echo as a convenient tool.
 */
 #include "config.h"
 
