@@ -1,6 +1,7 @@
-# tests/cases.mk: the bundled plugins' basic calls as a `toolhost test`
-# cases file, plugins.cases.json (included by tests/Makefile.am): the
-# subcommand's own use, each case a TAP point read by Automake's TAP driver.
+# tests/cases.mk: the bundled plugins' documented behaviour, errors included,
+# as a `toolhost test` cases file, plugins.cases.json (included by
+# tests/Makefile.am): the subcommand's own use, each case a TAP point read
+# by Automake's TAP driver.
 TESTS += plugins-cases.test
 TEST_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 TEST_LOG_COMPILER = env TOOLHOST='$(abs_top_builddir)/src/toolhost' PLUGINS='$(abs_top_builddir)/plugins/.libs' \

@@ -4,8 +4,8 @@
 ** toolhost, each in both isolation modes (loop index: none, process) and
 ** where it matters both eras: listing, reading (several parts, logging, each
 ** revision's not-found), subscriptions with updates announced by a plugin,
-** a crashing and an oversized read function, the registry cache, and the
-** bundled files plugin refusing every way out of its root.
+** a crashing and an oversized read function, and the registry cache. The
+** bundled files plugin's own reads are test_bundled_plugins.c's.
 */
 #include "config.h"
 
@@ -309,90 +309,6 @@ START_TEST(test_registry_cache_keeps_resources)
 }
 END_TEST
 
-/* Bytes that are not UTF-8 by the host's rules (a surrogate, an overlong
- * form, a code point above U+10FFFF) are served as a blob of exactly the
- * file's bytes: as text the host would show them as U+FFFD. The last code
- * point there is still text. */
-START_TEST(test_files_plugin_serves_what_is_not_utf8_unchanged)
-{
-    static const struct {
-        const char *uri, *blob;
-    } blobs[] = {
-        {"file:///sub/surrogate", "Ye2ggGI="},
-        {"file:///sub/overlong", "YeCAgGI="},
-        {"file:///sub/above", "YfSQgIBi"},
-    };
-    mh_proc *p = start(_i, false);
-    for (size_t i = 0; i < sizeof blobs / sizeof blobs[0]; i++) {
-        json_object *o = read_uri(p, false, blobs[i].uri);
-        ck_assert_msg(!mh_has(o, "result contents 0 text"), "%s: %s", blobs[i].uri, mh_json(o));
-        MH_ASSERT_STR(o, "result contents 0 blob", blobs[i].blob);
-        json_object_put(o);
-    }
-    json_object *o = read_uri(p, false, "file:///sub/last");
-    MH_ASSERT_STR(o, "result contents 0 text", "a\xf4\x8f\xbf\xbf" "b");
-    json_object_put(o);
-    mh_finish(p);
-}
-END_TEST
-
-START_TEST(test_files_plugin_refuses_escapes)
-{
-    mh_proc *p = start(_i, false);
-    json_object *o = read_uri(p, false, "file:///a.txt");
-    MH_ASSERT_STR(o, "result contents 0 text", "hello\n");
-    MH_ASSERT_STR(o, "result contents 0 mimeType", "text/plain");
-    json_object_put(o);
-    o = read_uri(p, false, "file:///in"); /* a link that stays inside */
-    MH_ASSERT_STR(o, "result contents 0 text", "hello\n");
-    json_object_put(o);
-    o = read_uri(p, false, "file:///sub/b.bin");
-    MH_ASSERT_STR(o, "result contents 0 blob", "AAEC");
-    json_object_put(o);
-    /* The listed URIs of names a URI must encode read those files. */
-    o = read_uri(p, false, "file:///a%20b%25.txt");
-    MH_ASSERT_STR(o, "result contents 0 text", "spaced\n");
-    json_object_put(o);
-    o = read_uri(p, false, "file:///%C3%A9.txt");
-    MH_ASSERT_STR(o, "result contents 0 text", "accent\n");
-    json_object_put(o);
-    static const struct {
-        const char *uri, *message;
-    } refused[] = {
-        {"file:///../etc/passwd", "Invalid params: path '../etc/passwd' refused: '..' (path traversal) is not allowed"},
-        {"file:///sub%2F..%2F..%2Fetc%2Fpasswd",
-         "Invalid params: path 'sub/../../etc/passwd' refused: '..' (path traversal) is not allowed"},
-        {"file:////etc/passwd",
-         "Invalid params: absolute path '/etc/passwd' refused: paths are relative to the served directory"},
-        {"file:///out", "Invalid params: path 'out' refused: it leads outside the served directory (a symbolic link "
-                        "or '..' that leaves it)"},
-        {"file:///big", "Invalid params: 'big' is 5000 bytes, over the limit of 4096 (TOOLHOST_FILES_MAX_BYTES)"},
-        {"file:///sub", "Invalid params: 'sub' is not a regular file"},
-    };
-    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
-        o = read_uri(p, false, refused[k].uri);
-        ck_assert_int_eq(json_object_get_int(mh_at(o, "error code")), -32602);
-        ck_assert_str_eq(mh_str(o, "error message"), refused[k].message);
-        json_object_put(o);
-    }
-    /* A link to a directory above the root: sub/up/<the outside file>. */
-    char uri[128], want[300];
-    const char *base = strrchr(outside, '/') + 1;
-    snprintf(uri, sizeof uri, "file:///sub/up/%s", base);
-    snprintf(want, sizeof want,
-             "Invalid params: path 'sub/up/%s' refused: it leads outside the served directory (a symbolic link or "
-             "'..' that leaves it)",
-             base);
-    o = read_uri(p, false, uri);
-    ck_assert_str_eq(mh_str(o, "error message"), want);
-    json_object_put(o);
-    o = read_uri(p, false, "file:///no-such-file");
-    MH_ASSERT_STR(o, "error message", "Resource not found");
-    json_object_put(o);
-    mh_finish(p);
-}
-END_TEST
-
 /* A refused resource is a refusal: --strict exits on it, in both modes. */
 START_TEST(test_strict_counts_a_refused_resource)
 {
@@ -414,8 +330,6 @@ static Suite *mcp_resources_suite(void)
     tcase_add_loop_test(tc, test_read_in_both_eras, 0, 2);
     tcase_add_loop_test(tc, test_subscribe_and_updates, 0, 2);
     tcase_add_loop_test(tc, test_oversized_read_is_refused, 0, 2);
-    tcase_add_loop_test(tc, test_files_plugin_refuses_escapes, 0, 2);
-    tcase_add_loop_test(tc, test_files_plugin_serves_what_is_not_utf8_unchanged, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_a_refused_resource, 0, 2);
     tcase_add_test(tc, test_crashing_read_in_a_worker);
     tcase_add_test(tc, test_registry_cache_keeps_resources);

@@ -2,12 +2,10 @@
 /*
 ** test_mcp_skills.c: the skills extension against the real toolhost, each
 ** test in both isolation modes (loop index: none, process): the capability
-** (2026-07-28 only), skills/list and skills/get over the conformance fixture
-** and the bundled skills plugin, digests that match the bytes read back, the
-** bundled plugin leaving out links and names it cannot serve, a reload's
-** resources/list_changed, a refused skill failing --strict, the plugin
-** without a root passing it, one skill name from two plugins, and skills
-** kept through the registry cache.
+** (2026-07-28 only), a reload's resources/list_changed, a refused skill
+** failing --strict, one skill name from two plugins, and skills kept through
+** the registry cache. What the bundled skills plugin serves, leaves out and
+** logs is test_bundled_plugins.c's.
 */
 #include "config.h"
 
@@ -17,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/sha256.h"
 #include "mcp_harness.h"
 #include "check_main.h"
 
@@ -28,8 +25,6 @@ static const char *const modes[] = {"--isolation=none", "--isolation=process"};
 
 static char *dir;
 static char root[64], outside[64];
-
-static const char notes_md[] = "---\nname: notes\ndescription: Keep notes\n---\nWrite them down.\n";
 
 /* A private plugin directory with the bundled skills plugin, and a root of
  * skill folders: notes (a text file in a subfolder, a binary file, a link
@@ -101,76 +96,6 @@ START_TEST(test_capability_only_from_2026)
     json_object_put(o);
     o = req(p, true, "skills/list", ""); /* a 2026-07-28 method: refused without its _meta */
     MH_ASSERT_ERROR(o, -32602);
-    json_object_put(o);
-    mh_finish(p);
-}
-END_TEST
-
-START_TEST(test_bundled_plugin_serves_a_root)
-{
-    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--no-registry-cache", NULL);
-    json_object *o = req(p, false, "skills/list", "");
-    /* Only notes: broken is refused, linked is a link. */
-    ck_assert_uint_eq(mh_len(o, "result skills"), 1);
-    MH_ASSERT_STR(o, "result skills 0 uri", "skill://notes/SKILL.md");
-    MH_ASSERT_STR(o, "result skills 0 frontmatter description", "Keep notes");
-    /* b.bin, docs/a.txt, SKILL.md in name order after SKILL.md; no link, no "sp ace.txt". */
-    ck_assert_uint_eq(mh_len(o, "result skills 0 resources"), 3);
-    MH_ASSERT_STR(o, "result skills 0 resources 0 uri", "skill://notes/SKILL.md");
-    MH_ASSERT_STR(o, "result skills 0 resources 1 uri", "skill://notes/b.bin");
-    MH_ASSERT_STR(o, "result skills 0 resources 2 uri", "skill://notes/docs/a.txt");
-    char d[TH_SHA256_DIGEST_LEN + 1];
-    th_sha256_digest(notes_md, sizeof notes_md - 1, d);
-    MH_ASSERT_STR(o, "result skills 0 resources 0 digest", d);
-    MH_ASSERT_INT(o, "result skills 0 resources 0 size", sizeof notes_md - 1);
-    th_sha256_digest("\0\1\2", 3, d);
-    MH_ASSERT_STR(o, "result skills 0 resources 1 digest", d);
-    json_object_put(o);
-    /* The bytes read back are the ones digested. */
-    o = with_uri(p, "resources/read", "skill://notes/SKILL.md");
-    MH_ASSERT_STR(o, "result contents 0 text", notes_md);
-    MH_ASSERT_STR(o, "result contents 0 mimeType", "text/markdown");
-    json_object_put(o);
-    o = with_uri(p, "resources/read", "skill://notes/b.bin");
-    MH_ASSERT_STR(o, "result contents 0 blob", "AAEC");
-    json_object_put(o);
-    o = with_uri(p, "resources/read", "skill://notes/leak.txt");
-    MH_ASSERT_INT(o, "error code", -32602);
-    json_object_put(o);
-    o = with_uri(p, "resources/directory/read", "skill://notes");
-    ck_assert_uint_eq(mh_len(o, "result resources"), 3);
-    MH_ASSERT_STR(o, "result resources 2 uri", "skill://notes/docs");
-    MH_ASSERT_STR(o, "result resources 2 mimeType", "inode/directory");
-    json_object_put(o);
-    o = with_uri(p, "skills/get", "skill://broken/SKILL.md");
-    MH_ASSERT_INT(o, "error code", -32602);
-    json_object_put(o);
-    /* SKILL.md is listed with the frontmatter's name and description. */
-    o = req(p, false, "resources/list", "");
-    MH_ASSERT_STR(o, "result resources 0 name", "notes");
-    MH_ASSERT_STR(o, "result resources 0 description", "Keep notes");
-    json_object_put(o);
-    char *err = mh_stderr(p);
-    ck_assert_ptr_nonnull(strstr(err, "left out: Skill SKILL.md line 3: flow sequences ([...]) are not supported in "
-                                      "skill frontmatter; quote the value"));
-    ck_assert_ptr_nonnull(strstr(err, "skills: leak.txt skipped: a symbolic link"));
-    ck_assert_ptr_nonnull(strstr(err, "skills: up skipped: a symbolic link"));
-    ck_assert_ptr_nonnull(strstr(err, "skills: sp ace.txt skipped: a name a skill:// URI cannot carry"));
-    ck_assert_ptr_nonnull(strstr(err, "/linked skipped: not a skill folder"));
-    free(err);
-    mh_finish(p);
-}
-END_TEST
-
-/* Without a root the bundled plugin still loads (a default plugin
- * directory must pass --strict), serving the skill that says how to set one. */
-START_TEST(test_unset_root_serves_the_setup_skill)
-{
-    unsetenv("TOOLHOST_SKILLS_ROOT"); /* this test's process only (Check forks) */
-    mh_proc *p = mh_spawn("-d", dir, modes[_i], "--strict", "--no-registry-cache", NULL);
-    json_object *o = req(p, false, "skills/list", "");
-    ck_assert_uint_eq(mh_len(o, "result skills"), 1);
-    MH_ASSERT_STR(o, "result skills 0 uri", "skill://toolhost-skills-setup/SKILL.md");
     json_object_put(o);
     mh_finish(p);
 }
@@ -293,9 +218,7 @@ static Suite *mcp_skills_suite(void)
     TCase *tc = tcase_create("both_modes");
     tcase_set_timeout(tc, MH_TCASE_TIMEOUT);
     tcase_add_loop_test(tc, test_capability_only_from_2026, 0, 2);
-    tcase_add_loop_test(tc, test_bundled_plugin_serves_a_root, 0, 2);
     tcase_add_loop_test(tc, test_reload_announces_new_skills, 0, 2);
-    tcase_add_loop_test(tc, test_unset_root_serves_the_setup_skill, 0, 2);
     tcase_add_loop_test(tc, test_strict_counts_a_refused_skill, 0, 2);
     tcase_add_loop_test(tc, test_same_name_from_two_plugins, 0, 2);
     tcase_add_test(tc, test_registry_cache_keeps_skills);

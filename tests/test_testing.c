@@ -4,7 +4,8 @@
 ** it. Every condition runs in both isolation modes (the loop index: 0 in
 ** the host, 1 in workers): loading and refusals, calls and schema
 ** refusals, logs, progress, deadline, cancellation, scripted answers to
-** the client requests (results and errors), settings and secrets,
+** the client requests (results and errors), the stateless 2026-07-28
+** revision, settings and secrets,
 ** resources, prompts and completions, a crashing handler (a worker's crash
 ** is an error result; in the host it is the process's death, reported as
 ** toolhost reports it), and register functions linked into the test; and
@@ -258,6 +259,33 @@ START_TEST(resources)
 }
 END_TEST
 
+/* The stateless revision: no handshake, yet the handler's log line and
+ * progress still reach the test (the log level rides in _meta); a question
+ * to the client comes back as the InputRequiredResult, not asked. */
+START_TEST(stateless_revision)
+{
+    th_test_host *h = kit_host(_i, NULL);
+    th_test_call_opts o = {.protocol_version = "2026-07-28"};
+    th_test_result r = {0};
+    th_test_call(h, "kit", "{\"a\":1,\"b\":2}", &o, &r);
+    th_test_assert_ok(&r);
+    ASSERT_JSON(&r, "resultType", "\"complete\"");
+    ASSERT_JSON(&r, "structuredContent", "{\"sum\":3}");
+    ck_assert_str_eq(member_at(r.logs, 0, "data"), "adding 1 and 2");
+    ck_assert_uint_eq(json_object_array_length(r.progress), 2);
+    const th_test_answer yes[] = {{"elicitation/create", "{\"action\":\"accept\",\"content\":{}}", NULL}};
+    o.answers = yes;
+    o.nanswers = 1;
+    call_rc(h, "kit_ask", "{\"what\":\"elicit\"}", &o, &r, 0);
+    ASSERT_JSON(&r, "resultType", "\"input_required\"");
+    ck_assert_uint_eq(json_object_array_length(r.asked), 0);
+    /* In the legacy revision (the default) there is no resultType. */
+    call_rc(h, "kit", "{\"a\":1,\"b\":2}", NULL, &r, 0);
+    ck_assert_ptr_null(th_test_at(&r, "resultType"));
+    done(h, &r);
+}
+END_TEST
+
 /* Process isolation: the worker's SIGSEGV reaches the test as the host
  * reports it, and the worker is restarted for the next call. */
 START_TEST(crash_in_worker)
@@ -453,6 +481,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, scripted_answers, 0, 2);
     tcase_add_loop_test(tc, settings_and_secrets, 0, 2);
     tcase_add_loop_test(tc, resources, 0, 2);
+    tcase_add_loop_test(tc, stateless_revision, 0, 2);
     tcase_add_test(tc, crash_in_worker);
     tcase_add_test(tc, crash_in_host);
     tcase_add_loop_test(tc, prompts_and_completions, 0, 2);

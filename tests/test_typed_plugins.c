@@ -1,188 +1,216 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** test_typed_plugins.c: the bundled typed plugins, loaded from the build
-** tree as the host loads them: add (the README's example call and schema) and
-** text (strings, an enum with a default, an optional boolean).
+** test_typed_plugins.c: the bundled typed plugins add and text through the
+** test kit (toolhost/testing.h), in both isolation modes (loop index: none,
+** process): their schemas as tools/list shows them, each call's text and
+** structuredContent, and what the host refuses or the result rules reject.
 */
 #include "config.h"
 
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/loader.h"
-#include "base/log.h"
-#include "plugin/registry.h"
-#include "typed/helpers.h"
+#include <check.h>
+
 #include "check_main.h"
+#include "toolhost/testing.h"
 
-static th_registry *reg;
+static const char *const modes[] = {"--isolation=none", "--isolation=process"};
 
-static void quiet(th_log_level level, const char *line, void *ctx)
+static th_test_host *typed_host(int mode)
 {
-    (void)level;
-    (void)line;
-    (void)ctx;
+    th_test_host *h = th_test_host_new((const char *[]){modes[mode], NULL});
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(th_test_host_load(h, TOP_BUILDDIR "/plugins/.libs/add.so"), 0);
+    ck_assert_int_eq(th_test_host_load(h, TOP_BUILDDIR "/plugins/.libs/text.so"), 0);
+    ck_assert_msg(th_test_host_start(h) == 0, "start: %s", th_test_host_error(h));
+    ck_assert_uint_eq(th_test_host_tool_count(h), 2);
+    return h;
 }
 
-static void setup(void)
+/* One call: its text block, and its structuredContent as JSON, or NULL
+ * when the call must be an isError result whose text is TEXT. */
+typedef struct {
+    const char *tool, *args, *text, *structured;
+} call_case;
+
+static void run_cases(int mode, const call_case *cases, size_t n)
 {
-    th_log_set_sink(quiet, NULL);
-    reg = th_registry_new();
-    th_load_stats stats = {0};
-    ck_assert_int_eq(th_loader_load_file(reg, TOP_BUILDDIR "/plugins/.libs/add.so", NULL, &stats), TH_OK);
-    ck_assert_int_eq(th_loader_load_file(reg, TOP_BUILDDIR "/plugins/.libs/text.so", NULL, &stats), TH_OK);
-    ck_assert_uint_eq(stats.tools_loaded, 2);
+    th_test_host *h = typed_host(mode);
+    th_test_result r = {0};
+    for (size_t i = 0; i < n; i++) {
+        const call_case *c = &cases[i];
+        char msg[1024];
+        th_test_call(h, c->tool, c->args, NULL, &r);
+        ck_assert_msg(r.status == TH_TEST_RESULT && r.is_error == !c->structured, "%s %s [%s]: %s", c->tool, c->args,
+                      modes[mode], r.result_json ? r.result_json : r.error_text);
+        ck_assert_msg(th_test_text(&r, 0) != NULL, "%s %s: no text block: %s", c->tool, c->args, r.result_json);
+        ck_assert_msg(strcmp(th_test_text(&r, 0), c->text) == 0, "%s %s [%s]: text \"%s\", expected \"%s\"", c->tool,
+                      c->args, modes[mode], th_test_text(&r, 0), c->text);
+        if (c->structured)
+            ck_assert_msg(th_test_expect(&r, "structuredContent", c->structured, msg, sizeof msg), "%s %s [%s]: %s",
+                          c->tool, c->args, modes[mode], msg);
+        th_test_result_clear(&r);
+    }
+    th_test_host_free(h);
 }
 
-static void teardown(void)
+#define RUN(cases) run_cases(_i, cases, sizeof cases / sizeof cases[0])
+
+/* tools/list's entry I is TOOL with these schemas. */
+static void expect_tool(th_test_host *h, int i, const char *tool, const char *input, const char *output)
 {
-    th_registry_unref(reg);
-    th_log_set_sink(NULL, NULL);
+    th_test_result r;
+    char path[64], msg[1024];
+    ck_assert_int_eq(th_test_request(h, "tools/list", NULL, NULL, &r), 0);
+    snprintf(path, sizeof path, "tools.%d.name", i);
+    th_test_assert_json(&r, path, tool);
+    snprintf(path, sizeof path, "tools.%d.inputSchema", i);
+    ck_assert_msg(th_test_expect(&r, path, input, msg, sizeof msg), "%s", msg);
+    snprintf(path, sizeof path, "tools.%d.outputSchema", i);
+    ck_assert_msg(th_test_expect(&r, path, output, msg, sizeof msg), "%s", msg);
+    snprintf(path, sizeof path, "tools.%d.annotations", i);
+    ck_assert_msg(th_test_expect(&r, path, "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}",
+                                 msg, sizeof msg),
+                  "%s", msg);
+    th_test_result_clear(&r);
 }
 
-/* Call the registered tool NAME as the protocol layer will. */
-static json_object *call_tool(const char *name, const char *args_json)
+START_TEST(add_schema)
 {
-    const th_entry *e = th_registry_get(reg, name);
-    ck_assert_ptr_nonnull(e);
-    ck_assert_ptr_nonnull(e->typed);
-    json_object *args = json_tokener_parse(args_json);
-    ck_assert_ptr_nonnull(args);
-    th_call *call = th_call_new(name, NULL);
-    th_rc rc = th_typed_invoke(e->typed, call, args);
-    json_object *res = th_call_finish(call, rc);
-    th_call_free(call);
-    json_object_put(args);
-    return res;
-}
-
-static void expect(const char *name, const char *args, const char *text, const char *structured)
-{
-    json_object *r = call_tool(name, args);
-    ck_assert_msg(!result_is_error(r), "%s", json_object_to_json_string_ext(r, JSON_PLAIN));
-    ck_assert_uint_eq(result_blocks(r), 1);
-    ck_assert_str_eq(result_text(r, 0), text);
-    ck_assert_pstr_eq(result_structured(r), structured);
-    json_object_put(r);
-}
-
-static void expect_error(const char *name, const char *args, const char *message)
-{
-    json_object *r = call_tool(name, args);
-    ck_assert(result_is_error(r));
-    ck_assert_str_eq(result_text(r, 0), message);
-    json_object_put(r);
-}
-
-START_TEST(test_add_schema)
-{
-    const th_entry *e = th_registry_get(reg, "add");
-    ck_assert_ptr_nonnull(e);
-    ck_assert_str_eq(e->description, "Add two numbers and return the sum");
-    ck_assert_str_eq(json_object_to_json_string_ext(e->input_schema, JSON_PLAIN),
-                     "{\"type\":\"object\",\"properties\":{"
-                     "\"a\":{\"type\":\"number\",\"description\":\"First addend\"},"
-                     "\"b\":{\"type\":\"number\",\"description\":\"Second addend\"}},"
-                     "\"required\":[\"a\",\"b\"],\"additionalProperties\":false}");
-    ck_assert_str_eq(json_object_to_json_string_ext(e->output_schema, JSON_PLAIN),
-                     "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"number\",\"description\":\"a + b\"}},"
-                     "\"required\":[\"result\"]}");
+    th_test_host *h = typed_host(_i);
+    expect_tool(h, 0, "\"add\"",
+                "{\"type\":\"object\",\"properties\":{"
+                "\"a\":{\"type\":\"number\",\"description\":\"First addend\"},"
+                "\"b\":{\"type\":\"number\",\"description\":\"Second addend\"}},"
+                "\"required\":[\"a\",\"b\"],\"additionalProperties\":false}",
+                "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"number\",\"description\":\"a + b\"}},"
+                "\"required\":[\"result\"]}");
+    th_test_host_free(h);
 }
 END_TEST
 
-START_TEST(test_add_calls)
-{
-    expect("add", "{\"a\": 2, \"b\": 3.5}", "5.5", "{\"result\":5.5}");
-    expect("add", "{\"a\": 0.1, \"b\": 0.2}", "0.30000000000000004", "{\"result\":0.30000000000000004}");
-    expect("add", "{\"a\": -1, \"b\": 1}", "0", "{\"result\":0}");
+static const call_case add_cases[] = {
+    {"add", "{\"a\": 2, \"b\": 3.5}", "5.5", "{\"result\":5.5}"},
+    {"add", "{\"a\": 0.1, \"b\": 0.2}", "0.30000000000000004", "{\"result\":0.30000000000000004}"},
+    {"add", "{\"a\": -1, \"b\": 1}", "0", "{\"result\":0}"},
     /* As JavaScript prints numbers: not "1e+01", "3e+03", "5.0". */
-    expect("add", "{\"a\": 10, \"b\": 0}", "10", "{\"result\":10}");
-    expect("add", "{\"a\": 1000, \"b\": 2000}", "3000", "{\"result\":3000}");
-    expect("add", "{\"a\": 2, \"b\": 3}", "5", "{\"result\":5}");
-    expect_error("add", "{\"a\": \"2\", \"b\": 1}", "Invalid argument 'a': expected number, got string");
-    expect_error("add", "{\"a\": 2}", "Missing required argument 'b'");
-    expect_error("add", "{\"a\": 2, \"b\": 1, \"c\": 0}", "Unknown argument 'c'");
-    expect_error("add", "{\"a\": 1e308, \"b\": 1e308}", "Tool 'add' returned inf, which JSON cannot represent");
+    {"add", "{\"a\": 10, \"b\": 0}", "10", "{\"result\":10}"},
+    {"add", "{\"a\": 1000, \"b\": 2000}", "3000", "{\"result\":3000}"},
+    {"add", "{\"a\": 2, \"b\": 3}", "5", "{\"result\":5}"},
+    /* The host's schema check answers before the function runs. */
+    {"add", "{\"a\": \"2\", \"b\": 1}", "Invalid arguments for tool 'add' (1 problem):\n/a: must be number, got string (type)",
+     NULL},
+    {"add", "{\"a\": 2}", "Invalid arguments for tool 'add' (1 problem):\n(root): missing required property 'b' (required)",
+     NULL},
+    {"add", "{\"a\": 2, \"b\": 1, \"c\": 0}",
+     "Invalid arguments for tool 'add' (1 problem):\n/c: additional property not allowed (additionalProperties)", NULL},
+    /* A sum JSON cannot hold is the result rules' error, not "inf". */
+    {"add", "{\"a\": 1e308, \"b\": 1e308}", "Tool 'add' returned inf, which JSON cannot represent", NULL},
+};
+
+START_TEST(add_calls)
+{
+    RUN(add_cases);
 }
 END_TEST
 
-START_TEST(test_text_schema)
+START_TEST(text_schema)
 {
-    const th_entry *e = th_registry_get(reg, "text");
-    ck_assert_ptr_nonnull(e);
-    ck_assert_str_eq(json_object_to_json_string_ext(e->input_schema, JSON_PLAIN),
-                     "{\"type\":\"object\",\"properties\":{"
-                     "\"text\":{\"type\":\"string\",\"description\":\"The text to work on\"},"
-                     "\"operation\":{\"type\":\"string\",\"description\":\"word_count, char_count (Unicode code "
-                     "points) and line_count return a number; upper, lower and title return the converted text\","
-                     "\"enum\":[\"word_count\",\"char_count\",\"line_count\",\"upper\",\"lower\",\"title\"],"
-                     "\"default\":\"word_count\"},"
-                     "\"trim\":{\"type\":\"boolean\",\"description\":\"Remove leading and trailing whitespace "
-                     "first\",\"default\":false}},"
-                     "\"required\":[\"text\"],\"additionalProperties\":false}");
+    th_test_host *h = typed_host(_i);
+    expect_tool(h, 1, "\"text\"",
+                "{\"type\":\"object\",\"properties\":{"
+                "\"text\":{\"type\":\"string\",\"description\":\"The text to work on\"},"
+                "\"operation\":{\"type\":\"string\",\"description\":\"word_count, char_count (Unicode code "
+                "points) and line_count return a number; upper, lower and title return the converted text\","
+                "\"enum\":[\"word_count\",\"char_count\",\"line_count\",\"upper\",\"lower\",\"title\"],"
+                "\"default\":\"word_count\"},"
+                "\"trim\":{\"type\":\"boolean\",\"description\":\"Remove leading and trailing whitespace "
+                "first\",\"default\":false}},"
+                "\"required\":[\"text\"],\"additionalProperties\":false}",
+                "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":[\"string\",\"null\"],\"description\":\"The count "
+                "as decimal digits, or the converted text\"}},\"required\":[\"result\"]}");
+    th_test_host_free(h);
 }
 END_TEST
 
-START_TEST(test_text_counts)
+static const call_case text_counts[] = {
+    {"text", "{\"text\": \"  the quick\\tbrown\\n fox \"}", "4", "{\"result\":\"4\"}"},
+    {"text", "{\"text\": \"\"}", "0", "{\"result\":\"0\"}"},
+    {"text", "{\"text\": \"h\\u00e9llo \\u20ac\", \"operation\": \"char_count\"}", "7", "{\"result\":\"7\"}"},
+    {"text", "{\"text\": \"  ab  \", \"operation\": \"char_count\"}", "6", "{\"result\":\"6\"}"},
+    {"text", "{\"text\": \"  ab  \", \"operation\": \"char_count\", \"trim\": true}", "2", "{\"result\":\"2\"}"},
+    {"text", "{\"text\": \" \\t\\n \", \"operation\": \"char_count\", \"trim\": true}", "0", "{\"result\":\"0\"}"},
+    {"text", "{\"text\": \"a\\nb\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}"},
+    {"text", "{\"text\": \"a\\nb\\n\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}"},
+    {"text", "{\"text\": \"\\n\\n\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}"},
+    {"text", "{\"text\": \"\", \"operation\": \"line_count\"}", "0", "{\"result\":\"0\"}"},
+    {"text", "{\"text\": \"x\", \"operation\": \"line_count\"}", "1", "{\"result\":\"1\"}"},
+};
+
+START_TEST(text_counts_)
 {
-    expect("text", "{\"text\": \"  the quick\\tbrown\\n fox \"}", "4", "{\"result\":\"4\"}");
-    expect("text", "{\"text\": \"\"}", "0", "{\"result\":\"0\"}");
-    expect("text", "{\"text\": \"h\\u00e9llo \\u20ac\", \"operation\": \"char_count\"}", "7", "{\"result\":\"7\"}");
-    expect("text", "{\"text\": \"  ab  \", \"operation\": \"char_count\"}", "6", "{\"result\":\"6\"}");
-    expect("text", "{\"text\": \"  ab  \", \"operation\": \"char_count\", \"trim\": true}", "2",
-           "{\"result\":\"2\"}");
-    expect("text", "{\"text\": \"a\\nb\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}");
-    expect("text", "{\"text\": \"a\\nb\\n\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}");
-    expect("text", "{\"text\": \"\\n\\n\", \"operation\": \"line_count\"}", "2", "{\"result\":\"2\"}");
-    expect("text", "{\"text\": \"\", \"operation\": \"line_count\"}", "0", "{\"result\":\"0\"}");
-    expect("text", "{\"text\": \"x\", \"operation\": \"line_count\"}", "1", "{\"result\":\"1\"}");
+    RUN(text_counts);
 }
 END_TEST
 
-START_TEST(test_text_case)
-{
-    expect("text", "{\"text\": \"Hello, World\", \"operation\": \"upper\"}", "HELLO, WORLD",
-           "{\"result\":\"HELLO, WORLD\"}");
-    expect("text", "{\"text\": \"Hello, World\", \"operation\": \"lower\"}", "hello, world",
-           "{\"result\":\"hello, world\"}");
-    expect("text", "{\"text\": \"hELLO wORLD\\tagain\", \"operation\": \"title\"}", "Hello World\tAgain",
-           "{\"result\":\"Hello World\\tAgain\"}");
+static const call_case text_case[] = {
+    {"text", "{\"text\": \"Hello, World\", \"operation\": \"upper\"}", "HELLO, WORLD", "{\"result\":\"HELLO, WORLD\"}"},
+    {"text", "{\"text\": \"Hello, World\", \"operation\": \"lower\"}", "hello, world", "{\"result\":\"hello, world\"}"},
+    {"text", "{\"text\": \"hELLO wORLD\\tagain\", \"operation\": \"title\"}", "Hello World\tAgain",
+     "{\"result\":\"Hello World\\tAgain\"}"},
     /* Latin-1, Greek and Cyrillic letters; the sign and the euro unchanged. */
-    expect("text", "{\"text\": \"\\u00e9t\\u00e9 \\u00f7 \\u03b1\\u03c9 \\u0436\\u0451 \\u20ac\", \"operation\": \"upper\"}",
-           "\xc3\x89T\xc3\x89 \xc3\xb7 \xce\x91\xce\xa9 \xd0\x96\xd0\x81 \xe2\x82\xac",
-           "{\"result\":\"\xc3\x89T\xc3\x89 \xc3\xb7 \xce\x91\xce\xa9 \xd0\x96\xd0\x81 \xe2\x82\xac\"}");
-    expect("text", "{\"text\": \"\\u00c9T\\u00c9 \\u00d7 \\u0391\\u03a9 \\u0416\\u0401\", \"operation\": \"lower\"}",
-           "\xc3\xa9t\xc3\xa9 \xc3\x97 \xce\xb1\xcf\x89 \xd0\xb6\xd1\x91",
-           "{\"result\":\"\xc3\xa9t\xc3\xa9 \xc3\x97 \xce\xb1\xcf\x89 \xd0\xb6\xd1\x91\"}");
-    expect("text", "{\"text\": \"  padded  \", \"operation\": \"upper\", \"trim\": true}", "PADDED",
-           "{\"result\":\"PADDED\"}");
+    {"text", "{\"text\": \"\\u00e9t\\u00e9 \\u00f7 \\u03b1\\u03c9 \\u0436\\u0451 \\u20ac\", \"operation\": \"upper\"}",
+     "\xc3\x89T\xc3\x89 \xc3\xb7 \xce\x91\xce\xa9 \xd0\x96\xd0\x81 \xe2\x82\xac",
+     "{\"result\":\"\xc3\x89T\xc3\x89 \xc3\xb7 \xce\x91\xce\xa9 \xd0\x96\xd0\x81 \xe2\x82\xac\"}"},
+    {"text", "{\"text\": \"\\u00c9T\\u00c9 \\u00d7 \\u0391\\u03a9 \\u0416\\u0401\", \"operation\": \"lower\"}",
+     "\xc3\xa9t\xc3\xa9 \xc3\x97 \xce\xb1\xcf\x89 \xd0\xb6\xd1\x91",
+     "{\"result\":\"\xc3\xa9t\xc3\xa9 \xc3\x97 \xce\xb1\xcf\x89 \xd0\xb6\xd1\x91\"}"},
+    {"text", "{\"text\": \"  padded  \", \"operation\": \"upper\", \"trim\": true}", "PADDED", "{\"result\":\"PADDED\"}"},
+};
+
+START_TEST(text_case_)
+{
+    RUN(text_case);
 }
 END_TEST
 
-START_TEST(test_text_errors)
+static const call_case text_errors[] = {
+    {"text", "{\"text\": \"x\", \"operation\": \"reverse\"}",
+     "Invalid arguments for tool 'text' (1 problem):\n/operation: must be one of [\"word_count\",\"char_count\",\"line_count\","
+     "\"upper\",\"lower\",\"title\"] (enum)",
+     NULL},
+    {"text", "{\"operation\": \"upper\"}",
+     "Invalid arguments for tool 'text' (1 problem):\n(root): missing required property 'text' (required)", NULL},
+    {"text", "{\"text\": \"x\", \"trim\": \"yes\"}",
+     "Invalid arguments for tool 'text' (1 problem):\n/trim: must be boolean, got string (type)", NULL},
+};
+
+START_TEST(text_errors_)
 {
-    expect_error("text", "{\"text\": \"x\", \"operation\": \"reverse\"}",
-                 "Invalid argument 'operation': expected one of \"word_count\", \"char_count\", \"line_count\", "
-                 "\"upper\", \"lower\", \"title\", got \"reverse\"");
-    expect_error("text", "{\"operation\": \"upper\"}", "Missing required argument 'text'");
-    expect_error("text", "{\"text\": \"x\", \"trim\": \"yes\"}", "Invalid argument 'trim': expected boolean, got string");
+    RUN(text_errors);
 }
 END_TEST
 
 static Suite *suite(void)
 {
     Suite *s = suite_create("typed_plugins");
-    TCase *tc = tcase_create("plugins");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_add_schema);
-    tcase_add_test(tc, test_add_calls);
-    tcase_add_test(tc, test_text_schema);
-    tcase_add_test(tc, test_text_counts);
-    tcase_add_test(tc, test_text_case);
-    tcase_add_test(tc, test_text_errors);
+    TCase *tc = tcase_create("kit");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, add_schema, 0, 2);
+    tcase_add_loop_test(tc, add_calls, 0, 2);
+    tcase_add_loop_test(tc, text_schema, 0, 2);
+    tcase_add_loop_test(tc, text_counts_, 0, 2);
+    tcase_add_loop_test(tc, text_case_, 0, 2);
+    tcase_add_loop_test(tc, text_errors_, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
 
-TH_CHECK_MAIN(suite)
+static void setup(void)
+{
+    /* Workers and scans run the toolhost just built, not an installed one. */
+    setenv("TOOLHOST_TEST_EXE", TOP_BUILDDIR "/src/toolhost", 1);
+}
+
+TH_CHECK_MAIN_WITH(suite, setup, th_check_nothing)

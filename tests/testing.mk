@@ -9,4 +9,13 @@ test_testing_LDADD = $(top_builddir)/src/libtoolhost-testing.la $(CHECK_LIBS) $(
 check_LTLIBRARIES += kitplugins/kit.la
 kitplugins_kit_la_SOURCES = kitplugins/kit.c
 kitplugins_kit_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# The bundled plugins tested with the kit, as an author would test them:
+# add and text (test_typed_plugins), echo, files, prompts and skills.
+check_PROGRAMS += test_typed_plugins test_bundled_plugins
+TESTS += test_typed_plugins test_bundled_plugins
+test_typed_plugins_SOURCES = test_typed_plugins.c
+test_typed_plugins_LDADD = $(test_testing_LDADD)
+test_bundled_plugins_SOURCES = test_bundled_plugins.c
+test_bundled_plugins_LDADD = $(test_testing_LDADD)
 EXTRA_DIST += testing.mk

@@ -1,13 +1,12 @@
 # tests/typed.mk: the typed-function tests (included by tests/Makefile.am):
 # generated schemas and registration refusals, argument conversion and
-# errors, the calling convention with many mixed parameters, and the bundled
-# typed plugins (add, text) loaded from plugins/.libs.
-check_PROGRAMS += test_typed_schema test_typed_call test_typed_abi test_typed_plugins
-TESTS += test_typed_schema test_typed_call test_typed_abi test_typed_plugins
+# errors, and the calling convention with many mixed parameters. The bundled
+# typed plugins (add, text) are tested with the test kit (testing.mk).
+check_PROGRAMS += test_typed_schema test_typed_call test_typed_abi
+TESTS += test_typed_schema test_typed_call test_typed_abi
 test_typed_schema_SOURCES = test_typed_schema.c typed/helpers.h
 test_typed_call_SOURCES = test_typed_call.c typed/helpers.h
 test_typed_abi_SOURCES = test_typed_abi.c typed/helpers.h
-test_typed_plugins_SOURCES = test_typed_plugins.c typed/helpers.h
 
 # Typed tools' limits: constraints, user_data, base64 (unit tests and
 # the spawned host in both isolation modes with typedplugins/limits.c).

@@ -131,6 +131,15 @@ typedef struct th_test_call_opts {
     size_t nanswers;
     long long wait_ms;           /* the longest the kit waits for the answer
                                   * (a hung handler); 0: 60000 */
+    const char *protocol_version; /* the MCP revision the client speaks:
+                                  * NULL: "2025-11-25", a session opened
+                                  * with initialize; "2026-07-28": no
+                                  * handshake, the version, capabilities
+                                  * and log level in each request's _meta
+                                  * (skills/list needs it). There a
+                                  * handler's question to the client is an
+                                  * InputRequiredResult, returned as it
+                                  * came: ANSWERS are not used */
 } th_test_call_opts;
 
 /* How a request ended. */

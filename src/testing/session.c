@@ -2,7 +2,8 @@
 /*
 ** testing/session.c: one request of a test (toolhost/testing.h) as a client
 ** makes it: a protocol session of its own over the host's registry, the
-** handshake, the request, and the messages that come back until its answer:
+** handshake (or, from 2026-07-28, the same said in the request's _meta), the
+** request, and the messages that come back until its answer:
 ** log lines, progress, requests to the client (answered from the script),
 ** cancellation when the test asked for it.
 */
@@ -16,9 +17,14 @@
 #include "base/util.h"
 #include "testing/kit.h"
 
-/* The legacy era: the one whose client requests (elicitation, sampling,
- * roots) arrive while the call runs, as a handler's th_call_ask sends them. */
+/* The legacy era by default: the one whose client requests (elicitation,
+ * sampling, roots) arrive while the call runs, as a handler's th_call_ask
+ * sends them. */
 #define KIT_VERSION "2025-11-25"
+/* The first revision without a handshake; revision names are dates, so
+ * later ones compare greater as strings. */
+#define KIT_STATELESS_FROM "2026-07-28"
+#define KIT_META "io.modelcontextprotocol/"
 #define KIT_ID 1
 #define KIT_WAIT_MS 60000
 /* After a cancellation, how often the kit looks whether the call is done. */
@@ -200,19 +206,41 @@ static bool await(run *r, int id, long long until)
     return false;
 }
 
-static bool handshake(run *r, long long until)
+/* What the kit says it can do: answer every kind of client request. */
+static json_object *client_caps(void)
 {
-    json_object *caps = json_object_new_object(), *p = json_object_new_object(), *info = json_object_new_object();
+    json_object *caps = json_object_new_object(), *roots = json_object_new_object();
     json_object_object_add(caps, "elicitation", json_object_new_object());
     json_object_object_add(caps, "sampling", json_object_new_object());
-    json_object *roots = json_object_new_object();
     json_object_object_add(roots, "listChanged", json_object_new_boolean(false));
     json_object_object_add(caps, "roots", roots);
+    return caps;
+}
+
+static json_object *client_info(void)
+{
+    json_object *info = json_object_new_object();
     json_object_object_add(info, "name", json_object_new_string("toolhost-testing"));
     json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
-    json_object_object_add(p, "protocolVersion", json_object_new_string(KIT_VERSION));
-    json_object_object_add(p, "capabilities", caps);
-    json_object_object_add(p, "clientInfo", info);
+    return info;
+}
+
+static const char *version_of(const th_test_call_opts *o)
+{
+    return o && o->protocol_version ? o->protocol_version : KIT_VERSION;
+}
+
+static bool stateless(const th_test_call_opts *o)
+{
+    return strcmp(version_of(o), KIT_STATELESS_FROM) >= 0;
+}
+
+static bool handshake(run *r, long long until)
+{
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "protocolVersion", json_object_new_string(version_of(r->opts)));
+    json_object_object_add(p, "capabilities", client_caps());
+    json_object_object_add(p, "clientInfo", client_info());
     send_obj(r->s, rpc("initialize", p, json_object_new_int(100)));
     if (!await(r, 100, until))
         return false;
@@ -222,6 +250,21 @@ static bool handshake(run *r, long long until)
     json_object_object_add(lv, "level", json_object_new_string("debug"));
     send_obj(r->s, rpc("logging/setLevel", lv, json_object_new_int(101)));
     return await(r, 101, until);
+}
+
+/* The request's _meta: its progress token, and for a stateless revision
+ * what a handshake would have said, the log level included. */
+static json_object *request_meta(const th_test_call_opts *o)
+{
+    json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "progressToken", json_object_new_string("toolhost-testing"));
+    if (stateless(o)) {
+        json_object_object_add(meta, KIT_META "protocolVersion", json_object_new_string(version_of(o)));
+        json_object_object_add(meta, KIT_META "clientCapabilities", client_caps());
+        json_object_object_add(meta, KIT_META "clientInfo", client_info());
+        json_object_object_add(meta, KIT_META "logLevel", json_object_new_string("debug"));
+    }
+    return meta;
 }
 
 /* Send the request and take what comes until its answer, the end of a
@@ -298,13 +341,11 @@ static int request(th_test_host *h, const char *method, json_object *params, con
     if (!r.s) {
         json_object_put(params);
         fail(out, "out of memory", "");
-    } else if (!handshake(&r, until)) {
+    } else if (!stateless(opts) && !handshake(&r, until)) {
         json_object_put(params);
         fail(out, "the session did not answer its handshake", "");
     } else {
-        json_object *meta = json_object_new_object();
-        json_object_object_add(meta, "progressToken", json_object_new_string("toolhost-testing"));
-        json_object_object_add(params, "_meta", meta);
+        json_object_object_add(params, "_meta", request_meta(opts));
         exchange(&r, rpc(method, params, json_object_new_int(KIT_ID)), until);
     }
     if (r.s) {
