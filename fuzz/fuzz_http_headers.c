@@ -211,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         th_rpc_msg m;
         th_rpc_parse(body, blen, &m);
         char why[256];
-        if (m.kind != TH_RPC_BATCH && th_mcp_check_headers(mcp, &m, request_header, &k, why, sizeof why) &&
+        if (m.kind != TH_RPC_BATCH && th_mcp_check_headers(mcp, NULL, &m, request_header, &k, why, sizeof why) &&
             !why[0])
             die("a refused request without a reason", data, size);
         th_rpc_msg_clear(&m);

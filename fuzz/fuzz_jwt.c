@@ -126,12 +126,30 @@ static char *sign(const char *header, size_t hlen, const char *claims, size_t cl
     return tok;
 }
 
+/* Whether the space-separated LIST holds the word W. */
+static bool holds_word(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
 static void check(const char *token, size_t len)
 {
-    th_jwt_policy pol = {keys, ISSUER, AUDIENCE, 30};
-    char why[256];
-    th_jwt_check(&pol, token, len, "tools", NOW, NULL, why, sizeof why);
-    th_jwt_check(&pol, token, len, NULL, NOW, NULL, NULL, 0);
+    th_jwt_policy pol = {keys, ISSUER, AUDIENCE, 30, NULL};
+    th_jwt_policy roles = {keys, ISSUER, AUDIENCE, 30, "roles"};
+    unsigned char who[32];
+    /* Small, so that long claims take the "do not fit" path too. */
+    char why[256], granted[48];
+    th_jwt_check(&pol, token, len, "tools", NOW, who, granted, sizeof granted, why, sizeof why);
+    th_jwt_result r = th_jwt_check(&roles, token, len, "tools", NOW, who, granted, sizeof granted, why, sizeof why);
+    /* The granted words start with the scope claim's, which held "tools";
+     * a list that did not fit is "", never one cut inside a word. */
+    if (r == TH_JWT_OK && granted[0] && !holds_word(granted, "tools"))
+        die("the scope checked is not among the words granted", (const uint8_t *)token, len);
+    th_jwt_check(&pol, token, len, NULL, NOW, NULL, NULL, 0, NULL, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -148,8 +166,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, in, len);
     switch (mode) {
     case 0: {
-        th_jwt_policy pol = {keys, ISSUER, AUDIENCE, 30};
-        if (th_jwt_check(&pol, text, len, NULL, NOW, NULL, NULL, 0) != TH_JWT_INVALID)
+        th_jwt_policy pol = {keys, ISSUER, AUDIENCE, 30, NULL};
+        if (th_jwt_check(&pol, text, len, NULL, NOW, NULL, NULL, 0, NULL, 0) != TH_JWT_INVALID)
             die("a token the harness did not sign was accepted", data, size);
         check(text, len);
         break;
