@@ -7,8 +7,12 @@
 # and the 10 connect processes), every client having made one echo call,
 # so each plugin's worker runs; beside them, 10 `sleep` processes, the
 # least any 10 relays can cost. Time: p50/p99 of one echo call at a time
-# (bench/loadgen, W=1) direct over stdio and through connect, both eras.
-# Prints a Markdown table; run from the bench build directory.
+# (bench/loadgen, W=1) direct over stdio and through connect, both eras,
+# and the same for the floor (bench/floor --hop, a process hop as to a
+# worker, against floor --relay --hop, one relay process and HTTP/1.1 over
+# a Unix socket in front of it): what the relay's design costs with
+# nothing of toolhost in it. Prints Markdown tables; run from the bench
+# build directory.
 #   BENCH_CALLS=N   calls per latency run (default 5000)
 set -u
 top_build=${TOP_BUILDDIR:-..}
@@ -125,8 +129,14 @@ set -- $(lat modern "$toolhost" -d "$plugins" --no-registry-cache)
 d_mod_cps=$1 d_mod_p50=$2 d_mod_p99=$3
 set -- $(lat modern "$toolhost" connect unix:"$sock")
 c_mod_cps=$1 c_mod_p50=$2 c_mod_p99=$3
+set -- $(lat legacy ./floor --hop)
+f_dir_cps=$1 f_dir_p50=$2 f_dir_p99=$3
+set -- $(lat legacy ./floor --relay --hop)
+f_rel_cps=$1 f_rel_p50=$2 f_rel_p99=$3
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# The p50 a relay adds: microseconds, and the ratio to the direct p50.
+added() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f µs (%.2fx)", a - b, a / b }'; }
 cat <<EOF
 | 10 clients, one echo and one add call each | processes | PSS (kB) | ratio |
 | --- | --- | --- | --- |
@@ -136,10 +146,12 @@ cat <<EOF
 | of which the daemon and its workers | $((nproc_shared - clients)) | $pss_daemon | $(ratio "$pss_daemon" "$pss_hosts") |
 | reference: 10 processes doing nothing (\`sleep\`) | $clients | $pss_idle | $(ratio "$pss_idle" "$pss_hosts") |
 
-| one echo call at a time ($calls calls) | calls/s | p50 µs | p99 µs | p50 added by connect |
+| one echo call at a time ($calls calls) | calls/s | p50 µs | p99 µs | p50 added by the relay |
 | --- | --- | --- | --- | --- |
 | 2025-11-25 session, stdio | $d_leg_cps | $d_leg_p50 | $d_leg_p99 | |
-| 2025-11-25 session, through connect | $c_leg_cps | $c_leg_p50 | $c_leg_p99 | $(awk -v a="$c_leg_p50" -v b="$d_leg_p50" 'BEGIN { printf "%.0f µs", a - b }') |
+| 2025-11-25 session, through connect | $c_leg_cps | $c_leg_p50 | $c_leg_p99 | $(added "$c_leg_p50" "$d_leg_p50") |
 | 2026-07-28, stdio | $d_mod_cps | $d_mod_p50 | $d_mod_p99 | |
-| 2026-07-28, through connect | $c_mod_cps | $c_mod_p50 | $c_mod_p99 | $(awk -v a="$c_mod_p50" -v b="$d_mod_p50" 'BEGIN { printf "%.0f µs", a - b }') |
+| 2026-07-28, through connect | $c_mod_cps | $c_mod_p50 | $c_mod_p99 | $(added "$c_mod_p50" "$d_mod_p50") |
+| floor, a process hop (\`floor --hop\`) | $f_dir_cps | $f_dir_p50 | $f_dir_p99 | |
+| floor relayed over HTTP (\`floor --relay --hop\`) | $f_rel_cps | $f_rel_p50 | $f_rel_p99 | $(added "$f_rel_p50" "$f_dir_p50") |
 EOF

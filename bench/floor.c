@@ -13,6 +13,16 @@
 ** call to a worker. The two floors' difference is what a process boundary
 ** costs on the machine, measured in the same run as toolhost's.
 **
+** With --relay it is the least a relayed server can do: the process that
+** reads stdin only carries each request line as an HTTP/1.1 POST over one
+** kept Unix stream socket to a child, a trivial HTTP server that answers
+** it (framed by Content-Length, or 202 for a notification), and writes the
+** answer's body back as a line, one request at a time, as `toolhost
+** connect` carries a client to the daemon. With --hop as well the HTTP
+** server carries each request on to a child of its own, so that
+** `floor --relay --hop` against `floor --hop` is the cost of the relay
+** hop and HTTP framing alone, beside the process boundary both have.
+**
 ** With --spin it polls stdin for 50 us after each batch before it sleeps,
 ** as toolhost's reader does by default (--busy-poll), so that its wake-ups
 ** are the client's alone, as toolhost's are.
@@ -25,6 +35,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -196,6 +207,112 @@ static int hop_batch(int to, int from, buf *out, const char *p, size_t len)
     return 0;
 }
 
+/* The position just past the blank line ending an HTTP head in [P, P+N). */
+static const char *head_end(const char *p, size_t n)
+{
+    const char *e = memmem(p, n, "\r\n\r\n", 4);
+    return e ? e + 4 : NULL;
+}
+
+/* The Content-Length of the head [P, END); 0 without one. */
+static size_t content_length(const char *p, const char *end)
+{
+    static const char key[] = "\r\nContent-Length:";
+    const char *k = memmem(p, (size_t)(end - p), key, sizeof key - 1);
+    return k ? (size_t)strtoul(k + sizeof key - 1, NULL, 10) : 0;
+}
+
+/* One HTTP message (head and Content-Length body) from FD into B, which
+ * may hold the start of it; *HEAD and *BODY_LEN say where it splits. */
+static int read_message(int fd, buf *b, size_t *head, size_t *body_len)
+{
+    const char *he;
+    while (!(he = head_end(b->p ? b->p : "", b->len)) || b->len < (size_t)(he - b->p) + content_length(b->p, he)) {
+        if (reserve(b))
+            return -1;
+        ssize_t n = read(fd, b->p + b->len, b->cap - b->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        b->len += (size_t)n;
+    }
+    *head = (size_t)(he - b->p);
+    *body_len = content_length(b->p, he);
+    return 0;
+}
+
+/* Drop the first N bytes of B. */
+static void consume(buf *b, size_t n)
+{
+    memmove(b->p, b->p + n, b->len - n);
+    b->len -= n;
+}
+
+/*
+** The HTTP server of --relay: each POST's body is one request line,
+** answered here (or, with HOP, by the hop child over TO and FROM) and sent
+** back framed by Content-Length; a notification gets 202 and no body.
+*/
+static int relay_server(int fd, int to, int from)
+{
+    buf in = {0}, ans = {0}, out = {0}, req = {0};
+    int rc = 1;
+    size_t head, blen;
+    while (read_message(fd, &in, &head, &blen) == 0) {
+        char *line = in.p + head;
+        ans.len = 0;
+        if (to >= 0) {
+            req.len = 0;
+            if (put(&req, line, blen) || put(&req, "\n", 1) || hop_batch(to, from, &ans, req.p, req.len))
+                goto cleanup;
+        } else if (answer(&ans, line, line + blen)) {
+            goto cleanup;
+        }
+        if (ans.len && ans.p[ans.len - 1] == '\n')
+            ans.len--;
+        char h[128];
+        int hl = ans.len ? snprintf(h, sizeof h,
+                                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                                    ans.len)
+                         : snprintf(h, sizeof h, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+        out.len = 0;
+        if (put(&out, h, (size_t)hl) || put(&out, ans.p ? ans.p : "", ans.len) || write_all(fd, out.p, out.len))
+            goto cleanup;
+        consume(&in, head + blen);
+    }
+    rc = 0;
+cleanup:
+    free(in.p);
+    free(ans.p);
+    free(out.p);
+    free(req.p);
+    return rc;
+}
+
+/* --relay: each line of [P, P+LEN) as a POST to the server on FD, the
+ * bodies of the answers to OUT, one line each. */
+static int relay_batch(int fd, buf *req, buf *resp, buf *out, const char *p, size_t len)
+{
+    const char *end = p + len, *nl;
+    for (; (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
+        char h[192];
+        int hl = snprintf(h, sizeof h,
+                          "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                          "Accept: application/json, text/event-stream\r\nContent-Length: %zu\r\n\r\n",
+                          (size_t)(nl - p));
+        size_t head, blen;
+        req->len = 0; /* head and body in one write, as connect sends them */
+        if (put(req, h, (size_t)hl) || put(req, p, (size_t)(nl - p)) || write_all(fd, req->p, req->len) ||
+            read_message(fd, resp, &head, &blen))
+            return -1;
+        if (blen && (put(out, resp->p + head, blen) || put(out, "\n", 1)))
+            return -1;
+        consume(resp, head + blen);
+    }
+    return 0;
+}
+
 static long long now_us(void)
 {
     struct timespec t;
@@ -221,41 +338,72 @@ static ssize_t read_in(char *p, size_t n, int spin)
     }
 }
 
+/* Fork the --hop child; TO and FROM are the parent's ends of its pipes. */
+static pid_t start_hop(int *to, int *from)
+{
+    int down[2], up[2];
+    if (pipe(down) || pipe(up))
+        return -1;
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(down[1]);
+        close(up[0]);
+        _exit(hop_child(down[0], up[1]));
+    }
+    close(down[0]);
+    close(up[1]);
+    *to = down[1];
+    *from = up[0];
+    return child;
+}
+
+/* Fork the --relay HTTP server (with its own hop child when HOP); *FD is
+ * the relay's end of the socket. */
+static pid_t start_relay(int hop, int *fd)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+        return -1;
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(sv[0]);
+        int to = -1, from = -1;
+        if (hop && start_hop(&to, &from) < 0)
+            _exit(1);
+        _exit(relay_server(sv[1], to, from));
+    }
+    close(sv[1]);
+    *fd = sv[0];
+    return child;
+}
+
 int main(int argc, char **argv)
 {
-    buf in = {0}, out = {0};
-    int rc = 1, to = -1, from = -1, spin = 0, hop = 0;
+    buf in = {0}, out = {0}, req = {0}, resp = {0};
+    int rc = 1, to = -1, from = -1, spin = 0, hop = 0, relay = 0, sock = -1;
     pid_t child = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--hop") == 0)
             hop = 1;
         else if (strcmp(argv[i], "--spin") == 0)
             spin = 1;
+        else if (strcmp(argv[i], "--relay") == 0)
+            relay = 1;
         else {
-            fprintf(stderr, "usage: floor [--hop] [--spin]\n");
+            fprintf(stderr, "usage: floor [--hop] [--relay] [--spin]\n");
             return 2;
         }
     }
     if (spin && fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) != 0)
         return 1;
-    if (hop) {
-        int down[2], up[2];
-        if (pipe(down) || pipe(up))
-            return 1;
-        child = fork();
-        if (child < 0)
-            return 1;
-        if (child == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            close(down[1]);
-            close(up[0]);
-            _exit(hop_child(down[0], up[1]));
-        }
-        close(down[0]);
-        close(up[1]);
-        to = down[1];
-        from = up[0];
-    }
+    if (relay)
+        child = start_relay(hop, &sock);
+    else if (hop)
+        child = start_hop(&to, &from);
+    if ((relay || hop) && child < 0)
+        return 1;
     for (;;) {
         if (reserve(&in))
             goto cleanup;
@@ -268,12 +416,13 @@ int main(int argc, char **argv)
             break;
         in.len += (size_t)n;
         const char *p = in.p, *end = in.p + in.len, *nl;
-        if (to >= 0) {
+        if (to >= 0 || sock >= 0) {
             /* Every complete line goes over together, as one batch. */
             const char *last = p;
             while ((nl = memchr(last, '\n', (size_t)(end - last))))
                 last = nl + 1;
-            if (last > p && hop_batch(to, from, &out, p, (size_t)(last - p)))
+            if (last > p && (sock >= 0 ? relay_batch(sock, &req, &resp, &out, p, (size_t)(last - p))
+                                       : hop_batch(to, from, &out, p, (size_t)(last - p))))
                 goto cleanup;
             p = last;
         } else {
@@ -294,10 +443,14 @@ cleanup:
     if (to >= 0) {
         close(to);
         close(from);
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-            ;
     }
+    if (sock >= 0)
+        close(sock);
+    while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
     free(in.p);
     free(out.p);
+    free(req.p);
+    free(resp.p);
     return rc;
 }

@@ -3,12 +3,14 @@
 ** cli/connect.c: `toolhost connect [--start] unix:PATH`, the stdio command a
 ** client launches to reach one shared daemon: each line on stdin becomes a
 ** POST on a kept connection, whatever the daemon sends back becomes lines on
-** stdout.
+** stdout. One call at a time costs no thread: its answer is read on the
+** thread that sent it, unless the client writes again first.
 */
 #include "config.h"
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -395,14 +397,65 @@ static void *listen_stream(void *arg)
     return NULL;
 }
 
-/* A request in flight: its answer is read on a thread of its own, so a
- * slow call holds up neither the next line nor a cancellation. */
+/* The lines of stdin, read with read(2) into a buffer of our own, so that
+ * whether a whole line waits is known without blocking (stdio hides it). */
+typedef struct input {
+    char *p;              /* cap bytes and one for the NUL of a last line */
+    size_t len, cap, off; /* [off, len) is not yet handed out */
+    bool eof;
+} input;
+
+/* Whether the next line is there without reading (or there is none). */
+static bool line_waiting(const input *in)
+{
+    return in->eof || memchr(in->p + in->off, '\n', in->len - in->off) != NULL;
+}
+
+/* The next line, without its end, NUL-terminated in the buffer; valid
+ * until the next call. NULL at the end of input (or a read error). */
+static char *next_line(input *in, size_t *len)
+{
+    for (;;) {
+        char *start = in->p + in->off, *nl = memchr(start, '\n', in->len - in->off);
+        if (nl || (in->eof && in->off < in->len)) {
+            char *end = nl ? nl : in->p + in->len;
+            *end = '\0';
+            *len = (size_t)(end - start);
+            in->off = (size_t)(end - in->p) + (nl != NULL);
+            return start;
+        }
+        if (in->eof)
+            return NULL;
+        memmove(in->p, start, in->len - in->off);
+        in->len -= in->off;
+        in->off = 0;
+        if (in->cap - in->len < 4096) {
+            char *more = realloc(in->p, in->cap * 2 + 1);
+            if (!more)
+                return NULL;
+            in->p = more;
+            in->cap *= 2;
+        }
+        ssize_t n;
+        while ((n = read(0, in->p + in->len, in->cap - in->len)) < 0 && errno == EINTR)
+            ;
+        if (n <= 0)
+            in->eof = true;
+        else
+            in->len += (size_t)n;
+    }
+}
+
+/* A request in flight: its answer is read on the sending thread, or, once
+ * the client writes again first, on a thread of its own, so a slow call
+ * holds up neither the next line nor a cancellation. */
 typedef struct pending {
     relay *r;
     th_httpc *c;
-    char *head, *body; /* the request, while it may go once more (reused) */
+    const char *head, *body; /* the request, while it may go once more (reused) */
     size_t blen;
-    bool reused;       /* sent on a kept connection */
+    bool owned;              /* a copy, with copies of head and body, on a thread of its own */
+    bool reused;             /* sent on a kept connection */
     json_object *id;
     bool initialize;
     bool list; /* tools/list: its answer names the arguments mirrored in headers */
@@ -421,7 +474,7 @@ static bool answer_head(relay *r, pending *p)
 {
     if (th_httpc_head(p->c))
         return true;
-    if (!p->reused || !p->c->reset || p->c->got)
+    if (!p->reused || !p->c->reset || p->c->got || !p->head)
         return false;
     int e = errno;
     th_httpc *c = conn_new(r);
@@ -439,16 +492,17 @@ static bool answer_head(relay *r, pending *p)
 static void pending_free(pending *p)
 {
     json_object_put(p->id);
-    free(p->head);
-    free(p->body);
-    free(p);
+    if (p->owned) {
+        free((char *)p->head);
+        free((char *)p->body);
+        free(p);
+    }
 }
 
-static void *read_answer(void *arg)
+/* The head of P's answer, true when it came; an initialize's session is
+ * noted, and the lines held back for it go on. */
+static bool answer_begin(relay *r, pending *p)
 {
-    pending *p = arg;
-    relay *r = p->r;
-    char last[128] = "";
     bool head = answer_head(r, p);
     if (p->initialize) {
         if (head && p->c->sid[0])
@@ -458,19 +512,23 @@ static void *read_answer(void *arg)
         pthread_cond_broadcast(&r->done);
         pthread_mutex_unlock(&r->lock);
     }
+    return head;
+}
+
+/* The rest of P's answer relayed (or its failure answered); P is done. */
+static void answer_end(relay *r, pending *p, bool head)
+{
+    char last[128] = "";
     if (!head) {
         char what[512];
         snprintf(what, sizeof what, "toolhost connect: unix:%s: no answer: %s", r->sock, strerror(errno));
         fprintf(stderr, "%s\n", what);
         if (p->id)
             emit_error(r, p->id, what);
-    } else {
-        if (!relay_body(r, p->c, last, sizeof last, p->list) && (p->id || p->c->status >= 400)) {
-            char what[96];
-            snprintf(what, sizeof what, "toolhost connect: the daemon answered HTTP %d without a message",
-                     p->c->status);
-            emit_error(r, p->id, what);
-        }
+    } else if (!relay_body(r, p->c, last, sizeof last, p->list) && (p->id || p->c->status >= 400)) {
+        char what[96];
+        snprintf(what, sizeof what, "toolhost connect: the daemon answered HTTP %d without a message", p->c->status);
+        emit_error(r, p->id, what);
     }
     if (head)
         conn_done(r, p->c);
@@ -481,13 +539,77 @@ static void *read_answer(void *arg)
     if (--r->inflight == 0)
         pthread_cond_broadcast(&r->done);
     pthread_mutex_unlock(&r->lock);
+}
+
+static void *read_answer(void *arg)
+{
+    pending *p = arg;
+    answer_end(p->r, p, answer_begin(p->r, p));
     return NULL;
 }
 
+static void *read_rest(void *arg)
+{
+    pending *p = arg;
+    answer_end(p->r, p, true);
+    return NULL;
+}
+
+/* P (on the sender's stack, pointing into its buffers) goes on on a thread
+ * of its own running FN, with copies of what it points to; without memory
+ * or a thread, FN runs here: slower, never lost. */
+static void hand_off(pending *p, void *(*fn)(void *))
+{
+    pending *q = malloc(sizeof *q);
+    if (!q) {
+        fn(p);
+        return;
+    }
+    *q = *p;
+    q->owned = true;
+    q->head = q->body = NULL;
+    /* Kept for answer_head's one case; without them it answers the failure. */
+    char *h = p->reused ? strdup(p->head) : NULL, *b = h ? malloc(p->blen) : NULL;
+    if (b) {
+        memcpy(b, p->body, p->blen);
+        q->head = h;
+        q->body = b;
+    } else {
+        free(h);
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, fn, q) == 0)
+        pthread_detach(t);
+    else
+        fn(q);
+}
+
+/*
+** P's answer: read here when it comes before the client's next line (one
+** call at a time, the common case: no thread started, none woken), on a
+** thread of its own otherwise; so is an SSE stream, which may carry an ask
+** the client answers on stdin meanwhile.
+*/
+static void await_answer(relay *r, input *in, pending *p)
+{
+    struct pollfd fds[2] = {{.fd = p->c->fd, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+    int n = 0;
+    while (!line_waiting(in) && (n = poll(fds, 2, -1)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0 || fds[1].revents || !fds[0].revents) {
+        hand_off(p, read_answer);
+        return;
+    }
+    bool head = answer_begin(r, p);
+    if (head && p->c->sse)
+        hand_off(p, read_rest);
+    else
+        answer_end(r, p, head);
+}
+
 /* Send one line from stdin. It reaches the daemon before the next line is
- * read (the order the client wrote is the order the daemon sees); the
- * answer of a request is read on its own thread. */
-static void forward(relay *r, char *line, size_t len)
+ * read (the order the client wrote is the order the daemon sees). */
+static void forward(relay *r, input *in, char *line, size_t len)
 {
     /* What is no message object (a batch, a parse error) goes as it is:
      * the daemon answers it. */
@@ -502,41 +624,24 @@ static void forward(relay *r, char *line, size_t len)
         pthread_cond_wait(&r->done, &r->lock);
     pthread_mutex_unlock(&r->lock);
     build_head(r, msg, len, head, sizeof head);
-    pending *p = calloc(1, sizeof *p);
-    if (!p) {
-        json_object_put(msg);
-        return;
-    }
-    p->r = r;
-    p->id = request ? json_object_get(id) : NULL;
-    p->initialize = request && strcmp(json_object_get_string(m), "initialize") == 0;
-    p->list = request && strcmp(json_object_get_string(m), "tools/list") == 0;
+    pending p = {.r = r, .head = head, .body = line, .blen = len, .id = request ? json_object_get(id) : NULL};
+    p.initialize = request && strcmp(json_object_get_string(m), "initialize") == 0;
+    p.list = request && strcmp(json_object_get_string(m), "tools/list") == 0;
     json_object_put(msg);
-    if (!(p->c = conn_send(r, head, line, len, &p->reused))) {
+    if (!(p.c = conn_send(r, head, line, len, &p.reused))) {
         char what[512];
         snprintf(what, sizeof what, "toolhost connect: unix:%s: %s", r->sock, strerror(errno));
         fprintf(stderr, "%s\n", what);
         if (request)
-            emit_error(r, p->id, what);
-        pending_free(p);
+            emit_error(r, p.id, what);
+        json_object_put(p.id);
         return;
     }
-    /* Kept for answer_head's one case; without them it answers the failure. */
-    if (p->reused && (p->head = strdup(head)) != NULL && (p->body = malloc(len)) != NULL) {
-        memcpy(p->body, line, len);
-        p->blen = len;
-    } else {
-        p->reused = false;
-    }
-    pthread_t t;
     pthread_mutex_lock(&r->lock);
     r->inflight++;
-    r->opening = p->initialize;
+    r->opening = p.initialize;
     pthread_mutex_unlock(&r->lock);
-    if (pthread_create(&t, NULL, read_answer, p) == 0)
-        pthread_detach(t);
-    else
-        read_answer(p);
+    await_answer(r, in, &p);
 }
 
 /* End of input: answers still due get DRAIN_MS, the session is ended
@@ -611,16 +716,18 @@ int th_cli_connect(int argc, char **argv)
     }
     pthread_mutex_init(&r.lock, NULL);
     pthread_cond_init(&r.done, NULL);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) > 0) {
-        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+    input in = {.p = malloc(65536 + 1), .cap = 65536};
+    char *line;
+    size_t n;
+    while (in.p && (line = next_line(&in, &n)) != NULL) {
+        while (n && line[n - 1] == '\r')
             line[--n] = '\0';
         if (n)
-            forward(&r, line, (size_t)n);
+            forward(&r, &in, line, n);
     }
-    free(line);
+    if (!in.p)
+        fprintf(stderr, "toolhost connect: no memory for the input buffer\n");
+    free(in.p);
     finish(&r);
     json_object_put(r.mirrors);
     pthread_mutex_destroy(&r.lock);

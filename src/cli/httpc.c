@@ -111,22 +111,37 @@ static bool put(th_httpc *c, const char *p, size_t n)
     return true;
 }
 
+/* The state of a response forgotten, the buffers not cleared: pos, len,
+ * dpos and dlen say what of them counts, and 20 KiB zeroed per call would
+ * be work for nothing. */
+static void forget_response(th_httpc *c)
+{
+    c->pos = c->len = c->dpos = c->dlen = 0;
+    c->status = 0;
+    c->sse = c->chunked = c->sized = c->ended = c->closing = c->http11 = c->got = c->reset = false;
+    c->left = 0;
+    c->sid[0] = '\0';
+    c->sent = 0;
+}
+
 bool th_httpc_request(th_httpc *c, const char *head, const char *body, size_t blen)
 {
     /* The previous response was read whole (th_httpc_reusable): nothing
      * of it is left to keep. */
-    int fd = c->fd;
-    *c = (th_httpc){.fd = fd};
-    size_t hl = strlen(head);
-    char *req = malloc(hl + 4 + blen);
+    forget_response(c);
+    size_t hl = strlen(head), n = hl + 4 + blen;
+    /* One send, so the daemon wakes once; a usual request fits on the
+     * stack, no allocation per call. */
+    char small[8192], *req = n <= sizeof small ? small : malloc(n);
     if (!req)
         return false;
     memcpy(req, head, hl);
     memcpy(req + hl, "\r\n\r\n", 4);
     if (blen)
         memcpy(req + hl + 4, body, blen);
-    bool sent = put(c, req, hl + 4 + blen);
-    free(req);
+    bool sent = put(c, req, n);
+    if (req != small)
+        free(req);
     return sent;
 }
 

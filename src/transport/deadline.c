@@ -28,6 +28,7 @@ struct th_deadlines {
     long long wait_ms, request_ms;
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t wake;  /* a deadline came nearer, or stop */
+    long long sleeps_until; /* the deadline the thread waits for; 0: none */
     th_deadline *conns;
     bool stop;
     pthread_t thread;
@@ -64,6 +65,7 @@ static void *watch(void *arg)
     while (!d->stop) {
         expire(d, th_now_ms());
         long long due = earliest(d);
+        d->sleeps_until = due;
         if (due)
             th_cond_wait_until(&d->wake, &d->lock, due);
         else
@@ -131,9 +133,11 @@ static void arm(th_deadlines *d, th_deadline *c, long long ms)
         return;
     pthread_mutex_lock(&d->lock);
     c->due = th_now_ms() + ms;
-    /* Woken only when this becomes the earliest: the thread sleeps until
-     * the earliest, and a later one keeps. */
-    if (earliest(d) == c->due)
+    /* Woken only when it sleeps past this one: a later deadline keeps
+     * until it wakes for the earlier, and looks again then. Waking it
+     * whenever this became the earliest woke it twice a request on a
+     * kept connection, the only one (its request's, then its wait's). */
+    if (!d->sleeps_until || c->due < d->sleeps_until)
         pthread_cond_signal(&d->wake);
     pthread_mutex_unlock(&d->lock);
 }
