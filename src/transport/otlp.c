@@ -50,7 +50,7 @@ struct th_otlp {
     bool stopping;
     int fd;       /* the kept-alive connection, or -1 */
     bool failing; /* the last export failed: said once, not per batch */
-    th_span *batch[BATCH_SPANS];
+    th_span batch[BATCH_SPANS];
     th_buf body;
 };
 
@@ -169,7 +169,8 @@ static bool put_hex(th_buf *b, const uint8_t *id, size_t n)
     return th_buf_append(b, hex, 2 * n + 2);
 }
 
-/* V in decimal, quoted (OTLP/JSON writes 64-bit integers as strings). */
+/* V in decimal, quoted (OTLP/JSON writes 64-bit integers as strings; a
+ * request id is a string attribute). */
 static bool put_quoted_ll(th_buf *b, long long v)
 {
     char d[24];
@@ -202,9 +203,12 @@ static bool put_attrs(th_buf *b, const th_span *sp)
         ok = put_attr(b, false, sp->target_key, sp->target);
     if (ok && sp->operation)
         ok = put_attr(b, false, "gen_ai.operation.name", sp->operation);
-    if (ok && sp->version[0])
+    if (ok && sp->version)
         ok = put_attr(b, false, "mcp.protocol.version", sp->version);
-    if (ok && sp->request_id[0])
+    if (ok && sp->int_id)
+        ok = PUT(b, ",{\"key\":\"jsonrpc.request.id\",\"value\":{\"stringValue\":") &&
+             put_quoted_ll(b, sp->int_id_value) && PUT(b, "}}");
+    else if (ok && sp->request_id[0])
         ok = put_attr(b, false, "jsonrpc.request.id", sp->request_id);
     if (ok)
         ok = put_attr(b, false, "network.transport", sp->transport);
@@ -215,7 +219,9 @@ static bool put_attrs(th_buf *b, const th_span *sp)
     return ok;
 }
 
-static bool put_span(th_buf *b, const th_span *sp, bool first)
+/* SP, its times moved from th_now_ns's clock to the Unix epoch by
+ * EPOCH_NS (what CLOCK_REALTIME read minus CLOCK_MONOTONIC, once a batch). */
+static bool put_span(th_buf *b, const th_span *sp, bool first, long long epoch_ns)
 {
     bool ok = (first || PUT(b, ",")) && PUT(b, "{\"traceId\":") && put_hex(b, sp->trace_id, 16) &&
               PUT(b, ",\"spanId\":") && put_hex(b, sp->span_id, 8);
@@ -224,24 +230,34 @@ static bool put_span(th_buf *b, const th_span *sp, bool first)
     /* {mcp.method.name} {target}, or the method alone. */
     ok = ok && PUT(b, ",\"name\":\"") && put_escaped(b, sp->method) &&
          (!sp->target[0] || (PUT(b, " ") && put_escaped(b, sp->target))) && PUT(b, "\"");
-    ok = ok && PUT(b, ",\"kind\":2,\"startTimeUnixNano\":") && put_quoted_ll(b, sp->start_ns) &&
-         PUT(b, ",\"endTimeUnixNano\":") && put_quoted_ll(b, sp->end_ns) && PUT(b, ",\"attributes\":[") &&
+    ok = ok && PUT(b, ",\"kind\":2,\"startTimeUnixNano\":") && put_quoted_ll(b, sp->start_ns + epoch_ns) &&
+         PUT(b, ",\"endTimeUnixNano\":") && put_quoted_ll(b, sp->end_ns + epoch_ns) && PUT(b, ",\"attributes\":[") &&
          put_attrs(b, sp) && PUT(b, "]");
     if (ok && sp->error_type[0])
         ok = PUT(b, ",\"status\":{\"code\":2,\"message\":") && put_string(b, sp->status) && PUT(b, "}");
     return ok && PUT(b, "}");
 }
 
+static long long clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static bool encode(th_otlp *o, size_t n)
 {
     th_buf *b = &o->body;
+    /* Spans are timed on the clock --metrics reads (one read serves both);
+     * dating them here follows a stepped wall clock from the next batch. */
+    long long epoch_ns = clock_ns(CLOCK_REALTIME) - th_now_ns();
     b->len = 0;
     bool ok = PUT(b, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[") &&
               put_attr(b, true, "service.name", "toolhost") && put_attr(b, false, "service.version", o->version) &&
               PUT(b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"toolhost\",\"version\":") &&
               put_string(b, o->version) && PUT(b, "},\"spans\":[");
     for (size_t i = 0; ok && i < n; i++)
-        ok = put_span(b, o->batch[i], i == 0);
+        ok = put_span(b, &o->batch[i], i == 0, epoch_ns);
     return ok && PUT(b, "]}]}]}");
 }
 
@@ -379,9 +395,7 @@ static void export_batch(th_otlp *o, size_t n)
 
 static long long cpu_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Sleep MS unless a stop comes first. */
@@ -407,8 +421,6 @@ static void *exporter(void *p)
             continue;
         long long t0 = cpu_ns();
         export_batch(o, n);
-        for (size_t i = 0; i < n; i++)
-            free(o->batch[i]);
         /* What this batch cost, times the rest of the CPU left alone; a
          * batch takes well under a millisecond, so the pause is owed in
          * nanoseconds and taken once it is worth a sleep. */
