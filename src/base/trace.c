@@ -90,15 +90,16 @@ static bool all_zero(const uint8_t *b, size_t n)
     return true;
 }
 
-/* BYTES random bytes that are not all zero (an invalid id in W3C and OTLP). */
-static void random_id(uint8_t *id, size_t bytes)
+/* A span's ids, neither all zero (invalid in W3C and OTLP): a zero word
+ * is one in 2^64, so making it 1 costs nothing in uniqueness. */
+static void random_ids(th_span *sp)
 {
-    do {
-        for (size_t i = 0; i < bytes; i += 8) {
-            uint64_t r = next_random();
-            memcpy(id + i, &r, bytes - i < 8 ? bytes - i : 8);
-        }
-    } while (all_zero(id, bytes));
+    uint64_t t[2] = {next_random(), next_random()}, id = next_random();
+    if (!t[0] && !t[1])
+        t[0] = 1;
+    memcpy(sp->trace_id, t, sizeof t);
+    id += !id;
+    memcpy(sp->span_id, &id, sizeof id);
 }
 
 static void count_dropped(void)
@@ -120,8 +121,7 @@ bool th_span_begin(th_span *sp, const char *method, long long now_ns)
     sp->int_id = false;
     sp->start_ns = now_ns;
     sp->end_ns = 0;
-    random_id(sp->trace_id, sizeof sp->trace_id);
-    random_id(sp->span_id, sizeof sp->span_id);
+    random_ids(sp);
     sp->method = method;
     sp->target_key = NULL;
     sp->operation = NULL;
@@ -139,7 +139,9 @@ void th_span_set_text(char *field, size_t size, const char *text)
         len = size - 1;
     memcpy(field, text ? text : "", len);
     field[len] = '\0';
-    th_utf8_clip(field);
+    /* A string that ends in ASCII ends on a character: the usual case. */
+    if (len && (unsigned char)field[len - 1] >= 0x80)
+        th_utf8_clip(field);
 }
 
 static int hex_value(char c)
