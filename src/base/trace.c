@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
-** base/trace.c: server spans and the bounded queue between the threads that
+** base/trace.c: server spans and the bounded ring between the threads that
 ** serve requests and the one that exports (transport/otlp.c). Ending a span
-** is a copy under a lock; when the exporter falls behind, spans are dropped
-** and counted rather than a call waiting for it.
+** claims a slot with one compare-and-swap and copies the span in; the lock
+** is taken once per batch, to wake the exporter. When it falls behind,
+** spans are dropped and counted rather than a call waiting for it.
 */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,21 +22,37 @@
 
 bool th_trace_enabled;
 
+/* A slot of the ring (Vyukov's bounded queue, one consumer): SEQ is its
+ * position when free for a producer, position + 1 once its span is in,
+ * and position + capacity again when the exporter has copied it out. */
+typedef struct slot {
+    atomic_size_t seq;
+    th_span span;
+} slot;
+
 static struct {
+    slot *ring;
+    size_t cap, mask;
+    _Alignas(64) atomic_size_t tail; /* the next position a producer claims */
+    _Alignas(64) atomic_size_t head; /* the next position the exporter reads */
+    atomic_size_t want;              /* ended spans that make a batch worth waking for */
+    atomic_bool waiting, closed;     /* the exporter sleeps on READY; no more spans */
     pthread_mutex_t lock;
-    pthread_cond_t ready; /* WANT spans are queued, or the queue closed */
-    th_span **ring; /* a pointer moves in and out: the lock is held for no copy */
-    size_t cap, head, count, want;
-    atomic_size_t full; /* COUNT == CAP, read without the lock */
-    bool closed;
+    pthread_cond_t ready;
 } q = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
 
 bool th_trace_open(size_t capacity)
 {
-    if (!(q.ring = calloc(capacity, sizeof *q.ring)))
+    size_t cap = 2;
+    while (cap < capacity)
+        cap *= 2; /* a power of two: a position's slot is a mask away */
+    if (!(q.ring = calloc(cap, sizeof *q.ring)))
         return false;
-    q.cap = capacity;
-    q.want = capacity;
+    for (size_t i = 0; i < cap; i++)
+        atomic_init(&q.ring[i].seq, i);
+    q.cap = cap;
+    q.mask = cap - 1;
+    atomic_init(&q.want, cap);
     th_trace_enabled = true;
     return true;
 }
@@ -72,41 +90,46 @@ static bool all_zero(const uint8_t *b, size_t n)
     return true;
 }
 
-/* BYTES random bytes that are not all zero (an invalid id in W3C and OTLP). */
-static void random_id(uint8_t *id, size_t bytes)
+/* A span's ids, neither all zero (invalid in W3C and OTLP): a zero word
+ * is one in 2^64, so making it 1 costs nothing in uniqueness. */
+static void random_ids(th_span *sp)
 {
-    do {
-        for (size_t i = 0; i < bytes; i += 8) {
-            uint64_t r = next_random();
-            memcpy(id + i, &r, bytes - i < 8 ? bytes - i : 8);
-        }
-    } while (all_zero(id, bytes));
+    uint64_t t[2] = {next_random(), next_random()}, id = next_random();
+    if (!t[0] && !t[1])
+        t[0] = 1;
+    memcpy(sp->trace_id, t, sizeof t);
+    id += !id;
+    memcpy(sp->span_id, &id, sizeof id);
 }
 
-th_span *th_span_begin(const char *method)
+static void count_dropped(void)
+{
+    if (th_metrics_enabled)
+        th_metrics_span_dropped();
+}
+
+bool th_span_begin(th_span *sp, const char *method, long long now_ns)
 {
     /* A span that could only be dropped at its end is not made: under
-     * overload a request pays one load here, not a span. */
-    if (atomic_load_explicit(&q.full, memory_order_relaxed)) {
-        if (th_metrics_enabled)
-            th_metrics_span_dropped();
-        return NULL;
+     * overload a request pays two loads here, not a span. */
+    size_t head = atomic_load_explicit(&q.head, memory_order_relaxed);
+    if ((intptr_t)(atomic_load_explicit(&q.tail, memory_order_relaxed) - head) >= (intptr_t)q.cap) {
+        count_dropped();
+        return false;
     }
-    th_span *sp = malloc(sizeof *sp);
-    if (!sp)
-        return NULL;
     sp->has_parent = false;
-    sp->start_ns = unix_ns();
+    sp->int_id = false;
+    sp->start_ns = now_ns;
     sp->end_ns = 0;
-    random_id(sp->trace_id, sizeof sp->trace_id);
-    random_id(sp->span_id, sizeof sp->span_id);
-    TH_SPAN_SET(sp, method, method);
+    random_ids(sp);
+    sp->method = method;
     sp->target_key = NULL;
     sp->operation = NULL;
-    sp->target[0] = sp->request_id[0] = sp->version[0] = sp->session_id[0] = '\0';
-    sp->error_type[0] = sp->status[0] = '\0';
+    sp->version = NULL;
     sp->transport = "pipe";
-    return sp;
+    sp->target[0] = sp->request_id[0] = sp->session_id[0] = '\0';
+    sp->error_type[0] = sp->status[0] = '\0';
+    return true;
 }
 
 void th_span_set_text(char *field, size_t size, const char *text)
@@ -116,7 +139,9 @@ void th_span_set_text(char *field, size_t size, const char *text)
         len = size - 1;
     memcpy(field, text ? text : "", len);
     field[len] = '\0';
-    th_utf8_clip(field);
+    /* A string that ends in ASCII ends on a character: the usual case. */
+    if (len && (unsigned char)field[len - 1] >= 0x80)
+        th_utf8_clip(field);
 }
 
 static int hex_value(char c)
@@ -171,58 +196,109 @@ void th_span_fail(th_span *sp, const char *error_type, const char *message)
     TH_SPAN_SET(sp, status, message);
 }
 
-void th_span_end(th_span *sp)
+/* Claim the next free slot; NULL when the ring is full. */
+static slot *claim(size_t *pos_out)
+{
+    size_t pos = atomic_load_explicit(&q.tail, memory_order_relaxed);
+    for (;;) {
+        slot *sl = &q.ring[pos & q.mask];
+        size_t seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+        intptr_t dif = (intptr_t)seq - (intptr_t)pos;
+        if (dif < 0)
+            return NULL; /* the exporter has not copied this lap's span out */
+        if (dif == 0 && atomic_compare_exchange_weak_explicit(&q.tail, &pos, pos + 1, memory_order_relaxed,
+                                                              memory_order_relaxed)) {
+            *pos_out = pos;
+            return sl;
+        }
+        if (dif > 0)
+            pos = atomic_load_explicit(&q.tail, memory_order_relaxed);
+    }
+}
+
+/* A batch has ended since the exporter went to sleep: wake it, once. The
+ * fence orders this span's publication before the load of WAITING, as the
+ * exporter orders its store of WAITING before counting (th_trace_drain):
+ * one of the two sees the other. */
+static void wake_if_due(intptr_t ended)
+{
+    if (ended < (intptr_t)atomic_load_explicit(&q.want, memory_order_relaxed))
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&q.waiting, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&q.lock);
+    if (atomic_exchange(&q.waiting, false))
+        pthread_cond_signal(&q.ready);
+    pthread_mutex_unlock(&q.lock);
+}
+
+void th_span_end(th_span *sp, long long now_ns)
 {
     if (!sp)
         return;
-    sp->end_ns = unix_ns();
-    pthread_mutex_lock(&q.lock);
-    bool queued = !q.closed && q.count < q.cap;
-    if (queued) {
-        q.ring[(q.head + q.count) % q.cap] = sp;
-        if (++q.count == q.want)
-            pthread_cond_signal(&q.ready);
-        if (q.count == q.cap)
-            atomic_store_explicit(&q.full, 1, memory_order_relaxed);
-    }
-    pthread_mutex_unlock(&q.lock);
-    if (queued)
+    size_t pos;
+    slot *sl = atomic_load_explicit(&q.closed, memory_order_relaxed) ? NULL : claim(&pos);
+    if (!sl) {
+        count_dropped();
         return;
-    if (th_metrics_enabled)
-        th_metrics_span_dropped();
-    free(sp);
+    }
+    sp->end_ns = now_ns;
+    sl->span = *sp;
+    atomic_store_explicit(&sl->seq, pos + 1, memory_order_release);
+    wake_if_due((intptr_t)(pos + 1 - atomic_load_explicit(&q.head, memory_order_relaxed)));
 }
 
-size_t th_trace_drain(th_span **out, size_t max, long long wait_ms)
+/* How many spans, up to MAX, have ended in order from the head. */
+static size_t ended_from(size_t head, size_t max)
 {
-    long long deadline = th_now_ms() + wait_ms;
+    size_t n = 0;
+    while (n < max &&
+           atomic_load_explicit(&q.ring[(head + n) & q.mask].seq, memory_order_acquire) == head + n + 1)
+        n++;
+    return n;
+}
+
+/* Sleep until WANT spans have ended, the ring closes or DEADLINE (ms). */
+static void wait_for(size_t head, size_t want, long long deadline)
+{
     pthread_mutex_lock(&q.lock);
-    q.want = max < q.cap ? max : q.cap;
-    while (q.count < q.want && !q.closed && th_cond_wait_until(&q.ready, &q.lock, deadline))
-        ;
-    size_t n = q.count < max ? q.count : max;
-    for (size_t i = 0; i < n; i++)
-        out[i] = q.ring[(q.head + i) % q.cap];
-    q.head = (q.head + n) % q.cap;
-    q.count -= n;
-    if (n)
-        atomic_store_explicit(&q.full, 0, memory_order_relaxed);
+    for (;;) {
+        atomic_store(&q.waiting, true); /* seq_cst: see wake_if_due */
+        if (ended_from(head, want) >= want || atomic_load(&q.closed) ||
+            !th_cond_wait_until(&q.ready, &q.lock, deadline))
+            break;
+    }
+    atomic_store(&q.waiting, false);
     pthread_mutex_unlock(&q.lock);
+}
+
+size_t th_trace_drain(th_span *out, size_t max, long long wait_ms)
+{
+    size_t head = atomic_load_explicit(&q.head, memory_order_relaxed);
+    size_t want = max < q.cap ? max : q.cap;
+    atomic_store_explicit(&q.want, want, memory_order_relaxed);
+    if (ended_from(head, want) < want && wait_ms > 0)
+        wait_for(head, want, th_now_ms() + wait_ms);
+    size_t n = ended_from(head, want);
+    for (size_t i = 0; i < n; i++) {
+        slot *sl = &q.ring[(head + i) & q.mask];
+        out[i] = sl->span;
+        atomic_store_explicit(&sl->seq, head + i + q.cap, memory_order_release);
+    }
+    atomic_store_explicit(&q.head, head + n, memory_order_relaxed);
     return n;
 }
 
 void th_trace_close(void)
 {
     pthread_mutex_lock(&q.lock);
-    q.closed = true;
+    atomic_store(&q.closed, true);
     pthread_cond_broadcast(&q.ready);
     pthread_mutex_unlock(&q.lock);
 }
 
 bool th_trace_closed(void)
 {
-    pthread_mutex_lock(&q.lock);
-    bool closed = q.closed;
-    pthread_mutex_unlock(&q.lock);
-    return closed;
+    return atomic_load(&q.closed);
 }

@@ -136,7 +136,8 @@ static void job_free(job *j)
     json_object_put(j->args);
     json_object_put(j->id);
     json_object_put(j->token);
-    th_reqobs_call_end(j->obs, TH_METRICS_BUSY); /* never ran: refused at the door */
+    if (j->obs) /* never ran: refused at the door */
+        th_reqobs_call_end(j->obs, TH_METRICS_BUSY, th_now_ns());
     th_registry_unref(j->reg);
     th_mcpi_gate_drop(&j->gate); /* a call refused after it passed the limits */
     th_mcpi_session_unref(j->s);
@@ -637,9 +638,11 @@ static void job_reply(job *j, json_object *result, json_object *msg, const th_bu
                                                          : TH_OUTCOME_OK;
     th_call_log_line(j->entry->name, j->id, j->started_ms, outcome);
     th_mcpi_gate_over(j, outcome, busy ? TH_RPC_SERVER_BUSY : 0);
+    /* One clock read ends both the histogram's duration and the span. */
+    long long ended_ns = th_metrics_enabled || j->obs ? th_now_ns() : 0;
     if (th_metrics_enabled)
-        th_metrics_call_end(j->entry->name, (th_metrics_outcome)outcome, th_now_ns() - j->started_ns);
-    th_reqobs_call_end(j->obs, (th_metrics_outcome)outcome);
+        th_metrics_call_end(j->entry->name, (th_metrics_outcome)outcome, ended_ns - j->started_ns);
+    th_reqobs_call_end(j->obs, (th_metrics_outcome)outcome, ended_ns);
     j->obs = NULL;
     th_mcpi_answering = j->batch;
     if (answered) {

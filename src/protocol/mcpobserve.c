@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,9 @@
 
 struct th_reqobs {
     const char *method;
-    long long start_ns;
-    th_span *span; /* NULL without --otlp-endpoint */
+    long long start_ns; /* th_now_ns, read once for the metrics and the span */
+    th_span *span;      /* &SPAN_HERE, or NULL: untraced, or dropped */
+    th_span span_here;  /* allocated only with --otlp-endpoint */
 };
 
 _Thread_local th_reqobs *th_reqobs_current;
@@ -56,11 +58,10 @@ static void set_target(th_span *sp, const th_rpc_msg *msg)
     }
 }
 
-static th_span *span_of(const request *r, const char *method)
+/* SP's attributes from R's message: nothing is formatted here but a
+ * string id's copy (the exporter writes the rest). */
+static void describe(th_span *sp, const request *r)
 {
-    th_span *sp = th_span_begin(method);
-    if (!sp)
-        return NULL;
     json_object *meta = NULL;
     if (r->msg->call_lite)
         meta = r->msg->call_meta;
@@ -68,33 +69,31 @@ static th_span *span_of(const request *r, const char *method)
         json_object_object_get_ex(r->msg->params, "_meta", &meta);
     th_span_set_parent(sp, param_string(meta, "traceparent"));
     set_target(sp, r->msg);
-    /* json-c would print an integer id into a buffer it then keeps; and
-     * snprintf costs more than the rest of the span, at every call. */
     if (json_object_is_type(r->msg->id, json_type_int)) {
-        int64_t id = json_object_get_int64(r->msg->id);
-        sp->request_id[0] = '-';
-        th_fmt_u64(sp->request_id + (id < 0), id < 0 ? 0 - (uint64_t)id : (uint64_t)id);
+        sp->int_id = true;
+        sp->int_id_value = json_object_get_int64(r->msg->id);
+    } else if (r->msg->id) {
+        TH_SPAN_SET(sp, request_id, json_object_get_string(r->msg->id));
     }
-    else
-        TH_SPAN_SET(sp, request_id, r->msg->id ? json_object_get_string(r->msg->id) : "");
     if (r->s->trace_transport)
         sp->transport = r->s->trace_transport;
-    return sp;
 }
 
 void th_reqobs_begin(const request *r, const char *method)
 {
-    th_span *sp = th_trace_enabled ? span_of(r, method) : NULL;
-    if (!th_metrics_enabled && !sp)
+    if (!th_metrics_enabled && !th_trace_enabled)
         return;
-    th_reqobs *o = malloc(sizeof *o);
-    if (!o) {
-        free(sp);
+    /* Without a span the request needs only what precedes it. */
+    th_reqobs *o = malloc(th_trace_enabled ? sizeof *o : offsetof(th_reqobs, span_here));
+    if (!o)
         return;
-    }
     o->method = method;
-    o->start_ns = th_metrics_enabled ? th_now_ns() : 0;
-    o->span = sp;
+    o->start_ns = th_now_ns();
+    o->span = NULL;
+    if (th_trace_enabled && th_span_begin(&o->span_here, method, o->start_ns)) {
+        o->span = &o->span_here;
+        describe(o->span, r);
+    }
     th_reqobs_current = o;
 }
 
@@ -104,7 +103,7 @@ void th_reqobs_era(const request *r, int version)
     if (!sp)
         return;
     if (version >= 0 && version < N_VERSIONS)
-        TH_SPAN_SET(sp, version, th_mcpi_versions[version]);
+        sp->version = th_mcpi_versions[version];
     /* A 2026-07-28 request belongs to no session, whatever carried it. */
     if (!r->modern && r->s->trace_session)
         TH_SPAN_SET(sp, session_id, r->s->trace_session);
@@ -113,7 +112,7 @@ void th_reqobs_era(const request *r, int version)
 long long th_reqobs_start_ns(void)
 {
     const th_reqobs *o = th_reqobs_current;
-    return o && o->start_ns ? o->start_ns : th_now_ns();
+    return o ? o->start_ns : th_now_ns();
 }
 
 th_reqobs *th_reqobs_take(void)
@@ -131,8 +130,9 @@ void th_reqobs_resume(th_reqobs *o)
 
 static void finish(th_reqobs *o, int code, const char *message, bool is_error)
 {
+    long long now = th_now_ns(); /* the histogram's and the span's end */
     if (th_metrics_enabled)
-        th_metrics_request_end(o->method, code, th_now_ns() - o->start_ns);
+        th_metrics_request_end(o->method, code, now - o->start_ns);
     if (o->span && code) {
         char type[16];
         snprintf(type, sizeof type, "%d", code);
@@ -140,7 +140,7 @@ static void finish(th_reqobs *o, int code, const char *message, bool is_error)
     } else if (is_error) {
         th_span_fail(o->span, "tool_error", "the result has isError: true");
     }
-    th_span_end(o->span);
+    th_span_end(o->span, now);
     free(o);
 }
 
@@ -166,17 +166,17 @@ void th_reqobs_end_current(void)
     if (!o)
         return;
     th_span_fail(o->span, "cancelled", "no response was sent");
-    th_span_end(o->span);
+    th_span_end(o->span, o->span ? th_now_ns() : 0);
     free(o);
 }
 
-void th_reqobs_call_end(th_reqobs *o, th_metrics_outcome outcome)
+void th_reqobs_call_end(th_reqobs *o, th_metrics_outcome outcome, long long now_ns)
 {
     if (!o)
         return;
     const char *type = th_metrics_error_type(outcome);
     if (type)
         th_span_fail(o->span, type, th_metrics_outcome_name(outcome));
-    th_span_end(o->span);
+    th_span_end(o->span, now_ns);
     free(o);
 }

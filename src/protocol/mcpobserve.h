@@ -27,7 +27,7 @@ void th_reqobs_begin(const struct request *r, const char *method);
  * -1: not negotiated yet) and session, as the span says. */
 void th_reqobs_era(const struct request *r, int version);
 /* When the calling thread's current request began (th_now_ns), or, when
- * there is none or --metrics is off, a clock read now. */
+ * there is none (neither is on), a clock read now. */
 long long th_reqobs_start_ns(void);
 /* The current request, taken along to the thread that will answer it. */
 th_reqobs *th_reqobs_take(void);
@@ -39,8 +39,9 @@ void th_reqobs_answered(json_object *msg);
 /* The current request ends without a response (cancelled, or the
  * response was sent by another thread). */
 void th_reqobs_end_current(void);
-/* O's tools/call ended with OUTCOME: its duration is counted by tool
- * (th_metrics_call_end), so only its span ends here. */
-void th_reqobs_call_end(th_reqobs *o, th_metrics_outcome outcome);
+/* O's tools/call ended with OUTCOME at NOW_NS (th_now_ns, the clock read
+ * its th_metrics_call_end took): its duration is counted by tool, so only
+ * its span ends here. */
+void th_reqobs_call_end(th_reqobs *o, th_metrics_outcome outcome, long long now_ns);
 
 #endif
