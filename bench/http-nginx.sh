@@ -14,7 +14,10 @@
 # Environment:
 #   BENCH_RUNS=3       runs per measurement (the median is reported)
 #   BENCH_SECONDS=5    seconds per run (h2load -D), after 1 s of warm-up
-#   BENCH_PIN=0        do not pin h2load to CPU 0 and the servers to the rest
+#   BENCH_PIN=1        pin h2load to CPU 0 and the servers to the rest (off by
+#                      default: one nginx process woken across CPUs on a busy
+#                      VM waits for a timeslice at every request, a handicap
+#                      the threaded servers share out)
 #   SDK_NODE_MODULES   node_modules with @modelcontextprotocol/sdk 1.x
 #                      (default tests/interop/node_modules; no SDK row without)
 #   TOP_SRCDIR, TOP_BUILDDIR, NODE (set by make)
@@ -48,7 +51,7 @@ raw=http-nginx.log
 : > "$raw"
 
 h2pin="" P=""
-if [ "${BENCH_PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+if [ "${BENCH_PIN:-0}" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
     h2pin="taskset -c 0" P="taskset -c 1-$(($(nproc) - 1))"
 fi
 
