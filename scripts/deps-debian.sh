@@ -38,7 +38,10 @@ fi
 flag=--bench
 if want "$@"; then
     # `make bench`: node/npm run the TypeScript SDK server (bench/chart.sh
-    # draws the chart with sh and awk).
+    # draws the chart with sh and awk); `make bench-http` drives nginx's
+    # floor and toolhost with h2load (nghttp2-client), a load generator we
+    # did not write (wrk is the other one).
+    pkgs="$pkgs nghttp2-client wrk nginx-light curl"
     command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 missing=""

@@ -8,6 +8,7 @@
 */
 #include "config.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ struct th_deadlines {
     long long wait_ms, request_ms;
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t wake;  /* a deadline came nearer, or stop */
-    long long sleeps_until; /* the deadline the thread waits for; 0: none */
     th_deadline *conns;
+    long long sleeps_until; /* when the thread wakes by itself; 0: it has not looked yet */
     bool stop;
     pthread_t thread;
 };
@@ -65,7 +66,7 @@ static void *watch(void *arg)
     while (!d->stop) {
         expire(d, th_now_ms());
         long long due = earliest(d);
-        d->sleeps_until = due;
+        d->sleeps_until = due ? due : LLONG_MAX;
         if (due)
             th_cond_wait_until(&d->wake, &d->lock, due);
         else
@@ -133,12 +134,15 @@ static void arm(th_deadlines *d, th_deadline *c, long long ms)
         return;
     pthread_mutex_lock(&d->lock);
     c->due = th_now_ms() + ms;
-    /* Woken only when it sleeps past this one: a later deadline keeps
-     * until it wakes for the earlier, and looks again then. Waking it
-     * whenever this became the earliest woke it twice a request on a
-     * kept connection, the only one (its request's, then its wait's). */
-    if (!d->sleeps_until || c->due < d->sleeps_until)
+    /* Woken only when this comes before the thread's own wake-up: a later
+     * one keeps until then, when the thread looks again. Comparing with
+     * the earliest of all instead woke it at nearly every request (the
+     * one just armed is the earliest whenever the others are off the
+     * clock), a context switch and a scan of every connection each. */
+    if (c->due < d->sleeps_until) {
+        d->sleeps_until = c->due;
         pthread_cond_signal(&d->wake);
+    }
     pthread_mutex_unlock(&d->lock);
 }
 
