@@ -626,6 +626,46 @@ cleanup:
     return fd;
 }
 
+/* The directory verdict of the current pass (th_loader_dir_memo). */
+typedef struct dir_memo {
+    bool on;
+    char *dir;          /* the directory as named; NULL: none yet */
+    int fd;             /* its descriptor, or -1 when refused */
+    bool refused;
+    char why[1536];
+} dir_memo;
+static _Thread_local dir_memo memo = {.fd = -1};
+
+void th_loader_dir_memo(bool on)
+{
+    if (memo.fd >= 0)
+        close(memo.fd);
+    free(memo.dir);
+    memo = (dir_memo){.on = on, .fd = -1};
+}
+
+/* open_trusted_dir for a plugin file's directory, through the pass's memo
+ * when there is one: *BORROWED says the descriptor is the memo's. */
+static int open_plugin_dir(const char *dir, const th_load_opts *opts, bool *refused, char *why, size_t size,
+                           bool *borrowed)
+{
+    *borrowed = false;
+    if (!memo.on)
+        return open_trusted_dir(dir, opts, false, refused, why, size);
+    if (!memo.dir || strcmp(memo.dir, dir) != 0) {
+        char *copy = strdup(dir);
+        if (!copy)
+            return open_trusted_dir(dir, opts, false, refused, why, size);
+        th_loader_dir_memo(true);
+        memo.dir = copy;
+        memo.fd = open_trusted_dir(dir, opts, false, &memo.refused, memo.why, sizeof memo.why);
+    }
+    *refused = memo.refused;
+    snprintf(why, size, "%s", memo.fd < 0 ? memo.why : "");
+    *borrowed = memo.fd >= 0;
+    return memo.fd;
+}
+
 /*
 ** The checks on plugin file PATH before any of its code runs: a regular file,
 ** not a symbolic link unless links are followed (then see check_link), and
@@ -640,7 +680,7 @@ static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stat
     char why[1536];
     char *target = NULL, *dir = NULL;
     int dfd = -1, fd = -1;
-    bool refused;
+    bool refused, borrowed = false;
     th_rc rc;
     struct stat st;
 
@@ -666,7 +706,7 @@ static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stat
         goto cleanup;
     }
     *strrchr(dir, '/') = '\0'; /* FILE is absolute: it has a slash */
-    if ((dfd = open_trusted_dir(*dir ? dir : "/", opts, false, &refused, why, sizeof why)) < 0) {
+    if ((dfd = open_plugin_dir(*dir ? dir : "/", opts, &refused, why, sizeof why, &borrowed)) < 0) {
         rc = refuse(stats, path, refused ? "its directory is refused: %s%s" : "cannot open its directory: %s%s", why,
                     "");
         goto cleanup;
@@ -691,7 +731,7 @@ static th_rc check_file(const char *path, const th_load_opts *opts, th_load_stat
 cleanup:
     if (fd >= 0)
         close(fd);
-    if (dfd >= 0)
+    if (dfd >= 0 && !borrowed)
         close(dfd);
     free(dir);
     free(target);
@@ -753,12 +793,14 @@ void th_loader_prejudge(char *const *paths, size_t n, const th_load_opts *opts)
         return; /* judged at load time, as without a sandbox */
     nverdicts = n;
     verdict_buf = why;
+    th_loader_dir_memo(true);
     for (size_t i = 0; i < n; i++) {
         why[0] = '\0';
         int fd;
         check_plugin(paths[i], name, sizeof name, opts, &ignored, &fd);
         verdicts[i] = (verdict){.path = strdup(paths[i]), .fd = fd, .why = fd < 0 ? strdup(why) : NULL};
     }
+    th_loader_dir_memo(false);
     verdict_buf = NULL;
 }
 

@@ -134,6 +134,16 @@ th_rc th_loader_check_plugin(const char *path, const th_load_opts *opts, th_load
 void th_loader_prejudge(char *const *paths, size_t n, const th_load_opts *opts);
 
 /*
+** Between th_loader_dir_memo(true) and th_loader_dir_memo(false), on the
+** calling thread, a plugin directory is walked and judged once and its
+** verdict (the opened directory, or the refusal) serves every file in
+** it: one pass over a listing, where 10,000 files in one directory would
+** otherwise walk the same path from / 10,000 times. A later pass judges
+** afresh, so a directory made writable is refused on the next reload.
+*/
+void th_loader_dir_memo(bool on);
+
+/*
 ** Hot reload in the host (--isolation=none): loads after this call open
 ** each plugin under a name unique to GEN (0: its path, as at start-up), so
 ** a replaced file's new code is loaded rather than the copy already mapped

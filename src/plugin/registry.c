@@ -170,7 +170,7 @@ static void entry_free(th_entry *e)
     json_object_put(e->output_schema);
     json_object_put(e->annotations);
     json_object_put(e->icons);
-    th_schema_free(e->validator);
+    th_schema_free(atomic_load(&e->validator));
     th_schema_free(e->output_validator);
     th_typed_free(e->typed);
     free((char *)e->origin);
@@ -268,7 +268,7 @@ static const char *json_type_word(json_object *o)
 */
 typedef struct checked {
     json_object *input_schema, *output_schema, *annotations, *icons;
-    th_schema *validator, *output_validator;
+    th_schema *output_validator;
     th_typed *typed;
     char *exposed, *toolbox, *plugin; /* th_naming_expose */
 } checked;
@@ -279,7 +279,6 @@ static void checked_free(checked *c)
     json_object_put(c->output_schema);
     json_object_put(c->annotations);
     json_object_put(c->icons);
-    th_schema_free(c->validator);
     th_schema_free(c->output_validator);
     th_typed_free(c->typed);
     free(c->exposed);
@@ -506,12 +505,15 @@ static th_rc check_tool(const th_registry *reg, const th_tool *t, const char *or
         }
     }
 
+    /* Compiled here only to refuse what does not compile; the form that
+     * validates is built on the first call (th_entry_validator). */
     char msg[512];
-    out->validator = th_schema_compile(out->input_schema, msg, sizeof msg);
-    if (!out->validator) {
+    th_schema *compiled = th_schema_compile(out->input_schema, msg, sizeof msg);
+    if (!compiled) {
         rc = th_err_set(err, TH_ERR_VALUE, "Tool input_schema is not a valid JSON Schema: %s", msg);
         goto fail;
     }
+    th_schema_free(compiled);
     if (out->output_schema) {
         out->output_validator = th_schema_compile(out->output_schema, msg, sizeof msg);
         if (!out->output_validator) {
@@ -635,7 +637,6 @@ th_rc th_registry_add(th_registry *reg, const th_tool *tool, const char *origin,
     e->output_schema = c.output_schema;
     e->annotations = c.annotations;
     e->icons = c.icons;
-    e->validator = c.validator;
     e->output_validator = c.output_validator;
     e->typed = c.typed;
     e->handler = t.handler;
@@ -749,6 +750,26 @@ const th_entry *th_registry_get(const th_registry *reg, const char *name)
 th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args)
 {
     return e->typed ? th_typed_invoke(e->typed, call, args) : e->handler(call, args, e->user_data);
+}
+
+const th_schema *th_entry_validator(const th_entry *e)
+{
+    th_entry *m = (th_entry *)e; /* the compiled form is a cache, not state */
+    th_schema *v = atomic_load_explicit(&m->validator, memory_order_acquire);
+    if (v)
+        return v;
+    char msg[512];
+    if (!(v = th_schema_compile(e->input_schema, msg, sizeof msg))) {
+        th_log(TH_LOG_ERROR, "tool '%s': compiling its input schema failed: %s", e->name, msg);
+        return NULL;
+    }
+    th_schema *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&m->validator, &none, v, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        th_schema_free(v); /* another thread's came first */
+        v = none;
+    }
+    return v;
 }
 
 size_t th_registry_count(const th_registry *reg)

@@ -42,7 +42,10 @@ typedef struct th_entry {
     json_object *input_schema;  /* parsed or generated */
     json_object *output_schema; /* NULL when not given */
     json_object *annotations;   /* NULL when not given */
-    th_schema *validator;       /* input_schema compiled */
+    /* input_schema compiled, on the tool's first call (th_entry_validator):
+     * a compiled schema costs more than its tree, and most of 10,000
+     * installed tools are never called. */
+    _Atomic(th_schema *) validator;
     th_schema *output_validator; /* output_schema compiled, or NULL */
     th_handler handler;         /* NULL for typed tools */
     th_typed *typed;            /* NULL for handler tools */
@@ -111,6 +114,13 @@ const th_entry *th_registry_get(const th_registry *reg, const char *name);
 ** whoever runs the call: the protocol, a task, a worker or a lazy stand-in.
 */
 th_rc th_entry_invoke(const th_entry *e, th_call *call, json_object *args);
+
+/*
+** E's compiled input schema, compiled on first use and kept: registration
+** proved that it compiles, so NULL means only that memory ran out. Safe to
+** call from several threads at once (one compiled form wins).
+*/
+const th_schema *th_entry_validator(const th_entry *e);
 
 /* Number of tools, and the I-th in registration order. */
 size_t th_registry_count(const th_registry *reg);

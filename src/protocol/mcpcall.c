@@ -520,8 +520,12 @@ static void run_job(void *p)
 
     arm_deadline(j);
     th_validate_opts vopts = {.cancelled = th_mcpi_validation_cancelled, .ctx = j->call};
-    size_t nbad = th_schema_validate_ex(e->validator, j->args, &vopts, &violations);
-    if (nbad > 0) {
+    const th_schema *validator = th_entry_validator(e);
+    size_t nbad = validator ? th_schema_validate_ex(validator, j->args, &vopts, &violations) : 0;
+    if (!validator) {
+        th_call_fail(j->call, "Out of memory compiling the input schema of tool '%s'", e->name);
+        result = th_call_finish(j->call, TH_OK);
+    } else if (nbad > 0) {
         th_call_fail(j->call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
                       nbad == 1 ? "" : "s", violations ? violations : "");
         free(violations);

@@ -579,8 +579,12 @@ static void run_task(void *p)
             th_call_cancel(call);
         char *violations = NULL;
         th_validate_opts vopts = {.cancelled = call_cancelled, .ctx = call};
-        size_t nbad = th_schema_validate_ex(e->validator, args, &vopts, &violations);
-        if (nbad > 0) {
+        const th_schema *validator = th_entry_validator(e);
+        size_t nbad = validator ? th_schema_validate_ex(validator, args, &vopts, &violations) : 0;
+        if (!validator) {
+            th_call_error(call, "Out of memory compiling the input schema of tool '%s'", e->name);
+            result = th_call_finish(call, TH_OK);
+        } else if (nbad > 0) {
             th_call_error(call, "Invalid arguments for tool '%s' (%zu problem%s):\n%s", e->name, nbad,
                           nbad == 1 ? "" : "s", violations ? violations : "");
             result = th_call_finish(call, TH_OK);

@@ -488,6 +488,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
         rc = TH_ERR_NOMEM;
         goto cleanup;
     }
+    th_loader_dir_memo(true); /* the cached plugins' trust checks below */
     for (size_t i = 0; i < n; i++) {
         /* The key before the scan: a change while it runs is seen next time. */
         keys[i] = th_cache_key_with(paths[i], opts->load.config);
@@ -509,6 +510,7 @@ th_rc th_scan_plugins_cached(char *const *paths, size_t n, const th_scan_opts *o
             snprintf(out[i].digest, sizeof out[i].digest, "%s", digest);
         }
     }
+    th_loader_dir_memo(false);
     if (nstale == 0)
         goto cleanup; /* no scanner child at all */
     if ((rc = scan_all(sub, nstale, opts, subout, stats, opts->sandbox.mode != TH_SANDBOX_OFF)) != TH_OK)
