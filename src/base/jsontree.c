@@ -54,26 +54,11 @@ bool th_json_get(json_object *o, const char *key, json_object **out)
     return false;
 }
 
-/* Room for N more bytes (and th_buf's NUL) in B. */
-static inline bool reserve(th_buf *b, size_t n)
-{
-    if (b->cap - b->len > n)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len <= n)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d)
-        return false;
-    b->data = d;
-    b->cap = cap;
-    return true;
-}
 
 /* The NUL th_buf promises is written once, at the end (th_json_append). */
 static inline bool put(th_buf *b, const char *s, size_t n)
 {
-    if (!reserve(b, n))
+    if (!th_buf_reserve(b, n))
         return false;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -82,7 +67,7 @@ static inline bool put(th_buf *b, const char *s, size_t n)
 
 static inline bool put_char(th_buf *b, char c)
 {
-    if (!reserve(b, 1))
+    if (!th_buf_reserve(b, 1))
         return false;
     b->data[b->len++] = c;
     return true;
@@ -124,7 +109,7 @@ static inline bool word_needs_escape(uint64_t w)
  * at each escape, so a long string costs no worst-case reservation. */
 static bool string(th_buf *b, const char *s, size_t n)
 {
-    if (n > SIZE_MAX - 2 || !reserve(b, n + 2))
+    if (n > SIZE_MAX - 2 || !th_buf_reserve(b, n + 2))
         return false;
     char *d = b->data + b->len;
     *d++ = '"';
@@ -143,7 +128,7 @@ static bool string(th_buf *b, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i++];
         /* This escape, the rest as plain bytes, the closing quote. */
         b->len = (size_t)(d - b->data);
-        if (!reserve(b, 6 + (n - i) + 1))
+        if (!th_buf_reserve(b, 6 + (n - i) + 1))
             return false;
         d = b->data + b->len;
         if (escape_class[c] == 1) {
@@ -249,7 +234,7 @@ static bool value(th_buf *b, json_object *o)
 
 bool th_json_append_string(th_buf *b, const char *s, size_t n)
 {
-    if (!string(b, s, n) || !reserve(b, 0))
+    if (!string(b, s, n) || !th_buf_reserve(b, 0))
         return false;
     b->data[b->len] = '\0';
     return true;
@@ -257,7 +242,7 @@ bool th_json_append_string(th_buf *b, const char *s, size_t n)
 
 bool th_json_append(th_buf *b, json_object *o)
 {
-    if (!value(b, o) || !reserve(b, 0))
+    if (!value(b, o) || !th_buf_reserve(b, 0))
         return false;
     b->data[b->len] = '\0';
     return true;

@@ -160,8 +160,10 @@ size_t th_utf8_length(const char *s)
     return n;
 }
 
-static bool buf_reserve(th_buf *b, size_t extra)
+bool th_buf_reserve_grow(th_buf *b, size_t extra)
 {
+    if (extra > SIZE_MAX / 2 - b->len)
+        return false;
     if (b->len + extra + 1 <= b->cap)
         return true;
     size_t cap = b->cap ? b->cap : 256;
@@ -177,7 +179,7 @@ static bool buf_reserve(th_buf *b, size_t extra)
 
 bool th_buf_append_grow(th_buf *b, const char *s, size_t len)
 {
-    if (!buf_reserve(b, len))
+    if (!th_buf_reserve_grow(b, len))
         return false;
     memcpy(b->data + b->len, s, len);
     b->len += len;
@@ -191,7 +193,7 @@ bool th_buf_printf(th_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || !buf_reserve(b, (size_t)n))
+    if (n < 0 || !th_buf_reserve_grow(b, (size_t)n))
         return false;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

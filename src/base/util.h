@@ -76,6 +76,15 @@ static inline bool th_buf_append(th_buf *b, const char *s, size_t len)
 }
 bool th_buf_printf(th_buf *b, const char *fmt, ...) TH_PRINTF(2, 3);
 
+/* Room for N more bytes and the NUL after them; false on allocation
+ * failure (the buffer is unchanged). For writers that fill b->data
+ * themselves, inline while there is room as th_buf_append is. */
+bool th_buf_reserve_grow(th_buf *b, size_t n);
+static inline bool th_buf_reserve(th_buf *b, size_t n)
+{
+    return b->cap - b->len > n || th_buf_reserve_grow(b, n);
+}
+
 /*
 ** SIZE zeroed bytes, as calloc(1, SIZE) gives, for what is allocated and
 ** freed on every call: glibc's calloc never takes from the per-thread

@@ -132,21 +132,6 @@ bool th_otlp_check_url(const char *url, char *err, size_t errlen)
 /* The longest escape of a byte: \u00XX. */
 #define ESCAPED 6
 
-/* Room for MORE bytes and a NUL after B's end. */
-static bool room(th_buf *b, size_t more)
-{
-    if (b->cap - b->len > more)
-        return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len <= more)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d)
-        return false;
-    b->data = d;
-    b->cap = cap;
-    return true;
-}
 
 /* S escaped for a JSON string, without the quotes. */
 static char *put_escaped(char *w, const char *s)
@@ -257,7 +242,7 @@ static size_t span_bound(const th_span *sp)
  * EPOCH_NS (what CLOCK_REALTIME read minus CLOCK_MONOTONIC, once a batch). */
 static bool put_span(th_buf *b, const th_span *sp, bool first, long long epoch_ns)
 {
-    if (!room(b, span_bound(sp)))
+    if (!th_buf_reserve(b, span_bound(sp)))
         return false;
     char *w = b->data + b->len;
     if (!first)
@@ -300,7 +285,7 @@ static bool put_span(th_buf *b, const th_span *sp, bool first, long long epoch_n
 /* The whole of an attribute of the resource, first or not. */
 static bool put_resource_attr(th_buf *b, bool first, const char *key, const char *value)
 {
-    if (!room(b, 64 + strlen(key) + ESCAPED * strlen(value)))
+    if (!th_buf_reserve(b, 64 + strlen(key) + ESCAPED * strlen(value)))
         return false;
     char *w = b->data + b->len;
     if (!first)
@@ -335,7 +320,7 @@ static bool encode(th_otlp *o, size_t n)
               put_resource_attr(b, true, "service.name", "toolhost") &&
               put_resource_attr(b, false, "service.version", o->version) &&
               PUT(b, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"toolhost\",\"version\":\"") &&
-              room(b, ESCAPED * strlen(o->version));
+              th_buf_reserve(b, ESCAPED * strlen(o->version));
     if (ok) {
         char *w = put_escaped(b->data + b->len, o->version);
         b->len = (size_t)(w - b->data);
